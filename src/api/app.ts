@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import helmet from '@fastify/helmet';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type HTTPMethods } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { FailureThrottle } from '../auth/throttle.js';
+import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
+import type { Store } from '../store/index.js';
+import { UpdateChecker } from '../updates/checker.js';
+import { Authenticator, registerAuthentication } from './auth.js';
+import { HttpError, errorHandler, notAuthenticated } from './errors.js';
+import { auditRoutes } from './routes/audit.js';
+import { authRoutes } from './routes/auth.js';
+import { changeRoutes } from './routes/changes.js';
+import { configRoutes } from './routes/config.js';
+import { deviceRoutes } from './routes/devices.js';
+import { healthRoutes } from './routes/health.js';
+import { keyRoutes } from './routes/keys.js';
+import { networkRoutes } from './routes/network.js';
+import { scanRoutes } from './routes/scans.js';
+import { statsRoutes } from './routes/stats.js';
+import { updateRoutes } from './routes/updates.js';
+import { zoneRoutes } from './routes/zones.js';
+import { createValidatorCompiler } from './validation.js';
+
+export interface AppOptions {
+  store: Store;
+  version: string;
+  /** Passed to Fastify: `false` for silence, a pino options object or instance otherwise. */
+  logger?: FastifyServerOptions['logger'] | FastifyServerOptions['loggerInstance'];
+  updateChecker?: UpdateChecker;
+}
+
+/** What route plugins share: one instance per app. */
+export interface Services {
+  store: Store;
+  version: string;
+  authenticator: Authenticator;
+  updateChecker: UpdateChecker;
+  /** Failed logins per client address. */
+  loginByClient: FailureThrottle;
+  /** Failed logins per username. */
+  loginByUser: FailureThrottle;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+export type App = FastifyInstance;
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export async function buildApp(options: AppOptions): Promise<App> {
+  const { store, version } = options;
+  // Loaded before the first request: the proxy-trust decision below reads it synchronously.
+  await store.settings.get();
+
+  const loggerOption =
+    options.logger && typeof (options.logger as { child?: unknown }).child === 'function'
+      ? { loggerInstance: options.logger as FastifyServerOptions['loggerInstance'] }
+      : { logger: (options.logger as FastifyServerOptions['logger']) ?? false };
+
+  const app = Fastify({
+    ...loggerOption,
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    // One line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: (address: string) => isTrustedProxy(store, address),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.setErrorHandler(errorHandler);
+  // Only JSON bodies: text/plain would otherwise reach handlers as a string.
+  app.removeContentTypeParser('text/plain');
+
+  const authenticator = new Authenticator(store);
+  app.decorate('services', {
+    store,
+    version,
+    authenticator,
+    updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
+    loginByClient: new FailureThrottle(20, 15 * 60_000),
+    loginByUser: new FailureThrottle(5, 15 * 60_000),
+  } satisfies Services);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
+
+  await app.register(cookie);
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'self'"],
+        formAction: ["'self'"],
+        upgradeInsecureRequests: null,
+      },
+    },
+    crossOriginEmbedderPolicy: false,
+    // Served over plain HTTP on most LANs; HSTS is for deployments behind TLS to opt into.
+    hsts: false,
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Netwarden API',
+        version,
+        description:
+          'Self-hosted network scanning: devices, open ports, risk, CVEs and changes between scans. ' +
+          'Authenticate with an API key (`X-API-Key` or `Authorization: Bearer`) or the session cookie set by `/api/auth/login`. ' +
+          'Errors are `{"detail": "..."}`; validation errors are 400 and name the parameter. ' +
+          'Lists are JSON arrays; paged lists carry the total in `X-Total-Count`.',
+      },
+      components: {
+        securitySchemes: {
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API key sent as `Authorization: Bearer svc_…`' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'netwarden_session' },
+        },
+      },
+      security: [{ apiKeyHeader: [] }, { bearer: [] }, { sessionCookie: [] }],
+      tags: [
+        { name: 'auth', description: 'Set-up, login and sessions' },
+        { name: 'keys', description: 'API keys' },
+        { name: 'scans', description: 'Scans and their results' },
+        { name: 'devices', description: 'Device inventory' },
+        { name: 'changes', description: 'Changes between scans' },
+        { name: 'stats', description: 'Statistics and trends' },
+        { name: 'config', description: 'Configuration, zones, network detection' },
+        { name: 'audit', description: 'Audit log' },
+        { name: 'system', description: 'Health, updates and API description' },
+      ],
+    },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { docExpansion: 'list', deepLinking: true, persistAuthorization: false },
+  });
+
+  registerAuthentication(app, authenticator);
+  const allowed = methodIndex(app);
+
+  await app.register(healthRoutes);
+  await app.register(authRoutes);
+  await app.register(keyRoutes);
+  await app.register(configRoutes);
+  await app.register(auditRoutes);
+  await app.register(zoneRoutes);
+  await app.register(networkRoutes);
+  await app.register(updateRoutes);
+  await app.register(deviceRoutes);
+  await app.register(scanRoutes);
+  await app.register(changeRoutes);
+  await app.register(statsRoutes);
+
+  app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0];
+    if (path.startsWith('/api/') && !(await authenticator.authenticate(request))) throw notAuthenticated();
+    const methods = allowed(path);
+    if (methods.length > 0) {
+      throw new HttpError(405, `Method ${request.method} is not allowed on ${path}; use ${methods.join(', ')}`, {}, { Allow: methods.join(', ') });
+    }
+    return reply.code(404).send({ detail: `Not found: ${request.method} ${path}` });
+  });
+
+  return app;
+}
+
+/** Records every route so an unmatched request can be told which methods its path does accept (405). */
+function methodIndex(app: FastifyInstance): (path: string) => string[] {
+  const router = FindMyWay({ ignoreTrailingSlash: true });
+  const methods = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    for (const method of ([] as HTTPMethods[]).concat(route.method)) {
+      let set = methods.get(route.url);
+      if (!set) {
+        set = new Set();
+        methods.set(route.url, set);
+        router.on('GET', route.url, () => {}, { url: route.url });
+      }
+      set.add(method);
+    }
+  });
+  return (path) => {
+    const found = router.find('GET', path);
+    if (!found) return [];
+    return [...(methods.get((found.store as { url: string }).url) ?? [])].sort();
+  };
+}
+
+function isTrustedProxy(store: Store, address: string): boolean {
+  const setting = store.settings.peek()?.server.trust_proxy ?? false;
+  if (typeof setting === 'boolean') return setting;
+  const peer = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (!isIpv4Address(peer)) return false;
+  return setting.some((entry) => {
+    const net = parseIpv4Network(entry);
+    return net.ok && networkContains(net.value, peer);
+  });
+}

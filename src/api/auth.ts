@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RateGate } from '../auth/throttle.js';
+import { apiKeyLookupPrefix, digestsEqual, looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
+import { apiKeyStatus } from '../store/api-keys.js';
+import { nowIso } from '../store/clock.js';
+import type { Store } from '../store/index.js';
+import { HttpError, forbidden, notAuthenticated } from './errors.js';
+
+export const SESSION_COOKIE = 'netwarden_session';
+
+export type Principal =
+  | { kind: 'session'; userId: number; username: string; sessionId: string; actor: string }
+  | { kind: 'api_key'; keyId: number; keyName: string; actor: string };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** Route answers without authentication. */
+    public?: boolean;
+  }
+}
+
+/** `last_used_at` and session `last_seen_at` are written at most this often per credential. */
+const TOUCH_INTERVAL_MS = 60_000;
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class Authenticator {
+  /** Failed key attempts are audited at most once a minute per client address. */
+  private readonly rejectedKeyAudit = new RateGate(60_000);
+
+  constructor(private readonly store: Store) {}
+
+  /** Resolves the request's credentials; throws 401/403 when they are present but not acceptable. */
+  async authenticate(request: FastifyRequest): Promise<Principal | null> {
+    const key = presentedApiKey(request);
+    if (key !== undefined) return this.authenticateKey(request, key);
+    const token = request.cookies[SESSION_COOKIE];
+    if (token) return this.authenticateSession(request, token);
+    return null;
+  }
+
+  private async authenticateKey(request: FastifyRequest, key: string): Promise<Principal> {
+    let match;
+    if (looksLikeApiKey(key)) {
+      const digest = sha256Hex(key);
+      const candidates = await this.store.apiKeys.findByPrefix(apiKeyLookupPrefix(key));
+      match = candidates.find((c) => digestsEqual(c.key_hash, digest));
+    }
+    const now = nowIso();
+    if (!match || apiKeyStatus(match, now) !== 'active') {
+      await this.auditRejectedKey(request, match ? { key_id: match.id, key_name: match.name, status: apiKeyStatus(match, now) } : {});
+      throw notAuthenticated();
+    }
+    if (!match.last_used_at || Date.parse(now) - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
+      this.store.apiKeys.markUsed(match.id, now).catch((err) => request.log.warn({ err }, 'could not record API key use'));
+    }
+    return { kind: 'api_key', keyId: match.id, keyName: match.name, actor: match.name };
+  }
+
+  private async authenticateSession(request: FastifyRequest, token: string): Promise<Principal> {
+    const now = nowIso();
+    const session = token.length <= 128 ? await this.store.sessions.findActive(sha256Hex(token), now) : undefined;
+    if (!session) throw notAuthenticated();
+    if (UNSAFE_METHODS.has(request.method) && !sameOrigin(request)) {
+      throw forbidden('Cross-origin request refused: the Origin header does not match this server');
+    }
+    if (Date.parse(now) - Date.parse(session.last_seen_at) > TOUCH_INTERVAL_MS) {
+      this.store.sessions.touch(session.id, now).catch((err) => request.log.warn({ err }, 'could not update session'));
+    }
+    return { kind: 'session', userId: session.user_id, username: session.username, sessionId: session.id, actor: session.username };
+  }
+
+  private async auditRejectedKey(request: FastifyRequest, details: Record<string, unknown>): Promise<void> {
+    if (!this.rejectedKeyAudit.allow(request.ip)) return;
+    await this.store.audit.write({
+      action: 'api_key_rejected',
+      actor: typeof details.key_name === 'string' ? details.key_name : null,
+      actorType: 'api_key',
+      resourceType: 'api_key',
+      resourceId: (details.key_id as number | undefined) ?? null,
+      details: { ...details, path: request.routeOptions.url ?? request.url.split('?')[0] },
+      ipAddress: request.ip,
+      userAgent: request.headers['user-agent'] ?? null,
+      success: false,
+    });
+  }
+}
+
+function presentedApiKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string') return header.trim();
+  if (Array.isArray(header)) return header[0]?.trim();
+  const authorization = request.headers.authorization;
+  if (authorization) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    // Some other scheme (Basic, …) is not a credential this API accepts.
+    return m ? m[1] : '';
+  }
+  return undefined;
+}
+
+/** True when there is no Origin header (not a browser cross-site request) or it names this server. */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) {
+    // Fetch metadata is sent by every current browser; refuse an explicit cross-site request.
+    return request.headers['sec-fetch-site'] !== 'cross-site';
+  }
+  try {
+    return new URL(origin).host === request.host;
+  } catch {
+    return false;
+  }
+}
+
+/** Registers the hook that authenticates every route not marked `config: { public: true }`. */
+export function registerAuthentication(app: FastifyInstance, authenticator: Authenticator): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+    // The Swagger UI's own routes (registered by @fastify/swagger-ui) are public like /openapi.json.
+    if (request.is404 || request.routeOptions.config.public || request.url.startsWith('/docs')) return;
+    const principal = await authenticator.authenticate(request);
+    if (!principal) throw notAuthenticated();
+    request.principal = principal;
+  });
+}
+
+/** The authenticated principal of a protected route. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw notAuthenticated();
+  return request.principal;
+}
+
+/** Requires a browser session (not an API key) for the current request. */
+export function requireSession(request: FastifyRequest, what: string): Extract<Principal, { kind: 'session' }> {
+  const principal = principalOf(request);
+  if (principal.kind !== 'session') throw new HttpError(403, `${what} needs a logged-in session; an API key cannot do this`);
+  return principal;
+}

@@ -1,0 +1,60 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { AUDIT_ACTION_NAMES } from '../../core/audit-actions.js';
+import { Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
+
+const AuditRecord = Type.Object({
+  id: Type.Integer(),
+  timestamp: Timestamp,
+  action: Type.String(),
+  actor: Nullable(Type.String()),
+  actor_type: StringEnum(['user', 'api_key', 'system'] as const),
+  resource_type: Nullable(Type.String()),
+  resource_id: Nullable(Type.String()),
+  details: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  ip_address: Nullable(Type.String()),
+  user_agent: Nullable(Type.String()),
+  success: Type.Boolean(),
+});
+
+export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app.services;
+
+  app.get(
+    '/api/audit-logs',
+    {
+      schema: {
+        tags: ['audit'],
+        summary: 'Audit log, newest first',
+        description: PAGED,
+        querystring: Type.Object(
+          {
+            action: Type.Optional(StringEnum(AUDIT_ACTION_NAMES, { description: 'One of GET /api/audit-logs/actions' })),
+            actor: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Username or API key name' })),
+            ...pagingQuery(),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(AuditRecord), ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      const { action, actor, limit = 100, offset = 0 } = request.query;
+      const { rows, total } = await store.audit.list({ action, actor, limit, offset });
+      reply.header('X-Total-Count', total);
+      return rows;
+    },
+  );
+
+  app.get(
+    '/api/audit-logs/actions',
+    {
+      schema: {
+        tags: ['audit'],
+        summary: 'Every action name the service writes to the audit log',
+        response: { 200: Type.Array(Type.String()), ...errorResponses(401) },
+      },
+    },
+    async () => AUDIT_ACTION_NAMES,
+  );
+};

@@ -1,0 +1,208 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PASSWORD_MAX_LENGTH, USERNAME_PATTERN, hashPassword, passwordProblem, verifyPassword } from '../../auth/passwords.js';
+import { generateSessionToken } from '../../auth/tokens.js';
+import { addSeconds, nowIso } from '../../store/clock.js';
+import { audit } from '../audit.js';
+import { SESSION_COOKIE, principalOf, requireSession } from '../auth.js';
+import { HttpError, badRequest, conflict } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+
+const Username = Type.String({ pattern: USERNAME_PATTERN, description: '3–64 of A-Z a-z 0-9 . _ -' });
+const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
+const UserBody = Type.Object({ username: Type.String() });
+
+export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store, loginByClient, loginByUser } = app.services;
+
+  app.get(
+    '/api/auth/status',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Whether first-run set-up is still needed (public)',
+        security: [],
+        response: { 200: Type.Object({ setup_required: Type.Boolean() }) },
+      },
+    },
+    async () => ({ setup_required: (await store.users.count()) === 0 }),
+  );
+
+  app.post(
+    '/api/auth/setup',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Create the first administrator (only while no user exists)',
+        description: 'Answers 409 once a user exists. Sets the session cookie.',
+        security: [],
+        body: Type.Object(
+          { username: Username, password: Password, remember: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: { 201: UserBody, ...errorResponses(400, 409, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const { username, password, remember } = request.body;
+      const problem = passwordProblem(password, username);
+      if (problem) throw badRequest(`password: ${problem}`);
+      if ((await store.users.count()) > 0) throw conflict('Set-up is already complete; log in instead');
+      const user = await store.users.createFirst(username, await hashPassword(password));
+      if (!user) throw conflict('Set-up is already complete; log in instead');
+      await startSession(request, reply, user.id, remember === true);
+      await audit(request, { action: 'setup_completed', actor: username, actorType: 'user', resourceType: 'user', resourceId: user.id, success: true });
+      return reply.code(201).send({ username });
+    },
+  );
+
+  app.post(
+    '/api/auth/login',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Log in and receive the session cookie',
+        description:
+          'Wrong credentials give 401 `{"detail":"Invalid username or password"}`. Repeated failures from one client or for one username give 429 with Retry-After.',
+        security: [],
+        body: Type.Object(
+          { username: Type.String({ minLength: 1, maxLength: 64 }), password: Password, remember: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: { 200: UserBody, ...errorResponses(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { username, password, remember } = request.body;
+      const userKey = username.toLowerCase();
+      const wait = Math.max(loginByClient.retryAfter(request.ip), loginByUser.retryAfter(userKey));
+      if (wait > 0) {
+        await audit(request, { action: 'login_throttled', actor: username, actorType: 'user', success: false, details: { retry_after_seconds: wait } });
+        throw new HttpError(429, `Too many failed logins; try again in ${wait} seconds`, { retry_after: wait }, { 'Retry-After': String(wait) });
+      }
+      const user = await store.users.findByUsername(username);
+      const valid = await verifyPassword(user?.password_hash, password);
+      if (!user || !valid) {
+        loginByClient.fail(request.ip);
+        loginByUser.fail(userKey);
+        await audit(request, {
+          action: 'login_failed',
+          actor: username,
+          actorType: 'user',
+          success: false,
+          details: { reason: user ? 'wrong password' : 'unknown user' },
+        });
+        throw new HttpError(401, 'Invalid username or password');
+      }
+      loginByUser.reset(userKey);
+      await startSession(request, reply, user.id, remember === true);
+      await audit(request, { action: 'login_success', actor: user.username, actorType: 'user', resourceType: 'user', resourceId: user.id, success: true });
+      return { username: user.username };
+    },
+  );
+
+  app.post(
+    '/api/auth/logout',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'End the current session',
+        response: { 200: Type.Object({ status: Type.Literal('logged_out') }), ...errorResponses(401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const session = requireSession(request, 'Logging out');
+      await store.sessions.delete(session.sessionId);
+      clearSessionCookie(reply);
+      await audit(request, { action: 'logout', resourceType: 'user', resourceId: session.userId, success: true });
+      return { status: 'logged_out' as const };
+    },
+  );
+
+  app.get(
+    '/api/auth/me',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Who the current credentials belong to',
+        response: {
+          200: Type.Object({
+            username: Type.Union([Type.String(), Type.Null()], { description: 'The user, or null for an API key' }),
+            auth: Type.Union([Type.Literal('session'), Type.Literal('api_key')]),
+            key_name: Type.Optional(Type.String()),
+          }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      if (principal.kind === 'session') return { username: principal.username, auth: 'session' as const };
+      return { username: null, auth: 'api_key' as const, key_name: principal.keyName };
+    },
+  );
+
+  app.post(
+    '/api/auth/password',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Change your password; ends your other sessions',
+        body: Type.Object({ current_password: Password, new_password: Password }, { additionalProperties: false }),
+        response: { 200: Type.Object({ status: Type.Literal('password_changed'), sessions_ended: Type.Integer() }), ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => {
+      const session = requireSession(request, 'Changing the password');
+      const { current_password, new_password } = request.body;
+      const wait = loginByUser.retryAfter(session.username.toLowerCase());
+      if (wait > 0) throw new HttpError(429, `Too many failed attempts; try again in ${wait} seconds`, {}, { 'Retry-After': String(wait) });
+      const user = await store.users.findById(session.userId);
+      if (!user || !(await verifyPassword(user.password_hash, current_password))) {
+        loginByUser.fail(session.username.toLowerCase());
+        await audit(request, { action: 'password_changed', resourceType: 'user', resourceId: session.userId, success: false, details: { reason: 'wrong current password' } });
+        throw badRequest('current_password: is not your current password');
+      }
+      const problem = passwordProblem(new_password, user.username);
+      if (problem) throw badRequest(`new_password: ${problem}`);
+      if (new_password === current_password) throw badRequest('new_password: must differ from the current password');
+      await store.users.setPassword(user.id, await hashPassword(new_password));
+      const ended = await store.sessions.deleteForUser(user.id, session.sessionId);
+      await audit(request, { action: 'password_changed', resourceType: 'user', resourceId: user.id, success: true, details: { other_sessions_ended: ended } });
+      return { status: 'password_changed' as const, sessions_ended: ended };
+    },
+  );
+};
+
+async function startSession(request: FastifyRequest, reply: FastifyReply, userId: number, remember: boolean): Promise<void> {
+  const { store } = request.server.services;
+  const settings = await store.settings.get();
+  const { token, id } = generateSessionToken();
+  const now = nowIso();
+  const lifetimeSeconds = remember ? settings.server.remember_days * 86_400 : settings.server.session_hours * 3600;
+  await store.sessions.create({
+    id,
+    user_id: userId,
+    created_at: now,
+    expires_at: addSeconds(now, lifetimeSeconds),
+    last_seen_at: now,
+    ip_address: request.ip,
+    user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
+  });
+  reply.setCookie(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: request.protocol === 'https' || settings.server.secure_cookies,
+    // Without "remember" the cookie ends with the browser session; the server-side expiry applies either way.
+    ...(remember ? { maxAge: lifetimeSeconds } : {}),
+  });
+}
+
+function clearSessionCookie(reply: FastifyReply): void {
+  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax' });
+}

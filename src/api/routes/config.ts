@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { SettingsSchema, applySettingsPatch, maskSettings, type Settings } from '../../core/settings.js';
+import { audit } from '../audit.js';
+import { badRequest } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+
+export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app.services;
+
+  app.get(
+    '/api/config',
+    {
+      schema: {
+        tags: ['config'],
+        summary: 'The whole configuration (secrets masked)',
+        response: { 200: SettingsSchema, ...errorResponses(401) },
+      },
+    },
+    async () => maskSettings(await store.settings.get()),
+  );
+
+  app.put(
+    '/api/config',
+    {
+      schema: {
+        tags: ['config'],
+        summary: 'Change part of the configuration',
+        description:
+          'Deep-merges a partial object into the configuration: objects merge key by key, arrays and values replace, ' +
+          '`null` resets a key to its default, and a masked secret (`********`) sent back keeps its stored value. ' +
+          'Unknown keys and invalid values give 400 naming the path, e.g. `scanning.port_range: ...`. Returns the whole new configuration.',
+        body: Type.Record(Type.String(), Type.Unknown(), { description: 'A partial configuration, same shape as GET /api/config' }),
+        response: { 200: SettingsSchema, ...errorResponses(400, 401, 403, 413, 415) },
+      },
+    },
+    async (request) => {
+      const current = await store.settings.get();
+      const result = applySettingsPatch(current, request.body);
+      if (!result.ok) throw badRequest(result.error);
+      await store.settings.put(result.settings);
+      const changes = diff(maskSettings(current), maskSettings(result.settings));
+      if (Object.keys(changes).length > 0) {
+        await audit(request, { action: 'config_updated', resourceType: 'config', success: true, details: { changes } });
+      }
+      return maskSettings(result.settings);
+    },
+  );
+};
+
+/** `{ "scanning.port_range": { old, new } }` for every leaf that differs. */
+function diff(before: Settings, after: Settings): Record<string, { old: unknown; new: unknown }> {
+  const out: Record<string, { old: unknown; new: unknown }> = {};
+  const walk = (a: unknown, b: unknown, path: string) => {
+    if (isObject(a) && isObject(b)) {
+      for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[key], b[key], path ? `${path}.${key}` : key);
+    } else if (JSON.stringify(a) !== JSON.stringify(b)) {
+      out[path] = { old: a, new: b };
+    }
+  };
+  walk(before, after, '');
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

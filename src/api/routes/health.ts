@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Timestamp } from '../schemas.js';
+
+const HealthBody = Type.Object({
+  status: Type.String({ description: '`healthy`, or `unhealthy` when the database cannot be reached' }),
+  timestamp: Timestamp,
+  version: Type.String(),
+  database: Type.String({ description: '`ok` or `unreachable`' }),
+});
+
+export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/health',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['system'],
+        summary: 'Health probe (public)',
+        security: [],
+        response: { 200: HealthBody, 503: HealthBody },
+      },
+    },
+    async (request, reply) => {
+      const { store, version } = app.services;
+      const timestamp = new Date().toISOString();
+      try {
+        await withTimeout(store.ping(), 3000);
+        return { status: 'healthy', timestamp, version, database: 'ok' };
+      } catch (err) {
+        request.log.warn({ err }, 'health check: database unreachable');
+        return reply.code(503).send({ status: 'unhealthy', timestamp, version, database: 'unreachable' });
+      }
+    },
+  );
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,127 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { SCAN_STATUSES, toScanRecord } from '../../store/scans.js';
+import { notFound } from '../errors.js';
+import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
+
+export const ScanProgress = Type.Object({
+  phase: Type.String(),
+  percent: Type.Number({ minimum: 0, maximum: 100 }),
+  hosts_total: Nullable(Type.Integer()),
+  hosts_found: Type.Integer(),
+  hosts_done: Type.Integer(),
+  current_host: Nullable(Type.String()),
+  elapsed_seconds: Type.Number(),
+  eta_seconds: Nullable(Type.Number()),
+});
+
+export const ScanRecord = Type.Object({
+  scan_id: Type.Integer(),
+  status: StringEnum(SCAN_STATUSES),
+  profile: Type.String(),
+  subnet: Type.String(),
+  scan_type: StringEnum(['network', 'device'] as const),
+  target: Nullable(Type.String()),
+  started_at: Nullable(Timestamp),
+  completed_at: Nullable(Timestamp),
+  duration_seconds: Nullable(Type.Number()),
+  devices_found: Type.Integer(),
+  error: Nullable(Type.String()),
+  triggered_by: Nullable(Type.String()),
+  progress: Nullable(ScanProgress),
+});
+
+const ScanStatus = Type.Object({
+  scanning: Type.Boolean(),
+  scan_id: Nullable(Type.Integer()),
+  subnet: Nullable(Type.String()),
+  profile: Nullable(Type.String()),
+  progress: Nullable(ScanProgress),
+});
+
+const ScanDevice = Type.Object({
+  device_id: Type.Integer(),
+  ip_address: Type.String(),
+  mac_address: Nullable(Type.String()),
+  hostname: Nullable(Type.String()),
+  vendor: Nullable(Type.String()),
+  os_name: Nullable(Type.String()),
+  open_ports: Type.Array(Type.Integer()),
+  risk_level: Type.String(),
+  risk_score: Type.Integer(),
+});
+
+export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app.services;
+
+  app.get(
+    '/api/scan/status',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'Whether a scan is running, and its progress',
+        description: 'When idle, `scan_id`, `subnet`, `profile` and `progress` are null.',
+        response: { 200: ScanStatus, ...errorResponses(401) },
+      },
+    },
+    async () => {
+      const active = await store.scans.active();
+      if (!active) return { scanning: false, scan_id: null, subnet: null, profile: null, progress: null };
+      const record = toScanRecord(active);
+      return { scanning: true, scan_id: record.scan_id, subnet: record.subnet, profile: record.profile, progress: record.progress };
+    },
+  );
+
+  app.get(
+    '/api/scans',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'Scan history, newest first',
+        description: PAGED,
+        querystring: Type.Object(pagingQuery(50), { additionalProperties: false }),
+        response: { 200: Type.Array(ScanRecord), ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      const { limit = 50, offset = 0 } = request.query;
+      const { rows, total } = await store.scans.list(limit, offset);
+      reply.header('X-Total-Count', total);
+      return rows.map(toScanRecord);
+    },
+  );
+
+  app.get(
+    '/api/scans/:scan_id',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'One scan',
+        params: Type.Object({ scan_id: Id }),
+        response: { 200: ScanRecord, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const row = await store.scans.get(request.params.scan_id);
+      if (!row) throw notFound('Scan');
+      return toScanRecord(row);
+    },
+  );
+
+  app.get(
+    '/api/scans/:scan_id/devices',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'The devices as this scan saw them',
+        params: Type.Object({ scan_id: Id }),
+        response: { 200: Type.Array(ScanDevice), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const scanId = request.params.scan_id;
+      if (!(await store.scans.get(scanId))) throw notFound('Scan');
+      return store.devices.scanDevices(scanId);
+    },
+  );
+};

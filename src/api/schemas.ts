@@ -1,0 +1,45 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+
+/** A string enum that validates with one clear "must be one of" error (TypeBox unions give several). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const errorBody = (description: string) =>
+  Type.Object(
+    { detail: Type.String({ description: 'What went wrong, in words a person can act on' }) },
+    { additionalProperties: true, description },
+  );
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, e.g. 2026-11-22T02:48:08.123Z' });
+
+export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+
+/** `limit` 1–1000 (default 100) and `offset` ≥ 0; the total count is in `X-Total-Count`. */
+export function pagingQuery(defaultLimit = 100) {
+  return {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: defaultLimit, description: `Page size, 1–1000 (default ${defaultLimit})` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Items to skip' })),
+  };
+}
+
+/** Description of a paged JSON-array response. */
+export const PAGED = 'A JSON array; the `X-Total-Count` header holds the number of items matching the filters, ignoring limit and offset.';
+
+/** Error responses shared by authenticated routes, for the OpenAPI document. */
+export function errorResponses(...codes: number[]) {
+  const descriptions: Record<number, string> = {
+    400: 'Invalid parameter or body; `detail` names it',
+    401: 'Not authenticated: `{"detail":"Not authenticated"}`',
+    403: 'Authenticated but not allowed',
+    404: 'Not found',
+    409: 'Conflict',
+    413: 'Body larger than 1 MiB',
+    415: 'Body is not JSON',
+    429: 'Too many attempts; see Retry-After',
+    503: 'Service unavailable',
+  };
+  return Object.fromEntries(codes.map((c) => [c, errorBody(descriptions[c])]));
+}

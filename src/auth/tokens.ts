@@ -1,0 +1,44 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const API_KEY_PREFIX = 'svc_';
+/** Characters of the key stored in clear for lookup and display: `svc_` plus 8. */
+export const API_KEY_LOOKUP_LENGTH = 12;
+/** `svc_` + 43 characters of URL-safe base64 (32 random bytes) = 47 characters. */
+const API_KEY_PATTERN = /^svc_[A-Za-z0-9_-]{43,45}$/;
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export interface NewApiKey {
+  key: string;
+  prefix: string;
+  hash: string;
+}
+
+export function generateApiKey(): NewApiKey {
+  const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+  return { key, prefix: key.slice(0, API_KEY_LOOKUP_LENGTH), hash: sha256Hex(key) };
+}
+
+/** Cheap syntactic check done before any database lookup. */
+export function looksLikeApiKey(value: string): boolean {
+  return API_KEY_PATTERN.test(value);
+}
+
+export function apiKeyLookupPrefix(key: string): string {
+  return key.slice(0, API_KEY_LOOKUP_LENGTH);
+}
+
+/** Constant-time comparison of two hex digests of equal length. */
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** A session token for the cookie; only its SHA-256 is stored. */
+export function generateSessionToken(): { token: string; id: string } {
+  const token = randomBytes(32).toString('base64url');
+  return { token, id: sha256Hex(token) };
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { ConfigError, loadServerConfig } from '../config/environment.js';
+import { createLogger, handleShutdown, startServer } from '../server.js';
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Start the HTTP service (configured by NETWARDEN_* variables and the config file)')
+    .option('-p, --port <port>', 'port to listen on (overrides NETWARDEN_PORT)')
+    .option('-H, --host <host>', 'address to listen on (overrides NETWARDEN_HOST)')
+    .action(async (options: { port?: string; host?: string }) => {
+      let config;
+      try {
+        config = loadServerConfig({
+          ...process.env,
+          ...(options.port ? { NETWARDEN_PORT: options.port } : {}),
+          ...(options.host ? { NETWARDEN_HOST: options.host } : {}),
+        });
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          console.error(`netwarden: ${err.message}`);
+          process.exit(2);
+        }
+        throw err;
+      }
+      const logger = createLogger(config.logLevel);
+      try {
+        const server = await startServer(config, logger);
+        handleShutdown(server, logger);
+      } catch (err) {
+        logger.fatal({ err }, 'could not start');
+        process.exit(1);
+      }
+    });
+}

@@ -1,0 +1,103 @@
+/**
+ * Deployment settings: where to listen, where the data lives, which database. They come from
+ * environment variables, then an optional JSON config file, then defaults. The file's `settings`
+ * section (and a few variables) seed the stored configuration on first start only.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isPostgresUrl } from '../store/db.js';
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string;
+  logLevel: string;
+  /** Path of the config file that was read, if any. */
+  configFile: string | null;
+  /** Seed for the stored configuration (first start only). */
+  settingsSeed: Record<string, unknown>;
+  admin: { username: string; password: string } | null;
+}
+
+export class ConfigError extends Error {}
+
+const FILE_KEYS = ['port', 'host', 'data_dir', 'database_url', 'log_level', 'settings'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export const ENVIRONMENT_VARIABLES: Record<string, string> = {
+  NETWARDEN_PORT: 'TCP port to listen on (default 8080)',
+  NETWARDEN_HOST: 'Address to listen on (default 0.0.0.0)',
+  NETWARDEN_DATA_DIR: 'Data directory for the SQLite database (default ./data)',
+  NETWARDEN_DATABASE_URL: 'postgres://user:pass@host/db for PostgreSQL, or a SQLite file path (default <data dir>/netwarden.db)',
+  NETWARDEN_CONFIG: 'Path of a JSON config file (default <data dir>/netwarden.json when it exists)',
+  NETWARDEN_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace or silent',
+  NETWARDEN_ADMIN_USERNAME: 'With NETWARDEN_ADMIN_PASSWORD: create this administrator at start-up when no user exists',
+  NETWARDEN_ADMIN_PASSWORD: 'Password for NETWARDEN_ADMIN_USERNAME (at least 10 characters)',
+  NETWARDEN_SUBNET: 'Seeds network.subnet on first start',
+  NETWARDEN_UPDATE_FEED_URL: 'Seeds updates.feed_url on first start',
+};
+
+export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
+  const dataDirFromEnv = env.NETWARDEN_DATA_DIR;
+  const explicitFile = env.NETWARDEN_CONFIG;
+  const defaultFile = join(resolve(cwd, dataDirFromEnv ?? 'data'), 'netwarden.json');
+  const file = explicitFile ? resolve(cwd, explicitFile) : existsSync(defaultFile) ? defaultFile : null;
+  const fromFile = file ? readConfigFile(file) : {};
+
+  const dataDir = resolve(cwd, dataDirFromEnv ?? str(fromFile.data_dir, 'data_dir') ?? 'data');
+  const port = parsePort(env.NETWARDEN_PORT ?? fromFile.port ?? 8080);
+  const host = env.NETWARDEN_HOST ?? str(fromFile.host, 'host') ?? '0.0.0.0';
+  const rawDb = env.NETWARDEN_DATABASE_URL ?? str(fromFile.database_url, 'database_url');
+  const databaseUrl = !rawDb ? join(dataDir, 'netwarden.db') : isPostgresUrl(rawDb) ? rawDb : resolve(cwd, rawDb.replace(/^sqlite:(\/\/)?/, ''));
+  const logLevel = env.NETWARDEN_LOG_LEVEL ?? str(fromFile.log_level, 'log_level') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`log level '${logLevel}' is not one of ${LOG_LEVELS.join(', ')}`);
+
+  const seed = (fromFile.settings ?? {}) as Record<string, Record<string, unknown>>;
+  if (typeof seed !== 'object' || Array.isArray(seed)) throw new ConfigError(`${file}: "settings" must be an object`);
+  if (env.NETWARDEN_SUBNET) seed.network = { ...(seed.network ?? {}), subnet: env.NETWARDEN_SUBNET };
+  if (env.NETWARDEN_UPDATE_FEED_URL) seed.updates = { ...(seed.updates ?? {}), feed_url: env.NETWARDEN_UPDATE_FEED_URL };
+
+  const username = env.NETWARDEN_ADMIN_USERNAME;
+  const password = env.NETWARDEN_ADMIN_PASSWORD;
+  if (Boolean(username) !== Boolean(password)) {
+    throw new ConfigError('NETWARDEN_ADMIN_USERNAME and NETWARDEN_ADMIN_PASSWORD must be set together');
+  }
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    logLevel,
+    configFile: file,
+    settingsSeed: seed,
+    admin: username && password ? { username, password } : null,
+  };
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${file} must hold a JSON object`);
+  }
+  const unknown = Object.keys(parsed).filter((k) => !FILE_KEYS.includes(k));
+  if (unknown.length) throw new ConfigError(`config file ${file}: unknown key(s) ${unknown.join(', ')}; known: ${FILE_KEYS.join(', ')}`);
+  return parsed as Record<string, unknown>;
+}
+
+function parsePort(value: unknown): number {
+  const n = typeof value === 'number' ? value : /^\d+$/.test(String(value)) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`port '${String(value)}' must be an integer 0-65535`);
+  return n;
+}
+
+function str(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new ConfigError(`config file: "${name}" must be a string`);
+  return value;
+}

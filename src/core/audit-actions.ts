@@ -1,0 +1,24 @@
+/** Every action the service writes to the audit log, with what it records. */
+export const AUDIT_ACTIONS = {
+  setup_completed: 'The first administrator was created (web set-up or environment bootstrap)',
+  login_success: 'A user logged in',
+  login_failed: 'A login was refused: unknown user or wrong password',
+  login_throttled: 'A login was refused because of too many recent failures',
+  logout: 'A user logged out',
+  password_changed: 'A user changed their password; their other sessions were ended',
+  password_reset: 'An operator reset a password from the command line',
+  user_created: 'An operator created a user from the command line',
+  api_key_created: 'An API key was created',
+  api_key_revoked: 'An API key was revoked',
+  api_key_rejected: 'A request presented an unknown, revoked or expired API key (throttled per client)',
+  config_updated: 'The configuration was changed (old and new values of the changed keys)',
+  device_updated: 'A device label, zone, trust flag or notes changed (old and new values)',
+} as const;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+
+export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as AuditAction[];
+
+export function isAuditAction(name: string): name is AuditAction {
+  return Object.hasOwn(AUDIT_ACTIONS, name);
+}

@@ -1,0 +1,42 @@
+import type { Insertable, Kysely } from 'kysely';
+import { nowIso } from './clock.js';
+import type { ApiKeyRow, ApiKeysTable, Database } from './schema.js';
+
+export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+
+export function apiKeyStatus(key: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>, now = nowIso()): ApiKeyStatus {
+  if (key.revoked_at) return 'revoked';
+  if (key.expires_at && key.expires_at <= now) return 'expired';
+  return 'active';
+}
+
+export class ApiKeyStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  create(row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
+    return this.db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  list(): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().orderBy('id', 'desc').execute();
+  }
+
+  get(id: number): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Candidate keys for a presented key: same prefix. The caller compares hashes. */
+  findByPrefix(prefix: string): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).execute();
+  }
+
+  async markUsed(id: number, at = nowIso()): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+  }
+
+  /** Revokes a key; a key already revoked keeps its original revocation time. */
+  async revoke(id: number, at = nowIso()): Promise<ApiKeyRow | undefined> {
+    await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    return this.get(id);
+  }
+}

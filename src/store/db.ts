@@ -1,0 +1,115 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { migrationProvider, type Dialect } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+// PostgreSQL returns bigint (count(*), ip_sort) as strings; every value we store fits a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number.parseFloat(v));
+
+export interface DatabaseOptions {
+  /** `postgres://…` / `postgresql://…` for PostgreSQL, otherwise a SQLite file path (or `:memory:`). */
+  url: string;
+  /** PostgreSQL only: schema to use (created when missing). Tests use one schema per run. */
+  pgSchema?: string;
+  /** PostgreSQL only: pool size. */
+  poolSize?: number;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** A human-readable description without credentials, for logs. */
+  description: string;
+  close(): Promise<void>;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+export function openDatabase(options: DatabaseOptions): DatabaseHandle {
+  if (isPostgresUrl(options.url)) return openPostgres(options);
+  return openSqlite(options.url);
+}
+
+function openSqlite(file: string): DatabaseHandle {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    description: `sqlite:${file}`,
+    close: () => db.destroy(),
+  };
+}
+
+function openPostgres({ url, pgSchema, poolSize }: DatabaseOptions): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+    ...(pgSchema ? { options: `-c search_path=${quoteIdent(pgSchema)}` } : {}),
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const safe = new URL(url);
+  safe.password = '';
+  return {
+    db,
+    dialect: 'postgres',
+    description: `postgres://${safe.host}${safe.pathname}${pgSchema ? ` (schema ${pgSchema})` : ''}`,
+    close: () => db.destroy(),
+  };
+}
+
+function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/i.test(name)) throw new Error(`invalid schema name: ${name}`);
+  return name;
+}
+
+/** Creates the PostgreSQL schema named in the options when it does not exist yet. */
+export async function ensurePgSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropPgSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface MigrationReport {
+  applied: string[];
+}
+
+export async function migrateToLatest(handle: DatabaseHandle): Promise<MigrationReport> {
+  const migrator = new Migrator({ db: handle.db, provider: migrationProvider(handle.dialect) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}
+
+/** Cheap round trip used by the health probe. */
+export async function ping(handle: DatabaseHandle): Promise<void> {
+  await sql`select 1`.execute(handle.db);
+}

@@ -1,0 +1,357 @@
+import type { Insertable, Kysely, Updateable } from 'kysely';
+import type {
+  CveMatchesTable,
+  Database,
+  DeviceRow,
+  DeviceSnapshotsTable,
+  DevicesTable,
+  NewDevice,
+  PortsTable,
+  RiskFindingsTable,
+} from './schema.js';
+
+export const RISK_LEVELS = ['critical', 'high', 'medium', 'low', 'none'] as const;
+export type RiskLevel = (typeof RISK_LEVELS)[number];
+export const AT_RISK_LEVELS: RiskLevel[] = ['critical', 'high', 'medium'];
+
+export interface DeviceSummary {
+  id: number;
+  ip_address: string;
+  mac_address: string | null;
+  mac_randomized: boolean;
+  hostname: string | null;
+  vendor: string | null;
+  device_type: string | null;
+  os_name: string | null;
+  label: string | null;
+  zone: string | null;
+  is_trusted: boolean;
+  notes: string | null;
+  risk_level: RiskLevel;
+  risk_score: number;
+  open_ports: number[];
+  first_seen: string;
+  last_seen: string;
+  last_scan_id: number | null;
+  online: boolean;
+}
+
+export interface PortRecord {
+  port: number;
+  protocol: string;
+  state: string;
+  service: string | null;
+  product: string | null;
+  version: string | null;
+  extra_info: string | null;
+  cpe: string[];
+}
+
+export interface FindingRecord {
+  port: number | null;
+  protocol: string | null;
+  severity: string;
+  score: number;
+  service: string | null;
+  title: string;
+  description: string;
+  recommendation: string;
+  cve_ids: string[];
+}
+
+export interface RiskDetails {
+  level: RiskLevel;
+  score: number;
+  summary: string | null;
+  top_recommendation: string | null;
+  findings: FindingRecord[];
+}
+
+export interface CveRecord {
+  id: string;
+  severity: string;
+  cvss_score: number | null;
+  description: string;
+  remediation: string | null;
+  references: string[];
+  confidence: string;
+  port: number | null;
+  matched_product: string | null;
+  matched_version: string | null;
+}
+
+export interface IpHistoryRecord {
+  ip_address: string;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface DeviceDetail extends DeviceSummary {
+  ports: PortRecord[];
+  risk_details: RiskDetails;
+  cves: CveRecord[];
+  ip_history: IpHistoryRecord[];
+}
+
+export interface ScanDeviceRecord {
+  device_id: number;
+  ip_address: string;
+  mac_address: string | null;
+  hostname: string | null;
+  vendor: string | null;
+  os_name: string | null;
+  open_ports: number[];
+  risk_level: string;
+  risk_score: number;
+}
+
+export interface DeviceQuery {
+  scanId?: number;
+  riskLevel?: RiskLevel;
+  isTrusted?: boolean;
+  zone?: string;
+  limit: number;
+  offset: number;
+}
+
+/** The user-owned fields of a device; scans never write them. */
+export interface DeviceUserFields {
+  label?: string | null;
+  zone?: string | null;
+  is_trusted?: boolean;
+  notes?: string | null;
+}
+
+const SEVERITY_ORDER: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4, none: 5 };
+
+/** Device inventory: identities, their current ports, findings, CVEs, IP history and per-scan snapshots. */
+export class DeviceStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onWrite: () => void,
+  ) {}
+
+  async list(query: DeviceQuery): Promise<{ rows: DeviceSummary[]; total: number }> {
+    let base = this.db.selectFrom('devices');
+    if (query.scanId !== undefined) {
+      const scanId = query.scanId;
+      base = base.where('devices.id', 'in', (eb) =>
+        eb.selectFrom('device_snapshots').select('device_snapshots.device_id').where('device_snapshots.scan_id', '=', scanId),
+      );
+    }
+    if (query.riskLevel) base = base.where('risk_level', '=', query.riskLevel);
+    if (query.isTrusted !== undefined) base = base.where('is_trusted', '=', query.isTrusted ? 1 : 0);
+    if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
+    const [rows, total] = await Promise.all([
+      base.selectAll().orderBy('ip_sort').orderBy('id').limit(query.limit).offset(query.offset).execute(),
+      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    const openPorts = await this.openPortsOf(rows.map((r) => r.id));
+    return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total: Number(total.n) };
+  }
+
+  getRow(id: number): Promise<DeviceRow | undefined> {
+    return this.db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findByIdentity(identity: string): Promise<DeviceRow | undefined> {
+    return this.db.selectFrom('devices').selectAll().where('identity', '=', identity).executeTakeFirst();
+  }
+
+  async get(id: number): Promise<DeviceDetail | undefined> {
+    const row = await this.getRow(id);
+    if (!row) return undefined;
+    const [ports, findings, cves, history] = await Promise.all([
+      this.db.selectFrom('ports').selectAll().where('device_id', '=', id).orderBy('protocol').orderBy('port').execute(),
+      this.db.selectFrom('risk_findings').selectAll().where('device_id', '=', id).orderBy('score', 'desc').orderBy('id').execute(),
+      this.db.selectFrom('cve_matches').selectAll().where('device_id', '=', id).orderBy('cvss_score', 'desc').orderBy('cve_id').execute(),
+      this.db.selectFrom('ip_history').selectAll().where('device_id', '=', id).orderBy('last_seen', 'desc').execute(),
+    ]);
+    const openPorts = ports.filter((p) => p.state === 'open').map((p) => p.port);
+    const findingRecords: FindingRecord[] = findings
+      .map((f) => ({
+        port: f.port,
+        protocol: f.protocol,
+        severity: f.severity,
+        score: f.score,
+        service: f.service,
+        title: f.title,
+        description: f.description,
+        recommendation: f.recommendation,
+        cve_ids: JSON.parse(f.cve_ids) as string[],
+      }))
+      .sort((a, b) => (SEVERITY_ORDER[a.severity] ?? 9) - (SEVERITY_ORDER[b.severity] ?? 9) || b.score - a.score);
+    return {
+      ...toSummary(row, [...new Set(openPorts)].sort((a, b) => a - b)),
+      ports: ports.map((p) => ({
+        port: p.port,
+        protocol: p.protocol,
+        state: p.state,
+        service: p.service,
+        product: p.product,
+        version: p.version,
+        extra_info: p.extra_info,
+        cpe: JSON.parse(p.cpe) as string[],
+      })),
+      risk_details: {
+        level: row.risk_level as RiskLevel,
+        score: row.risk_score,
+        summary: row.risk_summary,
+        top_recommendation: findingRecords[0]?.recommendation ?? null,
+        findings: findingRecords,
+      },
+      cves: cves.map((c) => ({
+        id: c.cve_id,
+        severity: c.severity,
+        cvss_score: c.cvss_score,
+        description: c.description,
+        remediation: c.remediation,
+        references: JSON.parse(c.references) as string[],
+        confidence: c.confidence,
+        port: c.port,
+        matched_product: c.matched_product,
+        matched_version: c.matched_version,
+      })),
+      ip_history: history.map((h) => ({ ip_address: h.ip_address, first_seen: h.first_seen, last_seen: h.last_seen })),
+    };
+  }
+
+  async updateUserFields(id: number, fields: DeviceUserFields): Promise<void> {
+    const patch: Updateable<DevicesTable> = {};
+    if ('label' in fields) patch.label = fields.label || null;
+    if ('zone' in fields) patch.zone = fields.zone || null;
+    if ('notes' in fields) patch.notes = fields.notes || null;
+    if (fields.is_trusted !== undefined) patch.is_trusted = fields.is_trusted ? 1 : 0;
+    if (Object.keys(patch).length === 0) return;
+    await this.db.updateTable('devices').set(patch).where('id', '=', id).execute();
+    this.onWrite();
+  }
+
+  /** Zones currently assigned to at least one device. */
+  async assignedZones(): Promise<string[]> {
+    const rows = await this.db.selectFrom('devices').select('zone').distinct().where('zone', 'is not', null).orderBy('zone').execute();
+    return rows.map((r) => r.zone as string);
+  }
+
+  async scanDevices(scanId: number): Promise<ScanDeviceRecord[]> {
+    const rows = await this.db
+      .selectFrom('device_snapshots')
+      .selectAll()
+      .where('scan_id', '=', scanId)
+      .orderBy('ip_sort')
+      .orderBy('device_id')
+      .execute();
+    return rows.map((s) => ({
+      device_id: s.device_id,
+      ip_address: s.ip_address,
+      mac_address: s.mac_address,
+      hostname: s.hostname,
+      vendor: s.vendor,
+      os_name: s.os_name,
+      open_ports: (JSON.parse(s.ports) as { port: number; state: string }[]).filter((p) => p.state === 'open').map((p) => p.port),
+      risk_level: s.risk_level,
+      risk_score: s.risk_score,
+    }));
+  }
+
+  // ---- writes used by the scan pipeline (and by tests that seed data) ----
+
+  async insert(device: NewDevice): Promise<DeviceRow> {
+    const row = await this.db.insertInto('devices').values(device).returningAll().executeTakeFirstOrThrow();
+    this.onWrite();
+    return row;
+  }
+
+  async update(id: number, patch: Updateable<DevicesTable>): Promise<void> {
+    await this.db.updateTable('devices').set(patch).where('id', '=', id).execute();
+    this.onWrite();
+  }
+
+  /** Replaces a device's current ports. */
+  async replacePorts(deviceId: number, ports: Omit<Insertable<PortsTable>, 'device_id'>[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('ports').where('device_id', '=', deviceId).execute();
+      for (let i = 0; i < ports.length; i += 200) {
+        await trx
+          .insertInto('ports')
+          .values(ports.slice(i, i + 200).map((p) => ({ ...p, device_id: deviceId })))
+          .execute();
+      }
+    });
+    this.onWrite();
+  }
+
+  async replaceFindings(deviceId: number, findings: Omit<Insertable<RiskFindingsTable>, 'device_id'>[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('risk_findings').where('device_id', '=', deviceId).execute();
+      if (findings.length) await trx.insertInto('risk_findings').values(findings.map((f) => ({ ...f, device_id: deviceId }))).execute();
+    });
+    this.onWrite();
+  }
+
+  async replaceCves(deviceId: number, cves: Omit<Insertable<CveMatchesTable>, 'device_id'>[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('cve_matches').where('device_id', '=', deviceId).execute();
+      if (cves.length) await trx.insertInto('cve_matches').values(cves.map((c) => ({ ...c, device_id: deviceId }))).execute();
+    });
+    this.onWrite();
+  }
+
+  async insertSnapshot(snapshot: Insertable<DeviceSnapshotsTable>): Promise<void> {
+    await this.db.insertInto('device_snapshots').values(snapshot).execute();
+    this.onWrite();
+  }
+
+  /** Records that the device was seen at `ip` at time `at`. */
+  async recordIp(deviceId: number, ip: string, at: string): Promise<void> {
+    await this.db
+      .insertInto('ip_history')
+      .values({ device_id: deviceId, ip_address: ip, first_seen: at, last_seen: at })
+      .onConflict((oc) => oc.columns(['device_id', 'ip_address']).doUpdateSet({ last_seen: at }))
+      .execute();
+  }
+
+  private async openPortsOf(deviceIds: number[]): Promise<Map<number, number[]>> {
+    const out = new Map<number, number[]>();
+    if (deviceIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('ports')
+      .select(['device_id', 'port'])
+      .where('device_id', 'in', deviceIds)
+      .where('state', '=', 'open')
+      .orderBy('device_id')
+      .orderBy('port')
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.device_id);
+      if (list) {
+        if (list[list.length - 1] !== r.port) list.push(r.port);
+      } else out.set(r.device_id, [r.port]);
+    }
+    return out;
+  }
+}
+
+function toSummary(row: DeviceRow, openPorts: number[]): DeviceSummary {
+  return {
+    id: row.id,
+    ip_address: row.ip_address,
+    mac_address: row.mac_address,
+    mac_randomized: row.mac_randomized === 1,
+    hostname: row.hostname,
+    vendor: row.vendor,
+    device_type: row.device_type,
+    os_name: row.os_name,
+    label: row.label,
+    zone: row.zone,
+    is_trusted: row.is_trusted === 1,
+    notes: row.notes,
+    risk_level: row.risk_level as RiskLevel,
+    risk_score: row.risk_score,
+    open_ports: openPorts,
+    first_seen: row.first_seen,
+    last_seen: row.last_seen,
+    last_scan_id: row.last_scan_id,
+    online: row.online === 1,
+  };
+}

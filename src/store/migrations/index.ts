@@ -1,0 +1,37 @@
+import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import * as m001 from './001_initial.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** What a migration needs to know about the database it runs on. */
+export interface MigrationContext {
+  dialect: Dialect;
+  /** Column definition for an auto-generated integer primary key in this dialect. */
+  idColumn: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+}
+
+type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
+
+/** Versioned migrations, applied in key order. Never edit one that has shipped: add a new one. */
+const modules: Record<string, MigrationModule> = {
+  '001_initial': m001,
+};
+
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  const ctx: MigrationContext = {
+    dialect,
+    idColumn:
+      dialect === 'sqlite'
+        ? (c) => c.primaryKey().autoIncrement()
+        : (c) => c.primaryKey().generatedByDefaultAsIdentity(),
+  };
+  return {
+    async getMigrations() {
+      const out: Record<string, Migration> = {};
+      for (const [name, mod] of Object.entries(modules)) {
+        out[name] = { up: (db) => mod.up(db, ctx) };
+      }
+      return out;
+    },
+  };
+}

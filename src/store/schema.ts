@@ -1,0 +1,228 @@
+/**
+ * Table types for Kysely. The same schema runs on SQLite and PostgreSQL, so it sticks to
+ * types both store identically: integers, reals and text. Timestamps are ISO 8601 UTC strings
+ * (they sort correctly as text), flags are 0/1 integers and structured values are JSON text.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** 0 or 1: SQLite has no boolean type, so both dialects store flags as integers. */
+export type Flag = number;
+/** JSON document serialised to text. */
+export type JsonText = string;
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  created_at: string;
+  password_changed_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the cookie token: a leaked table row cannot be replayed as a cookie. */
+  id: string;
+  user_id: number;
+  created_at: string;
+  expires_at: string;
+  last_seen_at: string;
+  ip_address: string | null;
+  user_agent: string | null;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  name: string;
+  /** First characters of the key, shown to users and used as the indexed lookup. */
+  prefix: string;
+  /** SHA-256 of the whole key, hex. */
+  key_hash: string;
+  created_by: number | null;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface AuditLogsTable {
+  id: Generated<number>;
+  timestamp: string;
+  action: string;
+  actor: string | null;
+  actor_type: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  details: JsonText | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  success: Flag;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: JsonText;
+  updated_at: string;
+}
+
+export interface ScansTable {
+  id: Generated<number>;
+  status: string;
+  profile: string;
+  subnet: string;
+  scan_type: string;
+  target: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  duration_seconds: number | null;
+  devices_found: number;
+  error: string | null;
+  triggered_by: string | null;
+  progress: JsonText | null;
+}
+
+export interface DevicesTable {
+  id: Generated<number>;
+  /** `mac:<mac>` when a MAC was ever seen, else `ip:<address>`. Unique. */
+  identity: string;
+  ip_address: string;
+  /** IPv4 address as an unsigned integer, for numeric ordering. */
+  ip_sort: number;
+  mac_address: string | null;
+  mac_randomized: Flag;
+  hostname: string | null;
+  vendor: string | null;
+  device_type: string | null;
+  os_name: string | null;
+  label: string | null;
+  zone: string | null;
+  is_trusted: Flag;
+  notes: string | null;
+  risk_level: string;
+  risk_score: number;
+  risk_summary: string | null;
+  first_seen: string;
+  last_seen: string;
+  last_scan_id: number | null;
+  online: Flag;
+}
+
+export interface DeviceSnapshotsTable {
+  id: Generated<number>;
+  scan_id: number;
+  device_id: number;
+  ip_address: string;
+  ip_sort: number;
+  mac_address: string | null;
+  hostname: string | null;
+  vendor: string | null;
+  os_name: string | null;
+  /** JSON array of the ports this scan saw: `[{port, protocol, state, service, product, version}]`. */
+  ports: JsonText;
+  open_port_count: number;
+  risk_level: string;
+  risk_score: number;
+}
+
+export interface PortsTable {
+  id: Generated<number>;
+  device_id: number;
+  port: number;
+  protocol: string;
+  state: string;
+  service: string | null;
+  product: string | null;
+  version: string | null;
+  extra_info: string | null;
+  /** JSON array of CPE strings. */
+  cpe: JsonText;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface RiskFindingsTable {
+  id: Generated<number>;
+  device_id: number;
+  scan_id: number | null;
+  port: number | null;
+  protocol: string | null;
+  severity: string;
+  score: number;
+  service: string | null;
+  title: string;
+  description: string;
+  recommendation: string;
+  /** JSON array of CVE ids. */
+  cve_ids: JsonText;
+}
+
+export interface CveMatchesTable {
+  id: Generated<number>;
+  device_id: number;
+  scan_id: number | null;
+  cve_id: string;
+  severity: string;
+  cvss_score: number | null;
+  description: string;
+  remediation: string | null;
+  /** JSON array of URLs. */
+  references: JsonText;
+  confidence: string;
+  port: number | null;
+  matched_product: string | null;
+  matched_version: string | null;
+}
+
+export interface IpHistoryTable {
+  id: Generated<number>;
+  device_id: number;
+  ip_address: string;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface ChangesTable {
+  id: Generated<number>;
+  scan_id: number;
+  change_type: string;
+  severity: string;
+  device_id: number | null;
+  device_ip: string | null;
+  device_mac: string | null;
+  port: number | null;
+  protocol: string | null;
+  old_value: string | null;
+  new_value: string | null;
+  description: string;
+  detected_at: string;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  audit_logs: AuditLogsTable;
+  settings: SettingsTable;
+  scans: ScansTable;
+  devices: DevicesTable;
+  device_snapshots: DeviceSnapshotsTable;
+  ports: PortsTable;
+  risk_findings: RiskFindingsTable;
+  cve_matches: CveMatchesTable;
+  ip_history: IpHistoryTable;
+  changes: ChangesTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type AuditLogRow = Selectable<AuditLogsTable>;
+export type ScanRow = Selectable<ScansTable>;
+export type NewScan = Insertable<ScansTable>;
+export type ScanUpdate = Updateable<ScansTable>;
+export type DeviceRow = Selectable<DevicesTable>;
+export type NewDevice = Insertable<DevicesTable>;
+export type DeviceSnapshotRow = Selectable<DeviceSnapshotsTable>;
+export type PortRow = Selectable<PortsTable>;
+export type RiskFindingRow = Selectable<RiskFindingsTable>;
+export type CveMatchRow = Selectable<CveMatchesTable>;
+export type ChangeRow = Selectable<ChangesTable>;
+export type NewChange = Insertable<ChangesTable>;

@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely';
+import { type Settings, withDefaults } from '../core/settings.js';
+import { nowIso } from './clock.js';
+import type { Database } from './schema.js';
+
+const CONFIG_KEY = 'config';
+/** Another instance sharing the database may change the config; re-read at most this often. */
+const CACHE_MS = 2000;
+
+/** The configuration document, kept in the database so every instance shares it. */
+export class SettingsStore {
+  private cached: { at: number; value: Settings } | undefined;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async exists(): Promise<boolean> {
+    const row = await this.db.selectFrom('settings').select('key').where('key', '=', CONFIG_KEY).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async get(): Promise<Settings> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.value;
+    const row = await this.db.selectFrom('settings').select('value').where('key', '=', CONFIG_KEY).executeTakeFirst();
+    const value = withDefaults(row ? JSON.parse(row.value) : {});
+    this.cached = { at: Date.now(), value };
+    return value;
+  }
+
+  /** The last value read, without a database round trip (defaults before the first read). */
+  peek(): Settings | undefined {
+    return this.cached?.value;
+  }
+
+  async put(settings: Settings): Promise<void> {
+    const now = nowIso();
+    const value = JSON.stringify(settings);
+    await this.db
+      .insertInto('settings')
+      .values({ key: CONFIG_KEY, value, updated_at: now })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
+      .execute();
+    this.cached = { at: Date.now(), value: settings };
+  }
+}

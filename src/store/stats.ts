@@ -1,0 +1,135 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './schema.js';
+
+export interface Stats {
+  total_devices: number;
+  devices_at_risk: number;
+  critical: number;
+  high: number;
+  medium: number;
+  low: number;
+  online_devices: number;
+  open_ports: number;
+  total_scans: number;
+  last_scan: string | null;
+}
+
+export interface TrendPoint {
+  scan_id: number;
+  timestamp: string;
+  devices: number;
+  at_risk: number;
+  critical: number;
+  high: number;
+  open_ports: number;
+  avg_risk_score: number;
+  changes: number;
+}
+
+/**
+ * Another instance sharing a PostgreSQL database may have written since we last looked; cached
+ * aggregates are never older than this. Writes through this process invalidate them at once.
+ */
+const CACHE_MS = 2000;
+
+export class StatsStore {
+  private cache: { version: number; at: number; value: Stats } | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly version: () => number,
+  ) {}
+
+  async stats(): Promise<Stats> {
+    const version = this.version();
+    const cached = this.cache;
+    if (cached && cached.version === version && Date.now() - cached.at < CACHE_MS) return cached.value;
+    const value = await this.compute();
+    this.cache = { version, at: Date.now(), value };
+    return value;
+  }
+
+  private async compute(): Promise<Stats> {
+    const count = (level: string) => sql<number>`coalesce(sum(case when risk_level = ${level} then 1 else 0 end), 0)`;
+    const [devices, ports, scans] = await Promise.all([
+      this.db
+        .selectFrom('devices')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('total'),
+          count('critical').as('critical'),
+          count('high').as('high'),
+          count('medium').as('medium'),
+          count('low').as('low'),
+          sql<number>`coalesce(sum(online), 0)`.as('online'),
+        ])
+        .executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('ports')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('state', '=', 'open')
+        .executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('scans')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('completed_at').as('last')])
+        .where('status', '=', 'completed')
+        .executeTakeFirstOrThrow(),
+    ]);
+    const critical = Number(devices.critical);
+    const high = Number(devices.high);
+    const medium = Number(devices.medium);
+    return {
+      total_devices: Number(devices.total),
+      devices_at_risk: critical + high + medium,
+      critical,
+      high,
+      medium,
+      low: Number(devices.low),
+      online_devices: Number(devices.online),
+      open_ports: Number(ports.n),
+      total_scans: Number(scans.n),
+      last_scan: (scans.last as string | null) ?? null,
+    };
+  }
+
+  /** One point per completed network scan finished within the last `days` days, oldest first. */
+  async trends(days: number, now = new Date()): Promise<TrendPoint[]> {
+    const since = new Date(now.getTime() - days * 86_400_000).toISOString();
+    const level = (l: string) => sql<number>`coalesce(sum(case when s.risk_level = ${l} then 1 else 0 end), 0)`;
+    const rows = await this.db
+      .selectFrom('scans as sc')
+      .leftJoin('device_snapshots as s', 's.scan_id', 'sc.id')
+      .where('sc.status', '=', 'completed')
+      .where('sc.scan_type', '=', 'network')
+      .where('sc.completed_at', '>=', since)
+      .groupBy(['sc.id', 'sc.completed_at'])
+      .orderBy('sc.completed_at')
+      .orderBy('sc.id')
+      .select((eb) => [
+        'sc.id as scan_id',
+        'sc.completed_at as timestamp',
+        eb.fn.count<number>('s.id').as('devices'),
+        sql<number>`coalesce(sum(case when s.risk_level in ('critical', 'high', 'medium') then 1 else 0 end), 0)`.as('at_risk'),
+        level('critical').as('critical'),
+        level('high').as('high'),
+        sql<number>`coalesce(sum(s.open_port_count), 0)`.as('open_ports'),
+        sql<number>`coalesce(avg(s.risk_score), 0)`.as('avg_risk_score'),
+        eb
+          .selectFrom('changes as c')
+          .whereRef('c.scan_id', '=', 'sc.id')
+          .select((e) => e.fn.countAll<number>().as('n'))
+          .as('changes'),
+      ])
+      .execute();
+    return rows.map((r) => ({
+      scan_id: r.scan_id,
+      timestamp: r.timestamp as string,
+      devices: Number(r.devices),
+      at_risk: Number(r.at_risk),
+      critical: Number(r.critical),
+      high: Number(r.high),
+      open_ports: Number(r.open_ports),
+      avg_risk_score: Math.round(Number(r.avg_risk_score) * 10) / 10,
+      changes: Number(r.changes ?? 0),
+    }));
+  }
+}

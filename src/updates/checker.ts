@@ -1,0 +1,106 @@
+import { compareSemver, parseReleaseFeed } from '../core/release.js';
+import type { Settings } from '../core/settings.js';
+
+export interface UpdateCheckResult {
+  current_version: string;
+  latest_version: string | null;
+  update_available: boolean;
+  release_url: string | null;
+  release_notes: string | null;
+  published_at: string | null;
+  checked_at: string;
+  error: string | null;
+}
+
+export interface UpdateCheckerOptions {
+  version: string;
+  /** Upper bound on one feed request, so the endpoint always answers within a few seconds. */
+  timeoutMs?: number;
+}
+
+/** A failed check is retried sooner than a successful one is refreshed. */
+const ERROR_CACHE_MS = 60_000;
+const MAX_FEED_BYTES = 2 * 1024 * 1024;
+
+/** Fetches the release feed and caches the answer per feed URL. */
+export class UpdateChecker {
+  private cache: { key: string; expires: number; result: UpdateCheckResult } | undefined;
+  private inflight: { key: string; promise: Promise<UpdateCheckResult> } | undefined;
+
+  constructor(private readonly options: UpdateCheckerOptions) {}
+
+  async check(settings: Settings['updates'], force: boolean): Promise<UpdateCheckResult> {
+    if (!settings.enabled) {
+      return this.result({ error: 'Update checks are disabled (config updates.enabled is false)' });
+    }
+    const key = `${settings.feed_url}\n${settings.token}`;
+    if (!force && this.cache && this.cache.key === key && this.cache.expires > Date.now()) return this.cache.result;
+    // Concurrent requests share one fetch.
+    if (this.inflight && this.inflight.key === key) return this.inflight.promise;
+    const promise = this.fetchLatest(settings).finally(() => {
+      this.inflight = undefined;
+    });
+    this.inflight = { key, promise };
+    const result = await promise;
+    this.cache = { key, expires: Date.now() + (result.error ? ERROR_CACHE_MS : settings.cache_minutes * 60_000), result };
+    return result;
+  }
+
+  private async fetchLatest(settings: Settings['updates']): Promise<UpdateCheckResult> {
+    const headers: Record<string, string> = {
+      Accept: 'application/vnd.github+json, application/json',
+      'User-Agent': `netwarden/${this.options.version}`,
+    };
+    if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
+    let body: unknown;
+    try {
+      const response = await fetch(settings.feed_url, {
+        headers,
+        redirect: 'follow',
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 4000),
+      });
+      if (!response.ok) {
+        return this.result({ error: `The release feed answered HTTP ${response.status} ${response.statusText}`.trim() });
+      }
+      const text = await response.text();
+      if (text.length > MAX_FEED_BYTES) return this.result({ error: 'The release feed answer is too large' });
+      body = JSON.parse(text);
+    } catch (err) {
+      return this.result({ error: `Could not reach the release feed: ${describeFetchError(err)}` });
+    }
+    const release = parseReleaseFeed(body);
+    if ('error' in release) return this.result({ error: `Unexpected release feed answer: ${release.error}` });
+    return this.result({
+      latest_version: release.version,
+      update_available: compareSemver(release.version, this.options.version) > 0,
+      release_url: release.url,
+      release_notes: release.notes,
+      published_at: release.published_at,
+    });
+  }
+
+  private result(fields: Partial<UpdateCheckResult>): UpdateCheckResult {
+    return {
+      current_version: this.options.version,
+      latest_version: null,
+      update_available: false,
+      release_url: null,
+      release_notes: null,
+      published_at: null,
+      checked_at: new Date().toISOString(),
+      error: null,
+      ...fields,
+    };
+  }
+}
+
+function describeFetchError(err: unknown): string {
+  if (err instanceof SyntaxError) return 'the answer is not JSON';
+  if (err instanceof Error) {
+    if (err.name === 'TimeoutError') return 'timed out';
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+    return err.message;
+  }
+  return String(err);
+}

@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dropPgSchema, ensurePgSchema } from '../../src/store/db.js';
+import { openStore, type Store } from '../../src/store/index.js';
+
+export interface TestDatabase {
+  /** `sqlite` or `postgres`: use in describe titles. */
+  kind: 'sqlite' | 'postgres';
+  /** Opens a fresh, migrated, empty store; `cleanup` removes every trace of it. */
+  open(): Promise<{ store: Store; url: string; pgSchema?: string; cleanup(): Promise<void> }>;
+}
+
+const sqlite: TestDatabase = {
+  kind: 'sqlite',
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'netwarden-test-'));
+    const url = join(dir, 'netwarden.db');
+    const store = await openStore({ url });
+    return {
+      store,
+      url,
+      async cleanup() {
+        await store.close().catch(() => {});
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+function postgres(url: string): TestDatabase {
+  return {
+    kind: 'postgres',
+    async open() {
+      const schema = `nw_test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+      await ensurePgSchema(url, schema);
+      const store = await openStore({ url, pgSchema: schema, poolSize: 5 });
+      return {
+        store,
+        url,
+        pgSchema: schema,
+        async cleanup() {
+          await store.close().catch(() => {});
+          await dropPgSchema(url, schema);
+        },
+      };
+    },
+  };
+}
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (`.ci/run` sets it). */
+export function testDatabases(): TestDatabase[] {
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  return pgUrl ? [sqlite, postgres(pgUrl)] : [sqlite];
+}

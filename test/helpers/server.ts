@@ -1,0 +1,101 @@
+import { buildApp, type App } from '../../src/api/app.js';
+import { initialise } from '../../src/server.js';
+import type { Store } from '../../src/store/index.js';
+import { createLogger } from '../../src/server.js';
+import type { TestDatabase } from './databases.js';
+
+export interface TestServer {
+  app: App;
+  store: Store;
+  /** `http://127.0.0.1:<port>` */
+  baseUrl: string;
+  /** fetch against the server: `request('/api/stats', { key })`. */
+  request(path: string, init?: RequestOptions): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions extends Omit<RequestInit, 'body'> {
+  /** Sent as X-API-Key. */
+  key?: string;
+  /** Sent as the session cookie. */
+  cookie?: string;
+  /** Serialised as JSON with Content-Type application/json (a string is sent as is). */
+  json?: unknown;
+  body?: RequestInit['body'];
+}
+
+export interface StartOptions {
+  /** Seed for the stored configuration, as the config file's `settings` section would give. */
+  settings?: Record<string, unknown>;
+  admin?: { username: string; password: string };
+}
+
+/**
+ * Starts the real server on a free loopback port over a fresh database. The update feed is
+ * pointed at a closed loopback port so no test ever reaches outside this machine.
+ */
+export async function startTestServer(database: TestDatabase, options: StartOptions = {}): Promise<TestServer> {
+  const db = await database.open();
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const settings = {
+    ...options.settings,
+    updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
+  };
+  await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
+  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  return {
+    app,
+    store: db.store,
+    baseUrl,
+    request: (path, init = {}) => {
+      const { key, cookie, json, headers, ...rest } = init;
+      const h = new Headers(headers);
+      if (key) h.set('X-API-Key', key);
+      if (cookie) h.set('Cookie', cookie);
+      let body = rest.body;
+      if (json !== undefined) {
+        body = typeof json === 'string' ? json : JSON.stringify(json);
+        if (!h.has('Content-Type')) h.set('Content-Type', 'application/json');
+      }
+      return fetch(baseUrl + path, { ...rest, headers: h, body });
+    },
+    async close() {
+      await app.close();
+      await db.cleanup();
+    },
+  };
+}
+
+export const ADMIN = { username: 'admin', password: 'correct horse battery' };
+
+/** Creates the admin through the set-up endpoint and returns its session cookie. */
+export async function setupAdmin(server: TestServer, credentials = ADMIN): Promise<string> {
+  const res = await server.request('/api/auth/setup', { method: 'POST', json: credentials });
+  if (res.status !== 201) throw new Error(`setup failed: ${res.status} ${await res.text()}`);
+  return sessionCookie(res);
+}
+
+export function sessionCookie(res: Response): string {
+  const header = res.headers.getSetCookie().find((c) => c.startsWith('netwarden_session='));
+  if (!header) throw new Error('no session cookie in response');
+  return header.split(';')[0];
+}
+
+/** Logs in, creates an API key through the API and returns it with the session cookie. */
+export async function adminWithKey(server: TestServer, name = 'test-key'): Promise<{ cookie: string; key: string; keyId: number }> {
+  const cookie = await setupAdmin(server);
+  const res = await server.request('/api/keys', { method: 'POST', cookie, json: { name } });
+  if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { key: string; id: number };
+  return { cookie, key: body.key, keyId: body.id };
+}
+
+/** The response body parsed as JSON (typed loosely: tests assert on its shape). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function readJson(res: Response): Promise<any> {
+  return res.json();
+}

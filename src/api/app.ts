@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
@@ -8,6 +9,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import FindMyWay from 'find-my-way';
 import { FailureThrottle } from '../auth/throttle.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
+import { ScanManager } from '../scan/manager.js';
 import type { Store } from '../store/index.js';
 import { UpdateChecker } from '../updates/checker.js';
 import { Authenticator, registerAuthentication } from './auth.js';
@@ -32,6 +34,8 @@ export interface AppOptions {
   /** Passed to Fastify: `false` for silence, a pino options object or instance otherwise. */
   logger?: FastifyServerOptions['logger'] | FastifyServerOptions['loggerInstance'];
   updateChecker?: UpdateChecker;
+  /** Runs scans; one is created over the store when not given. */
+  scanManager?: ScanManager;
 }
 
 /** What route plugins share: one instance per app. */
@@ -40,6 +44,7 @@ export interface Services {
   version: string;
   authenticator: Authenticator;
   updateChecker: UpdateChecker;
+  scans: ScanManager;
   /** Failed logins per client address. */
   loginByClient: FailureThrottle;
   /** Failed logins per username. */
@@ -82,7 +87,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
 
   const authenticator = new Authenticator(store);
+  const scans = options.scanManager ?? new ScanManager(store, app.log as unknown as Logger);
+  // A scan running when the server stops is ended (recorded as failed) before the store closes.
+  app.addHook('onClose', async () => scans.shutdown());
   app.decorate('services', {
+    scans,
     store,
     version,
     authenticator,
@@ -159,6 +168,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
+    // Its built-in policy adds upgrade-insecure-requests, which makes browsers fetch the UI's own
+    // assets over HTTPS and breaks /docs when served over plain HTTP on a LAN (as helmet is configured above).
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
     uiConfig: { docExpansion: 'list', deepLinking: true, persistAuthorization: false },
   });
 

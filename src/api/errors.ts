@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ScanRequestError } from '../scan/errors.js';
 
 /** An error whose status and `detail` are meant for the client. */
 export class HttpError extends Error {
@@ -66,6 +67,9 @@ export function errorHandler(error: FastifyError & { validationContext?: string 
   if (error instanceof HttpError) {
     reply.headers(error.headers);
     return reply.code(error.statusCode).send({ detail: error.detail, ...error.extra });
+  }
+  if (error instanceof ScanRequestError) {
+    return reply.code(error.status).send({ detail: error.message, ...error.extra });
   }
   if (error.validation) {
     return reply.code(400).send({ detail: describeValidationError(error.validation as AjvError[], error.validationContext) });

@@ -13,6 +13,10 @@ export const AUDIT_ACTIONS = {
   api_key_rejected: 'A request presented an unknown, revoked or expired API key (throttled per client)',
   config_updated: 'The configuration was changed (old and new values of the changed keys)',
   device_updated: 'A device label, zone, trust flag or notes changed (old and new values)',
+  scan_started: 'A scan was started (who, profile, subnet, engine)',
+  scan_completed: 'A scan finished (devices found, duration)',
+  scan_failed: 'A scan ended with an error, hit its time limit or was interrupted by a restart',
+  scan_cancelled: 'A running scan was cancelled',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

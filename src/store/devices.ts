@@ -164,10 +164,16 @@ export class DeviceStore {
     const [ports, findings, cves, history] = await Promise.all([
       this.db.selectFrom('ports').selectAll().where('device_id', '=', id).orderBy('protocol').orderBy('port').execute(),
       this.db.selectFrom('risk_findings').selectAll().where('device_id', '=', id).orderBy('score', 'desc').orderBy('id').execute(),
-      this.db.selectFrom('cve_matches').selectAll().where('device_id', '=', id).orderBy('cvss_score', 'desc').orderBy('cve_id').execute(),
+      // NULLS LAST: PostgreSQL would otherwise put unscored CVEs first, SQLite last.
+      this.db
+        .selectFrom('cve_matches')
+        .selectAll()
+        .where('device_id', '=', id)
+        .orderBy('cvss_score', (ob) => ob.desc().nullsLast())
+        .orderBy('cve_id')
+        .execute(),
       this.db.selectFrom('ip_history').selectAll().where('device_id', '=', id).orderBy('last_seen', 'desc').execute(),
     ]);
-    const openPorts = ports.filter((p) => p.state === 'open').map((p) => p.port);
     const findingRecords: FindingRecord[] = findings
       .map((f) => ({
         port: f.port,
@@ -182,7 +188,7 @@ export class DeviceStore {
       }))
       .sort((a, b) => (SEVERITY_ORDER[a.severity] ?? 9) - (SEVERITY_ORDER[b.severity] ?? 9) || b.score - a.score);
     return {
-      ...toSummary(row, [...new Set(openPorts)].sort((a, b) => a - b)),
+      ...toSummary(row, sortedOpenPorts(ports)),
       ports: ports.map((p) => ({
         port: p.port,
         protocol: p.protocol,
@@ -248,7 +254,7 @@ export class DeviceStore {
       hostname: s.hostname,
       vendor: s.vendor,
       os_name: s.os_name,
-      open_ports: (JSON.parse(s.ports) as { port: number; state: string }[]).filter((p) => p.state === 'open').map((p) => p.port),
+      open_ports: sortedOpenPorts(JSON.parse(s.ports) as { port: number; state: string }[]),
       risk_level: s.risk_level,
       risk_score: s.risk_score,
     }));
@@ -330,6 +336,11 @@ export class DeviceStore {
     }
     return out;
   }
+}
+
+/** Open port numbers, ascending and unique (a port open on both TCP and UDP counts once), as every device shape shows them. */
+function sortedOpenPorts(ports: { port: number; state: string }[]): number[] {
+  return [...new Set(ports.filter((p) => p.state === 'open').map((p) => p.port))].sort((a, b) => a - b);
 }
 
 function toSummary(row: DeviceRow, openPorts: number[]): DeviceSummary {

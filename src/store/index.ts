@@ -39,6 +39,11 @@ export class Store {
     this.stats = new StatsStore(db, () => this.dataVersion);
   }
 
+  /** Marks cached aggregates stale after a write made outside the repositories (e.g. the scan inventory). */
+  touch(): void {
+    this.dataVersion++;
+  }
+
   get db() {
     return this.handle.db;
   }

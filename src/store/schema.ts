@@ -74,7 +74,7 @@ export interface ScansTable {
   started_at: string | null;
   completed_at: string | null;
   duration_seconds: number | null;
-  devices_found: number;
+  devices_found: Generated<number>;
   error: string | null;
   triggered_by: string | null;
   progress: JsonText | null;
@@ -88,22 +88,22 @@ export interface DevicesTable {
   /** IPv4 address as an unsigned integer, for numeric ordering. */
   ip_sort: number;
   mac_address: string | null;
-  mac_randomized: Flag;
+  mac_randomized: Generated<Flag>;
   hostname: string | null;
   vendor: string | null;
   device_type: string | null;
   os_name: string | null;
   label: string | null;
   zone: string | null;
-  is_trusted: Flag;
+  is_trusted: Generated<Flag>;
   notes: string | null;
-  risk_level: string;
-  risk_score: number;
+  risk_level: Generated<string>;
+  risk_score: Generated<number>;
   risk_summary: string | null;
   first_seen: string;
   last_seen: string;
   last_scan_id: number | null;
-  online: Flag;
+  online: Generated<Flag>;
 }
 
 export interface DeviceSnapshotsTable {

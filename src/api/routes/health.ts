@@ -7,6 +7,9 @@ const HealthBody = Type.Object({
   timestamp: Timestamp,
   version: Type.String(),
   database: Type.String({ description: '`ok` or `unreachable`' }),
+  engine: Type.Union([Type.Literal('nmap'), Type.Literal('native'), Type.Null()], {
+    description: 'Scan engine a scan started now would use (null when the configuration cannot be read)',
+  }),
 });
 
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -22,14 +25,16 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { store, version } = app.services;
+      const { store, version, scans } = app.services;
       const timestamp = new Date().toISOString();
       try {
         await withTimeout(store.ping(), 3000);
-        return { status: 'healthy', timestamp, version, database: 'ok' };
+        const settings = await store.settings.get();
+        const { engine } = await scans.engines.info(settings.scanning.engine);
+        return { status: 'healthy', timestamp, version, database: 'ok', engine };
       } catch (err) {
         request.log.warn({ err }, 'health check: database unreachable');
-        return reply.code(503).send({ status: 'unhealthy', timestamp, version, database: 'unreachable' });
+        return reply.code(503).send({ status: 'unhealthy', timestamp, version, database: 'unreachable', engine: null });
       }
     },
   );

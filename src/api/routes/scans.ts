@@ -1,7 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { SCAN_PROFILES } from '../../core/settings.js';
+import type { ScanRequest } from '../../scan/manager.js';
 import { SCAN_STATUSES, toScanRecord } from '../../store/scans.js';
+import { principalOf } from '../auth.js';
 import { notFound } from '../errors.js';
+import type { FastifyRequest } from 'fastify';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
 
 export const ScanProgress = Type.Object({
@@ -51,8 +55,94 @@ const ScanDevice = Type.Object({
   risk_score: Type.Integer(),
 });
 
+const Started = Type.Object({
+  status: Type.Literal('started'),
+  scan_id: Type.Integer(),
+  profile: StringEnum(SCAN_PROFILES),
+  subnet: Type.String(),
+  target: Type.Optional(Type.String()),
+});
+
+const Profile = StringEnum(SCAN_PROFILES, {
+  description: 'quick = discovery only; normal = discovery, configured ports, service versions; intensive = all 65,535 ports, OS and default safe scripts',
+});
+
+function actorOf(request: FastifyRequest): ScanRequest['actor'] {
+  const principal = principalOf(request);
+  return {
+    name: principal.actor,
+    type: principal.kind === 'api_key' ? 'api_key' : 'user',
+    ip: request.ip,
+    userAgent: request.headers['user-agent'] ?? null,
+  };
+}
+
 export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store } = app.services;
+  const { store, scans } = app.services;
+
+  app.post(
+    '/api/scan/trigger',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'Start a scan of a subnet',
+        description:
+          'Scans `subnet` (default: config network.subnet) with `profile` (default normal), skipping config network.exclude. ' +
+          'One scan runs at a time: 409 `{"detail":"A scan is already running","scan_id":…}` otherwise. A subnet larger than scanning.max_hosts is a 400.',
+        querystring: Type.Object(
+          {
+            profile: Type.Optional(Profile),
+            subnet: Type.Optional(Type.String({ minLength: 1, maxLength: 43, description: 'IPv4 CIDR such as 192.168.1.0/24, or one address' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Started, ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request) => {
+      const profile = request.query.profile ?? 'normal';
+      const scan = await scans.trigger({ profile, subnet: request.query.subnet, actor: actorOf(request) });
+      return { status: 'started' as const, scan_id: scan.id, profile, subnet: scan.subnet };
+    },
+  );
+
+  app.post(
+    '/api/scan/device/:ip_address',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'Scan one device by IP address',
+        description: 'Only that device is compared with its previous state afterwards. 409 while another scan runs.',
+        params: Type.Object({ ip_address: Type.String({ maxLength: 64 }) }),
+        querystring: Type.Object({ profile: Type.Optional(Profile) }, { additionalProperties: false }),
+        response: { 200: Started, ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request) => {
+      const profile = request.query.profile ?? 'normal';
+      const ip = request.params.ip_address;
+      const scan = await scans.trigger({ profile, device: ip, actor: actorOf(request) });
+      return { status: 'started' as const, scan_id: scan.id, profile, subnet: scan.subnet, target: ip };
+    },
+  );
+
+  app.post(
+    '/api/scans/:scan_id/cancel',
+    {
+      schema: {
+        tags: ['scans'],
+        summary: 'Cancel a running scan',
+        params: Type.Object({ scan_id: Id }),
+        response: { 200: ScanRecord, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      await scans.cancel(request.params.scan_id);
+      const row = await store.scans.get(request.params.scan_id);
+      if (!row) throw notFound('Scan');
+      return toScanRecord(row);
+    },
+  );
 
   app.get(
     '/api/scan/status',
@@ -65,6 +155,9 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => {
+      const own = scans.current();
+      if (own) return { scanning: true, scan_id: own.id, subnet: own.subnet, profile: own.profile, progress: own.progress };
+      // A scan run by another instance sharing the database: its last persisted progress.
       const active = await store.scans.active();
       if (!active) return { scanning: false, scan_id: null, subnet: null, profile: null, progress: null };
       const record = toScanRecord(active);

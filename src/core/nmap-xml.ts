@@ -1,0 +1,141 @@
+/** Mapping nmap's XML output (`-oX`) to scan results, and reading its live progress. Pure. */
+import { XMLParser } from 'fast-xml-parser';
+import type { ScannedHost, ScannedPort } from '../scan/types.js';
+import { normalizeMac } from './mac.js';
+
+export interface NmapRun {
+  hosts: ScannedHost[];
+  /** Hosts nmap reported as down (only listed when it lists them, e.g. with -v or --reason). */
+  down: string[];
+  /** `exit` attribute of <finished>: `success` or `error`. */
+  exit: string | null;
+  /** nmap's own error message when it gave one (`errormsg`). */
+  error: string | null;
+  elapsedSeconds: number | null;
+}
+
+const ARRAY_ELEMENTS = new Set(['host', 'address', 'hostname', 'port', 'cpe', 'osmatch', 'osclass', 'extraports', 'script']);
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseAttributeValue: false,
+  parseTagValue: false,
+  processEntities: true,
+  isArray: (name) => ARRAY_ELEMENTS.has(name),
+});
+
+type Node = Record<string, unknown>;
+
+function nodes(value: unknown): Node[] {
+  return Array.isArray(value) ? (value as Node[]) : value && typeof value === 'object' ? [value as Node] : [];
+}
+
+function text(value: unknown): string | null {
+  if (typeof value === 'string') return value.trim() || null;
+  if (value && typeof value === 'object' && '#text' in value) return text((value as Node)['#text']);
+  return null;
+}
+
+/** Parses a complete nmap XML document. Throws on XML that is not an nmap run. */
+export function parseNmapXml(xml: string): NmapRun {
+  const doc = parser.parse(xml) as Node;
+  const run = doc.nmaprun as Node | undefined;
+  if (!run) throw new Error('not an nmap XML document (no <nmaprun>)');
+  const hosts: ScannedHost[] = [];
+  const down: string[] = [];
+  for (const host of nodes(run.host)) {
+    const status = (host.status as Node | undefined)?.state;
+    const ip = nodes(host.address).find((a) => a.addrtype === 'ipv4')?.addr as string | undefined;
+    if (!ip) continue;
+    if (status !== 'up') {
+      down.push(ip);
+      continue;
+    }
+    hosts.push(mapHost(host, ip));
+  }
+  const finished = (run.runstats as Node | undefined)?.finished as Node | undefined;
+  return {
+    hosts,
+    down,
+    exit: (finished?.exit as string | undefined) ?? null,
+    error: (finished?.errormsg as string | undefined) ?? null,
+    elapsedSeconds: finished?.elapsed ? Number(finished.elapsed) : null,
+  };
+}
+
+function mapHost(host: Node, ip: string): ScannedHost {
+  const macAddress = nodes(host.address).find((a) => a.addrtype === 'mac');
+  const hostnames = nodes((host.hostnames as Node | undefined)?.hostname);
+  const hostname = (hostnames.find((h) => h.type === 'user') ?? hostnames.find((h) => h.type === 'PTR') ?? hostnames[0])?.name;
+  const os = bestOsMatch(host.os as Node | undefined);
+  return {
+    ip,
+    mac: normalizeMac(macAddress?.addr as string | undefined),
+    vendor: (macAddress?.vendor as string | undefined) ?? null,
+    hostname: typeof hostname === 'string' && hostname ? hostname : null,
+    os_name: os.name,
+    device_type: os.deviceType,
+    ports: nodes((host.ports as Node | undefined)?.port).map(mapPort),
+  };
+}
+
+function mapPort(port: Node): ScannedPort {
+  const service = (port.service as Node | undefined) ?? {};
+  const state = (port.state as Node | undefined)?.state;
+  return {
+    port: Number(port.portid),
+    protocol: port.protocol === 'udp' ? 'udp' : 'tcp',
+    state: typeof state === 'string' ? state : 'unknown',
+    service: serviceName(service),
+    product: (service.product as string | undefined) ?? null,
+    version: (service.version as string | undefined) ?? null,
+    extra_info: (service.extrainfo as string | undefined) ?? null,
+    cpe: nodes(service.cpe).map(text).filter((c): c is string => c !== null),
+  };
+}
+
+/** nmap names TLS-wrapped services with `tunnel="ssl"` (http + ssl is https). */
+function serviceName(service: Node): string | null {
+  const name = service.name as string | undefined;
+  if (!name || name === 'unknown') return name ?? null;
+  if (service.tunnel === 'ssl' && name === 'http') return 'https';
+  return name;
+}
+
+function bestOsMatch(os: Node | undefined): { name: string | null; deviceType: string | null } {
+  const match = nodes(os?.osmatch).sort((a, b) => Number(b.accuracy) - Number(a.accuracy))[0];
+  if (!match) return { name: null, deviceType: null };
+  const osClass = nodes(match.osclass)[0];
+  return { name: (match.name as string | undefined) ?? null, deviceType: (osClass?.type as string | undefined) ?? null };
+}
+
+export type NmapStreamEvent =
+  | { kind: 'task'; task: string; percent: number; remaining: number | null }
+  | { kind: 'host'; ip: string; up: boolean };
+
+const STREAM_ITEM = /<taskprogress\b[^>]*\/>|<host\b[\s\S]*?<\/host>/g;
+
+/**
+ * Reads the complete `<taskprogress/>` and `<host>…</host>` elements from streamed XML.
+ * Returns them with the unread rest, to be prefixed to the next chunk.
+ */
+export function readNmapStream(buffer: string): { events: NmapStreamEvent[]; rest: string } {
+  const events: NmapStreamEvent[] = [];
+  let consumed = 0;
+  for (const m of buffer.matchAll(STREAM_ITEM)) {
+    consumed = m.index + m[0].length;
+    if (m[0].startsWith('<taskprogress')) {
+      const task = /task="([^"]*)"/.exec(m[0])?.[1];
+      const percent = /percent="([\d.]+)"/.exec(m[0])?.[1];
+      const remaining = /remaining="(\d+)"/.exec(m[0])?.[1];
+      if (task && percent) {
+        events.push({ kind: 'task', task, percent: Math.min(100, Number(percent)), remaining: remaining ? Number(remaining) : null });
+      }
+    } else {
+      const ip = /<address addr="([\d.]+)" addrtype="ipv4"/.exec(m[0])?.[1];
+      if (ip) events.push({ kind: 'host', ip, up: /<status state="up"/.test(m[0]) });
+    }
+  }
+  return { events, rest: buffer.slice(consumed) };
+}

@@ -1,0 +1,156 @@
+import { execFile, spawn } from 'node:child_process';
+import { discoveryArgs, phaseOfTask, portScanArgs } from '../core/nmap-args.js';
+import { parseNmapXml, readNmapStream, type NmapRun, type NmapStreamEvent } from '../core/nmap-xml.js';
+import { vendorForMac } from './oui.js';
+import {
+  ScanAbortedError,
+  type DiscoveredHost,
+  type DiscoveryRequest,
+  type PortScanRequest,
+  type ScanEngine,
+  type ScannedHost,
+} from './types.js';
+
+/** Output larger than this means something is badly wrong; nmap is stopped rather than eat memory. */
+const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;
+
+/** The installed nmap's version, or null when it cannot be run. */
+export function nmapVersion(binary = 'nmap'): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(binary, ['--version'], { timeout: 5000 }, (err, stdout) => {
+      if (err) return resolve(null);
+      resolve(/Nmap version (\S+)/.exec(stdout)?.[1] ?? null);
+    });
+  });
+}
+
+export class NmapEngine implements ScanEngine {
+  readonly name = 'nmap' as const;
+
+  constructor(private readonly binary = 'nmap') {}
+
+  async discover(request: DiscoveryRequest): Promise<DiscoveredHost[]> {
+    const args = discoveryArgs(request.cidr, request.exclude, request);
+    let found = 0;
+    const run = await this.run(args, null, request.signal, (event) => {
+      if (event.kind === 'host' && event.up) found++;
+      request.onProgress(
+        event.kind === 'host'
+          ? { phase: 'discovery', percent: -1, hostsFound: found, currentHost: event.ip }
+          : { phase: 'discovery', percent: event.percent, hostsFound: found, etaSeconds: event.remaining },
+      );
+    });
+    return run.hosts.map((h) => ({ ip: h.ip, mac: h.mac, vendor: h.vendor ?? (h.mac ? vendorForMac(h.mac) : null), hostname: h.hostname }));
+  }
+
+  async scanPorts(request: PortScanRequest): Promise<ScannedHost[]> {
+    if (request.hosts.length === 0) return [];
+    const args = portScanArgs(request);
+    let done = 0;
+    const run = await this.run(args, `${request.hosts.join('\n')}\n`, request.signal, (event) => {
+      if (event.kind === 'host') {
+        done++;
+        request.onProgress({ phase: 'services', percent: -1, hostsDone: done, hostsTotal: request.hosts.length, currentHost: event.ip });
+      } else {
+        request.onProgress({ phase: phaseOfTask(event.task), percent: event.percent, hostsDone: done, etaSeconds: event.remaining });
+      }
+    });
+    return run.hosts.map((h) => ({ ...h, vendor: h.vendor ?? (h.mac ? vendorForMac(h.mac) : null) }));
+  }
+
+  /**
+   * Spawns nmap in its own process group (so cancelling kills it and anything it started),
+   * streams progress from the XML on stdout, and parses the whole document at the end.
+   */
+  private run(
+    args: string[],
+    stdin: string | null,
+    signal: AbortSignal,
+    onEvent: (event: NmapStreamEvent) => void,
+  ): Promise<NmapRun> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(new ScanAbortedError());
+      const child = spawn(this.binary, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const chunks: string[] = [];
+      let size = 0;
+      let buffer = '';
+      let stderr = '';
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const kill = () => {
+        if (child.pid === undefined) return;
+        try {
+          process.kill(-child.pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+        setTimeout(() => {
+          try {
+            if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            /* already gone */
+          }
+        }, 2000).unref();
+      };
+      const onAbort = () => {
+        kill();
+        finish(() => reject(new ScanAbortedError()));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size > MAX_OUTPUT_BYTES) {
+          kill();
+          finish(() => reject(new Error('nmap produced more output than expected; stopped')));
+          return;
+        }
+        const { events, rest } = readNmapStream(buffer + chunk);
+        buffer = rest;
+        for (const event of events) onEvent(event);
+      });
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk: string) => {
+        if (stderr.length < 64 * 1024) stderr += chunk;
+      });
+      child.stdin.on('error', () => {
+        /* nmap may exit before reading stdin; the exit code tells the story */
+      });
+      child.stdin.end(stdin ?? '');
+      child.on('error', (err) => finish(() => reject(new Error(`could not run nmap: ${err.message}`))));
+      child.on('close', (code, sig) => {
+        if (settled) return;
+        const xml = chunks.join('');
+        if (code !== 0) {
+          finish(() => reject(new Error(`nmap failed (${sig ?? `exit code ${code}`}): ${firstLines(stderr) || 'no error output'}`)));
+          return;
+        }
+        try {
+          const run = parseNmapXml(xml);
+          if (run.exit === 'error') throw new Error(run.error ?? firstLines(stderr));
+          finish(() => resolve(run));
+        } catch (err) {
+          finish(() => reject(new Error(`nmap output could not be read: ${(err as Error).message}`)));
+        }
+      });
+    });
+  }
+}
+
+function firstLines(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, 3)
+    .join(' | ')
+    .slice(0, 500);
+}
+

@@ -1,0 +1,87 @@
+/** What every scan engine reports, and what it is asked to do. */
+
+export type ScanProfile = 'quick' | 'normal' | 'intensive';
+
+export interface ScannedPort {
+  port: number;
+  protocol: 'tcp' | 'udp';
+  /** nmap's states: open, closed, filtered, unfiltered, open|filtered, closed|filtered. */
+  state: string;
+  service: string | null;
+  product: string | null;
+  version: string | null;
+  extra_info: string | null;
+  cpe: string[];
+}
+
+export interface DiscoveredHost {
+  ip: string;
+  /** Upper-case colon form `AA:BB:CC:DD:EE:FF`, or null when the engine could not see it (not on the local segment). */
+  mac: string | null;
+  vendor: string | null;
+  hostname: string | null;
+}
+
+export interface ScannedHost extends DiscoveredHost {
+  os_name: string | null;
+  device_type: string | null;
+  /** Every port the engine reported individually (open, and filtered/closed where it lists them). */
+  ports: ScannedPort[];
+}
+
+export type ScanPhase = 'queued' | 'discovery' | 'ports' | 'services' | 'os' | 'saving' | 'done';
+
+/** Progress reported by an engine while it works; percent is within the current phase. */
+export interface EngineProgress {
+  phase: ScanPhase;
+  percent: number;
+  hostsTotal?: number;
+  hostsFound?: number;
+  hostsDone?: number;
+  currentHost?: string | null;
+  etaSeconds?: number | null;
+}
+
+export type ProgressListener = (progress: EngineProgress) => void;
+
+export interface DiscoveryRequest {
+  /** Canonical IPv4 CIDR (a single address is `/32`). */
+  cidr: string;
+  /** CIDR blocks never probed. */
+  exclude: string[];
+  privileged: boolean;
+  resolveHostnames: boolean;
+  hostTimeoutSeconds: number;
+  signal: AbortSignal;
+  onProgress: ProgressListener;
+}
+
+export interface PortScanRequest {
+  /** Live hosts only. */
+  hosts: string[];
+  profile: Exclude<ScanProfile, 'quick'>;
+  /** Canonical port list such as `1-1000` or `22,80,443`; intensive uses 1-65535. */
+  ports: string;
+  privileged: boolean;
+  osDetection: boolean;
+  resolveHostnames: boolean;
+  hostTimeoutSeconds: number;
+  signal: AbortSignal;
+  onProgress: ProgressListener;
+}
+
+export interface ScanEngine {
+  readonly name: 'nmap' | 'native';
+  /** Which hosts in the target answer, with MAC and vendor where visible. */
+  discover(request: DiscoveryRequest): Promise<DiscoveredHost[]>;
+  /** Port scan, then service/version detection on open ports, of hosts known to be live. */
+  scanPorts(request: PortScanRequest): Promise<ScannedHost[]>;
+}
+
+/** Thrown by an engine when its AbortSignal fires. */
+export class ScanAbortedError extends Error {
+  constructor(message = 'Scan cancelled') {
+    super(message);
+    this.name = 'ScanAbortedError';
+  }
+}

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseNmapXml, readNmapStream } from '../../src/core/nmap-xml.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/nmap/${name}`, import.meta.url), 'utf8');
+
+describe('parseNmapXml on recorded runs', () => {
+  it('maps a SYN + version scan of a loopback host', () => {
+    const run = parseNmapXml(fixture('loopback-ports.xml'));
+    expect(run.exit).toBe('success');
+    expect(run.hosts).toHaveLength(1);
+    const [host] = run.hosts;
+    expect(host.ip).toBe('127.0.0.5');
+    expect(host.mac).toBeNull();
+    const open = host.ports.filter((p) => p.state === 'open');
+    expect(open.map((p) => p.port)).toEqual([18521, 18522, 18555]);
+    expect(open.find((p) => p.port === 18522)).toEqual({
+      port: 18522,
+      protocol: 'tcp',
+      state: 'open',
+      service: 'ssh',
+      product: 'OpenSSH',
+      version: '8.9p1 Ubuntu 3ubuntu0.10',
+      extra_info: 'Ubuntu Linux; protocol 2.0',
+      cpe: ['cpe:/a:openbsd:openssh:8.9p1', 'cpe:/o:linux:linux_kernel'],
+    });
+    expect(open.find((p) => p.port === 18521)).toMatchObject({ service: 'ftp', product: 'vsftpd', version: '2.3.4', cpe: ['cpe:/a:vsftpd:vsftpd:2.3.4'] });
+  });
+
+  it('lists every live host of a discovery run', () => {
+    const run = parseNmapXml(fixture('loopback-discovery.xml'));
+    expect(run.hosts.map((h) => h.ip)).toEqual(['127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7']);
+    expect(run.hosts.every((h) => h.ports.length === 0)).toBe(true);
+  });
+
+  it('reads MAC, vendor, hostname, OS and TLS-wrapped services', () => {
+    const xml = `<?xml version="1.0"?><nmaprun scanner="nmap">
+      <host><status state="up" reason="arp-response"/>
+        <address addr="10.66.0.11" addrtype="ipv4"/><address addr="02:42:0a:42:00:0b" addrtype="mac" vendor="Acme"/>
+        <hostnames><hostname name="nas.lan" type="PTR"/></hostnames>
+        <ports><port protocol="tcp" portid="443"><state state="open"/><service name="http" tunnel="ssl" product="nginx" version="1.18.0"><cpe>cpe:/a:igor_sysoev:nginx:1.18.0</cpe></service></port>
+        <port protocol="tcp" portid="8081"><state state="filtered"/><service name="blackice-icecap" method="table"/></port></ports>
+        <os><osmatch name="Linux 4.15 - 5.8" accuracy="96"><osclass type="general purpose"/></osmatch><osmatch name="Linux 2.6" accuracy="90"/></os>
+      </host>
+      <host><status state="down"/><address addr="10.66.0.99" addrtype="ipv4"/></host>
+      <runstats><finished exit="success" elapsed="2.5"/></runstats></nmaprun>`;
+    const run = parseNmapXml(xml);
+    expect(run.down).toEqual(['10.66.0.99']);
+    expect(run.elapsedSeconds).toBe(2.5);
+    expect(run.hosts[0]).toMatchObject({
+      ip: '10.66.0.11',
+      mac: '02:42:0A:42:00:0B',
+      vendor: 'Acme',
+      hostname: 'nas.lan',
+      os_name: 'Linux 4.15 - 5.8',
+      device_type: 'general purpose',
+    });
+    expect(run.hosts[0].ports.map((p) => [p.port, p.state, p.service])).toEqual([
+      [443, 'open', 'https'],
+      [8081, 'filtered', 'blackice-icecap'],
+    ]);
+  });
+
+  it('rejects a document that is not an nmap run', () => {
+    expect(() => parseNmapXml('<html></html>')).toThrow(/nmaprun/);
+  });
+});
+
+describe('readNmapStream', () => {
+  it('emits progress and finished hosts from chunks split anywhere, each once', () => {
+    const xml = fixture('loopback-discovery.xml') + '<taskprogress task="SYN Stealth Scan" time="1" percent="42.50" remaining="12" etc="2"/>';
+    for (const size of [1, 7, 64, 100_000]) {
+      let rest = '';
+      const events = [];
+      for (let i = 0; i < xml.length; i += size) {
+        const read = readNmapStream(rest + xml.slice(i, i + size));
+        rest = read.rest;
+        events.push(...read.events);
+      }
+      expect(events.filter((e) => e.kind === 'host').map((e) => (e.kind === 'host' ? e.ip : ''))).toEqual([
+        '127.0.0.4',
+        '127.0.0.5',
+        '127.0.0.6',
+        '127.0.0.7',
+      ]);
+      expect(events.filter((e) => e.kind === 'task')).toEqual([{ kind: 'task', task: 'SYN Stealth Scan', percent: 42.5, remaining: 12 }]);
+    }
+  });
+});

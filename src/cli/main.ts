@@ -1,13 +1,28 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
+import { EXIT_USAGE } from './common.js';
+import { registerDbCommands } from './db.js';
+import { registerKeyCommands } from './keys.js';
 import { registerServeCommand } from './serve.js';
+import { registerUserCommands } from './user.js';
 
 const program = new Command()
   .name('netwarden')
   .description('Self-hosted network scanning service')
   .version(VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Set before the commands are added so they inherit it: usage errors exit with status 2.
+  .exitOverride();
 
 registerServeCommand(program);
+registerUserCommands(program);
+registerKeyCommands(program);
+registerDbCommands(program);
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  // Commander has already printed its message (or the help / version text).
+  if (!(err instanceof CommanderError)) throw err;
+  process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
+}

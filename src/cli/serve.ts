@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { ConfigError, loadServerConfig } from '../config/environment.js';
-import { createLogger, handleShutdown, startServer } from '../server.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -23,6 +22,8 @@ export function registerServeCommand(program: Command): void {
         }
         throw err;
       }
+      // Loaded here, not at the top: the other commands start faster without the HTTP stack.
+      const { createLogger, handleShutdown, startServer } = await import('../server.js');
       const logger = createLogger(config.logLevel);
       try {
         const server = await startServer(config, logger);

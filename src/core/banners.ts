@@ -73,7 +73,7 @@ export function wellKnownService(port: number): string | null {
 
 /** Ports where a client speaks first with HTTP: send the request at once instead of waiting. */
 export const HTTP_PORTS: ReadonlySet<number> = new Set([
-  80, 81, 591, 2375, 3000, 4443, 5000, 5601, 5985, 5986, 7001, 8000, 8008, 8009, 8080, 8081, 8088, 8090, 8181,
+  80, 81, 443, 591, 2375, 3000, 4443, 5000, 5601, 5985, 5986, 7001, 8000, 8008, 8009, 8080, 8081, 8088, 8090, 8181,
   8443, 8888, 9000, 9090, 9200, 9443, 10443,
 ]);
 
@@ -426,7 +426,7 @@ const SERVER_BY_TOKEN = new Map(SERVER_RULES.map((r) => [r.token, r]));
  */
 export function parseServerHeader(value: string): Omit<ServiceInfo, 'service'> {
   const text = clean(value).slice(0, 300);
-  if (text === '') return { ...EMPTY };
+  if (text === '') return { product: null, version: null, extra_info: null, cpe: [] };
   // Jetty's `Jetty(9.4.44.v20210927)` form.
   const jetty = /^Jetty\(([\w.-]+)\)/i.exec(text);
   if (jetty) return { product: 'Jetty', version: jetty[1], extra_info: null, cpe: [cpeOf('mortbay:jetty', jetty[1])] };
@@ -495,6 +495,7 @@ export function parseGreeting(bytes: Uint8Array, port: number): ServiceInfo | nu
   const text = bytesToText(bytes.subarray(0, 8192));
   const ssh = parseSshBanner(text);
   if (ssh) return ssh;
+  if (/^500 OOPS: /.test(text)) return parseFtpBanner(text);
   if (/^(?:220|421|554)[ -]/.test(text)) {
     // FTP and SMTP both greet with 220; the text usually says which, the port decides otherwise.
     const smtpPort = [25, 465, 587, 2525].includes(port);
@@ -536,8 +537,7 @@ export function identifyService(evidence: ServiceEvidence): ServiceInfo {
   let info: ServiceInfo | null = null;
   if (evidence.greeting && evidence.greeting.length > 0) info = parseGreeting(evidence.greeting, evidence.port);
   if ((!info || info.product === null) && evidence.response && evidence.response.length > 0) {
-    const text = bytesToText(evidence.response.subarray(0, 16384));
-    const fromResponse = parseHttpResponse(text) ?? parseMiscGreeting(text, evidence.response);
+    const fromResponse = parseGreeting(evidence.response, evidence.port);
     if (fromResponse && (!info || fromResponse.service === info.service || info.service === null)) info = fromResponse;
   }
   const recognised = info !== null && info.service !== null;

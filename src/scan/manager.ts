@@ -8,6 +8,7 @@ import { InventoryWriter } from '../store/inventory.js';
 import type { ScanProgress } from '../store/scans.js';
 import type { ScanRow } from '../store/schema.js';
 import { EngineSelector } from './engines.js';
+import { ScanEvaluator } from './evaluate.js';
 import { ScanRequestError } from './errors.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
@@ -44,8 +45,7 @@ export class ScanManager {
   private running: RunningScan | null = null;
   private readonly inventory: InventoryWriter;
   readonly engines: EngineSelector;
-  /** Runs after results are stored, before the scan is marked completed (risk, CVEs, changes). */
-  afterScan: ((scan: ScanRow, seenDeviceIds: number[]) => Promise<void>) | null = null;
+  private readonly evaluator: ScanEvaluator;
 
   constructor(
     private readonly store: Store,
@@ -54,6 +54,7 @@ export class ScanManager {
   ) {
     this.inventory = new InventoryWriter(store.db, () => store.touch());
     this.engines = engines ?? new EngineSelector();
+    this.evaluator = new ScanEvaluator(store);
   }
 
   /** Validates and starts a scan; resolves once it is recorded as running. */
@@ -173,12 +174,13 @@ export class ScanManager {
       await this.inventory.markUnseenOffline({ low: base, high: base + network.size - 1 }, seen.map((s) => s.deviceId));
       onProgress({ phase: 'discovery', percent: 100, hostsFound: live.length, hostsDone: request.profile === 'quick' ? live.length : 0 });
 
+      const configured = parsePortRanges(settings.scanning.port_range);
+      const scannedPorts = request.profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
       if (request.profile !== 'quick' && live.length > 0) {
-        const ports = parsePortRanges(settings.scanning.port_range);
         const results = await engine.scanPorts({
           hosts: live.map((h) => h.ip),
           profile: request.profile,
-          ports: ports.ok ? formatPortRanges(ports.value) : '1-1000',
+          ports: formatPortRanges(scannedPorts),
           osDetection: settings.scanning.os_detection,
           ...common,
         });
@@ -198,7 +200,7 @@ export class ScanManager {
       if (signal.aborted) throw new ScanAbortedError();
       onProgress({ phase: 'saving', percent: 50 });
       const seenIds = seen.map((s) => s.deviceId);
-      if (this.afterScan) await this.afterScan(scan, seenIds);
+      await this.evaluator.evaluate({ scan, seenDeviceIds: seenIds, portsScanned: request.profile !== 'quick', portList: scannedPorts });
       await this.inventory.recordSnapshots(scan.id, seenIds);
       const progress = running.progress.update({ phase: 'done', percent: 100 });
       const completedAt = nowIso();

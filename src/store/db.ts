@@ -103,10 +103,23 @@ export interface MigrationReport {
 }
 
 export async function migrateToLatest(handle: DatabaseHandle): Promise<MigrationReport> {
-  const migrator = new Migrator({ db: handle.db, provider: migrationProvider(handle.dialect) });
+  // Kysely looks for its migration tables in every schema it can see unless told which one: a
+  // kysely_migration table in another schema of the same database (another app, another test run)
+  // would make it skip creating its own and fail. Pin them to the schema the tables go to.
+  const migrationTableSchema = handle.dialect === 'postgres' ? await currentSchema(handle) : undefined;
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: migrationProvider(handle.dialect),
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+}
+
+async function currentSchema(handle: DatabaseHandle): Promise<string | undefined> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(handle.db);
+  return rows[0]?.schema ?? undefined;
 }
 
 /** Cheap round trip used by the health probe. */

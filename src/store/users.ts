@@ -29,19 +29,29 @@ export class UserStore {
 
   /**
    * Creates the first user only while no user exists. Returns undefined when one already does;
-   * the check and the insert share a transaction so two concurrent set-ups cannot both win.
+   * the check and the insert share a serializable transaction so two concurrent set-ups cannot
+   * both win (PostgreSQL's default isolation would let both see an empty table).
    */
   async createFirst(username: string, passwordHash: string): Promise<UserRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const existing = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
-      if (existing) return undefined;
-      const now = nowIso();
-      return trx
-        .insertInto('users')
-        .values({ username, password_hash: passwordHash, created_at: now, password_changed_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    });
+    try {
+      return await this.db
+        .transaction()
+        .setIsolationLevel('serializable')
+        .execute(async (trx) => {
+          const existing = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
+          if (existing) return undefined;
+          const now = nowIso();
+          return trx
+            .insertInto('users')
+            .values({ username, password_hash: passwordHash, created_at: now, password_changed_at: now })
+            .returningAll()
+            .executeTakeFirstOrThrow();
+        });
+    } catch (err) {
+      // PostgreSQL: a concurrent set-up committed first (serialization failure or the same username).
+      if (['40001', '23505'].includes((err as { code?: string }).code ?? '')) return undefined;
+      throw err;
+    }
   }
 
   async setPassword(id: number, passwordHash: string): Promise<void> {

@@ -1,0 +1,452 @@
+#!/usr/bin/env node
+// HTTP benchmark of Netwarden: autocannon (this process) against the real app (a child process,
+// bench/server-child.mjs) on SQLite and, when a PostgreSQL URL is given, on PostgreSQL; plus a bare
+// Fastify route as the ceiling. Everything listens on 127.0.0.1 only.
+//
+//   npm run bench                       SQLite only
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench
+//
+// Environment (all optional):
+//   BENCH_DURATION      measured seconds per target (10)     BENCH_WARMUP      warm-up seconds (2)
+//   BENCH_CONNECTIONS   autocannon connections (10)          BENCH_PIPELINING  requests in flight per connection (1)
+//   BENCH_DEVICES       devices inserted (10000)             BENCH_STORES      comma list: sqlite,postgres
+//   BENCH_DATABASE_URL  PostgreSQL server (else TEST_DATABASE_URL; neither: SQLite only)
+//   BENCH_TARGETS       order/subset of health,devices,stats (all three; stats is required)
+//   BENCH_SKIP_BUILD=1  use dist/ as it is, even when older than src/
+//
+// Results: bench/results/http.json and bench/results/http.md. Exit status 1 when any response was not
+// 2xx, a request errored or timed out, or a sanity check failed.
+import { execFileSync, fork } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, existsSync, openSync, closeSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const resultsDir = join(here, 'results');
+
+const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return n;
+};
+
+const settings = {
+  duration: num('BENCH_DURATION', 10),
+  warmup: num('BENCH_WARMUP', 2),
+  connections: num('BENCH_CONNECTIONS', 10),
+  pipelining: num('BENCH_PIPELINING', 1),
+  devices: num('BENCH_DEVICES', 10_000),
+  seed: 20240601,
+};
+const pgUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || '';
+const storeFilter = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',').map((s) => s.trim());
+
+const ALL_TARGETS = [
+  { name: 'health', path: '/health', label: 'GET /health' },
+  { name: 'devices', path: '/api/devices', label: 'GET /api/devices (page of 100)' },
+  { name: 'stats', path: '/api/stats', label: 'GET /api/stats' },
+];
+// BENCH_TARGETS reorders or narrows the targets (e.g. "stats,health"); the summary needs stats.
+const TARGETS = (process.env.BENCH_TARGETS ?? 'health,devices,stats').split(',').map((name) => {
+  const target = ALL_TARGETS.find((t) => t.name === name.trim());
+  if (!target) throw new Error(`BENCH_TARGETS: unknown target ${JSON.stringify(name)}; use ${ALL_TARGETS.map((t) => t.name).join(', ')}`);
+  return target;
+});
+if (!TARGETS.some((t) => t.name === 'stats')) throw new Error('BENCH_TARGETS must include stats: the summary compares it with the bare route');
+
+const failures = [];
+/** Run on Ctrl-C too: drop the PostgreSQL schema, remove the temporary directory. */
+const cleanups = new Set();
+process.once('SIGINT', async () => {
+  console.error('\n[bench] interrupted: cleaning up');
+  for (const cleanup of cleanups) await cleanup().catch(() => {});
+  process.exit(130);
+});
+const log = (...args) => console.error('[bench]', ...args);
+
+// ---------------------------------------------------------------------------------------------
+// dist/
+
+function newestMtime(dir, filter) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
+    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function ensureBuilt() {
+  const marker = join(root, 'dist', 'api', 'app.js');
+  const missing = !existsSync(marker) || !existsSync(join(root, 'dist', 'server.js'));
+  const stale = !missing && newestMtime(join(root, 'src'), (n) => n.endsWith('.ts')) > statSync(marker).mtimeMs;
+  if (!missing && (!stale || process.env.BENCH_SKIP_BUILD === '1')) {
+    if (stale) log('warning: dist/ is older than src/ (BENCH_SKIP_BUILD=1: using it anyway)');
+    return;
+  }
+  log(missing ? 'dist/ is missing: building (npm run build)' : 'dist/ is older than src/: rebuilding (npm run build)');
+  try {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  } catch {
+    console.error('\nThe build failed. Fix the errors above and run `npm run build` (or set BENCH_SKIP_BUILD=1 to use dist/ as it is).');
+    process.exit(1);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child server
+
+/** Starts bench/server-child.mjs and resolves once it listens. Its stdout (the app's log) goes to `logFile`. */
+function startChild(config, logFile) {
+  const fd = openSync(logFile, 'a');
+  const child = fork(join(here, 'server-child.mjs'), [], {
+    cwd: root,
+    env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config), NODE_ENV: 'production' },
+    stdio: ['ignore', fd, 'inherit', 'ipc'],
+    // Only lets the child run one full collection after seeding; it changes nothing else.
+    execArgv: ['--expose-gc'],
+  });
+  closeSync(fd);
+  const waiters = new Map();
+  child.on('message', (m) => {
+    const w = waiters.get(m?.type);
+    if (w) {
+      waiters.delete(m.type);
+      w.resolve(m);
+    }
+  });
+  child.on('exit', (code, signal) => {
+    for (const w of waiters.values()) w.reject(new Error(`server child exited (code ${code}, signal ${signal})`));
+    waiters.clear();
+  });
+  const waitFor = (type, timeoutMs = 600_000) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server child: no '${type}' within ${timeoutMs} ms`)), timeoutMs);
+      waiters.set(type, {
+        resolve: (m) => (clearTimeout(timer), resolve(m)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+    });
+  const handle = {
+    child,
+    ready: Promise.race([
+      waitFor('ready'),
+      waitFor('error').then((m) => {
+        throw new Error(`server child failed:\n${m.message}`);
+      }),
+    ]),
+    async memory() {
+      const reply = waitFor('rss', 10_000);
+      child.send({ type: 'rss' });
+      return reply;
+    },
+    /** The child's CPU time so far (user + system), microseconds. */
+    async cpu() {
+      const reply = waitFor('cpu', 10_000);
+      child.send({ type: 'cpu' });
+      const m = await reply;
+      return m.user + m.system;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return null;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const reply = waitFor('stopped', 15_000).catch(() => null);
+      child.send({ type: 'stop' });
+      const stopped = await reply;
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+      return stopped;
+    },
+  };
+  handle.ready.catch(() => {});
+  return handle;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+function cannon(url, headers, duration) {
+  return autocannon({
+    url,
+    headers,
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    duration,
+  });
+}
+
+/**
+ * A warm-up run (discarded), then the measured run. Also records the server process's CPU time per
+ * request over the measured run: unlike requests/s it hardly depends on what else the machine runs.
+ */
+async function measure(label, url, headers, server) {
+  const warm = await cannon(url, headers, settings.warmup);
+  const cpuBefore = await server.cpu();
+  const r = await cannon(url, headers, settings.duration);
+  const cpuAfter = await server.cpu();
+  const errors = r.errors + r.timeouts + r.non2xx + warm.errors + warm.timeouts + warm.non2xx;
+  const result = {
+    rps: Math.round(r.requests.mean),
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    mean_ms: r.latency.average,
+    max_ms: r.latency.max,
+    requests: r.requests.total,
+    server_cpu_us_per_request: Math.round((cpuAfter - cpuBefore) / Math.max(1, r.requests.total)),
+    throughput_mb_s: Math.round((r.throughput.mean / 1024 / 1024) * 100) / 100,
+    non_2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    warmup: { requests: warm.requests.total, non_2xx: warm.non2xx, errors: warm.errors, timeouts: warm.timeouts },
+  };
+  log(
+    `  ${label.padEnd(40)} ${String(result.rps).padStart(6)} req/s   p50 ${result.p50_ms} ms   p99 ${result.p99_ms} ms   ` +
+      `server CPU ${result.server_cpu_us_per_request} µs/req   non-2xx/errors ${errors}`,
+  );
+  if (errors > 0) {
+    failures.push(
+      `${label}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts (warm-up: ${warm.non2xx} non-2xx, ${warm.errors} errors, ${warm.timeouts} timeouts)`,
+    );
+  }
+  return result;
+}
+
+async function check(what, condition, detail) {
+  if (!condition) {
+    failures.push(`sanity check failed: ${what}${detail ? ` (${detail})` : ''}`);
+    log(`  FAILED: ${what}${detail ? ` (${detail})` : ''}`);
+  }
+}
+
+/** One request per target before loading it: right status, right shape, and auth really enforced. */
+async function sanityChecks(base, key) {
+  const auth = { 'X-API-Key': key };
+  const health = await fetch(`${base}/health`);
+  const healthBody = await health.json();
+  await check('GET /health answers 200 healthy', health.status === 200 && healthBody.status === 'healthy', `${health.status} ${JSON.stringify(healthBody)}`);
+
+  const devices = await fetch(`${base}/api/devices`, { headers: auth });
+  const list = await devices.json();
+  await check('GET /api/devices answers 200 with a page of 100', devices.status === 200 && Array.isArray(list) && list.length === Math.min(100, settings.devices), `${devices.status}, ${Array.isArray(list) ? list.length : typeof list} items`);
+  await check(
+    `X-Total-Count is ${settings.devices}`,
+    Number(devices.headers.get('x-total-count')) === settings.devices,
+    `got ${devices.headers.get('x-total-count')}`,
+  );
+
+  const stats = await fetch(`${base}/api/stats`, { headers: auth });
+  const statsBody = await stats.json();
+  await check(`GET /api/stats answers 200 with total_devices ${settings.devices}`, stats.status === 200 && statsBody.total_devices === settings.devices, `${stats.status} ${JSON.stringify(statsBody)}`);
+
+  const anonymous = await fetch(`${base}/api/stats`);
+  await check('GET /api/stats without a key answers 401', anonymous.status === 401, `${anonymous.status}`);
+  return { sample_stats: statsBody, first_device: list[0] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+async function runBare(tmp) {
+  log('bare Fastify route (the ceiling)');
+  const server = startChild({ mode: 'bare' }, join(tmp, 'bare.log'));
+  try {
+    const ready = await server.ready;
+    const base = `http://127.0.0.1:${ready.port}`;
+    const res = await fetch(`${base}/bare`);
+    await check('GET /bare answers 200', res.status === 200, `${res.status}`);
+    const bare = await measure('GET /bare', `${base}/bare`, {}, server);
+    const mem = await server.memory();
+    return { target: bare, memory: { peak_rss_mb: mem.maxRssMB, vm_hwm_mb: mem.vmHwmMB, rss_at_end_mb: mem.rssMB } };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function runStore(kind, tmp) {
+  let config;
+  let cleanup = async () => {};
+  if (kind === 'sqlite') {
+    config = { mode: 'app', url: join(tmp, 'sqlite', 'netwarden.db'), devices: settings.devices, seed: settings.seed };
+  } else {
+    const { ensurePgSchema, dropPgSchema } = await import(new URL('../dist/store/db.js', import.meta.url));
+    const pgSchema = `bench_${process.pid}_${Date.now().toString(36)}`;
+    await ensurePgSchema(pgUrl, pgSchema);
+    cleanup = () => dropPgSchema(pgUrl, pgSchema);
+    cleanups.add(cleanup);
+    config = { mode: 'app', url: pgUrl, pgSchema, devices: settings.devices, seed: settings.seed };
+  }
+  const logFile = join(tmp, `${kind}.log`);
+  log(`${kind}: seeding ${settings.devices} devices and starting the app`);
+  const server = startChild(config, logFile);
+  try {
+    const ready = await server.ready;
+    log(`  seeded ${ready.seeded.devices} devices and ${ready.seeded.ports} ports in ${ready.seeded.ms} ms on ${ready.database}`);
+    const base = `http://127.0.0.1:${ready.port}`;
+    const sample = await sanityChecks(base, ready.key);
+    // Warm every target up once before measuring any, so the first one measured is not the one
+    // that pays for a cold JIT, a growing connection pool or a database still settling after the load.
+    for (const t of TARGETS) await cannon(`${base}${t.path}`, { 'X-API-Key': ready.key }, settings.warmup);
+    const targets = {};
+    for (const t of TARGETS) {
+      targets[t.name] = await measure(`${kind} ${t.label}`, `${base}${t.path}`, { 'X-API-Key': ready.key }, server);
+    }
+    const mem = await server.memory();
+    const stopped = await server.stop();
+    const logBytes = statSync(logFile).size;
+    return {
+      database: ready.database,
+      seeding: ready.seeded,
+      targets,
+      memory: {
+        rss_after_seed_mb: ready.afterSeed.rssMB,
+        peak_rss_after_seed_mb: ready.afterSeed.maxRssMB,
+        peak_rss_mb: (stopped ?? mem).maxRssMB,
+        vm_hwm_mb: (stopped ?? mem).vmHwmMB,
+        rss_at_end_mb: mem.rssMB,
+      },
+      log: { destination: 'file (child stdout)', bytes: logBytes },
+      sample,
+    };
+  } finally {
+    await server.stop();
+    await cleanup();
+    cleanups.delete(cleanup);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu_model: cpus[0]?.model ?? 'unknown',
+    cpu_count: cpus.length,
+    total_memory_gb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    date: new Date().toISOString(),
+    load_average_at_start: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+function markdown(results) {
+  const m = results.machine;
+  const s = results.settings;
+  const lines = [
+    '# HTTP benchmark',
+    '',
+    `${m.date} · ${m.cpu_count} × ${m.cpu_model} · ${m.total_memory_gb} GB · ${m.os} · Node ${m.node} · ` +
+      `load average ${m.load_average_at_start.join(' ')} at the start, ${m.load_average_at_end.join(' ')} at the end`,
+    '',
+    `autocannon ${s.connections} connections, pipelining ${s.pipelining}; every target warmed up once, then per target ${s.warmup} s warm-up and ${s.duration} s measured; ` +
+      `${s.devices} devices. Server in a child process, autocannon in the parent, both on 127.0.0.1 and sharing the machine's cores. ` +
+      `The app logs with the production logger (\`createLogger('info')\`, one line per request) to a file.`,
+    '',
+    '| Store | Target | req/s | p50 ms | p99 ms | mean ms | server CPU µs/req | non-2xx / errors |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const row = (store, label, t) =>
+    lines.push(
+      `| ${store} | ${label} | ${t.rps} | ${t.p50_ms} | ${t.p99_ms} | ${t.mean_ms} | ${t.server_cpu_us_per_request} | ${t.non_2xx + t.errors + t.timeouts} |`,
+    );
+  row('—', 'bare Fastify `GET /bare`', results.bare.target);
+  for (const [store, r] of Object.entries(results.stores)) {
+    for (const t of TARGETS) row(store, `\`${t.label}\`${t.name === 'health' ? '' : ' + API key'}`, r.targets[t.name]);
+  }
+  lines.push('', '## Authenticated `GET /api/stats` against the bare route (aim ≥ 0.5)', '', '| Store | stats req/s | bare req/s | ratio | aim met | CPU-time ratio |', '|---|---:|---:|---:|---|---:|');
+  for (const [store, r] of Object.entries(results.ratios)) {
+    lines.push(`| ${store} | ${r.stats_rps} | ${r.bare_rps} | ${r.stats_over_bare} | ${r.aim_met ? 'yes' : 'no'} | ${r.cpu_time_ratio} |`);
+  }
+  lines.push(
+    '',
+    'CPU-time ratio: the bare server\'s CPU time per request divided by Netwarden\'s for `GET /api/stats`, the ' +
+      'ratio the throughputs would have if the server process alone limited them. Latencies are whole milliseconds ' +
+      '(autocannon\'s histogram), so 0 means under 1 ms.',
+  );
+  lines.push('', '## Memory (server process)', '', '| Process | RSS after seeding MB | peak RSS MB |', '|---|---:|---:|');
+  lines.push(`| bare Fastify | — | ${results.bare.memory.peak_rss_mb} |`);
+  for (const [store, r] of Object.entries(results.stores)) {
+    lines.push(`| Netwarden on ${store} | ${r.memory.rss_after_seed_mb} | ${r.memory.peak_rss_mb} |`);
+  }
+  lines.push('', 'Seeding (one transaction, multi-row inserts through `store.db`):', '');
+  for (const [store, r] of Object.entries(results.stores)) {
+    lines.push(`- ${store}: ${r.seeding.devices} devices, ${r.seeding.ports} open ports in ${r.seeding.ms} ms (${r.database})`);
+  }
+  lines.push('', results.ok ? 'Every response was 2xx.' : `**FAILED:**\n\n${results.failures.map((f) => `- ${f}`).join('\n')}`, '');
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  ensureBuilt();
+  const stores = [];
+  if (storeFilter.includes('sqlite')) stores.push('sqlite');
+  if (storeFilter.includes('postgres')) {
+    if (pgUrl) stores.push('postgres');
+    else log('PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to include it');
+  }
+  const [load1] = os.loadavg();
+  if (load1 > os.cpus().length * 0.25) {
+    log(`warning: load average ${load1.toFixed(2)} on ${os.cpus().length} CPUs: other work is running, so the numbers will be low and noisy`);
+  }
+  const tmp = mkdtempSync(join(os.tmpdir(), 'netwarden-bench-'));
+  cleanups.add(async () => rmSync(tmp, { recursive: true, force: true }));
+  const results = {
+    machine: machine(),
+    settings: { ...settings, pipelining: settings.pipelining, logging: "createLogger('info') (production logger) writing to a file" },
+    bare: null,
+    stores: {},
+    ratios: {},
+    ok: false,
+    failures,
+  };
+  try {
+    results.bare = await runBare(tmp);
+    for (const kind of stores) results.stores[kind] = await runStore(kind, tmp);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  for (const [kind, r] of Object.entries(results.stores)) {
+    const ratio = r.targets.stats.rps / results.bare.target.rps;
+    results.ratios[kind] = {
+      stats_rps: r.targets.stats.rps,
+      bare_rps: results.bare.target.rps,
+      stats_over_bare: Math.round(ratio * 100) / 100,
+      aim: 0.5,
+      aim_met: ratio >= 0.5,
+      health_over_bare: r.targets.health ? Math.round((r.targets.health.rps / results.bare.target.rps) * 100) / 100 : null,
+      devices_over_bare: r.targets.devices ? Math.round((r.targets.devices.rps / results.bare.target.rps) * 100) / 100 : null,
+      cpu_time_ratio:
+        Math.round((results.bare.target.server_cpu_us_per_request / Math.max(1, r.targets.stats.server_cpu_us_per_request)) * 100) / 100,
+    };
+  }
+  results.machine.load_average_at_end = os.loadavg().map((l) => Math.round(l * 100) / 100);
+  results.ok = failures.length === 0;
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'http.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const md = markdown(results);
+  writeFileSync(join(resultsDir, 'http.md'), md);
+  console.log(md);
+  log(`wrote ${join('bench', 'results', 'http.json')} and ${join('bench', 'results', 'http.md')}`);
+  if (failures.length) {
+    console.error(`\nBENCHMARK FAILED:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
+    process.exit(1);
+  }
+}
+
+main().catch((err) => {
+  console.error(err?.stack ?? err);
+  process.exit(1);
+});

@@ -1,0 +1,187 @@
+/**
+ * What the datastore commands share: loading the deployment configuration exactly as `serve`
+ * does, opening the store, reporting user errors without stack traces, and reading passwords.
+ */
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { ConfigError, loadServerConfig, type ServerConfig } from '../config/environment.js';
+import { isPostgresUrl } from '../store/db.js';
+import { openStore, type Store } from '../store/index.js';
+
+/** Exit status for bad arguments or values (the usage was wrong). */
+export const EXIT_USAGE = 2;
+/** Exit status for a command that was well formed but could not be carried out. */
+export const EXIT_FAILURE = 1;
+
+/** An error meant for the operator: printed as one line, never with a stack trace. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT_FAILURE,
+  ) {
+    super(message);
+  }
+}
+
+export function usageError(message: string): CliError {
+  return new CliError(message, EXIT_USAGE);
+}
+
+/** The actor recorded in the audit log for everything done from the command line. */
+export const CLI_ACTOR = { actor: 'cli', actorType: 'system' } as const;
+
+/** Reads the deployment configuration (environment, config file) the same way `serve` does. */
+export function loadConfig(): ServerConfig {
+  try {
+    return loadServerConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(err.message);
+    throw err;
+  }
+}
+
+/** Describes where the data lives without credentials, for messages. */
+export function describeDatabase(url: string): string {
+  if (!isPostgresUrl(url)) return url;
+  try {
+    const u = new URL(url);
+    return `postgres://${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://…';
+  }
+}
+
+/** Opens (and migrates) the configured datastore, runs `fn`, and always closes the store. */
+export async function withStore<T>(fn: (store: Store, config: ServerConfig) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  let store: Store;
+  try {
+    store = await openStore({ url: config.databaseUrl, poolSize: 2 });
+  } catch (err) {
+    throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
+  }
+  try {
+    return await fn(store, config);
+  } finally {
+    await store.close().catch(() => {});
+  }
+}
+
+export function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/**
+ * Wraps a command action: a CliError (or any other error) becomes one line on stderr and an exit
+ * status; the process then ends by itself once the store is closed, so output is never cut short.
+ */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      if (err instanceof CliError) {
+        process.stderr.write(`netwarden: ${err.message}\n`);
+        process.exitCode = err.exitCode;
+      } else {
+        process.stderr.write(`netwarden: unexpected error: ${messageOf(err)}\n`);
+        process.exitCode = EXIT_FAILURE;
+      }
+    }
+  };
+}
+
+/** Parses a strictly positive integer argument such as a key id or a number of days. */
+export function positiveInteger(value: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? 'a positive whole number' : `a whole number from 1 to ${max}`;
+    throw usageError(`${what} must be ${range}, not '${printable(value)}'`);
+  }
+  return n;
+}
+
+/** Makes a value safe to print on a terminal: control characters become `?`. */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+export interface PasswordOptions {
+  passwordStdin?: boolean;
+}
+
+/**
+ * The new password for `user create` / `user reset-password`: one line of standard input with
+ * --password-stdin, else NETWARDEN_PASSWORD, else a hidden prompt (twice) when stdin is a terminal.
+ */
+export async function readNewPassword(options: PasswordOptions): Promise<string> {
+  if (options.passwordStdin) {
+    const line = await readLine(process.stdin);
+    if (line === null || line === '') throw usageError('--password-stdin: no password on standard input');
+    return line;
+  }
+  const fromEnv = process.env.NETWARDEN_PASSWORD;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  if (process.stdin.isTTY) {
+    const first = await promptHidden('New password: ');
+    const second = await promptHidden('Repeat the password: ');
+    if (first !== second) throw usageError('the two passwords differ');
+    return first;
+  }
+  throw usageError('no password given: use --password-stdin, set NETWARDEN_PASSWORD, or run the command in a terminal to be prompted');
+}
+
+/** The first line of a stream (without its line ending), or null at end of input with nothing read. */
+function readLine(input: NodeJS.ReadableStream): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input, terminal: false, crlfDelay: Infinity });
+    let done = false;
+    rl.once('line', (line) => {
+      done = true;
+      rl.close();
+      resolve(line);
+    });
+    rl.once('close', () => {
+      if (!done) resolve(null);
+    });
+    input.once('error', reject);
+  });
+}
+
+/** Prompts on stderr and reads a line from the terminal without echoing it. */
+function promptHidden(prompt: string): Promise<string> {
+  let muted = false;
+  // readline echoes what is typed to its output; this output swallows it while muted.
+  const output = new Writable({
+    write(chunk, encoding, callback) {
+      if (!muted) process.stderr.write(chunk, encoding);
+      callback();
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: process.stdin, output, terminal: true });
+    let answered = false;
+    rl.on('SIGINT', () => {
+      answered = true;
+      muted = false;
+      process.stderr.write('\n');
+      rl.close();
+      reject(new CliError('cancelled', 130));
+    });
+    rl.on('close', () => {
+      if (answered) return;
+      process.stderr.write('\n');
+      reject(new CliError('cancelled: no password entered'));
+    });
+    rl.question(prompt, (answer) => {
+      answered = true;
+      muted = false;
+      process.stderr.write('\n');
+      rl.close();
+      resolve(answer);
+    });
+    muted = true;
+  });
+}

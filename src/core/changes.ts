@@ -1,0 +1,200 @@
+/**
+ * Change detection between a scan and its baseline. Pure: the shell loads the baseline
+ * snapshots and the current state, and stores what this returns.
+ *
+ * Severity rules (documented in docs/changes.md):
+ * - device_added: medium for a device not marked trusted; low when trusted. Raised to the worst
+ *   risk severity of its open ports when that is higher.
+ * - device_removed: low (info for a trusted device).
+ * - port_opened: the severity of the risk rule the port matches (a risky port opening is as
+ *   serious as the risk itself), else low.
+ * - port_closed: info.
+ * - service_changed: medium when different software now answers (service or product changed),
+ *   low when only the version changed.
+ */
+
+export type ChangeSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+export type ChangeKind = 'device_added' | 'device_removed' | 'port_opened' | 'port_closed' | 'service_changed';
+
+export interface PortState {
+  port: number;
+  protocol: string;
+  state: string;
+  service: string | null;
+  product: string | null;
+  version: string | null;
+}
+
+export interface DeviceState {
+  deviceId: number;
+  ip: string;
+  mac: string | null;
+  label?: string | null;
+  vendor?: string | null;
+  trusted: boolean;
+  ports: PortState[];
+}
+
+export interface ChangeDraft {
+  change_type: ChangeKind;
+  severity: ChangeSeverity;
+  device_id: number;
+  device_ip: string;
+  device_mac: string | null;
+  port: number | null;
+  protocol: string | null;
+  old_value: string | null;
+  new_value: string | null;
+  description: string;
+}
+
+export interface DetectOptions {
+  /** Devices as the baseline scan saw them; null when there is no baseline (first scan of the target). */
+  baseline: DeviceState[] | null;
+  /** Devices this scan saw, with their ports after the scan. */
+  current: DeviceState[];
+  /** False for discovery-only (quick) scans: ports were not scanned, so no port changes are reported. */
+  portsScanned: boolean;
+  /** Whether a port was inside this scan's port list (a port outside it cannot have closed). */
+  portInScope: (port: number, protocol: string) => boolean;
+  /** Severity of the risk rule an open port matches, or null when it matches none. */
+  portRisk: (port: PortState) => Exclude<ChangeSeverity, 'info'> | null;
+}
+
+const RANK: Record<ChangeSeverity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+export function worse(a: ChangeSeverity, b: ChangeSeverity): ChangeSeverity {
+  return RANK[a] >= RANK[b] ? a : b;
+}
+
+export function detectChanges(options: DetectOptions): ChangeDraft[] {
+  const { baseline, current } = options;
+  if (!baseline) return [];
+  const before = new Map(baseline.map((d) => [d.deviceId, d]));
+  const after = new Map(current.map((d) => [d.deviceId, d]));
+  const changes: ChangeDraft[] = [];
+
+  for (const device of current) {
+    const previous = before.get(device.deviceId);
+    if (!previous) {
+      changes.push(deviceAdded(device, options));
+      continue;
+    }
+    if (options.portsScanned) changes.push(...portChanges(previous, device, options));
+  }
+  for (const device of baseline) {
+    if (!after.has(device.deviceId)) changes.push(deviceRemoved(device));
+  }
+  return changes;
+}
+
+function deviceAdded(device: DeviceState, options: DetectOptions): ChangeDraft {
+  const open = openPorts(device);
+  let severity: ChangeSeverity = device.trusted ? 'low' : 'medium';
+  for (const p of open) {
+    const risk = options.portRisk(p);
+    if (risk) severity = worse(severity, risk);
+  }
+  const ports = open.length ? ` with open ports ${open.map((p) => `${p.port}/${p.protocol}`).join(', ')}` : '';
+  return {
+    ...who(device),
+    change_type: 'device_added',
+    severity,
+    port: null,
+    protocol: null,
+    old_value: null,
+    new_value: device.ip,
+    description: `New device ${describeDevice(device)} appeared${ports}`,
+  };
+}
+
+function deviceRemoved(device: DeviceState): ChangeDraft {
+  return {
+    ...who(device),
+    change_type: 'device_removed',
+    severity: device.trusted ? 'info' : 'low',
+    port: null,
+    protocol: null,
+    old_value: device.ip,
+    new_value: null,
+    description: `Device ${describeDevice(device)} was not found in this scan`,
+  };
+}
+
+function portChanges(previous: DeviceState, device: DeviceState, options: DetectOptions): ChangeDraft[] {
+  const out: ChangeDraft[] = [];
+  const was = new Map(openPorts(previous).map((p) => [key(p), p]));
+  const now = new Map(openPorts(device).map((p) => [key(p), p]));
+  const name = describeDevice(device);
+
+  for (const [k, port] of now) {
+    const old = was.get(k);
+    if (!old) {
+      const risk = options.portRisk(port);
+      out.push({
+        ...who(device),
+        change_type: 'port_opened',
+        severity: risk ?? 'low',
+        port: port.port,
+        protocol: port.protocol,
+        old_value: null,
+        new_value: describeService(port),
+        description: `Port ${port.port}/${port.protocol} (${describeService(port)}) opened on ${name}${risk ? `; it is a ${risk}-risk service` : ''}`,
+      });
+      continue;
+    }
+    const oldText = describeService(old);
+    const newText = describeService(port);
+    if (oldText !== newText) {
+      const differentSoftware = (old.service ?? '') !== (port.service ?? '') || (old.product ?? '') !== (port.product ?? '');
+      out.push({
+        ...who(device),
+        change_type: 'service_changed',
+        severity: differentSoftware ? 'medium' : 'low',
+        port: port.port,
+        protocol: port.protocol,
+        old_value: oldText,
+        new_value: newText,
+        description: `Service on port ${port.port}/${port.protocol} of ${name} changed from ${oldText} to ${newText}`,
+      });
+    }
+  }
+  for (const [k, port] of was) {
+    if (now.has(k) || !options.portInScope(port.port, port.protocol)) continue;
+    out.push({
+      ...who(device),
+      change_type: 'port_closed',
+      severity: 'info',
+      port: port.port,
+      protocol: port.protocol,
+      old_value: describeService(port),
+      new_value: null,
+      description: `Port ${port.port}/${port.protocol} (${describeService(port)}) is no longer open on ${name}`,
+    });
+  }
+  return out;
+}
+
+function openPorts(device: DeviceState): PortState[] {
+  return device.ports.filter((p) => p.state === 'open');
+}
+
+function key(p: PortState): string {
+  return `${p.protocol}/${p.port}`;
+}
+
+function who(device: DeviceState) {
+  return { device_id: device.deviceId, device_ip: device.ip, device_mac: device.mac };
+}
+
+/** `10.0.0.5 "NAS" (Synology, 00:11:32:AA:BB:CC)` with whatever is known. */
+export function describeDevice(device: Pick<DeviceState, 'ip' | 'mac' | 'label' | 'vendor'>): string {
+  const extra = [device.vendor, device.mac].filter(Boolean).join(', ');
+  return `${device.ip}${device.label ? ` "${device.label}"` : ''}${extra ? ` (${extra})` : ''}`;
+}
+
+/** `ssh OpenSSH 8.9p1` with whatever is known; `unknown service` when nothing is. */
+export function describeService(p: Pick<PortState, 'service' | 'product' | 'version'>): string {
+  const text = [p.service, p.product, p.version].filter(Boolean).join(' ');
+  return text || 'unknown service';
+}

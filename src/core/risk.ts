@@ -1,0 +1,586 @@
+/**
+ * Risk scoring of one device from its open ports and CVE matches. Pure: plain data in, plain data
+ * out; the shell stores the result as the device's `risk_details` (CONTRACT §4).
+ *
+ * Findings
+ * - Rule findings: every open port (state `open`; `open|filtered` and the rest never count) is
+ *   matched against the rule table (`risk-rules.ts` plus the user's `scanning.risk_rules`). A rule
+ *   matches by service on any port, or by port when the service on it was not identified (or was
+ *   identified only as something the rule allows there); see `risk-rules.ts`. A port that several
+ *   rules match gives one finding per rule, except that generic rules give way to specific ones.
+ * - CVE findings: the device's CVE matches grouped by port, one finding per port (and one for
+ *   matches without a port), severity = the worst CVE severity, `cve_ids` worst first.
+ *
+ * User rules (`scanning.risk_rules`), applied in order by id:
+ * - `enabled: false` removes the rule with that id (built-in or added earlier).
+ * - Same id as an existing rule: overrides it. `severity` and `title` replace the built-in's;
+ *   `description` and `recommendation` replace them when given; `port` replaces the ports,
+ *   `service` replaces the service names (and the product patterns), `protocol` restricts it.
+ *   Other matching details of the built-in rule are kept.
+ * - A new id adds a rule matching `service` on any port and/or `port`. A rule with a port and no
+ *   service matches any open port with that number, whatever runs there (nothing to contradict);
+ *   a rule with neither never matches.
+ *
+ * Score (0–100) and level
+ * - Findings are ordered worst first (severity, then port, rule findings before CVE findings).
+ * - The level is the worst finding's severity, `none` without findings.
+ * - The first finding adds its severity's base points (critical 70, high 40, medium 15, low 5),
+ *   each further finding adds its severity's increment (critical 15, high 8, medium 4, low 1), and
+ *   the total is capped at the top of the level's band; a finding that would exceed it adds only
+ *   what is left (possibly 0). Each finding's `score` is what it added, so they sum to the score.
+ * - Bands: none 0, low 1–14, medium 15–39, high 40–69, critical 70–100. The score is always inside
+ *   the level's band: a device whose worst finding is medium scores 15–39 and is never critical,
+ *   a device with a critical finding is critical and scores at least 70.
+ */
+import { wellKnownService } from './banners.js';
+import { BUILTIN_RISK_RULES, type RiskRule, type RiskSeverity, type RulePortView } from './risk-rules.js';
+import type { RiskRuleSetting } from './settings.js';
+
+export { BUILTIN_RISK_RULES } from './risk-rules.js';
+export type { RiskRule, RiskSeverity, RulePortView } from './risk-rules.js';
+
+export type RiskLevel = RiskSeverity | 'none';
+
+/** A scanned port: `ScannedPort`, a stored port record and the change detector's port state all fit. */
+export interface RiskPortInput {
+  port: number;
+  protocol: string;
+  state: string;
+  service: string | null;
+  product?: string | null;
+  version?: string | null;
+  extra_info?: string | null;
+  cpe?: readonly string[];
+}
+
+/** One CVE matched on the device (from the CVE matcher). */
+export interface RiskCveInput {
+  id: string;
+  /** critical, high, medium or low (anything else is derived from `cvss_score`). */
+  severity: string;
+  cvss_score: number | null;
+  /** The port whose software matched; null for a match on the host (e.g. its OS). */
+  port: number | null;
+  /** `confirmed` (product and version match) or `likely` (product matches a version-independent entry). */
+  confidence: string;
+  /** Listed in CISA's Known Exploited Vulnerabilities catalogue. */
+  kev?: boolean;
+  remediation?: string | null;
+  matched_product?: string | null;
+  matched_version?: string | null;
+}
+
+export interface RiskFinding {
+  port: number | null;
+  protocol: string | null;
+  severity: RiskSeverity;
+  /** Points this finding added to the device's score. */
+  score: number;
+  service: string | null;
+  title: string;
+  description: string;
+  recommendation: string;
+  cve_ids: string[];
+}
+
+export interface RiskAssessment {
+  level: RiskLevel;
+  score: number;
+  summary: string;
+  /** The worst finding's recommendation; null without findings. */
+  top_recommendation: string | null;
+  /** Worst first. */
+  findings: RiskFinding[];
+}
+
+export const SEVERITY_RANK: Readonly<Record<RiskLevel, number>> = { none: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+/** Inclusive score range of each level. */
+export const RISK_SCORE_BANDS: Readonly<Record<RiskLevel, { readonly min: number; readonly max: number }>> = {
+  none: { min: 0, max: 0 },
+  low: { min: 1, max: 14 },
+  medium: { min: 15, max: 39 },
+  high: { min: 40, max: 69 },
+  critical: { min: 70, max: 100 },
+};
+
+/** Points the worst finding adds (the bottom of its level's band). */
+export const FIRST_FINDING_POINTS: Readonly<Record<RiskSeverity, number>> = { critical: 70, high: 40, medium: 15, low: 5 };
+/** Points each further finding adds, up to the top of the level's band. */
+export const FURTHER_FINDING_POINTS: Readonly<Record<RiskSeverity, number>> = { critical: 15, high: 8, medium: 4, low: 1 };
+
+const NO_FINDINGS_SUMMARY = 'No risky services or known vulnerabilities found';
+const DEFAULT_USER_RECOMMENDATION =
+  'Check whether this service needs to be reachable; turn it off or allow it only from the machines that need it (host firewall or VLAN rules).';
+
+/* ------------------------------------------------------------------------------------------------
+ * Rule sets
+ * --------------------------------------------------------------------------------------------- */
+
+interface RuleHit {
+  id: string;
+  /** A template: copied into each assessment, its score is set there. */
+  finding: RiskFinding;
+}
+
+/** Distinct port descriptions remembered per rule set (a network repeats the same services). */
+const CACHE_LIMIT = 50_000;
+
+/**
+ * The effective rules (built-in plus user rules), indexed for matching. Build once, use for many
+ * devices: it remembers the findings of each distinct port description it has seen.
+ */
+export class RiskRuleSet {
+  readonly rules: readonly RiskRule[];
+  private readonly byPort = new Map<number, RiskRule[]>();
+  private readonly byService = new Map<string, RiskRule[]>();
+  private readonly byPattern: RiskRule[] = [];
+  private readonly serviceSets = new Map<RiskRule, ReadonlySet<string>>();
+  private readonly cache = new Map<string, readonly RuleHit[]>();
+
+  constructor(rules: readonly RiskRule[]) {
+    this.rules = rules;
+    const add = <K>(map: Map<K, RiskRule[]>, key: K, rule: RiskRule) => {
+      const list = map.get(key);
+      if (!list) map.set(key, [rule]);
+      else if (!list.includes(rule)) list.push(rule);
+    };
+    for (const rule of rules) {
+      const names = new Set((rule.services ?? []).map((s) => s.toLowerCase()));
+      this.serviceSets.set(rule, names);
+      for (const name of names) add(this.byService, name, rule);
+      for (const port of rule.ports ?? []) add(this.byPort, port, rule);
+      if (rule.product || rule.extraInfo) this.byPattern.push(rule);
+    }
+  }
+
+  /** @internal Rules that could match the port (the order does not matter: findings are sorted later). */
+  candidates(view: PortView): RiskRule[] {
+    const found: RiskRule[] = [];
+    const add = (list: readonly RiskRule[] | undefined) => {
+      if (list) for (const r of list) if (!found.includes(r)) found.push(r);
+    };
+    if (view.service !== null) add(this.byService.get(view.service));
+    add(this.byPort.get(view.port));
+    if (view.product !== null || view.extraInfo !== null) add(this.byPattern);
+    return found;
+  }
+
+  /** @internal Rule findings (score not set) of a port; remembered by everything that decides the match. */
+  findingsFor(port: RiskPortInput): readonly RuleHit[] {
+    const key = `${port.port}/${port.protocol}\u0000${port.service ?? ''}\u0000${port.product ?? ''}\u0000${port.version ?? ''}\u0000${port.extra_info ?? ''}\u0000${port.cpe && port.cpe.length > 0 ? 1 : 0}`;
+    let hits = this.cache.get(key);
+    if (!hits) {
+      const v = viewPort(port);
+      hits = matchView(this, v).map(({ rule, how }) => ({ id: rule.id, finding: ruleFinding(rule, how, port, v) }));
+      if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+      this.cache.set(key, hits);
+    }
+    return hits;
+  }
+
+  /** @internal */
+  servicesOf(rule: RiskRule): ReadonlySet<string> {
+    return this.serviceSets.get(rule) ?? new Set();
+  }
+}
+
+/** Built-in rules with the user's rules applied (see the module comment for the override rules). */
+export function compileRiskRules(userRules: readonly RiskRuleSetting[] = []): RiskRuleSet {
+  const rules = new Map<string, RiskRule>(BUILTIN_RISK_RULES.map((r) => [r.id, r]));
+  for (const user of userRules) {
+    if (user.enabled === false) {
+      rules.delete(user.id);
+      continue;
+    }
+    const base = rules.get(user.id);
+    const service = user.service?.trim().toLowerCase();
+    if (base) {
+      const merged: RiskRule = {
+        ...base,
+        severity: user.severity,
+        title: user.title,
+        description: user.description?.trim() || base.description,
+        recommendation: user.recommendation?.trim() || base.recommendation,
+      };
+      if (user.port !== undefined) merged.ports = [user.port];
+      if (service) {
+        merged.services = [service];
+        merged.product = undefined;
+        merged.extraInfo = undefined;
+      }
+      if (user.protocol) merged.protocol = user.protocol;
+      rules.set(user.id, merged);
+    } else {
+      rules.set(user.id, {
+        id: user.id,
+        severity: user.severity,
+        title: user.title,
+        description: user.description?.trim() || `User-defined rule "${user.id}": ${user.title}.`,
+        recommendation: user.recommendation?.trim() || DEFAULT_USER_RECOMMENDATION,
+        ports: user.port !== undefined ? [user.port] : undefined,
+        services: service ? [service] : undefined,
+        protocol: user.protocol,
+      });
+    }
+  }
+  return new RiskRuleSet([...rules.values()]);
+}
+
+let builtinSet: RiskRuleSet | null = null;
+const compiledCache = new WeakMap<readonly RiskRuleSetting[], RiskRuleSet>();
+
+/**
+ * A rule set from a compiled set or the user's rules. An array is compiled once and remembered by
+ * identity: pass the settings' array as loaded, and a new array when the settings change.
+ */
+export function resolveRiskRules(rules: RiskRuleSet | readonly RiskRuleSetting[] = []): RiskRuleSet {
+  if (rules instanceof RiskRuleSet) return rules;
+  if (rules.length === 0) return (builtinSet ??= compileRiskRules([]));
+  let set = compiledCache.get(rules);
+  if (!set) {
+    set = compileRiskRules(rules);
+    compiledCache.set(rules, set);
+  }
+  return set;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Matching
+ * --------------------------------------------------------------------------------------------- */
+
+interface PortView extends RulePortView {
+  /** The service was identified by the engine (not absent, not just the port-table guess). */
+  identified: boolean;
+  /** The service name as the engine reported it. */
+  reportedService: string | null;
+}
+
+/** Names that mean "not identified". */
+const UNIDENTIFIED = new Set(['unknown', 'tcpwrapped', 'ssl', 'tls']);
+/** Service names that say the service is TLS-wrapped. */
+const TLS_NAMES = new Set([
+  'ssl', 'tls', 'https', 'https-alt', 'ftps', 'ftps-data', 'telnets', 'imaps', 'pop3s', 'smtps', 'ldapssl', 'ldaps', 'ircs', 'nntps',
+  'secure-mqtt', 'docker-s', 'wsmans', 'sip-tls', 'sips',
+]);
+
+function text(value: string | null | undefined): string | null {
+  const t = value?.trim();
+  return t ? t : null;
+}
+
+function viewPort(p: RiskPortInput): PortView {
+  let name = text(p.service)?.toLowerCase() ?? null;
+  let tls = false;
+  if (name?.startsWith('ssl/') || name?.startsWith('tls/')) {
+    tls = true;
+    name = text(name.slice(4));
+  }
+  if (name !== null && TLS_NAMES.has(name)) tls = true;
+  const service = name === null || UNIDENTIFIED.has(name) ? null : name;
+  const product = text(p.product);
+  const version = text(p.version);
+  const extraInfo = text(p.extra_info);
+  const protocol = p.protocol.toLowerCase();
+  const bare = product === null && version === null && extraInfo === null && !(p.cpe && p.cpe.length > 0);
+  // Only a name, and the one the port table gives for this port: that is a guess, not a detection.
+  const guess = bare && service !== null && protocol === 'tcp' && wellKnownService(p.port)?.toLowerCase() === service;
+  return { port: p.port, protocol, service, product, version, extraInfo, tls, identified: service !== null && !guess, reportedService: text(p.service) };
+}
+
+/** How a rule matched: the detected service (or product), or the port number. */
+export type MatchKind = 'service' | 'port';
+
+function matchRule(set: RiskRuleSet, rule: RiskRule, v: PortView): MatchKind | null {
+  if (rule.protocol && rule.protocol !== v.protocol) return null;
+  const services = set.servicesOf(rule);
+  let how: MatchKind | null = null;
+  if (v.service !== null && services.has(v.service)) how = v.identified ? 'service' : 'port';
+  else if (rule.product && v.product !== null && rule.product.test(v.product)) how = 'service';
+  else if (rule.extraInfo && v.extraInfo !== null && rule.extraInfo.test(v.extraInfo)) how = 'service';
+  else if (rule.ports?.includes(v.port)) {
+    const identifiesService = services.size > 0 || rule.product !== undefined || rule.extraInfo !== undefined;
+    if (!identifiesService || !v.identified) how = 'port';
+    else if (
+      v.service !== null &&
+      rule.portNames?.includes(v.service) &&
+      (v.product === null || (rule.portProduct !== undefined && rule.portProduct.test(v.product)))
+    ) {
+      how = 'port';
+    }
+  }
+  if (how === null) return null;
+  if (rule.transport) {
+    const tls = v.tls || (rule.tlsPorts?.includes(v.port) ?? false);
+    if ((rule.transport === 'plain') === tls) return null;
+  }
+  const checked: RulePortView = { port: v.port, protocol: v.protocol, service: v.service, product: v.product, version: v.version, extraInfo: v.extraInfo, tls: v.tls };
+  if (rule.when && !rule.when(checked, how)) return null;
+  return how;
+}
+
+/** Whether a port counts: only open ports do (`open|filtered` is what UDP reports for silence). */
+export function isOpenPort(port: Pick<RiskPortInput, 'state'>): boolean {
+  return port.state.trim().toLowerCase() === 'open';
+}
+
+/** The rules an open port matches (generic rules dropped when a specific one matched), with how. */
+export function matchPortRules(
+  port: RiskPortInput,
+  rules: RiskRuleSet | readonly RiskRuleSetting[] = [],
+): { rule: RiskRule; how: MatchKind }[] {
+  if (!isOpenPort(port)) return [];
+  return matchView(resolveRiskRules(rules), viewPort(port));
+}
+
+function matchView(set: RiskRuleSet, v: PortView): { rule: RiskRule; how: MatchKind }[] {
+  const matches: { rule: RiskRule; how: MatchKind }[] = [];
+  for (const rule of set.candidates(v)) {
+    const how = matchRule(set, rule, v);
+    if (how) matches.push({ rule, how });
+  }
+  if (matches.some((m) => !m.rule.generic)) return matches.filter((m) => !m.rule.generic);
+  return matches;
+}
+
+/** Severity of the worst rule an open port matches, or null (for change detection: a risky port opening). */
+export function portRiskSeverity(port: RiskPortInput, rules: RiskRuleSet | readonly RiskRuleSetting[] = []): RiskSeverity | null {
+  let worst: RiskSeverity | null = null;
+  for (const { rule } of matchPortRules(port, rules)) {
+    if (worst === null || SEVERITY_RANK[rule.severity] > SEVERITY_RANK[worst]) worst = rule.severity;
+  }
+  return worst;
+}
+
+function detected(v: PortView): string | null {
+  if (v.product === null) return null;
+  return v.version ? `${v.product} ${v.version}` : v.product;
+}
+
+function ruleFinding(rule: RiskRule, how: MatchKind, port: RiskPortInput, v: PortView): RiskFinding {
+  const notes: string[] = [];
+  const software = detected(v);
+  if (how === 'port') {
+    notes.push(
+      v.identified && v.service !== null
+        ? `Matched by port ${v.port}/${v.protocol}: the service answered only as generic "${v.service}".`
+        : `Matched by port ${v.port}/${v.protocol} only: the service on it was not identified.`,
+    );
+  } else if (rule.ports && rule.ports.length > 0 && !rule.ports.includes(v.port)) {
+    notes.push(`Found on non-standard port ${v.port}/${v.protocol}.`);
+  }
+  if (software) notes.push(`Detected: ${software}.`);
+  return {
+    port: port.port,
+    protocol: v.protocol,
+    severity: rule.severity,
+    score: 0,
+    service: v.reportedService,
+    title: rule.title,
+    description: notes.length > 0 ? `${rule.description} ${notes.join(' ')}` : rule.description,
+    recommendation: rule.recommendation,
+    cve_ids: [],
+  };
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * CVE findings
+ * --------------------------------------------------------------------------------------------- */
+
+/** A CVE's severity as a finding severity (NVD names, else from the CVSS score; unknown → medium). */
+export function cveSeverity(cve: Pick<RiskCveInput, 'severity' | 'cvss_score'>): RiskSeverity {
+  const s = cve.severity?.trim().toLowerCase();
+  if (s === 'critical' || s === 'high' || s === 'medium' || s === 'low') return s;
+  if (s === 'important') return 'high';
+  if (s === 'moderate') return 'medium';
+  if (s === 'none' || s === 'info' || s === 'informational') return 'low';
+  const score = cve.cvss_score;
+  if (typeof score === 'number' && Number.isFinite(score)) return score >= 9 ? 'critical' : score >= 7 ? 'high' : score >= 4 ? 'medium' : 'low';
+  return 'medium';
+}
+
+function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInput[]): RiskFinding[] {
+  const groups = new Map<number | null, Map<string, RiskCveInput>>();
+  for (const cve of cves) {
+    const id = cve.id.trim();
+    if (!id) continue;
+    const key = typeof cve.port === 'number' ? cve.port : null;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = new Map()));
+    const seen = group.get(id);
+    // The same CVE twice on a port (several CPEs): keep the stronger evidence.
+    if (!seen || (seen.confidence !== 'confirmed' && cve.confidence === 'confirmed') || (!seen.kev && cve.kev)) {
+      group.set(
+        id,
+        seen
+          ? {
+              ...cve,
+              kev: Boolean(seen.kev || cve.kev),
+              confidence: seen.confidence === 'confirmed' ? 'confirmed' : cve.confidence,
+              remediation: cve.remediation ?? seen.remediation,
+              matched_product: cve.matched_product ?? seen.matched_product,
+              matched_version: cve.matched_version ?? seen.matched_version,
+            }
+          : cve,
+      );
+    }
+  }
+  const findings: RiskFinding[] = [];
+  for (const [portNumber, group] of groups) {
+    const rank = new Map([...group.values()].map((c) => [c, SEVERITY_RANK[cveSeverity(c)]]));
+    const list = [...group.values()].sort(
+      (a, b) =>
+        rank.get(b)! - rank.get(a)! ||
+        Number(Boolean(b.kev)) - Number(Boolean(a.kev)) ||
+        (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
+        a.id.localeCompare(b.id),
+    );
+    const worst = list[0];
+    const severity = cveSeverity(worst);
+    const port = portNumber === null ? undefined : pickPort(ports, portNumber);
+    const v = port ? viewPort(port) : null;
+    const protocol = port ? port.protocol.toLowerCase() : portNumber === null ? null : 'tcp';
+    const named = list.find((c) => text(c.matched_product) !== null);
+    const software =
+      (v && detected(v)) ??
+      (named ? `${text(named.matched_product)}${text(named.matched_version) ? ` ${text(named.matched_version)}` : ''}` : null);
+    const where = portNumber === null ? 'this device' : `port ${portNumber}/${protocol}`;
+    const what = software ? `${software}${portNumber === null ? '' : ` on ${where}`}` : `the software on ${where}`;
+    const kev = list.filter((c) => c.kev);
+    const likely = list.filter((c) => c.confidence !== 'confirmed');
+    const n = list.length;
+
+    const shown = list.slice(0, 10).map((c) => {
+      const parts: string[] = [cveSeverity(c)];
+      if (typeof c.cvss_score === 'number') parts.push(`CVSS ${c.cvss_score.toFixed(1)}`);
+      if (c.kev) parts.push('known exploited');
+      if (c.confidence !== 'confirmed') parts.push('likely');
+      return `${c.id} (${parts.join(', ')})`;
+    });
+    const description = [
+      `${n === 1 ? 'A known vulnerability affects' : `${n} known vulnerabilities affect`} ${what}: ${shown.join(', ')}${n > 10 ? `, and ${n - 10} more` : ''}.`,
+      kev.length > 0
+        ? `${kev.length === 1 ? `${kev[0].id} is` : `${kev.length} of them are`} in CISA's Known Exploited Vulnerabilities catalogue: attackers are using ${kev.length === 1 ? 'it' : 'them'}.`
+        : null,
+      severity === 'critical' ? 'Critical severity: exploitation can give an attacker control of the service or the host.' : null,
+      likely.length === 0
+        ? 'Matched on the detected product and version.'
+        : likely.length === n
+          ? 'Matched on the product only (these entries affect every version, or the version could not be confirmed).'
+          : `${likely.length} of them matched on the product only (the version could not be confirmed).`,
+    ]
+      .filter((s): s is string => s !== null)
+      .join(' ');
+    const fix = text(worst.remediation) ?? `Update ${what} to the latest release from the vendor or your distribution's security updates`;
+    const recommendation = [
+      kev.length > 0 ? `Do this first, ${kev.length === 1 ? 'this flaw is' : 'these flaws are'} exploited in the wild:` : null,
+      /[.!]$/.test(fix) ? fix : `${fix}.`,
+      portNumber !== null ? `Until it is updated, allow port ${portNumber} only from the machines that need it.` : null,
+    ]
+      .filter((s): s is string => s !== null)
+      .join(' ');
+    findings.push({
+      port: portNumber,
+      protocol,
+      severity,
+      score: 0,
+      service: v?.reportedService ?? null,
+      title: `${n === 1 ? `${worst.id}` : `${n} known vulnerabilities`} in ${software ?? (portNumber === null ? 'this device' : `the service on port ${portNumber}`)}${kev.length > 0 ? ' (actively exploited)' : ''}`,
+      description,
+      recommendation,
+      cve_ids: list.map((c) => c.id.trim()),
+    });
+  }
+  return findings;
+}
+
+/** The scanned port a CVE's port number refers to: an open one first, TCP before UDP. */
+function pickPort(ports: readonly RiskPortInput[], port: number): RiskPortInput | undefined {
+  let best: RiskPortInput | undefined;
+  for (const p of ports) {
+    if (p.port !== port) continue;
+    const rank = (x: RiskPortInput) => (isOpenPort(x) ? 2 : 0) + (x.protocol.toLowerCase() === 'tcp' ? 1 : 0);
+    if (!best || rank(p) > rank(best)) best = p;
+  }
+  return best;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Assessment
+ * --------------------------------------------------------------------------------------------- */
+
+/** Worst first: severity, then port (host-level last), protocol, rule findings before CVE findings, title. */
+function compareFindings(a: RiskFinding, b: RiskFinding): number {
+  return (
+    SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] ||
+    (a.port ?? 65_536) - (b.port ?? 65_536) ||
+    (a.protocol ?? '').localeCompare(b.protocol ?? '') ||
+    Number(a.cve_ids.length > 0) - Number(b.cve_ids.length > 0) ||
+    a.title.localeCompare(b.title)
+  );
+}
+
+/**
+ * Scores ordered findings in place (see the module comment) and returns the level and total.
+ * Exported for callers that build findings themselves.
+ */
+export function scoreFindings(findings: RiskFinding[]): { level: RiskLevel; score: number } {
+  findings.sort(compareFindings);
+  if (findings.length === 0) return { level: 'none', score: 0 };
+  const level = findings[0].severity;
+  const cap = RISK_SCORE_BANDS[level].max;
+  let total = 0;
+  findings.forEach((f, i) => {
+    const points = i === 0 ? FIRST_FINDING_POINTS[f.severity] : FURTHER_FINDING_POINTS[f.severity];
+    f.score = Math.max(0, Math.min(points, cap - total));
+    total += f.score;
+  });
+  return { level, score: total };
+}
+
+/** One line: "3 findings: Telnet remote login exposed (critical), FTP (unencrypted file transfer) (medium, ×2)". */
+export function summarizeFindings(findings: readonly RiskFinding[]): string {
+  if (findings.length === 0) return NO_FINDINGS_SUMMARY;
+  const groups: { title: string; severity: RiskSeverity; count: number }[] = [];
+  for (const f of findings) {
+    const g = groups.find((x) => x.title === f.title && x.severity === f.severity);
+    if (g) g.count += 1;
+    else groups.push({ title: f.title, severity: f.severity, count: 1 });
+  }
+  const shown = groups.slice(0, 3).map((g) => `${g.title} (${g.severity}${g.count > 1 ? `, ×${g.count}` : ''})`);
+  const rest = groups.length - shown.length;
+  const n = findings.length;
+  return `${n} finding${n === 1 ? '' : 's'}: ${shown.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`;
+}
+
+/**
+ * A device's risk from its ports (only open ones count), its CVE matches and the rules
+ * (a compiled `RiskRuleSet`, or the user's `scanning.risk_rules`, compiled once per array).
+ */
+export function assessRisk(
+  ports: readonly RiskPortInput[],
+  cves: readonly RiskCveInput[] = [],
+  rules: RiskRuleSet | readonly RiskRuleSetting[] = [],
+): RiskAssessment {
+  const set = resolveRiskRules(rules);
+  const findings: RiskFinding[] = [];
+  const seen = new Set<string>();
+  for (const port of ports) {
+    if (!isOpenPort(port)) continue;
+    for (const { id, finding } of set.findingsFor(port)) {
+      const key = `${id}|${finding.port}|${finding.protocol}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      findings.push({ ...finding, cve_ids: [] });
+    }
+  }
+  findings.push(...cveFindings(cves, ports));
+  const { level, score } = scoreFindings(findings);
+  return {
+    level,
+    score,
+    summary: summarizeFindings(findings),
+    top_recommendation: findings[0]?.recommendation ?? null,
+    findings,
+  };
+}

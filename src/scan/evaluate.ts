@@ -1,0 +1,135 @@
+import { detectChanges, type DeviceState, type PortState } from '../core/changes.js';
+import type { PortRange } from '../core/net.js';
+import { nowIso } from '../store/clock.js';
+import type { Store } from '../store/index.js';
+import type { ScanRow } from '../store/schema.js';
+
+export interface EvaluationContext {
+  scan: ScanRow;
+  seenDeviceIds: number[];
+  /** False for discovery-only scans. */
+  portsScanned: boolean;
+  /** The ports this scan covered. */
+  portList: PortRange[];
+}
+
+/**
+ * After a scan's results are stored: re-evaluates risk and CVEs of the devices it saw, and
+ * records what changed since the baseline (the previous completed scan of the same target).
+ */
+export class ScanEvaluator {
+  constructor(private readonly store: Store) {}
+
+  async evaluate(ctx: EvaluationContext): Promise<void> {
+    const current = await this.currentStates(ctx.seenDeviceIds);
+    const baseline = await this.baseline(ctx, current);
+    const drafts = detectChanges({
+      baseline,
+      current,
+      portsScanned: ctx.portsScanned,
+      portInScope: (port) => ctx.portList.some((r) => port >= r.low && port <= r.high),
+      portRisk: () => null,
+    });
+    const detectedAt = nowIso();
+    await this.store.changes.insertMany(drafts.map((d) => ({ ...d, scan_id: ctx.scan.id, detected_at: detectedAt })));
+  }
+
+  /** The seen devices with their ports as they are now. */
+  private async currentStates(deviceIds: number[]): Promise<DeviceState[]> {
+    const out: DeviceState[] = [];
+    for (let i = 0; i < deviceIds.length; i += 500) {
+      const ids = deviceIds.slice(i, i + 500);
+      const [devices, ports] = await Promise.all([
+        this.store.db.selectFrom('devices').select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute(),
+        this.store.db
+          .selectFrom('ports')
+          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
+          .where('device_id', 'in', ids)
+          .execute(),
+      ]);
+      const byDevice = groupBy(ports, (p) => p.device_id);
+      for (const d of devices) {
+        out.push({
+          deviceId: d.id,
+          ip: d.ip_address,
+          mac: d.mac_address,
+          label: d.label,
+          vendor: d.vendor,
+          trusted: d.is_trusted === 1,
+          ports: (byDevice.get(d.id) ?? []).map(({ device_id: _, ...p }) => p),
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Network scan: the devices of the previous completed scan of the same subnet. Device scan: the
+   * target device's latest snapshot from any completed scan (only that device is compared).
+   */
+  private async baseline(ctx: EvaluationContext, current: DeviceState[]): Promise<DeviceState[] | null> {
+    const { scan } = ctx;
+    if (scan.scan_type === 'device') {
+      const target = scan.target ?? scan.subnet.split('/')[0];
+      const seen = current[0];
+      const deviceId =
+        seen?.deviceId ??
+        (await this.store.db.selectFrom('devices').select('id').where('ip_address', '=', target).orderBy('last_seen', 'desc').executeTakeFirst())?.id;
+      if (deviceId === undefined) return [];
+      const snapshot = await this.store.db
+        .selectFrom('device_snapshots as s')
+        .innerJoin('scans as sc', 'sc.id', 's.scan_id')
+        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports'])
+        .where('s.device_id', '=', deviceId)
+        .where('sc.status', '=', 'completed')
+        .where('sc.id', '<', scan.id)
+        .orderBy('sc.id', 'desc')
+        .executeTakeFirst();
+      if (!snapshot) return seen ? null : [];
+      return this.statesFromSnapshots([snapshot]);
+    }
+    const previous = await this.store.scans.previousCompleted(scan.subnet, scan.id);
+    if (!previous) return null;
+    const snapshots = await this.store.db
+      .selectFrom('device_snapshots')
+      .select(['device_id', 'ip_address', 'mac_address', 'ports'])
+      .where('scan_id', '=', previous.id)
+      .execute();
+    return this.statesFromSnapshots(snapshots);
+  }
+
+  private async statesFromSnapshots(
+    snapshots: { device_id: number; ip_address: string; mac_address: string | null; ports: string }[],
+  ): Promise<DeviceState[]> {
+    const meta = new Map<number, { label: string | null; vendor: string | null; is_trusted: number }>();
+    const ids = snapshots.map((s) => s.device_id);
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = await this.store.db
+        .selectFrom('devices')
+        .select(['id', 'label', 'vendor', 'is_trusted'])
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute();
+      for (const r of rows) meta.set(r.id, r);
+    }
+    return snapshots.map((s) => ({
+      deviceId: s.device_id,
+      ip: s.ip_address,
+      mac: s.mac_address,
+      label: meta.get(s.device_id)?.label ?? null,
+      vendor: meta.get(s.device_id)?.vendor ?? null,
+      trusted: meta.get(s.device_id)?.is_trusted === 1,
+      ports: JSON.parse(s.ports) as PortState[],
+    }));
+  }
+}
+
+function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const item of items) {
+    const k = keyOf(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}

@@ -1,0 +1,266 @@
+/**
+ * Banner grabbing for the native engine: collects what an open port says (its greeting, its
+ * answer to `HEAD / HTTP/1.0`, its TLS certificate) for src/core/banners.ts to identify.
+ * Only passive reads and one HTTP HEAD request are ever sent: nothing that changes a service.
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import { HTTP_PORTS, TLS_PORTS, looksLikeTlsOnly, type ServiceEvidence, type TlsEvidence } from '../../core/banners.js';
+import type { SocketRegistry } from './connect-pool.js';
+
+export interface BannerTimeouts {
+  /** TCP connect. */
+  connectMs: number;
+  /** TLS handshake. */
+  handshakeMs: number;
+  /** Waiting for a greeting on ports whose protocol greets first (SSH, FTP, SMTP, POP3, IMAP, MySQL…). */
+  greetingMs: number;
+  /** Waiting for a greeting on other ports before sending the HTTP request. */
+  silentMs: number;
+  /** Waiting for the answer to the HTTP request. */
+  responseMs: number;
+  /** Once data has started, the quiet time after which a reply is taken as complete. */
+  idleMs: number;
+}
+
+export const DEFAULT_BANNER_TIMEOUTS: BannerTimeouts = {
+  connectMs: 2000,
+  handshakeMs: 3000,
+  greetingMs: 2500,
+  silentMs: 800,
+  responseMs: 2500,
+  idleMs: 300,
+};
+
+/** Ports whose protocols speak first: worth waiting longer for their greeting. */
+const GREETING_PORTS: ReadonlySet<number> = new Set([
+  21, 22, 23, 25, 110, 119, 143, 220, 465, 587, 990, 992, 993, 995, 1433, 2121, 2222, 2525, 3306, 5900, 5901, 6667,
+]);
+
+const HEAD_REQUEST = Buffer.from('HEAD / HTTP/1.0\r\n\r\n', 'latin1');
+const MAX_BYTES = 16 * 1024;
+
+/** A socket's incoming bytes, with a way to wait for enough of them. */
+class Conversation {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  closed = false;
+  private wake: (() => void) | null = null;
+
+  constructor(readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      if (this.size < MAX_BYTES) {
+        this.chunks.push(chunk);
+        this.size += chunk.length;
+      }
+      this.wake?.();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake?.();
+    });
+    socket.on('error', () => {
+      /* reported through close */
+    });
+  }
+
+  data(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks)];
+    return this.chunks[0] ?? Buffer.alloc(0);
+  }
+
+  /** Bytes received since `from`, waiting up to `ms` for `complete` or `idleMs` of quiet after data. */
+  async read(from: number, ms: number, idleMs: number, complete: (data: Buffer) => boolean): Promise<Buffer> {
+    const deadline = Date.now() + ms;
+    let lastSize = -1;
+    let lastChange = Date.now();
+    for (;;) {
+      const data = this.data().subarray(from);
+      if (data.length !== lastSize) {
+        lastSize = data.length;
+        lastChange = Date.now();
+      }
+      const now = Date.now();
+      if (this.closed || this.size >= MAX_BYTES || (data.length > 0 && complete(data))) return data;
+      if (now >= deadline || (data.length > 0 && now - lastChange >= idleMs)) return data;
+      const wait = Math.max(1, Math.min(deadline - now, data.length > 0 ? idleMs - (now - lastChange) : deadline - now));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, wait);
+        function done(): void {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.wake = done;
+      });
+      this.wake = null;
+    }
+  }
+
+  write(bytes: Buffer): void {
+    if (!this.closed && !this.socket.destroyed) this.socket.write(bytes);
+  }
+
+  get received(): number {
+    return this.size;
+  }
+}
+
+/** A greeting is complete at the end of a line that is not a `220-` continuation, or a whole MySQL packet. */
+export function greetingComplete(data: Buffer): boolean {
+  if (data.length >= 5 && data[3] === 0 && (data[4] === 0x0a || data[4] === 0xff)) {
+    const length = data[0] | (data[1] << 8) | (data[2] << 16);
+    return data.length >= length + 4;
+  }
+  if (data[data.length - 1] !== 0x0a) return false;
+  const text = data.toString('latin1');
+  const lines = text.split(/\r?\n/).filter((l) => l !== '');
+  const last = lines[lines.length - 1] ?? '';
+  return !/^\d{3}-/.test(last);
+}
+
+/** An HTTP head is complete at its blank line. */
+export function httpHeadComplete(data: Buffer): boolean {
+  const text = data.toString('latin1');
+  if (!text.startsWith('HTTP/')) return greetingComplete(data);
+  return text.includes('\r\n\r\n') || text.includes('\n\n');
+}
+
+function track(socket: net.Socket, registry: SocketRegistry): () => void {
+  registry.add(socket);
+  return () => {
+    registry.delete(socket);
+    socket.destroy();
+  };
+}
+
+function connectPlain(host: string, port: number, timeoutMs: number, registry: SocketRegistry): Promise<net.Socket | null> {
+  if (registry.cancelled) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    registry.add(socket);
+    const fail = (): void => {
+      clearTimeout(timer);
+      registry.delete(socket);
+      socket.destroy();
+      resolve(null);
+    };
+    const timer = setTimeout(fail, timeoutMs);
+    socket.once('error', fail);
+    socket.once('close', fail);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeListener('error', fail);
+      socket.removeListener('close', fail);
+      if (socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress) {
+        fail();
+        return;
+      }
+      registry.delete(socket);
+      resolve(socket);
+    });
+  });
+}
+
+function connectTls(host: string, port: number, timeouts: BannerTimeouts, registry: SocketRegistry): Promise<tls.TLSSocket | null> {
+  if (registry.cancelled) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    // No servername: the target is an address, and SNI would only be a guess. Certificates are
+    // read, never trusted, so verification is off; old protocol versions are allowed so that
+    // ageing devices still show their certificate.
+    let socket: tls.TLSSocket;
+    try {
+      socket = tls.connect({
+        host,
+        port,
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1',
+        ciphers: 'DEFAULT:@SECLEVEL=0',
+      });
+    } catch {
+      resolve(null);
+      return;
+    }
+    registry.add(socket);
+    const fail = (): void => {
+      clearTimeout(timer);
+      registry.delete(socket);
+      socket.destroy();
+      resolve(null);
+    };
+    const timer = setTimeout(fail, timeouts.connectMs + timeouts.handshakeMs);
+    socket.once('error', fail);
+    socket.once('close', fail);
+    socket.once('secureConnect', () => {
+      clearTimeout(timer);
+      socket.removeListener('error', fail);
+      socket.removeListener('close', fail);
+      registry.delete(socket);
+      resolve(socket);
+    });
+  });
+}
+
+function tlsEvidenceOf(socket: tls.TLSSocket): TlsEvidence {
+  const cert = socket.getPeerCertificate();
+  const cn = cert?.subject?.CN as string | string[] | undefined;
+  return {
+    subjectCN: Array.isArray(cn) ? cn.join(', ') : (cn ?? null),
+    altNames: cert?.subjectaltname ?? null,
+    protocol: socket.getProtocol() ?? null,
+  };
+}
+
+/** Greeting first (or straight to HTTP on web ports), then HEAD if the server stayed silent. */
+async function converse(socket: net.Socket, port: number, timeouts: BannerTimeouts, registry: SocketRegistry): Promise<{ greeting: Buffer | null; response: Buffer | null; peerClosed: boolean }> {
+  const untrack = track(socket, registry);
+  const conv = new Conversation(socket);
+  try {
+    let greeting: Buffer | null = null;
+    let response: Buffer | null = null;
+    if (!HTTP_PORTS.has(port)) {
+      const waitMs = GREETING_PORTS.has(port) ? timeouts.greetingMs : timeouts.silentMs;
+      const got = await conv.read(0, waitMs, timeouts.idleMs, greetingComplete);
+      if (got.length > 0) greeting = Buffer.from(got);
+    }
+    if (greeting === null && !conv.closed && !registry.cancelled) {
+      const from = conv.received;
+      conv.write(HEAD_REQUEST);
+      const got = await conv.read(from, timeouts.responseMs, timeouts.idleMs, httpHeadComplete);
+      if (got.length > 0) response = Buffer.from(got);
+    }
+    return { greeting, response, peerClosed: conv.closed };
+  } finally {
+    untrack();
+  }
+}
+
+/**
+ * Everything a port says about itself. Implicit-TLS ports are tried with TLS first; a plain port
+ * that answers like a TLS endpoint (an alert, nginx's "plain HTTP request was sent to HTTPS port",
+ * or silence then a hang-up) is tried again with TLS.
+ */
+export async function collectEvidence(host: string, port: number, registry: SocketRegistry, timeouts: BannerTimeouts = DEFAULT_BANNER_TIMEOUTS): Promise<ServiceEvidence> {
+  const empty: ServiceEvidence = { port, tls: null, greeting: null, response: null };
+  const viaTls = async (): Promise<ServiceEvidence | null> => {
+    const socket = await connectTls(host, port, timeouts, registry);
+    if (!socket) return null;
+    const tlsInfo = tlsEvidenceOf(socket);
+    const { greeting, response } = await converse(socket, port, timeouts, registry);
+    return { port, tls: tlsInfo, greeting, response };
+  };
+
+  const tlsFirst = TLS_PORTS.has(port);
+  if (tlsFirst) {
+    const evidence = await viaTls();
+    if (evidence || registry.cancelled) return evidence ?? empty;
+  }
+  const socket = await connectPlain(host, port, timeouts.connectMs, registry);
+  if (!socket) return empty;
+  const { greeting, response, peerClosed } = await converse(socket, port, timeouts, registry);
+  const plain: ServiceEvidence = { port, tls: null, greeting, response };
+  if (!tlsFirst && !registry.cancelled && greeting === null && (looksLikeTlsOnly(response) || (response === null && peerClosed))) {
+    const evidence = await viaTls();
+    if (evidence) return evidence;
+  }
+  return plain;
+}

@@ -1,0 +1,285 @@
+/**
+ * The native scan engine: everything nmap does for Netwarden's profiles that can be done without
+ * nmap and without privileges. Host discovery by TCP connect probes plus the kernel neighbour
+ * table, a connect port scan through a bounded socket pool with per-host adaptive timeouts, and
+ * banner grabbing for service, product and version.
+ */
+import { Resolver } from 'node:dns/promises';
+import { performance } from 'node:perf_hooks';
+import { identifyService, wellKnownService } from '../../core/banners.js';
+import { parsePortRanges, type PortRange } from '../../core/net.js';
+import { vendorForMac } from '../oui.js';
+import {
+  ScanAbortedError,
+  type DiscoveredHost,
+  type DiscoveryRequest,
+  type EngineProgress,
+  type PortScanRequest,
+  type ScanEngine,
+  type ScannedHost,
+  type ScannedPort,
+} from '../types.js';
+import { DEFAULT_BANNER_TIMEOUTS, collectEvidence, type BannerTimeouts } from './banners.js';
+import { DEFAULT_PORT_TIMEOUTS, SocketRegistry, connectScan, runPool, type TimeoutPolicy } from './connect-pool.js';
+import { DISCOVERY_PORTS, discoverLiveHosts } from './discovery.js';
+import { PROC_NET_ARP, readNeighbourTable } from './neighbours.js';
+import { expandTargets } from './targets.js';
+
+export interface NativeEngineOptions {
+  /** Sockets in flight at most, over all hosts (default 256). */
+  maxSockets?: number;
+  /** Ports probed for host discovery (default DISCOVERY_PORTS). */
+  discoveryPorts?: readonly number[];
+  /** Timeout of one discovery probe in ms before any host answered (default 1000). */
+  discoveryTimeoutMs?: number;
+  /** Lower bound of the adaptive discovery timeout, 4 × the largest RTT seen (default 500). */
+  discoveryMinTimeoutMs?: number;
+  /** Port-scan timeouts: initial, bounds and the RTT factor (default 1000 / 150–1500 / ×4). */
+  portTimeouts?: Partial<TimeoutPolicy>;
+  /** Second tries for ports that did not answer (default 1). */
+  retries?: number;
+  /** Filtered ports are listed only when a host has at most this many (default 20, as nmap). */
+  filteredReportLimit?: number;
+  /** Banner grabs in parallel (default 64). */
+  bannerConcurrency?: number;
+  bannerTimeouts?: Partial<BannerTimeouts>;
+  /** The kernel neighbour table (default /proc/net/arp). */
+  neighbourTablePath?: string;
+  /** How often the neighbour table is read during discovery in ms (default 250). */
+  neighbourPollMs?: number;
+  /** Re-validation time for neighbour entries older than the scan in ms (default 9000); see discovery.ts. */
+  staleNeighbourVerifyMs?: number;
+  /** Reverse DNS; defaults to node:dns with a short timeout. Used only when the request asks for hostnames. */
+  reverseLookup?: (ip: string) => Promise<string[]>;
+  /** Minimum interval between progress reports in ms (default 250). */
+  progressIntervalMs?: number;
+}
+
+const FULL_RANGE: PortRange[] = [{ low: 1, high: 65535 }];
+
+function expandPorts(ranges: PortRange[]): number[] {
+  const ports: number[] = [];
+  for (const r of ranges) for (let p = r.low; p <= r.high; p++) ports.push(p);
+  return ports;
+}
+
+/** Calls `listener` at most every `intervalMs`, except for forced reports (phase start and end). */
+function throttle(listener: (p: EngineProgress) => void, intervalMs: number): (p: EngineProgress, force?: boolean) => void {
+  let last = -Infinity;
+  return (p, force = false) => {
+    const now = performance.now();
+    if (!force && now - last < intervalMs) return;
+    last = now;
+    try {
+      listener(p);
+    } catch {
+      /* a listener's failure is not the scan's */
+    }
+  };
+}
+
+function eta(startedAt: number, fraction: number): number | null {
+  if (fraction <= 0.02 || fraction >= 1) return fraction >= 1 ? 0 : null;
+  const elapsed = (performance.now() - startedAt) / 1000;
+  return Math.round((elapsed * (1 - fraction)) / fraction);
+}
+
+function percent(fraction: number): number {
+  return Math.max(0, Math.min(100, Math.round(fraction * 1000) / 10));
+}
+
+export class NativeEngine implements ScanEngine {
+  readonly name = 'native' as const;
+
+  private readonly maxSockets: number;
+  private readonly discoveryPorts: readonly number[];
+  private readonly discoveryTimeoutMs: number;
+  private readonly discoveryMinTimeoutMs: number;
+  private readonly portTimeouts: TimeoutPolicy;
+  private readonly retries: number;
+  private readonly filteredReportLimit: number;
+  private readonly bannerConcurrency: number;
+  private readonly bannerTimeouts: BannerTimeouts;
+  private readonly neighbourTablePath: string;
+  private readonly neighbourPollMs: number;
+  private readonly staleVerifyMs: number;
+  private readonly reverseLookup: ((ip: string) => Promise<string[]>) | null;
+  private readonly progressIntervalMs: number;
+  /** Connect RTT per host seen during discovery: the port scan's first timeout follows it. */
+  private readonly knownRtt = new Map<string, number>();
+
+  constructor(options: NativeEngineOptions = {}) {
+    this.maxSockets = Math.max(1, Math.floor(options.maxSockets ?? 256));
+    this.discoveryPorts = options.discoveryPorts ?? DISCOVERY_PORTS;
+    this.discoveryTimeoutMs = options.discoveryTimeoutMs ?? 1000;
+    this.discoveryMinTimeoutMs = options.discoveryMinTimeoutMs ?? 500;
+    this.portTimeouts = { ...DEFAULT_PORT_TIMEOUTS, ...options.portTimeouts };
+    this.retries = options.retries ?? 1;
+    this.filteredReportLimit = options.filteredReportLimit ?? 20;
+    this.bannerConcurrency = Math.max(1, options.bannerConcurrency ?? 64);
+    this.bannerTimeouts = { ...DEFAULT_BANNER_TIMEOUTS, ...options.bannerTimeouts };
+    this.neighbourTablePath = options.neighbourTablePath ?? PROC_NET_ARP;
+    this.neighbourPollMs = options.neighbourPollMs ?? 250;
+    this.staleVerifyMs = options.staleNeighbourVerifyMs ?? 9000;
+    this.reverseLookup = options.reverseLookup ?? null;
+    this.progressIntervalMs = options.progressIntervalMs ?? 250;
+  }
+
+  async discover(request: DiscoveryRequest): Promise<DiscoveredHost[]> {
+    if (request.signal.aborted) throw new ScanAbortedError();
+    const addresses = expandTargets(request.cidr, request.exclude);
+    const emit = throttle(request.onProgress, this.progressIntervalMs);
+    const startedAt = performance.now();
+    const total = addresses.length;
+    emit({ phase: 'discovery', percent: 0, hostsTotal: total, hostsFound: 0, hostsDone: 0, currentHost: null, etaSeconds: null }, true);
+
+    this.knownRtt.clear();
+    const registry = new SocketRegistry(request.signal);
+    let live;
+    try {
+      live = await discoverLiveHosts(addresses, {
+        ports: this.discoveryPorts,
+        timeoutMs: this.discoveryTimeoutMs,
+        minTimeoutMs: this.discoveryMinTimeoutMs,
+        maxSockets: this.maxSockets,
+        registry,
+        neighbourTablePath: this.neighbourTablePath,
+        neighbourPollMs: this.neighbourPollMs,
+        staleVerifyMs: this.staleVerifyMs,
+        onProgress: (hostsDone, hostsFound) => {
+          const fraction = total === 0 ? 1 : hostsDone / total;
+          emit({ phase: 'discovery', percent: percent(fraction), hostsTotal: total, hostsFound, hostsDone, etaSeconds: eta(startedAt, fraction) });
+        },
+      });
+    } finally {
+      // Nothing may outlive the call: after an error, sockets still in flight are destroyed too.
+      registry.cancel();
+      registry.dispose();
+    }
+    if (request.signal.aborted) throw new ScanAbortedError();
+
+    for (const host of live) if (host.rttMs !== null) this.knownRtt.set(host.ip, host.rttMs);
+    const hostnames = request.resolveHostnames ? await this.resolveAll(live.map((h) => h.ip), request.signal) : new Map<string, string>();
+    if (request.signal.aborted) throw new ScanAbortedError();
+
+    emit({ phase: 'discovery', percent: 100, hostsTotal: total, hostsFound: live.length, hostsDone: total, currentHost: null, etaSeconds: 0 }, true);
+    return live.map((h) => ({
+      ip: h.ip,
+      mac: h.mac,
+      vendor: h.mac ? vendorForMac(h.mac) : null,
+      hostname: hostnames.get(h.ip) ?? null,
+    }));
+  }
+
+  async scanPorts(request: PortScanRequest): Promise<ScannedHost[]> {
+    if (request.signal.aborted) throw new ScanAbortedError();
+    let ranges = FULL_RANGE;
+    if (request.profile !== 'intensive') {
+      const parsed = parsePortRanges(request.ports);
+      if (!parsed.ok) throw new Error(`Invalid port list '${request.ports}': ${parsed.error}`);
+      ranges = parsed.value;
+    }
+    const ports = expandPorts(ranges);
+    const hosts = [...new Set(request.hosts)];
+    const emit = throttle(request.onProgress, this.progressIntervalMs);
+    const registry = new SocketRegistry(request.signal);
+    try {
+      // Ports.
+      const portsStarted = performance.now();
+      emit({ phase: 'ports', percent: 0, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: 0, currentHost: hosts.length === 1 ? hosts[0] : null, etaSeconds: null }, true);
+      const results = await connectScan(hosts, ports, {
+        maxSockets: this.maxSockets,
+        timeouts: this.portTimeouts,
+        registry,
+        knownRtt: this.knownRtt,
+        hostTimeoutMs: request.hostTimeoutSeconds > 0 ? request.hostTimeoutSeconds * 1000 : undefined,
+        retries: this.retries,
+        onProgress: (done, total, hostsDone) => {
+          const fraction = total === 0 ? 1 : done / total;
+          emit({ phase: 'ports', percent: percent(fraction), hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone, etaSeconds: eta(portsStarted, fraction) });
+        },
+      });
+      if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
+      emit({ phase: 'ports', percent: 100, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: hosts.length, etaSeconds: 0 }, true);
+
+      // Services.
+      const servicesStarted = performance.now();
+      const jobs = results.flatMap((r) => r.open.map((port) => ({ host: r.host, port })));
+      const services = new Map<string, ScannedPort>();
+      let done = 0;
+      emit({ phase: 'services', percent: 0, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: 0, etaSeconds: null }, true);
+      await runPool(
+        jobs,
+        this.bannerConcurrency,
+        async ({ host, port }) => {
+          const evidence = await collectEvidence(host, port, registry, this.bannerTimeouts);
+          const info = identifyService(evidence);
+          services.set(`${host}:${port}`, { port, protocol: 'tcp', state: 'open', ...info });
+          done += 1;
+          const fraction = jobs.length === 0 ? 1 : done / jobs.length;
+          emit({ phase: 'services', percent: percent(fraction), hostsTotal: hosts.length, hostsFound: hosts.length, currentHost: host, etaSeconds: eta(servicesStarted, fraction) });
+        },
+        () => registry.cancelled,
+      );
+      if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
+
+      const neighbours = await readNeighbourTable(this.neighbourTablePath);
+      const hostnames = request.resolveHostnames ? await this.resolveAll(hosts, request.signal) : new Map<string, string>();
+      if (request.signal.aborted) throw new ScanAbortedError();
+      emit({ phase: 'services', percent: 100, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: hosts.length, currentHost: null, etaSeconds: 0 }, true);
+
+      return results.map((r) => {
+        const mac = neighbours.get(r.host)?.mac ?? null;
+        const list: ScannedPort[] = r.open.map(
+          (port) => services.get(`${r.host}:${port}`) ?? { port, protocol: 'tcp', state: 'open', service: wellKnownService(port), product: null, version: null, extra_info: null, cpe: [] },
+        );
+        if (r.filtered.length > 0 && r.filtered.length <= this.filteredReportLimit) {
+          for (const port of r.filtered) {
+            list.push({ port, protocol: 'tcp', state: 'filtered', service: wellKnownService(port), product: null, version: null, extra_info: null, cpe: [] });
+          }
+        }
+        list.sort((a, b) => a.port - b.port);
+        return {
+          ip: r.host,
+          mac,
+          vendor: mac ? vendorForMac(mac) : null,
+          hostname: hostnames.get(r.host) ?? null,
+          os_name: null,
+          device_type: null,
+          ports: list,
+        };
+      });
+    } finally {
+      // Nothing may outlive the call: after an error, sockets still in flight are destroyed too.
+      registry.cancel();
+      registry.dispose();
+    }
+  }
+
+  /** Reverse DNS names, a few lookups at a time, each bounded by a short timeout. */
+  private async resolveAll(ips: string[], signal: AbortSignal): Promise<Map<string, string>> {
+    const names = new Map<string, string>();
+    const resolver = this.reverseLookup ? null : new Resolver({ timeout: 1500, tries: 1 });
+    const lookup = this.reverseLookup ?? ((ip: string) => (resolver as Resolver).reverse(ip));
+    const onAbort = (): void => resolver?.cancel();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await runPool(
+        ips,
+        16,
+        async (ip) => {
+          try {
+            const [name] = await lookup(ip);
+            if (name) names.set(ip, name.replace(/\.$/, ''));
+          } catch {
+            /* no name */
+          }
+        },
+        () => signal.aborted,
+      );
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    return names;
+  }
+}

@@ -1,0 +1,472 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabases } from '../helpers/databases.js';
+import { ADMIN, readJson, type TestServer } from '../helpers/server.js';
+import { DEVICE_KEYS, compareIp, openPorts, startSeededServer, type DeviceKey, type Seed } from '../helpers/seed.js';
+
+/** CONTRACT §4 summary fields, plus `mac_randomized` which the service adds. */
+const SUMMARY_KEYS = [
+  'id',
+  'ip_address',
+  'mac_address',
+  'hostname',
+  'vendor',
+  'device_type',
+  'os_name',
+  'label',
+  'zone',
+  'is_trusted',
+  'notes',
+  'risk_level',
+  'risk_score',
+  'open_ports',
+  'first_seen',
+  'last_seen',
+  'last_scan_id',
+  'online',
+];
+
+const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
+
+/** The summary the API must return for a seeded device, built from the seed alone. */
+function expectedSummary(seed: Seed, key: DeviceKey) {
+  const d = seed.devices[key];
+  return {
+    id: d.id,
+    ip_address: d.ip_address,
+    mac_address: d.mac_address,
+    mac_randomized: d.mac_randomized === 1,
+    hostname: d.hostname,
+    vendor: d.vendor,
+    device_type: d.device_type,
+    os_name: d.os_name,
+    label: d.label,
+    zone: d.zone,
+    is_trusted: d.is_trusted === 1,
+    notes: d.notes,
+    risk_level: d.risk_level,
+    risk_score: d.risk_score,
+    open_ports: openPorts(seed.ports[key]),
+    first_seen: d.first_seen,
+    last_seen: d.last_seen,
+    last_scan_id: d.last_scan_id,
+    online: d.online === 1,
+  };
+}
+
+/** Seeded device keys matching `keep`, ordered by IP numerically. */
+function expectedIds(seed: Seed, keep: (key: DeviceKey) => boolean = () => true): number[] {
+  return DEVICE_KEYS.filter(keep)
+    .sort((a, b) => compareIp(seed.devices[a].ip_address, seed.devices[b].ip_address))
+    .map((k) => seed.devices[k].id);
+}
+
+describe.each(testDatabases())('device API ($kind)', (database) => {
+  let server: TestServer;
+  let key: string;
+  let seed: Seed;
+
+  beforeAll(async () => {
+    ({ server, key, seed } = await startSeededServer(database));
+  });
+  afterAll(() => server?.close());
+
+  const get = (path: string) => server.request(path, { key });
+
+  async function listIds(query: string): Promise<{ ids: number[]; total: string | null }> {
+    const res = await get(`/api/devices${query}`);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const body = (await readJson(res)) as { id: number }[];
+    return { ids: body.map((d) => d.id), total: res.headers.get('x-total-count') };
+  }
+
+  describe('GET /api/devices', () => {
+    it('lists every device ordered by IP address numerically, with the total in X-Total-Count', async () => {
+      const res = await get('/api/devices');
+      expect(res.status).toBe(200);
+      const body = await readJson(res);
+      expect(body.map((d: { id: number }) => d.id)).toEqual(expectedIds(seed));
+      expect(res.headers.get('x-total-count')).toBe(String(DEVICE_KEYS.length));
+      // .2 < .9 < .10 < .100 < .200: text ordering would put .10 and .100 before .2 and .9.
+      const ips = body.map((d: { ip_address: string }) => d.ip_address);
+      expect(ips.indexOf(seed.devices.printer.ip_address)).toBeLessThan(ips.indexOf(seed.devices.camera.ip_address));
+      expect(ips.indexOf(seed.devices.camera.ip_address)).toBeLessThan(ips.indexOf(seed.devices.nas.ip_address));
+      expect(ips.indexOf(seed.devices.nas.ip_address)).toBeLessThan(ips.indexOf(seed.devices.laptop.ip_address));
+    });
+
+    it('returns each summary exactly as CONTRACT §4 describes, open_ports sorted and unique', async () => {
+      const body = await readJson(await get('/api/devices'));
+      for (const device of body) {
+        expect(Object.keys(device).sort()).toEqual([...SUMMARY_KEYS, 'mac_randomized'].sort());
+        const k = DEVICE_KEYS.find((x) => seed.devices[x].id === device.id) as DeviceKey;
+        expect(device).toEqual(expectedSummary(seed, k));
+      }
+      // The router has 53/tcp and 53/udp open, 22 filtered, and was written 443, 22, 53, 80, 53.
+      const router = body.find((d: { id: number }) => d.id === seed.devices.router.id);
+      expect(router.open_ports).toEqual([53, 80, 443]);
+      const nas = body.find((d: { id: number }) => d.id === seed.devices.nas.id);
+      expect(nas.open_ports).not.toContain(139); // closed
+    });
+
+    it('filters by risk_level', async () => {
+      for (const level of ['critical', 'high', 'medium', 'low', 'none']) {
+        const expected = expectedIds(seed, (k) => seed.devices[k].risk_level === level);
+        const { ids, total } = await listIds(`?risk_level=${level}`);
+        expect(ids, level).toEqual(expected);
+        expect(total).toBe(String(expected.length));
+      }
+    });
+
+    it('filters by is_trusted', async () => {
+      for (const value of [true, false]) {
+        const expected = expectedIds(seed, (k) => (seed.devices[k].is_trusted === 1) === value);
+        expect(expected.length).toBeGreaterThan(0);
+        const { ids, total } = await listIds(`?is_trusted=${value}`);
+        expect(ids).toEqual(expected);
+        expect(total).toBe(String(expected.length));
+      }
+    });
+
+    it('filters by zone, including a zone that is not configured', async () => {
+      for (const zone of ['Servers', 'IoT', 'Lab', 'Guest']) {
+        const expected = expectedIds(seed, (k) => seed.devices[k].zone === zone);
+        const { ids, total } = await listIds(`?zone=${encodeURIComponent(zone)}`);
+        expect(ids, zone).toEqual(expected);
+        expect(total).toBe(String(expected.length));
+      }
+    });
+
+    it('filters by scan_id: the devices that scan saw', async () => {
+      for (const scanKey of ['old', 'first', 'second', 'device'] as const) {
+        const seen = new Set(seed.snapshots[scanKey].map((s) => s.device));
+        const { ids, total } = await listIds(`?scan_id=${seed.scans[scanKey].id}`);
+        expect(ids, scanKey).toEqual(expectedIds(seed, (k) => seen.has(k)));
+        expect(total).toBe(String(seen.size));
+      }
+      // A scan that exists but saw nothing is an empty list, not a 404.
+      const failed = await listIds(`?scan_id=${seed.scans.failed.id}`);
+      expect(failed).toEqual({ ids: [], total: '0' });
+    });
+
+    it('combines filters with AND', async () => {
+      const first = new Set(seed.snapshots.first.map((s) => s.device));
+      const cases: [string, (k: DeviceKey) => boolean][] = [
+        ['risk_level=high&is_trusted=false', (k) => seed.devices[k].risk_level === 'high' && seed.devices[k].is_trusted === 0],
+        ['zone=Servers&risk_level=critical', (k) => seed.devices[k].zone === 'Servers' && seed.devices[k].risk_level === 'critical'],
+        ['zone=Servers&risk_level=low', (k) => seed.devices[k].zone === 'Servers' && seed.devices[k].risk_level === 'low'],
+        ['is_trusted=true&risk_level=low', (k) => seed.devices[k].is_trusted === 1 && seed.devices[k].risk_level === 'low'],
+        [`scan_id=${seed.scans.first.id}&is_trusted=true`, (k) => first.has(k) && seed.devices[k].is_trusted === 1],
+        [
+          `scan_id=${seed.scans.first.id}&is_trusted=false&risk_level=high&zone=IoT`,
+          (k) => first.has(k) && seed.devices[k].is_trusted === 0 && seed.devices[k].risk_level === 'high' && seed.devices[k].zone === 'IoT',
+        ],
+      ];
+      let nonEmpty = 0;
+      let empty = 0;
+      for (const [query, keep] of cases) {
+        const expected = expectedIds(seed, keep);
+        expected.length ? nonEmpty++ : empty++;
+        const { ids, total } = await listIds(`?${query}`);
+        expect(ids, query).toEqual(expected);
+        expect(total, query).toBe(String(expected.length));
+      }
+      // The cases exercise both outcomes, and combining narrows the single filters.
+      expect(nonEmpty).toBeGreaterThan(0);
+      expect(empty).toBeGreaterThan(0);
+      const trustedOnly = await listIds('?is_trusted=true');
+      const trustedLow = await listIds('?is_trusted=true&risk_level=low');
+      expect(trustedLow.ids.length).toBeLessThan(trustedOnly.ids.length);
+    });
+
+    it('pages with limit and offset while X-Total-Count keeps the full count', async () => {
+      const all = expectedIds(seed);
+      expect(await listIds('?limit=2')).toEqual({ ids: all.slice(0, 2), total: String(all.length) });
+      expect(await listIds('?limit=2&offset=2')).toEqual({ ids: all.slice(2, 4), total: String(all.length) });
+      expect(await listIds('?offset=5')).toEqual({ ids: all.slice(5), total: String(all.length) });
+      expect(await listIds(`?offset=${all.length + 10}`)).toEqual({ ids: [], total: String(all.length) });
+      expect(await listIds('?limit=1000')).toEqual({ ids: all, total: String(all.length) });
+      const untrusted = expectedIds(seed, (k) => seed.devices[k].is_trusted === 0);
+      expect(await listIds('?is_trusted=false&limit=1&offset=1')).toEqual({ ids: untrusted.slice(1, 2), total: String(untrusted.length) });
+    });
+
+    it('answers 404 for an unknown scan_id', async () => {
+      const res = await get('/api/devices?scan_id=999999');
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ detail: 'Scan not found' });
+    });
+
+    it.each([
+      ['risk_level=bad', 'risk_level'],
+      ['risk_level=HIGH', 'risk_level'],
+      ['risk_level=', 'risk_level'],
+      ['is_trusted=yes', 'is_trusted'],
+      ['is_trusted=1', 'is_trusted'],
+      ['is_trusted=', 'is_trusted'],
+      ['scan_id=abc', 'scan_id'],
+      ['scan_id=0', 'scan_id'],
+      ['scan_id=-1', 'scan_id'],
+      ['scan_id=1.5', 'scan_id'],
+      ['scan_id=99999999999', 'scan_id'],
+      ['zone=', 'zone'],
+      ['limit=0', 'limit'],
+      ['limit=1001', 'limit'],
+      ['limit=abc', 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=x', 'offset'],
+      ['colour=red', 'colour'],
+      ['risk_level=high&risk_level=low', 'risk_level'],
+    ])('answers 400 naming the parameter for %s', async (query, name) => {
+      const res = await get(`/api/devices?${query}`);
+      expect(res.status).toBe(400);
+      const body = await readJson(res);
+      expect(Object.keys(body)).toContain('detail');
+      expect(body.detail).toMatch(new RegExp(`^${name}\\b`));
+    });
+  });
+
+  describe('GET /api/devices/{device_id}', () => {
+    it('returns the device with ports, risk details, CVEs and IP history', async () => {
+      const nas = seed.devices.nas;
+      const res = await get(`/api/devices/${nas.id}`);
+      expect(res.status).toBe(200);
+      const body = await readJson(res);
+      const { ports, risk_details, cves, ip_history, ...summary } = body;
+      expect(summary).toEqual(expectedSummary(seed, 'nas'));
+
+      const byPort = (a: { port: number; protocol: string }, b: { port: number; protocol: string }) =>
+        a.port - b.port || a.protocol.localeCompare(b.protocol);
+      expect([...ports].sort(byPort)).toEqual([...seed.ports.nas].sort(byPort));
+      const ssh = ports.find((x: { port: number }) => x.port === 22);
+      expect(ssh.cpe).toEqual(['cpe:/a:openbsd:openssh:9.6', 'cpe:/o:linux:linux_kernel']);
+      expect(ports.find((x: { port: number }) => x.port === 139).cpe).toEqual([]);
+
+      // Findings worst first: by severity, then by score within a severity.
+      const expectedFindings = [...seed.findings.nas].sort(
+        (a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || b.score - a.score,
+      );
+      expect(risk_details).toEqual({
+        level: nas.risk_level,
+        score: nas.risk_score,
+        summary: nas.risk_summary,
+        top_recommendation: expectedFindings[0].recommendation,
+        findings: expectedFindings,
+      });
+      expect(risk_details.findings.map((x: { severity: string }) => x.severity)).toEqual(['critical', 'high', 'high', 'medium', 'low']);
+      expect(risk_details.findings[1].score).toBeGreaterThan(risk_details.findings[2].score);
+
+      // CVEs highest CVSS first; one without a score comes last on every database.
+      const expectedCves = [...seed.cves.nas]
+        .sort((a, b) => (b.cvss_score ?? -1) - (a.cvss_score ?? -1))
+        .map(({ cve_id, ...rest }) => ({ id: cve_id, ...rest }));
+      expect(cves).toEqual(expectedCves);
+      expect(cves.map((c: { cvss_score: number | null }) => c.cvss_score)).toEqual([9.8, 4.3, null]);
+
+      // Most recent address first; the earlier address keeps its own first and last sighting.
+      const expectedHistory = [...seed.ipHistory.nas].sort((a, b) => b.last_seen.localeCompare(a.last_seen));
+      expect(ip_history).toEqual(expectedHistory);
+      expect(ip_history.map((h: { ip_address: string }) => h.ip_address)).toEqual(['192.168.50.10', '192.168.50.7']);
+      expect(ip_history[0].first_seen).not.toBe(ip_history[0].last_seen);
+    });
+
+    it('returns empty collections and a null recommendation for a device with no findings', async () => {
+      const laptop = seed.devices.laptop;
+      const body = await readJson(await get(`/api/devices/${laptop.id}`));
+      expect(body.ports).toEqual([]);
+      expect(body.cves).toEqual([]);
+      expect(body.risk_details).toEqual({ level: 'none', score: 0, summary: null, top_recommendation: null, findings: [] });
+      expect(body.ip_history).toEqual(seed.ipHistory.laptop);
+      expect(body.online).toBe(false);
+    });
+
+    it('answers 404 for an unknown device and 400 for a non-numeric id', async () => {
+      const missing = await get('/api/devices/999999');
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toEqual({ detail: 'Device not found' });
+      for (const bad of ['abc', '0', '-3', '1.5']) {
+        const res = await get(`/api/devices/${bad}`);
+        expect(res.status, bad).toBe(400);
+        expect((await readJson(res)).detail, bad).toMatch(/^device_id\b/);
+      }
+    });
+  });
+});
+
+describe.each(testDatabases())('device updates and zones ($kind)', (database) => {
+  let server: TestServer;
+  let key: string;
+  let cookie: string;
+  let seed: Seed;
+
+  beforeAll(async () => {
+    ({ server, key, cookie, seed } = await startSeededServer(database));
+  });
+  afterAll(() => server?.close());
+
+  const get = async (path: string) => readJson(await server.request(path, { key }));
+  const put = (id: number, json: unknown, init: { headers?: Record<string, string> } = {}) =>
+    server.request(`/api/devices/${id}`, { method: 'PUT', key, json, ...init });
+
+  async function deviceUpdatedEntries(): Promise<{ resource_id: string; actor: string; actor_type: string; success: boolean; details: any }[]> {
+    const res = await server.request('/api/audit-logs?action=device_updated', { key });
+    expect(res.status).toBe(200);
+    return readJson(res);
+  }
+
+  it('lists the configured zones, then other zones still assigned to a device', async () => {
+    const config = await get('/api/config');
+    const configured: string[] = config.zones;
+    const assigned = [...new Set(DEVICE_KEYS.map((k) => seed.devices[k].zone).filter((z): z is string => z !== null))];
+    const extra = assigned.filter((z) => !configured.includes(z)).sort();
+    expect(extra).toEqual(['Lab']);
+    expect(await get('/api/zones')).toEqual([...configured, ...extra]);
+  });
+
+  it('changes only the fields given and returns the full device', async () => {
+    const id = seed.devices.router.id;
+    const before = await get(`/api/devices/${id}`);
+    const res = await put(id, { label: 'Core router' });
+    expect(res.status).toBe(200);
+    const body = await readJson(res);
+    expect(body).toEqual({ ...before, label: 'Core router' });
+    expect(await get(`/api/devices/${id}`)).toEqual(body);
+
+    const res2 = await put(id, { is_trusted: false });
+    expect(res2.status).toBe(200);
+    expect(await readJson(res2)).toEqual({ ...before, label: 'Core router', is_trusted: false });
+
+    const res3 = await put(id, { zone: 'DMZ', notes: 'moved to the DMZ rack' });
+    expect(await readJson(res3)).toEqual({ ...before, label: 'Core router', is_trusted: false, zone: 'DMZ', notes: 'moved to the DMZ rack' });
+  });
+
+  it('clears label, zone and notes with null or an empty string', async () => {
+    const id = seed.devices.nas.id;
+    const before = await get(`/api/devices/${id}`);
+    expect(before.label).not.toBeNull();
+    expect(before.zone).not.toBeNull();
+    await put(id, { notes: 'temporary note' });
+
+    const res = await put(id, { label: null, zone: '' });
+    expect(res.status).toBe(200);
+    expect(await readJson(res)).toEqual({ ...before, label: null, zone: null, notes: 'temporary note' });
+
+    const res2 = await put(id, { notes: '' });
+    expect((await readJson(res2)).notes).toBeNull();
+    const res3 = await put(id, { label: 'NAS', notes: 'x' });
+    expect(await readJson(res3)).toMatchObject({ label: 'NAS', notes: 'x' });
+    const res4 = await put(id, { notes: null });
+    expect(await readJson(res4)).toMatchObject({ label: 'NAS', notes: null, is_trusted: before.is_trusted });
+  });
+
+  it('accepts only zones listed by GET /api/zones and names them in the error', async () => {
+    const id = seed.devices.camera.id;
+    const before = await get(`/api/devices/${id}`);
+    const zones: string[] = await get('/api/zones');
+    for (const zone of ['Kitchen', 'servers', ' Servers']) {
+      const res = await put(id, { zone });
+      expect(res.status, zone).toBe(400);
+      const body = await readJson(res);
+      expect(body.detail).toMatch(/^zone\b/);
+      for (const z of zones) expect(body.detail).toContain(z);
+    }
+    expect(await get(`/api/devices/${id}`)).toEqual(before);
+
+    for (const zone of zones) {
+      const res = await put(id, { zone });
+      expect(res.status, zone).toBe(200);
+      expect((await readJson(res)).zone).toBe(zone);
+    }
+    expect((await put(id, { zone: before.zone })).status).toBe(200);
+  });
+
+  it('drops an unconfigured zone from the list once no device has it, and then refuses it', async () => {
+    const lab = seed.devices.lab;
+    expect(await get('/api/zones')).toContain('Lab');
+    // Still assigned, so still allowed.
+    expect((await put(seed.devices.printer.id, { zone: 'Lab' })).status).toBe(200);
+    expect((await put(seed.devices.printer.id, { zone: null })).status).toBe(200);
+    expect(await get('/api/zones')).toContain('Lab');
+    expect((await put(lab.id, { zone: null })).status).toBe(200);
+    expect(await get('/api/zones')).not.toContain('Lab');
+    const res = await put(lab.id, { zone: 'Lab' });
+    expect(res.status).toBe(400);
+    expect((await get(`/api/devices/${lab.id}`)).zone).toBeNull();
+  });
+
+  it.each([
+    ['is_trusted as a string', { is_trusted: 'true' }, 'is_trusted'],
+    ['is_trusted as a number', { is_trusted: 1 }, 'is_trusted'],
+    ['is_trusted null', { is_trusted: null }, 'is_trusted'],
+    ['an unknown field', { hostname: 'evil' }, 'hostname'],
+    ['an unknown field beside a valid one', { label: 'ok', risk_level: 'none' }, 'risk_level'],
+    ['an empty body', {}, 'body'],
+    ['a label that is not a string', { label: 42 }, 'label'],
+    ['an over-long label', { label: 'x'.repeat(201) }, 'label'],
+    ['a JSON array', [{ label: 'x' }], 'body'],
+  ])('answers 400 for %s and changes nothing', async (_name, json, field) => {
+    const id = seed.devices.laptop.id;
+    const before = await get(`/api/devices/${id}`);
+    const res = await put(id, json);
+    expect(res.status).toBe(400);
+    expect((await readJson(res)).detail).toMatch(new RegExp(`^${field}\\b`));
+    expect(await get(`/api/devices/${id}`)).toEqual(before);
+  });
+
+  it('answers 400 for malformed JSON, 415 for another content type, 404 for an unknown device', async () => {
+    const id = seed.devices.laptop.id;
+    const malformed = await put(id, '{"label": ');
+    expect(malformed.status).toBe(400);
+    expect((await readJson(malformed)).detail).toMatch(/^body\b/);
+    const text = await server.request(`/api/devices/${id}`, { method: 'PUT', key, body: 'label=x', headers: { 'Content-Type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    const missing = await put(999999, { label: 'x' });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ detail: 'Device not found' });
+    expect((await put(0, { label: 'x' })).status).toBe(400);
+  });
+
+  it('stores text verbatim: markup comes back exactly as sent', async () => {
+    const id = seed.devices.printer.id;
+    const label = '<script>alert("x")</script> & <b>bold</b>';
+    const notes = "line 1\nline 2 'quoted' \u00e9\u4e2d";
+    const res = await put(id, { label, notes });
+    expect(res.status).toBe(200);
+    expect(await readJson(res)).toMatchObject({ label, notes });
+    expect(await get(`/api/devices/${id}`)).toMatchObject({ label, notes });
+    const list = await get('/api/devices');
+    expect(list.find((d: { id: number }) => d.id === id)).toMatchObject({ label, notes });
+  });
+
+  it('writes a device_updated audit entry with old and new values of the changed fields', async () => {
+    const device = seed.devices.camera;
+    const before = await get(`/api/devices/${device.id}`);
+    const countBefore = (await deviceUpdatedEntries()).length;
+
+    const res = await put(device.id, { label: 'Front door camera', is_trusted: !before.is_trusted, notes: before.notes });
+    expect(res.status).toBe(200);
+    const entries = await deviceUpdatedEntries();
+    expect(entries.length).toBe(countBefore + 1);
+    const entry = entries[0];
+    expect(entry).toMatchObject({ resource_id: String(device.id), actor: 'test-key', actor_type: 'api_key', success: true });
+    // Only what changed: notes was sent with its current value.
+    expect(entry.details.changes).toEqual({
+      label: { old: before.label, new: 'Front door camera' },
+      is_trusted: { old: before.is_trusted, new: !before.is_trusted },
+    });
+    expect(entry.details.ip_address).toBe(device.ip_address);
+
+    // A request that changes nothing writes no entry.
+    expect((await put(device.id, { label: 'Front door camera' })).status).toBe(200);
+    expect((await deviceUpdatedEntries()).length).toBe(countBefore + 1);
+  });
+
+  it('records the user as the actor of an update made with a session', async () => {
+    const device = seed.devices.lab;
+    const before = await get(`/api/devices/${device.id}`);
+    const res = await server.request(`/api/devices/${device.id}`, { method: 'PUT', cookie, json: { notes: null } });
+    expect(res.status).toBe(200);
+    expect((await readJson(res)).notes).toBeNull();
+    const [entry] = await deviceUpdatedEntries();
+    expect(entry).toMatchObject({ resource_id: String(device.id), actor: ADMIN.username, actor_type: 'user', success: true });
+    expect(entry.details.changes).toEqual({ notes: { old: before.notes, new: null } });
+    expect(before.notes).not.toBeNull();
+  });
+});

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipv4ToInt } from '../../src/core/net.js';
+import { testDatabases } from '../helpers/databases.js';
+import { readJson, type TestServer } from '../helpers/server.js';
+import { DEVICE_KEYS, SCAN_KEYS, startSeededServer, type Seed } from '../helpers/seed.js';
+
+const DAY_MS = 86_400_000;
+const AT_RISK = ['critical', 'high', 'medium'];
+
+/** GET /api/stats as computed by hand from the seed. */
+function expectedStats(seed: Seed) {
+  const devices = DEVICE_KEYS.map((k) => seed.devices[k]);
+  const count = (level: string) => devices.filter((d) => d.risk_level === level).length;
+  const completed = SCAN_KEYS.map((k) => seed.scans[k]).filter((s) => s.status === 'completed');
+  return {
+    total_devices: devices.length,
+    devices_at_risk: devices.filter((d) => AT_RISK.includes(d.risk_level)).length,
+    critical: count('critical'),
+    high: count('high'),
+    medium: count('medium'),
+    low: count('low'),
+    online_devices: devices.filter((d) => d.online === 1).length,
+    open_ports: DEVICE_KEYS.reduce((n, k) => n + seed.ports[k].filter((p) => p.state === 'open').length, 0),
+    total_scans: completed.length,
+    last_scan: completed.map((s) => s.completed_at as string).sort().pop(),
+  };
+}
+
+/** GET /api/trends points for a window of `days` ending now, computed by hand from the seed. */
+function expectedPoints(seed: Seed, days: number) {
+  const since = new Date(Date.now() - days * DAY_MS).toISOString();
+  return SCAN_KEYS.map((k) => ({ k, scan: seed.scans[k] }))
+    .filter(({ scan }) => scan.status === 'completed' && scan.scan_type === 'network' && (scan.completed_at as string) >= since)
+    .sort((a, b) => (a.scan.completed_at as string).localeCompare(b.scan.completed_at as string))
+    .map(({ k, scan }) => {
+      const snaps = seed.snapshots[k];
+      const avg = snaps.length ? snaps.reduce((n, s) => n + s.risk_score, 0) / snaps.length : 0;
+      return {
+        scan_id: scan.id,
+        timestamp: scan.completed_at,
+        devices: snaps.length,
+        at_risk: snaps.filter((s) => AT_RISK.includes(s.risk_level)).length,
+        critical: snaps.filter((s) => s.risk_level === 'critical').length,
+        high: snaps.filter((s) => s.risk_level === 'high').length,
+        open_ports: snaps.reduce((n, s) => n + s.ports.filter((p) => p.state === 'open').length, 0),
+        avg_risk_score: Math.round(avg * 10) / 10,
+        changes: seed.changes.filter((c) => c.scan_id === scan.id).length,
+      };
+    });
+}
+
+describe.each(testDatabases())('stats and trends API ($kind)', (database) => {
+  let server: TestServer;
+  let key: string;
+  let seed: Seed;
+
+  beforeAll(async () => {
+    ({ server, key, seed } = await startSeededServer(database));
+  });
+  afterAll(() => server?.close());
+
+  const get = async (path: string) => {
+    const res = await server.request(path, { key });
+    expect(res.status, path).toBe(200);
+    return readJson(res);
+  };
+
+  it('computes every stats field from the inventory', async () => {
+    const want = expectedStats(seed);
+    expect(await get('/api/stats')).toEqual(want);
+    // Sanity of the seed itself, so the assertions above are not trivially satisfied.
+    expect(want.devices_at_risk).toBe(want.critical + want.high + want.medium);
+    expect(want.devices_at_risk).toBeGreaterThan(0);
+    expect(want.online_devices).toBeLessThan(want.total_devices);
+    expect(want.total_scans).toBeLessThan(SCAN_KEYS.length); // the failed scan does not count
+    // The latest completed scan is the device scan, not the latest network scan.
+    expect(want.last_scan).toBe(seed.scans.device.completed_at);
+  });
+
+  it('reflects a write through the store on the very next request', async () => {
+    const before = await get('/api/stats');
+    const scan = await server.store.scans.create({
+      status: 'running',
+      profile: 'quick',
+      subnet: '192.168.50.0/24',
+      scan_type: 'network',
+      devices_found: 0,
+    });
+    expect(await get('/api/stats')).toEqual(before);
+    const ip = '192.168.50.77';
+    const device = await server.store.devices.insert({
+      identity: `ip:${ip}`,
+      ip_address: ip,
+      ip_sort: ipv4ToInt(ip),
+      mac_randomized: 0,
+      is_trusted: 0,
+      risk_level: 'high',
+      risk_score: 60,
+      first_seen: new Date().toISOString(),
+      last_seen: new Date().toISOString(),
+      online: 1,
+      last_scan_id: scan.id,
+    });
+    await server.store.devices.replacePorts(device.id, [
+      { port: 23, protocol: 'tcp', state: 'open', service: 'telnet', cpe: '[]', first_seen: device.first_seen, last_seen: device.last_seen },
+      { port: 25, protocol: 'tcp', state: 'closed', service: 'smtp', cpe: '[]', first_seen: device.first_seen, last_seen: device.last_seen },
+    ]);
+    const completedAt = new Date().toISOString();
+    await server.store.scans.update(scan.id, { status: 'completed', completed_at: completedAt, devices_found: 1 });
+    expect(await get('/api/stats')).toEqual({
+      ...before,
+      total_devices: before.total_devices + 1,
+      devices_at_risk: before.devices_at_risk + 1,
+      high: before.high + 1,
+      online_devices: before.online_devices + 1,
+      open_ports: before.open_ports + 1,
+      total_scans: before.total_scans + 1,
+      last_scan: completedAt,
+    });
+  });
+});
+
+describe.each(testDatabases())('trends API ($kind)', (database) => {
+  let server: TestServer;
+  let key: string;
+  let seed: Seed;
+
+  beforeAll(async () => {
+    ({ server, key, seed } = await startSeededServer(database));
+  });
+  afterAll(() => server?.close());
+
+  const trends = async (query: string) => {
+    const res = await server.request(`/api/trends${query}`, { key });
+    expect(res.status, query).toBe(200);
+    return readJson(res);
+  };
+
+  it('gives one point per completed network scan of the last 30 days by default, oldest first', async () => {
+    const body = await trends('');
+    expect(body.days).toBe(30);
+    const want = expectedPoints(seed, 30);
+    expect(body.points).toEqual(want);
+    // Failed, device and 45-day-old scans are not points.
+    const ids = want.map((p) => p.scan_id);
+    expect(ids).toEqual([seed.scans.first.id, seed.scans.second.id]);
+    // Non-trivial values: every field differs between the two points or is non-zero.
+    expect(body.points[1].devices).toBeGreaterThan(body.points[0].devices);
+    expect(body.points[1].critical).toBeGreaterThan(0);
+    expect(body.points[0].avg_risk_score).not.toBe(Math.trunc(body.points[0].avg_risk_score));
+  });
+
+  it('widens and narrows the window with days', async () => {
+    for (const days of [1, 7, 44, 46, 60, 3650]) {
+      const body = await trends(`?days=${days}`);
+      expect(body.days).toBe(days);
+      expect(body.points, String(days)).toEqual(expectedPoints(seed, days));
+    }
+    expect((await trends('?days=1')).points.map((p: { scan_id: number }) => p.scan_id)).toEqual([seed.scans.second.id]);
+    expect((await trends('?days=60')).points.map((p: { scan_id: number }) => p.scan_id)).toEqual([
+      seed.scans.old.id,
+      seed.scans.first.id,
+      seed.scans.second.id,
+    ]);
+  });
+
+  it('counts a completed network scan that saw nothing as a zero point', async () => {
+    const scan = await server.store.scans.create({
+      status: 'completed',
+      profile: 'quick',
+      subnet: '10.99.0.0/24',
+      scan_type: 'network',
+      devices_found: 0,
+      started_at: new Date().toISOString(),
+      completed_at: new Date().toISOString(),
+    });
+    const points = (await trends('')).points;
+    expect(points[points.length - 1]).toEqual({
+      scan_id: scan.id,
+      timestamp: scan.completed_at,
+      devices: 0,
+      at_risk: 0,
+      critical: 0,
+      high: 0,
+      open_ports: 0,
+      avg_risk_score: 0,
+      changes: 0,
+    });
+  });
+
+  it.each([['days=0'], ['days=3651'], ['days=abc'], ['days=-1'], ['days=1.5'], ['days='], ['weeks=2']])(
+    'answers 400 naming the parameter for %s',
+    async (query) => {
+      const res = await server.request(`/api/trends?${query}`, { key });
+      expect(res.status).toBe(400);
+      expect((await readJson(res)).detail).toMatch(query.startsWith('weeks') ? /^weeks\b/ : /^days\b/);
+    },
+  );
+});

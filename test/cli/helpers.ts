@@ -1,0 +1,190 @@
+/**
+ * Runs the real command-line program (`node bin/netwarden.js`, which imports the dist/ that
+ * test/global-setup.ts builds) against a throw-away datastore, and starts `serve` on it.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { dropPgSchema, ensurePgSchema } from '../../src/store/db.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(root, 'bin', 'netwarden.js');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  /** Written to standard input, which is then closed (it is always a pipe, never a terminal). */
+  input?: string;
+  /** Extra variables on top of the datastore's. */
+  env?: Record<string, string>;
+}
+
+/** A datastore the CLI and the server are pointed at through NETWARDEN_* variables only. */
+export interface CliDatastore {
+  kind: 'sqlite' | 'postgres';
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** The environment of the test process without any NETWARDEN_* setting that could leak in. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith('NETWARDEN_')) env[name] = value;
+  }
+  return env;
+}
+
+/** Runs `netwarden <args>` with the datastore's variables; never throws for a non-zero exit. */
+export function runCli(datastore: CliDatastore, args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const env = { ...baseEnv(), ...datastore.env, ...options.env };
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [BIN, ...args], { cwd: root, env, timeout: 25_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin?.end(options.input ?? '');
+  });
+}
+
+/** SQLite in a temporary data directory. */
+export function sqliteDatastore(): CliDatastore {
+  const dir = mkdtempSync(join(tmpdir(), 'netwarden-cli-'));
+  return {
+    kind: 'sqlite',
+    env: { NETWARDEN_DATA_DIR: dir },
+    async cleanup() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A fresh schema of the PostgreSQL database at `url`, selected through the connection string's
+ * `options=-c search_path=<schema>` exactly as an operator could.
+ */
+export async function postgresDatastore(url: string): Promise<CliDatastore> {
+  const schema = `nw_cli_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  await ensurePgSchema(url, schema);
+  const dir = mkdtempSync(join(tmpdir(), 'netwarden-cli-'));
+  const withPath = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  return {
+    kind: 'postgres',
+    env: { NETWARDEN_DATA_DIR: dir, NETWARDEN_DATABASE_URL: withPath },
+    async cleanup() {
+      rmSync(dir, { recursive: true, force: true });
+      await dropPgSchema(url, schema);
+    },
+  };
+}
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set. */
+export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create(): Promise<CliDatastore> }> {
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  const list: Array<{ kind: 'sqlite' | 'postgres'; create(): Promise<CliDatastore> }> = [{ kind: 'sqlite', create: async () => sqliteDatastore() }];
+  if (pgUrl) list.push({ kind: 'postgres', create: () => postgresDatastore(pgUrl) });
+  return list;
+}
+
+export interface ServeProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `netwarden serve` on a free loopback port (NETWARDEN_PORT=0; the bound address is read
+ * from its "listening" log line) and waits until /health answers 200.
+ */
+export async function startServe(datastore: CliDatastore): Promise<ServeProcess> {
+  const env = {
+    ...baseEnv(),
+    ...datastore.env,
+    NETWARDEN_PORT: '0',
+    NETWARDEN_HOST: '127.0.0.1',
+    NETWARDEN_LOG_LEVEL: 'info',
+    // Nothing in these tests may reach outside this machine.
+    NETWARDEN_UPDATE_FEED_URL: 'http://127.0.0.1:9/releases/latest',
+  };
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not report its address in time\n${stderr}`)), 20_000);
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'netwarden listening' && entry.url) {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code} before listening\n${stderr}`));
+    });
+  });
+  if (!baseUrl.startsWith('http://127.0.0.1:')) throw new Error(`unexpected listen address ${baseUrl}`);
+
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(`${baseUrl}/health`).catch(() => null);
+    if (res?.status === 200) break;
+    if (attempt > 50) throw new Error(`serve at ${baseUrl} never became healthy`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  return {
+    baseUrl,
+    child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A tiny HTTP client for the server under test. */
+export function client(baseUrl: string) {
+  return async (path: string, init: { method?: string; key?: string; cookie?: string; json?: unknown } = {}) => {
+    const headers: Record<string, string> = {};
+    if (init.key) headers['X-API-Key'] = init.key;
+    if (init.cookie) headers.Cookie = init.cookie;
+    if (init.json !== undefined) headers['Content-Type'] = 'application/json';
+    return fetch(baseUrl + path, {
+      method: init.method ?? 'GET',
+      headers,
+      body: init.json === undefined ? undefined : JSON.stringify(init.json),
+    });
+  };
+}
+
+/** The session cookie (`name=value`) a login response set. */
+export function sessionCookieOf(res: Response): string {
+  const header = res.headers.getSetCookie().find((c) => c.startsWith('netwarden_session='));
+  if (!header) throw new Error('no session cookie in response');
+  return header.split(';')[0];
+}
+
+/** True when a CLI failure message looks like a stack trace rather than a sentence. */
+export function hasStackTrace(text: string): boolean {
+  return /\n\s+at .+\(.+:\d+:\d+\)/.test(text) || /^\s+at /m.test(text);
+}
+
+/** A response body as JSON, loosely typed: the tests assert on its shape. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function bodyOf(res: Response): Promise<any> {
+  return res.json();
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { detectChanges, type DeviceState, type PortState } from '../../src/core/changes.js';
+
+const port = (p: number, service: string | null, product: string | null = null, version: string | null = null, state = 'open'): PortState => ({
+  port: p,
+  protocol: 'tcp',
+  state,
+  service,
+  product,
+  version,
+});
+
+const device = (id: number, ip: string, ports: PortState[], extra: Partial<DeviceState> = {}): DeviceState => ({
+  deviceId: id,
+  ip,
+  mac: `02:00:00:00:00:${String(id).padStart(2, '0')}`,
+  trusted: false,
+  ports,
+  ...extra,
+});
+
+const risky: Record<number, 'critical' | 'high' | 'medium' | 'low'> = { 23: 'critical', 21: 'medium', 3389: 'high' };
+const base = {
+  portsScanned: true,
+  portInScope: (p: number) => p <= 1000,
+  portRisk: (p: PortState) => risky[p.port] ?? null,
+};
+
+describe('detectChanges', () => {
+  it('reports nothing without a baseline (the first scan is the baseline)', () => {
+    expect(detectChanges({ ...base, baseline: null, current: [device(1, '10.0.0.1', [port(22, 'ssh')])] })).toEqual([]);
+  });
+
+  it('reports nothing when nothing changed', () => {
+    const d = device(1, '10.0.0.1', [port(22, 'ssh', 'OpenSSH', '9.2p1')]);
+    expect(detectChanges({ ...base, baseline: [d], current: [structuredClone(d)] })).toEqual([]);
+  });
+
+  it.each([
+    // [case, baseline, current, expected [type, severity, port]]
+    ['new untrusted device', [], [device(2, '10.0.0.2', [])], [['device_added', 'medium', null]]],
+    ['new trusted device', [], [device(2, '10.0.0.2', [], { trusted: true })], [['device_added', 'low', null]]],
+    ['new device exposing telnet', [], [device(2, '10.0.0.2', [port(23, 'telnet')])], [['device_added', 'critical', null]]],
+    ['device gone', [device(3, '10.0.0.3', [])], [], [['device_removed', 'low', null]]],
+    ['trusted device gone', [device(3, '10.0.0.3', [], { trusted: true })], [], [['device_removed', 'info', null]]],
+    ['harmless port opened', [device(1, '10.0.0.1', [])], [device(1, '10.0.0.1', [port(8080, 'http')])], [['port_opened', 'low', 8080]]],
+    ['telnet opened', [device(1, '10.0.0.1', [])], [device(1, '10.0.0.1', [port(23, 'telnet')])], [['port_opened', 'critical', 23]]],
+    ['RDP opened', [device(1, '10.0.0.1', [])], [device(1, '10.0.0.1', [port(3389, 'ms-wbt-server')])], [['port_opened', 'high', 3389]]],
+    ['port closed', [device(1, '10.0.0.1', [port(80, 'http')])], [device(1, '10.0.0.1', [])], [['port_closed', 'info', 80]]],
+    [
+      'port now filtered counts as closed',
+      [device(1, '10.0.0.1', [port(80, 'http')])],
+      [device(1, '10.0.0.1', [port(80, 'http', null, null, 'filtered')])],
+      [['port_closed', 'info', 80]],
+    ],
+    [
+      'version changed',
+      [device(1, '10.0.0.1', [port(22, 'ssh', 'OpenSSH', '8.9p1')])],
+      [device(1, '10.0.0.1', [port(22, 'ssh', 'OpenSSH', '9.6p1')])],
+      [['service_changed', 'low', 22]],
+    ],
+    [
+      'different software on the port',
+      [device(1, '10.0.0.1', [port(80, 'http', 'nginx', '1.18.0')])],
+      [device(1, '10.0.0.1', [port(80, 'http', 'Apache httpd', '2.4.57')])],
+      [['service_changed', 'medium', 80]],
+    ],
+    [
+      'IP change of a known MAC is neither added nor removed',
+      [device(1, '10.0.0.1', [port(22, 'ssh')])],
+      [device(1, '10.0.0.9', [port(22, 'ssh')])],
+      [],
+    ],
+  ] as const)('%s', (_name, baseline, current, expected) => {
+    const changes = detectChanges({ ...base, baseline: [...baseline], current: [...current] });
+    expect(changes.map((c) => [c.change_type, c.severity, c.port])).toEqual(expected);
+  });
+
+  it('never reports ports closed (or opened) after a discovery-only scan', () => {
+    const changes = detectChanges({
+      ...base,
+      portsScanned: false,
+      baseline: [device(1, '10.0.0.1', [port(80, 'http')])],
+      current: [device(1, '10.0.0.1', [])],
+    });
+    expect(changes).toEqual([]);
+  });
+
+  it('does not report a port closed when it was outside this scan’s port list', () => {
+    const changes = detectChanges({
+      ...base,
+      baseline: [device(1, '10.0.0.1', [port(8443, 'https')])],
+      current: [device(1, '10.0.0.1', [])],
+    });
+    expect(changes).toEqual([]);
+  });
+
+  it('describes changes in words, with the device and service', () => {
+    const [opened] = detectChanges({
+      ...base,
+      baseline: [device(1, '10.0.0.1', [])],
+      current: [device(1, '10.0.0.1', [port(23, 'telnet', 'BusyBox telnetd')], { label: 'Camera', vendor: 'Hikvision' })],
+    });
+    expect(opened).toMatchObject({
+      device_ip: '10.0.0.1',
+      device_mac: '02:00:00:00:00:01',
+      new_value: 'telnet BusyBox telnetd',
+      old_value: null,
+    });
+    expect(opened.description).toBe(
+      'Port 23/tcp (telnet BusyBox telnetd) opened on 10.0.0.1 "Camera" (Hikvision, 02:00:00:00:00:01); it is a critical-risk service',
+    );
+  });
+
+  it('handles ten thousand devices with ten ports each', () => {
+    const make = (shift: number) =>
+      Array.from({ length: 10_000 }, (_, i) => device(i + 1, `10.${i >> 8}.${i & 255}.1`, Array.from({ length: 10 }, (_, j) => port(1000 + j + (i % 7 === 0 ? shift : 0), 'http'))));
+    const changes = detectChanges({ ...base, portInScope: () => true, baseline: make(0), current: make(1) });
+    // Devices with i % 7 === 0 shifted their ports by one: one port closed and one opened each.
+    const shifted = Math.ceil(10_000 / 7);
+    expect(changes.filter((c) => c.change_type === 'port_opened')).toHaveLength(shifted);
+    expect(changes.filter((c) => c.change_type === 'port_closed')).toHaveLength(shifted);
+  });
+});

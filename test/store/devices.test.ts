@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipv4ToInt } from '../../src/core/net.js';
+import type { Store } from '../../src/store/index.js';
+import { testDatabases, type TestDatabase } from '../helpers/databases.js';
+
+type Opened = Awaited<ReturnType<TestDatabase['open']>>;
+
+const AT = '2026-01-05T10:00:00.000Z';
+
+async function addDevice(store: Store, ip: string, fields: { zone?: string | null; is_trusted?: number; risk_level?: string } = {}) {
+  return store.devices.insert({
+    identity: `ip:${ip}`,
+    ip_address: ip,
+    ip_sort: ipv4ToInt(ip),
+    mac_randomized: 0,
+    is_trusted: fields.is_trusted ?? 0,
+    zone: fields.zone ?? null,
+    risk_level: fields.risk_level ?? 'none',
+    risk_score: 0,
+    online: 1,
+    first_seen: AT,
+    last_seen: AT,
+  });
+}
+
+describe.each(testDatabases())('device store ($kind)', (database) => {
+  let db: Opened;
+  let store: Store;
+
+  beforeAll(async () => {
+    db = await database.open();
+    store = db.store;
+  });
+  afterAll(() => db?.cleanup());
+
+  it('orders devices and snapshots by IP numerically, across the whole IPv4 range', async () => {
+    // Inserted out of order; text ordering would give 10.0.0.10 < 10.0.0.9 and 10.0.1.1 < 9.x.
+    const ips = ['10.0.1.1', '255.255.255.255', '10.0.0.10', '9.255.255.255', '10.0.0.9', '0.0.0.1', '128.0.0.1', '10.0.0.100'];
+    const scan = await store.scans.create({ status: 'completed', profile: 'normal', subnet: '0.0.0.0/0', scan_type: 'network', devices_found: ips.length });
+    for (const ip of ips) {
+      const device = await addDevice(store, ip);
+      await store.devices.insertSnapshot({
+        scan_id: scan.id,
+        device_id: device.id,
+        ip_address: ip,
+        ip_sort: ipv4ToInt(ip),
+        ports: '[]',
+        open_port_count: 0,
+        risk_level: 'none',
+        risk_score: 0,
+      });
+    }
+    const want = ['0.0.0.1', '9.255.255.255', '10.0.0.9', '10.0.0.10', '10.0.0.100', '10.0.1.1', '128.0.0.1', '255.255.255.255'];
+    const { rows, total } = await store.devices.list({ limit: 100, offset: 0 });
+    expect(rows.map((r) => r.ip_address)).toEqual(want);
+    expect(total).toBe(ips.length);
+    expect(typeof total).toBe('number');
+    expect((await store.devices.list({ limit: 3, offset: 2 })).rows.map((r) => r.ip_address)).toEqual(want.slice(2, 5));
+    expect((await store.devices.scanDevices(scan.id)).map((r) => r.ip_address)).toEqual(want);
+    const row = await store.devices.getRow(rows[rows.length - 1].id);
+    // ip_sort above 2^31 survives the round trip as a number (bigint on PostgreSQL).
+    expect(row?.ip_sort).toBe(4_294_967_295);
+  });
+
+  it('returns integer ids and counts as numbers, not strings', async () => {
+    const { rows, total } = await store.devices.list({ limit: 1, offset: 0 });
+    expect(typeof total).toBe('number');
+    expect(typeof rows[0].id).toBe('number');
+    expect(typeof rows[0].risk_score).toBe('number');
+    const scans = await store.scans.list(10, 0);
+    expect(typeof scans.total).toBe('number');
+    expect(typeof scans.rows[0].id).toBe('number');
+    const changes = await store.changes.list({ limit: 10, offset: 0 });
+    expect(changes.total).toBe(0);
+  });
+
+  it('reports assigned zones once each, sorted, without nulls', async () => {
+    await addDevice(store, '172.16.0.1', { zone: 'Lab' });
+    await addDevice(store, '172.16.0.2', { zone: 'Lab' });
+    await addDevice(store, '172.16.0.3', { zone: 'Attic' });
+    expect(await store.devices.assignedZones()).toEqual(['Attic', 'Lab']);
+  });
+
+  it('updates only the user fields given, clearing with null or an empty string', async () => {
+    const device = await addDevice(store, '172.16.1.1', { zone: 'Lab', is_trusted: 1 });
+    await store.devices.updateUserFields(device.id, { label: 'printer', notes: 'n' });
+    expect(await store.devices.getRow(device.id)).toMatchObject({ label: 'printer', notes: 'n', zone: 'Lab', is_trusted: 1 });
+    await store.devices.updateUserFields(device.id, { label: '', zone: null, is_trusted: false });
+    expect(await store.devices.getRow(device.id)).toMatchObject({ label: null, notes: 'n', zone: null, is_trusted: 0 });
+  });
+
+  it('keeps the first sighting of an address and moves its last one', async () => {
+    const device = await addDevice(store, '172.16.2.1');
+    await store.devices.recordIp(device.id, '172.16.2.1', '2026-01-01T00:00:00.000Z');
+    await store.devices.recordIp(device.id, '172.16.2.9', '2026-01-02T00:00:00.000Z');
+    await store.devices.recordIp(device.id, '172.16.2.1', '2026-01-03T00:00:00.000Z');
+    const detail = await store.devices.get(device.id);
+    expect(detail?.ip_history).toEqual([
+      { ip_address: '172.16.2.1', first_seen: '2026-01-01T00:00:00.000Z', last_seen: '2026-01-03T00:00:00.000Z' },
+      { ip_address: '172.16.2.9', first_seen: '2026-01-02T00:00:00.000Z', last_seen: '2026-01-02T00:00:00.000Z' },
+    ]);
+  });
+
+  it('replaces ports, findings and CVEs instead of adding to them', async () => {
+    const device = await addDevice(store, '172.16.3.1');
+    const port = (n: number, state = 'open') => ({ port: n, protocol: 'tcp', state, cpe: '[]', first_seen: AT, last_seen: AT });
+    await store.devices.replacePorts(device.id, [port(80), port(22)]);
+    await store.devices.replacePorts(device.id, [port(443), port(8443, 'closed')]);
+    const finding = (title: string) => ({ severity: 'low', score: 1, title, description: 'd', recommendation: 'r', cve_ids: '[]' });
+    await store.devices.replaceFindings(device.id, [finding('a'), finding('b')]);
+    await store.devices.replaceFindings(device.id, [finding('c')]);
+    const cve = (id: string, score: number | null) => ({ cve_id: id, severity: 'high', cvss_score: score, description: 'd', references: '[]', confidence: 'likely' });
+    await store.devices.replaceCves(device.id, [cve('CVE-2020-0001', 5)]);
+    await store.devices.replaceCves(device.id, [cve('CVE-2021-0002', null), cve('CVE-2021-0003', 7.5), cve('CVE-2021-0001', 7.5)]);
+    const detail = await store.devices.get(device.id);
+    expect(detail?.ports.map((p) => p.port)).toEqual([443, 8443]);
+    expect(detail?.open_ports).toEqual([443]);
+    expect(detail?.risk_details.findings.map((f) => f.title)).toEqual(['c']);
+    // Highest score first, ties by CVE id, unscored last on both databases.
+    expect(detail?.cves.map((c) => c.id)).toEqual(['CVE-2021-0001', 'CVE-2021-0003', 'CVE-2021-0002']);
+  });
+});

@@ -62,7 +62,13 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     await initialise(store, config, logger);
     const interrupted = await store.scans.failInterrupted('Interrupted: the server stopped while this scan was running');
     if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a restart as failed');
-    const app = await buildApp({ store, version: VERSION, logger });
+    const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir });
+    // Expired sessions no longer authenticate; this only keeps the table small.
+    const purge = () => store.sessions.purgeExpired().catch((err) => logger.warn({ err }, 'could not purge expired sessions'));
+    await purge();
+    const purgeTimer = setInterval(purge, 3_600_000);
+    purgeTimer.unref();
+    app.addHook('onClose', async () => clearInterval(purgeTimer));
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: VERSION }, 'netwarden listening');
     let closing: Promise<void> | undefined;

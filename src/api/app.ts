@@ -36,6 +36,8 @@ export interface AppOptions {
   updateChecker?: UpdateChecker;
   /** Runs scans; one is created over the store when not given. */
   scanManager?: ScanManager;
+  /** Data directory (imported CVE data lives there); null for the shipped dataset only. */
+  dataDir?: string | null;
 }
 
 /** What route plugins share: one instance per app. */
@@ -87,7 +89,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
 
   const authenticator = new Authenticator(store);
-  const scans = options.scanManager ?? new ScanManager(store, app.log as unknown as Logger);
+  const scans = options.scanManager ?? new ScanManager(store, app.log as unknown as Logger, undefined, options.dataDir ?? null);
   // A scan running when the server stops is ended (recorded as failed) before the store closes.
   app.addHook('onClose', async () => scans.shutdown());
   app.decorate('services', {

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
 import { EXIT_USAGE } from './common.js';
+import { registerCveCommand } from './cve.js';
 import { registerDbCommands } from './db.js';
 import { registerKeyCommands } from './keys.js';
 import { registerServeCommand } from './serve.js';
@@ -18,6 +19,7 @@ registerServeCommand(program);
 registerUserCommands(program);
 registerKeyCommands(program);
 registerDbCommands(program);
+registerCveCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -36,6 +36,7 @@ export const ENVIRONMENT_VARIABLES: Record<string, string> = {
   NETWARDEN_ADMIN_PASSWORD: 'Password for NETWARDEN_ADMIN_USERNAME (at least 10 characters)',
   NETWARDEN_SUBNET: 'Seeds network.subnet on first start',
   NETWARDEN_UPDATE_FEED_URL: 'Seeds updates.feed_url on first start',
+  NETWARDEN_NMAP_PATH: 'nmap binary to run (default: nmap from PATH)',
 };
 
 export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {

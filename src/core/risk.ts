@@ -198,8 +198,8 @@ export function compileRiskRules(userRules: readonly RiskRuleSetting[] = []): Ri
     if (base) {
       const merged: RiskRule = {
         ...base,
-        severity: user.severity,
-        title: user.title,
+        severity: user.severity ?? base.severity,
+        title: user.title ?? base.title,
         description: user.description?.trim() || base.description,
         recommendation: user.recommendation?.trim() || base.recommendation,
       };
@@ -211,7 +211,8 @@ export function compileRiskRules(userRules: readonly RiskRuleSetting[] = []): Ri
       }
       if (user.protocol) merged.protocol = user.protocol;
       rules.set(user.id, merged);
-    } else {
+    } else if (user.severity && user.title) {
+      // validateSettings guarantees both for a rule that is not a built-in override.
       rules.set(user.id, {
         id: user.id,
         severity: user.severity,

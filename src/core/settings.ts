@@ -5,6 +5,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseIpv4Network, parsePortRanges } from './net.js';
+import { BUILTIN_RISK_RULES } from './risk-rules.js';
+
+const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
@@ -24,8 +27,8 @@ export const RiskRuleSchema = Type.Object(
     port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
     protocol: Type.Optional(Type.Union([Type.Literal('tcp'), Type.Literal('udp')])),
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    severity: Type.Union(SEVERITIES.filter((s) => s !== 'info').map((s) => Type.Literal(s))),
-    title: Type.String({ minLength: 1, maxLength: 200 }),
+    severity: Type.Optional(Type.Union(SEVERITIES.filter((s) => s !== 'info').map((s) => Type.Literal(s)))),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     recommendation: Type.Optional(Type.String({ maxLength: 2000 })),
     enabled: Type.Optional(Type.Boolean()),
@@ -167,8 +170,14 @@ export function validateSettings(candidate: unknown): SettingsResult {
   }
   const ruleIds = new Set<string>();
   for (const [i, rule] of settings.scanning.risk_rules.entries()) {
-    if (rule.port === undefined && rule.service === undefined) {
-      return { ok: false, error: `scanning.risk_rules.${i}: a rule needs a port, a service or both` };
+    // A built-in rule can be switched off ({id, enabled:false}) or partly overridden by its id.
+    const builtin = BUILTIN_RISK_RULE_IDS.has(rule.id);
+    if (rule.enabled !== false && !builtin) {
+      if (rule.port === undefined && rule.service === undefined) {
+        return { ok: false, error: `scanning.risk_rules.${i}: a rule needs a port, a service or both` };
+      }
+      if (!rule.severity) return { ok: false, error: `scanning.risk_rules.${i}.severity: is required for a new rule` };
+      if (!rule.title) return { ok: false, error: `scanning.risk_rules.${i}.title: is required for a new rule` };
     }
     if (ruleIds.has(rule.id)) return { ok: false, error: `scanning.risk_rules.${i}.id: duplicate rule id '${rule.id}'` };
     ruleIds.add(rule.id);

@@ -1,5 +1,9 @@
 import { detectChanges, type DeviceState, type PortState } from '../core/changes.js';
+import { matchCves } from '../core/cve.js';
 import type { PortRange } from '../core/net.js';
+import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
+import type { ScannedPort } from './types.js';
+import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import type { ScanRow } from '../store/schema.js';
@@ -18,9 +22,20 @@ export interface EvaluationContext {
  * records what changed since the baseline (the previous completed scan of the same target).
  */
 export class ScanEvaluator {
-  constructor(private readonly store: Store) {}
+  readonly cves: CveDatabase;
+
+  /** `dataDir` holds CVE data imported with `netwarden cve import` (null: the shipped dataset only). */
+  constructor(
+    private readonly store: Store,
+    dataDir: string | null = null,
+  ) {
+    this.cves = new CveDatabase(dataDir);
+  }
 
   async evaluate(ctx: EvaluationContext): Promise<void> {
+    const settings = await this.store.settings.get();
+    const rules = compileRiskRules(settings.scanning.risk_rules);
+    await this.assess(ctx.scan.id, ctx.seenDeviceIds, rules);
     const current = await this.currentStates(ctx.seenDeviceIds);
     const baseline = await this.baseline(ctx, current);
     const drafts = detectChanges({
@@ -28,10 +43,77 @@ export class ScanEvaluator {
       current,
       portsScanned: ctx.portsScanned,
       portInScope: (port) => ctx.portList.some((r) => port >= r.low && port <= r.high),
-      portRisk: () => null,
+      portRisk: (port) => portRiskSeverity(port, rules),
     });
     const detectedAt = nowIso();
     await this.store.changes.insertMany(drafts.map((d) => ({ ...d, scan_id: ctx.scan.id, detected_at: detectedAt })));
+  }
+
+  /**
+   * Risk and CVEs of each device, from its current ports: findings and CVE matches are replaced,
+   * and the device's level, score and summary updated. One transaction per batch of devices.
+   */
+  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<void> {
+    const index = this.cves.index();
+    for (let i = 0; i < deviceIds.length; i += 500) {
+      const ids = deviceIds.slice(i, i + 500);
+      await this.store.db.transaction().execute(async (trx) => {
+        const [devices, ports] = await Promise.all([
+          trx.selectFrom('devices').select(['id', 'os_name']).where('id', 'in', ids).execute(),
+          trx.selectFrom('ports').selectAll().where('device_id', 'in', ids).execute(),
+        ]);
+        const byDevice = groupBy(ports, (p) => p.device_id);
+        await trx.deleteFrom('risk_findings').where('device_id', 'in', ids).execute();
+        await trx.deleteFrom('cve_matches').where('device_id', 'in', ids).execute();
+        const findingRows = [];
+        const cveRows = [];
+        for (const device of devices) {
+          const scanned: ScannedPort[] = (byDevice.get(device.id) ?? []).map((p) => ({
+            port: p.port,
+            protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
+            state: p.state,
+            service: p.service,
+            product: p.product,
+            version: p.version,
+            extra_info: p.extra_info,
+            cpe: JSON.parse(p.cpe) as string[],
+          }));
+          const matches = matchCves(
+            scanned.filter((p) => p.state === 'open'),
+            index,
+            { os_name: device.os_name },
+          );
+          const risk = assessRisk(scanned, matches, rules);
+          for (const f of risk.findings) {
+            findingRows.push({ ...f, device_id: device.id, scan_id: scanId, cve_ids: JSON.stringify(f.cve_ids) });
+          }
+          for (const m of matches) {
+            cveRows.push({
+              device_id: device.id,
+              scan_id: scanId,
+              cve_id: m.id,
+              severity: m.severity,
+              cvss_score: m.cvss_score,
+              description: m.description,
+              remediation: m.remediation,
+              references: JSON.stringify(m.references),
+              confidence: m.confidence,
+              port: m.port,
+              matched_product: m.matched_product,
+              matched_version: m.matched_version,
+            });
+          }
+          await trx
+            .updateTable('devices')
+            .set({ risk_level: risk.level, risk_score: risk.score, risk_summary: risk.summary })
+            .where('id', '=', device.id)
+            .execute();
+        }
+        for (let j = 0; j < findingRows.length; j += 200) await trx.insertInto('risk_findings').values(findingRows.slice(j, j + 200)).execute();
+        for (let j = 0; j < cveRows.length; j += 200) await trx.insertInto('cve_matches').values(cveRows.slice(j, j + 200)).execute();
+      });
+    }
+    this.store.touch();
   }
 
   /** The seen devices with their ports as they are now. */

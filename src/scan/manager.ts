@@ -51,10 +51,12 @@ export class ScanManager {
     private readonly store: Store,
     private readonly log: Logger,
     engines?: EngineSelector,
+    /** Data directory holding imported CVE data; null uses only the shipped dataset. */
+    dataDir: string | null = null,
   ) {
     this.inventory = new InventoryWriter(store.db, () => store.touch());
     this.engines = engines ?? new EngineSelector();
-    this.evaluator = new ScanEvaluator(store);
+    this.evaluator = new ScanEvaluator(store, dataDir);
   }
 
   /** Validates and starts a scan; resolves once it is recorded as running. */
@@ -171,7 +173,17 @@ export class ScanManager {
       const at = nowIso();
       const seen = await this.inventory.recordDiscovery(scan.id, live, at);
       const base = ipv4ToInt(network.network);
-      await this.inventory.markUnseenOffline({ low: base, high: base + network.size - 1 }, seen.map((s) => s.deviceId));
+      const excluded = request.device
+        ? []
+        : settings.network.exclude.flatMap((e) => {
+            const net = parseIpv4Network(e);
+            return net.ok ? [{ low: ipv4ToInt(net.value.network), high: ipv4ToInt(net.value.network) + net.value.size - 1 }] : [];
+          });
+      await this.inventory.markUnseenOffline(
+        { low: base, high: base + network.size - 1 },
+        seen.map((s) => s.deviceId),
+        (ip) => excluded.some((r) => ip >= r.low && ip <= r.high),
+      );
       onProgress({ phase: 'discovery', percent: 100, hostsFound: live.length, hostsDone: request.profile === 'quick' ? live.length : 0 });
 
       const configured = parsePortRanges(settings.scanning.port_range);

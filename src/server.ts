@@ -2,7 +2,7 @@ import pino, { type Logger } from 'pino';
 import { buildApp, type App } from './api/app.js';
 import { hashPassword, passwordProblem, usernameProblem } from './auth/passwords.js';
 import type { ServerConfig } from './config/environment.js';
-import { defaultSettings, mergeSettings, validateSettings } from './core/settings.js';
+import { seedSettings } from './config/seed.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -21,12 +21,7 @@ export function createLogger(level: string): Logger {
 
 /** Seeds the stored configuration on first start and creates the bootstrap admin when asked. */
 export async function initialise(store: Store, config: Pick<ServerConfig, 'settingsSeed' | 'admin'>, log: Logger): Promise<void> {
-  if (!(await store.settings.exists())) {
-    const seeded = validateSettings(mergeSettings(defaultSettings(), config.settingsSeed));
-    if (!seeded.ok) throw new Error(`initial configuration: ${seeded.error}`);
-    await store.settings.put(seeded.settings);
-    log.info('stored the initial configuration');
-  }
+  if (await seedSettings(store, config.settingsSeed)) log.info('stored the initial configuration');
   if (config.admin && (await store.users.count()) === 0) {
     const { username, password } = config.admin;
     const problem = usernameProblem(username) ?? passwordProblem(password, username);

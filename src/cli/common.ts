@@ -5,6 +5,7 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/environment.js';
+import { seedSettings } from '../config/seed.js';
 import { isPostgresUrl } from '../store/db.js';
 import { openStore, type Store } from '../store/index.js';
 
@@ -61,6 +62,11 @@ export async function withStore<T>(fn: (store: Store, config: ServerConfig) => P
     throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
   }
   try {
+    try {
+      await seedSettings(store, config.settingsSeed);
+    } catch (err) {
+      throw new CliError(messageOf(err), EXIT_USAGE);
+    }
     return await fn(store, config);
   } finally {
     await store.close().catch(() => {});

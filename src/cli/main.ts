@@ -4,6 +4,7 @@ import { EXIT_USAGE } from './common.js';
 import { registerCveCommand } from './cve.js';
 import { registerDbCommands } from './db.js';
 import { registerKeyCommands } from './keys.js';
+import { registerScanCommand } from './scan.js';
 import { registerServeCommand } from './serve.js';
 import { registerUserCommands } from './user.js';
 
@@ -20,6 +21,7 @@ registerUserCommands(program);
 registerKeyCommands(program);
 registerDbCommands(program);
 registerCveCommand(program);
+registerScanCommand(program);
 
 try {
   await program.parseAsync(process.argv);

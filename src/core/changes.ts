@@ -2,7 +2,7 @@
  * Change detection between a scan and its baseline. Pure: the shell loads the baseline
  * snapshots and the current state, and stores what this returns.
  *
- * Severity rules (documented in docs/changes.md):
+ * Severity rules (documented in docs/scanning.md):
  * - device_added: medium for a device not marked trusted; low when trusted. Raised to the worst
  *   risk severity of its open ports when that is higher.
  * - device_removed: low (info for a trusted device).

@@ -94,7 +94,7 @@ function presentedApiKey(request: FastifyRequest): string | undefined {
   if (Array.isArray(header)) return header[0]?.trim();
   const authorization = request.headers.authorization;
   if (authorization) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const m = authorization.match(/^Bearer\s+(\S+)\s*$/i);
     // Some other scheme (Basic, …) is not a credential this API accepts.
     return m ? m[1] : '';
   }

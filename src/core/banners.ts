@@ -123,7 +123,7 @@ function distroComment(comment: string | undefined): string | null {
   if (!comment) return null;
   const c = comment.trim();
   if (c === '') return null;
-  const m = /^(Debian|Ubuntu|Raspbian|FreeBSD|NetBSD_Secure_Shell|DragonFly|Devuan)[-_ ](\S+)/.exec(c);
+  const m = c.match(/^(Debian|Ubuntu|Raspbian|FreeBSD|NetBSD_Secure_Shell|DragonFly|Devuan)[-_ ](\S+)/);
   if (m) return `${m[1].replace(/_/g, ' ')} ${m[2]}`;
   return c.length <= 60 ? c : `${c.slice(0, 57)}...`;
 }
@@ -149,15 +149,15 @@ function finish(m: Match): ServiceInfo {
 
 /** `SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3` and friends. */
 export function parseSshBanner(text: string): ServiceInfo | null {
-  const m = /^SSH-(\d+\.\d+)-([^\s\r\n]+)(?:[ \t]+([^\r\n]*))?/.exec(text);
+  const m = text.match(/^SSH-(\d+\.\d+)-([^\s\r\n]+)(?:[ \t]+([^\r\n]*))?/);
   if (!m) return null;
   const [, protocol, software, comment] = m;
   const proto = `protocol ${protocol}`;
-  let r: RegExpExecArray | null;
-  if ((r = /^OpenSSH_for_Windows_([\w.]+)/.exec(software))) {
+  let r: RegExpMatchArray | null;
+  if ((r = software.match(/^OpenSSH_for_Windows_([\w.]+)/))) {
     return finish({ service: 'ssh', product: 'OpenSSH', version: r[1], extra: ['for Windows', proto], cpe: [cpeOf('openbsd:openssh', r[1]), 'cpe:/o:microsoft:windows'] });
   }
-  if ((r = /^OpenSSH_([\w.+]+?)(?:[-_](hpn\w+|\w*FIPS\w*|PKIX\S*))?$/.exec(software)) || (r = /^OpenSSH_([\w.]+)/.exec(software))) {
+  if ((r = software.match(/^OpenSSH_([\w.+]+?)(?:[-_](hpn\w+|\w*FIPS\w*|PKIX\S*))?$/)) || (r = software.match(/^OpenSSH_([\w.]+)/))) {
     const version = r[1];
     const distro = distroComment(comment);
     const cpe = [cpeOf('openbsd:openssh', version)];
@@ -166,23 +166,23 @@ export function parseSshBanner(text: string): ServiceInfo | null {
     else if (distro?.startsWith('FreeBSD')) cpe.push('cpe:/o:freebsd:freebsd');
     return finish({ service: 'ssh', product: 'OpenSSH', version, extra: [distro, r[2] ? `${r[2]} patch` : null, proto], cpe });
   }
-  if ((r = /^dropbear(?:_([\w.-]+))?$/i.exec(software))) {
+  if ((r = software.match(/^dropbear(?:_([\w.-]+))?$/i))) {
     const version = r[1] ?? null;
     return finish({ service: 'ssh', product: 'Dropbear sshd', version, extra: [proto], cpe: [cpeOf('matt_johnston:dropbear_ssh_server', version)] });
   }
-  if ((r = /^libssh[_-]?([\w.-]+)?$/.exec(software))) {
+  if ((r = software.match(/^libssh[_-]?([\w.-]+)?$/))) {
     const version = r[1] ?? null;
     return finish({ service: 'ssh', product: 'libssh', version, extra: [proto], cpe: [cpeOf('libssh:libssh', version)] });
   }
-  if ((r = /^Cisco-([\d.]+)$/.exec(software))) {
+  if ((r = software.match(/^Cisco-([\d.]+)$/))) {
     return finish({ service: 'ssh', product: 'Cisco SSH', version: r[1], extra: [proto], cpe: [cpeOf('cisco:ssh', r[1]), 'cpe:/o:cisco:ios'] });
   }
   if (software === 'ROSSSH') return finish({ service: 'ssh', product: 'MikroTik RouterOS sshd', extra: [proto], cpe: ['cpe:/o:mikrotik:routeros'] });
   if (software === 'Go') return finish({ service: 'ssh', product: 'Golang x/crypto/ssh server', extra: [proto] });
-  if ((r = /^AsyncSSH_([\w.]+)$/.exec(software))) return finish({ service: 'ssh', product: 'AsyncSSH', version: r[1], extra: [proto] });
-  if ((r = /^paramiko_([\w.]+)$/.exec(software))) return finish({ service: 'ssh', product: 'Paramiko Python sshd', version: r[1], extra: [proto], cpe: [cpeOf('paramiko:paramiko', r[1])] });
+  if ((r = software.match(/^AsyncSSH_([\w.]+)$/))) return finish({ service: 'ssh', product: 'AsyncSSH', version: r[1], extra: [proto] });
+  if ((r = software.match(/^paramiko_([\w.]+)$/))) return finish({ service: 'ssh', product: 'Paramiko Python sshd', version: r[1], extra: [proto], cpe: [cpeOf('paramiko:paramiko', r[1])] });
   // Unknown implementation: keep its self-description as product and version when it looks like `name_1.2`.
-  if ((r = /^([A-Za-z][\w.-]*?)[_-](\d[\w.-]*)$/.exec(software))) {
+  if ((r = software.match(/^([A-Za-z][\w.-]*?)[_-](\d[\w.-]*)$/))) {
     return finish({ service: 'ssh', product: r[1], version: r[2], extra: [distroComment(comment), proto] });
   }
   return finish({ service: 'ssh', product: null, extra: [software ? `software ${software}` : null, proto] });
@@ -194,26 +194,26 @@ export function parseSshBanner(text: string): ServiceInfo | null {
 
 export function parseFtpBanner(text: string): ServiceInfo | null {
   if (!/^(?:220|120|421|500|530|550)[ -]/.test(text)) return null;
-  let r: RegExpExecArray | null;
-  if ((r = /vsFTPd ([\w.-]+)/i.exec(text))) return finish({ service: 'ftp', product: 'vsftpd', version: r[1], cpe: [cpeOf('vsftpd:vsftpd', r[1])] });
+  let r: RegExpMatchArray | null;
+  if ((r = text.match(/vsFTPd ([\w.-]+)/i))) return finish({ service: 'ftp', product: 'vsftpd', version: r[1], cpe: [cpeOf('vsftpd:vsftpd', r[1])] });
   if (/^500 OOPS: /.test(text)) return finish({ service: 'ftp', product: 'vsftpd', extra: ['broken'], cpe: [cpeOf('vsftpd:vsftpd')] });
-  if ((r = /ProFTPD (\d[\w.]*)/.exec(text))) {
-    const distro = /ProFTPD \S+ Server \((Debian|Ubuntu)\)/.exec(text)?.[1];
+  if ((r = text.match(/ProFTPD (\d[\w.]*)/))) {
+    const distro = text.match(/ProFTPD \S+ Server \((Debian|Ubuntu)\)/)?.[1];
     return finish({ service: 'ftp', product: 'ProFTPD', version: r[1], extra: [distro], cpe: [cpeOf('proftpd:proftpd', r[1])] });
   }
   if (/ProFTPD/.test(text)) return finish({ service: 'ftp', product: 'ProFTPD', cpe: [cpeOf('proftpd:proftpd')] });
-  if ((r = /Pure-?FTPd(?: (\d[\w.]*))?/i.exec(text))) {
+  if ((r = text.match(/Pure-?FTPd(?: (\d[\w.]*))?/i))) {
     return finish({ service: 'ftp', product: 'Pure-FTPd', version: r[1] ?? null, cpe: [cpeOf('pureftpd:pure-ftpd', r[1])] });
   }
-  if ((r = /FileZilla Server(?: version)?(?: (\d[\w.]*(?: beta)?))?/i.exec(text))) {
+  if ((r = text.match(/FileZilla Server(?: version)?(?: (\d[\w.]*(?: beta)?))?/i))) {
     const version = r[1] ?? null;
     return finish({ service: 'ftp', product: 'FileZilla ftpd', version, cpe: [cpeOf('filezilla-project:filezilla_server', version?.replace(/ /g, '_')), 'cpe:/o:microsoft:windows'] });
   }
-  if ((r = /Microsoft FTP Service(?: \(Version (\d[^)]*)\))?/.exec(text))) {
+  if ((r = text.match(/Microsoft FTP Service(?: \(Version (\d[^)]*)\))?/))) {
     const version = r[1] ?? null;
     return finish({ service: 'ftp', product: 'Microsoft ftpd', version, cpe: [cpeOf('microsoft:ftp_service', version), 'cpe:/o:microsoft:windows'] });
   }
-  if ((r = /\bwu-([\d.]+\S*)/.exec(text))) return finish({ service: 'ftp', product: 'WU-FTPD', version: r[1], cpe: [cpeOf('washington_university:wu-ftpd', r[1])] });
+  if ((r = text.match(/\bwu-([\d.]+\S*)/))) return finish({ service: 'ftp', product: 'WU-FTPD', version: r[1], cpe: [cpeOf('washington_university:wu-ftpd', r[1])] });
   if (/\bFTP\b|FTPd|ftpd/i.test(text)) return finish({ service: 'ftp' });
   return null;
 }
@@ -221,25 +221,25 @@ export function parseFtpBanner(text: string): ServiceInfo | null {
 export function parseSmtpBanner(text: string): ServiceInfo | null {
   const first = firstLine(text);
   if (!/^(?:220|421|554)[ -]/.test(first)) return null;
-  let r: RegExpExecArray | null;
-  if ((r = /^220[ -](\S+) E?SMTP Postfix(?: \(([^)]*)\))?/.exec(first)) || (r = /^220[ -](\S+) .*\bPostfix\b(?: \(([^)]*)\))?/.exec(first))) {
+  let r: RegExpMatchArray | null;
+  if ((r = first.match(/^220[ -](\S+) E?SMTP Postfix(?: \(([^)]*)\))?/)) || (r = first.match(/^220[ -](\S+) .*\bPostfix\b(?: \(([^)]*)\))?/))) {
     return finish({ service: 'smtp', product: 'Postfix smtpd', extra: [r[2], `host ${r[1]}`], cpe: [cpeOf('postfix:postfix')] });
   }
-  if ((r = /^220[ -](\S+) E?SMTP Exim (V?\d[\w.]*)/.exec(first))) {
+  if ((r = first.match(/^220[ -](\S+) E?SMTP Exim (V?\d[\w.]*)/))) {
     return finish({ service: 'smtp', product: 'Exim smtpd', version: r[2], extra: [`host ${r[1]}`], cpe: [cpeOf('exim:exim', r[2])] });
   }
-  if ((r = /^220[ -](\S+) .*\bExim\b/.exec(first))) return finish({ service: 'smtp', product: 'Exim smtpd', extra: [`host ${r[1]}`], cpe: [cpeOf('exim:exim')] });
-  if ((r = /^220[ -](\S+) E?SMTP Sendmail (\d[^;/ ]*)(?:\/([^; ]+))?/.exec(first))) {
+  if ((r = first.match(/^220[ -](\S+) .*\bExim\b/))) return finish({ service: 'smtp', product: 'Exim smtpd', extra: [`host ${r[1]}`], cpe: [cpeOf('exim:exim')] });
+  if ((r = first.match(/^220[ -](\S+) E?SMTP Sendmail (\d[^;/ ]*)(?:\/([^; ]+))?/))) {
     return finish({ service: 'smtp', product: 'Sendmail', version: r[2], extra: [r[3] ? `config ${r[3]}` : null, `host ${r[1]}`], cpe: [cpeOf('sendmail:sendmail', r[2])] });
   }
-  if ((r = /^220[ -](\S+) .*\bSendmail\b/.exec(first))) return finish({ service: 'smtp', product: 'Sendmail', extra: [`host ${r[1]}`], cpe: [cpeOf('sendmail:sendmail')] });
-  if ((r = /^220[ -](\S+) E?SMTP OpenSMTPD/.exec(first))) return finish({ service: 'smtp', product: 'OpenSMTPD', extra: [`host ${r[1]}`], cpe: [cpeOf('openbsd:opensmtpd')] });
-  if ((r = /^220[ -](\S+) Microsoft ESMTP MAIL Service(?:, Version: ([\w.]+))?/.exec(first))) {
+  if ((r = first.match(/^220[ -](\S+) .*\bSendmail\b/))) return finish({ service: 'smtp', product: 'Sendmail', extra: [`host ${r[1]}`], cpe: [cpeOf('sendmail:sendmail')] });
+  if ((r = first.match(/^220[ -](\S+) E?SMTP OpenSMTPD/))) return finish({ service: 'smtp', product: 'OpenSMTPD', extra: [`host ${r[1]}`], cpe: [cpeOf('openbsd:opensmtpd')] });
+  if ((r = first.match(/^220[ -](\S+) Microsoft ESMTP MAIL Service(?:, Version: ([\w.]+))?/))) {
     return finish({ service: 'smtp', product: 'Microsoft Exchange smtpd', version: r[2] ?? null, extra: [`host ${r[1]}`], cpe: [cpeOf('microsoft:exchange_server'), 'cpe:/o:microsoft:windows'] });
   }
-  if ((r = /^220[ -](\S+) .*\bqmail\b/i.exec(first))) return finish({ service: 'smtp', product: 'qmail smtpd', extra: [`host ${r[1]}`], cpe: [cpeOf('djb:qmail')] });
-  if ((r = /^220[ -](\S+) .*\bHaraka(?:\/([\d.]+))?/.exec(first))) return finish({ service: 'smtp', product: 'Haraka smtpd', version: r[2] ?? null, extra: [`host ${r[1]}`] });
-  if ((r = /^220[ -](\S+) E?SMTP\b/i.exec(first)) || (r = /^220[ -](\S+) .*\bE?SMTP\b/i.exec(first))) {
+  if ((r = first.match(/^220[ -](\S+) .*\bqmail\b/i))) return finish({ service: 'smtp', product: 'qmail smtpd', extra: [`host ${r[1]}`], cpe: [cpeOf('djb:qmail')] });
+  if ((r = first.match(/^220[ -](\S+) .*\bHaraka(?:\/([\d.]+))?/))) return finish({ service: 'smtp', product: 'Haraka smtpd', version: r[2] ?? null, extra: [`host ${r[1]}`] });
+  if ((r = first.match(/^220[ -](\S+) E?SMTP\b/i)) || (r = first.match(/^220[ -](\S+) .*\bE?SMTP\b/i))) {
     return finish({ service: 'smtp', extra: [/^[\w.-]+$/.test(r[1]) ? `host ${r[1]}` : null] });
   }
   if (/\bSMTP\b|\bmail\b|\bMTA\b/i.test(first) && !/\bFTP\b/i.test(first)) return finish({ service: 'smtp' });
@@ -253,14 +253,14 @@ export function parseSmtpBanner(text: string): ServiceInfo | null {
 export function parsePop3Banner(text: string): ServiceInfo | null {
   const first = firstLine(text);
   if (!/^\+OK\b/.test(first)) return null;
-  let r: RegExpExecArray | null;
+  let r: RegExpMatchArray | null;
   if (/\bDovecot\b/i.test(first)) {
-    const distro = /Dovecot \((Debian|Ubuntu)\)/i.exec(first)?.[1];
+    const distro = first.match(/Dovecot \((Debian|Ubuntu)\)/i)?.[1];
     return finish({ service: 'pop3', product: 'Dovecot pop3d', extra: [distro], cpe: [cpeOf('dovecot:dovecot')] });
   }
   if (/^\+OK Hello there\./.test(first)) return finish({ service: 'pop3', product: 'Courier pop3d', cpe: [cpeOf('courier-mta:courier')] });
-  if ((r = /Cyrus POP3 v?(\d[\w.-]*)/.exec(first))) return finish({ service: 'pop3', product: 'Cyrus pop3d', version: r[1], cpe: [cpeOf('cmu:cyrus_imap_server', r[1])] });
-  if ((r = /Qpopper \(version (\d[\w.]*)\)/i.exec(first))) return finish({ service: 'pop3', product: 'Qpopper pop3d', version: r[1], cpe: [cpeOf('qualcomm:qpopper', r[1])] });
+  if ((r = first.match(/Cyrus POP3 v?(\d[\w.-]*)/))) return finish({ service: 'pop3', product: 'Cyrus pop3d', version: r[1], cpe: [cpeOf('cmu:cyrus_imap_server', r[1])] });
+  if ((r = first.match(/Qpopper \(version (\d[\w.]*)\)/i))) return finish({ service: 'pop3', product: 'Qpopper pop3d', version: r[1], cpe: [cpeOf('qualcomm:qpopper', r[1])] });
   if (/Microsoft Exchange/i.test(first)) return finish({ service: 'pop3', product: 'Microsoft Exchange pop3d', cpe: [cpeOf('microsoft:exchange_server'), 'cpe:/o:microsoft:windows'] });
   return finish({ service: 'pop3' });
 }
@@ -268,19 +268,19 @@ export function parsePop3Banner(text: string): ServiceInfo | null {
 export function parseImapBanner(text: string): ServiceInfo | null {
   const first = firstLine(text);
   if (!/^\* (?:OK|PREAUTH|BYE)\b/.test(first)) return null;
-  let r: RegExpExecArray | null;
+  let r: RegExpMatchArray | null;
   if (/\bDovecot\b/i.test(first)) {
-    const distro = /Dovecot \((Debian|Ubuntu)\)/i.exec(first)?.[1];
+    const distro = first.match(/Dovecot \((Debian|Ubuntu)\)/i)?.[1];
     return finish({ service: 'imap', product: 'Dovecot imapd', extra: [distro], cpe: [cpeOf('dovecot:dovecot')] });
   }
-  if ((r = /Cyrus IMAP4? (?:Murder )?v?(\d[\w.+-]*?)(?:-(?:Debian|Red Hat|OS X)[^ ]*)? server ready/.exec(first))) {
+  if ((r = first.match(/Cyrus IMAP4? (?:Murder )?v?(\d[\w.+-]*?)(?:-(?:Debian|Red Hat|OS X)[^ ]*)? server ready/))) {
     return finish({ service: 'imap', product: 'Cyrus imapd', version: r[1], cpe: [cpeOf('cmu:cyrus_imap_server', r[1])] });
   }
   if (/Courier-IMAP/.test(first)) return finish({ service: 'imap', product: 'Courier Imapd', cpe: [cpeOf('courier-mta:courier')] });
-  if ((r = /Microsoft Exchange Server (\d+)? ?IMAP4/.exec(first))) {
+  if ((r = first.match(/Microsoft Exchange Server (\d+)? ?IMAP4/))) {
     return finish({ service: 'imap', product: 'Microsoft Exchange imapd', version: r[1] ?? null, cpe: [cpeOf('microsoft:exchange_server', r[1]), 'cpe:/o:microsoft:windows'] });
   }
-  if ((r = /\bUW IMAP4rev1 (?:server )?(?:v|version )?(\d[\w.-]*)/i.exec(first)) || (r = /IMAP4rev1 (20\d\d\.[\w.-]+) at/.exec(first))) {
+  if ((r = first.match(/\bUW IMAP4rev1 (?:server )?(?:v|version )?(\d[\w.-]*)/i)) || (r = first.match(/IMAP4rev1 (20\d\d\.[\w.-]+) at/))) {
     return finish({ service: 'imap', product: 'UW imapd', version: r[1], cpe: [cpeOf('university_of_washington:imap_toolkit', r[1])] });
   }
   if (/IMAP|ready/i.test(first)) return finish({ service: 'imap' });
@@ -304,11 +304,11 @@ export function parseMysqlHandshake(bytes: Uint8Array): ServiceInfo | null {
     if (end < 0 || end - 5 > 80) return null;
     const raw = bytesToText(bytes.subarray(5, end));
     if (!/^\d+\.\d+[\w.+~:-]*$/.test(raw)) return null;
-    const maria = /^(?:5\.5\.5-)?(\d+\.\d+\.\d+)-MariaDB(?:-(.+))?$/.exec(raw);
+    const maria = raw.match(/^(?:5\.5\.5-)?(\d+\.\d+\.\d+)-MariaDB(?:-(.+))?$/);
     if (maria) {
       return finish({ service: 'mysql', product: 'MariaDB', version: maria[1], extra: [maria[2] ? `package ${maria[2]}` : null], cpe: [cpeOf('mariadb:mariadb', maria[1])] });
     }
-    const mysql = /^(\d+\.\d+\.\d+)(?:-(.+))?$/.exec(raw);
+    const mysql = raw.match(/^(\d+\.\d+\.\d+)(?:-(.+))?$/);
     const version = mysql ? mysql[1] : raw;
     return finish({ service: 'mysql', product: 'MySQL', version, extra: [mysql?.[2] ? mysql[2] : null], cpe: [cpeOf('mysql:mysql', version)] });
   }
@@ -324,18 +324,18 @@ export function parseMysqlHandshake(bytes: Uint8Array): ServiceInfo | null {
 }
 
 function parseMiscGreeting(text: string, bytes: Uint8Array): ServiceInfo | null {
-  let r: RegExpExecArray | null;
-  if ((r = /^RFB (\d{3})\.(\d{3})\n/.exec(text))) {
+  let r: RegExpMatchArray | null;
+  if ((r = text.match(/^RFB (\d{3})\.(\d{3})\n/))) {
     return finish({ service: 'vnc', product: 'VNC', extra: [`protocol ${Number(r[1])}.${Number(r[2])}`] });
   }
   if (bytes[0] === 0xff && bytes.length >= 3 && bytes[1] >= 0xfb && bytes[1] <= 0xfe) return finish({ service: 'telnet' });
   if (/^AMQP/.test(text)) return finish({ service: 'amqp' });
-  if ((r = /^-ERR (?:unknown command|wrong number of arguments|operation not permitted|NOAUTH)/.exec(text))) {
+  if ((r = text.match(/^-ERR (?:unknown command|wrong number of arguments|operation not permitted|NOAUTH)/))) {
     return finish({ service: 'redis', product: 'Redis key-value store', cpe: [cpeOf('redislabs:redis')] });
   }
   if (/^-NOAUTH Authentication required/.test(text)) return finish({ service: 'redis', product: 'Redis key-value store', extra: ['authentication required'], cpe: [cpeOf('redislabs:redis')] });
-  if ((r = /^RTSP\/1\.0 \d{3}/.exec(text))) {
-    const server = /\r?\nServer: ([^\r\n]+)/i.exec(text)?.[1];
+  if ((r = text.match(/^RTSP\/1\.0 \d{3}/))) {
+    const server = text.match(/\r?\nServer: ([^\r\n]+)/i)?.[1];
     return finish({ service: 'rtsp', product: server ? clean(server) : null });
   }
   return null;
@@ -355,7 +355,7 @@ export interface HttpHead {
 
 /** Status line and headers of an HTTP response; null when the text is not an HTTP response. */
 export function parseHttpHead(text: string): HttpHead | null {
-  const m = /^HTTP\/(\d(?:\.\d)?) (\d{3})(?: ([^\r\n]*))?\r?\n/.exec(text);
+  const m = text.match(/^HTTP\/(\d(?:\.\d)?) (\d{3})(?: ([^\r\n]*))?\r?\n/);
   if (!m) return null;
   const headers: Record<string, string> = {};
   const endOfHead = text.search(/\r?\n\r?\n/);
@@ -428,10 +428,10 @@ export function parseServerHeader(value: string): Omit<ServiceInfo, 'service'> {
   const text = clean(value).slice(0, 300);
   if (text === '') return { product: null, version: null, extra_info: null, cpe: [] };
   // Jetty's `Jetty(9.4.44.v20210927)` form.
-  const jetty = /^Jetty\(([\w.-]+)\)/i.exec(text);
+  const jetty = text.match(/^Jetty\(([\w.-]+)\)/i);
   if (jetty) return { product: 'Jetty', version: jetty[1], extra_info: null, cpe: [cpeOf('mortbay:jetty', jetty[1])] };
   // First token `name[/version]` followed by comments `(…)` and further `name/version` tokens.
-  const m = /^([A-Za-z][\w.+-]*?)(?:[/ ]v?(\d[\w.+~-]*))?(?=$|[\s(;,])(.*)$/.exec(text);
+  const m = text.match(/^([A-Za-z][\w.+-]*?)(?:[/ ]v?(\d[\w.+~-]*))?(?=$|[\s(;,])(.*)$/);
   if (!m) return { product: text.slice(0, 80), version: null, extra_info: null, cpe: [] };
   const [, token, version = null, restText] = m;
   const rest = restText.trim();
@@ -443,7 +443,7 @@ export function parseServerHeader(value: string): Omit<ServiceInfo, 'service'> {
   }
   const rule = SERVER_BY_TOKEN.get(token.toLowerCase());
   // Werkzeug and SimpleHTTP name the Python version after them: `Werkzeug/2.0.1 Python/3.9.7`.
-  const python = /^Python\/([\w.+]+)$/.exec(others.find((o) => /^Python\//.test(o)) ?? '');
+  const python = (others.find((o) => /^Python\//.test(o)) ?? '').match(/^Python\/([\w.+]+)$/);
   const extraParts = [...comments, others.filter((o) => !python || !/^Python\//.test(o)).join(' ')];
   if (python) extraParts.push(`Python ${python[1]}`);
   const cpe: string[] = [];
@@ -467,7 +467,7 @@ export function parseHttpResponse(text: string): ServiceInfo | null {
     const powered = head.headers['x-powered-by'];
     if (powered && /^Express$/i.test(powered)) return { ...info, product: 'Node.js', extra_info: 'Express middleware', cpe: [cpeOf('nodejs:node.js')] };
     if (/^Basic realm=|^Digest realm=/i.test(head.headers['www-authenticate'] ?? '')) {
-      const realm = /realm="?([^",]*)/i.exec(head.headers['www-authenticate'] ?? '')?.[1];
+      const realm = (head.headers['www-authenticate'] ?? '').match(/realm="?([^",]*)/i)?.[1];
       return { ...info, extra_info: realm ? `realm ${clean(realm).slice(0, 60)}` : null };
     }
   }

@@ -484,7 +484,7 @@ const OS_DISTRO_CPE = /cpe:\/o:(?:canonical|debian|redhat|centos|fedoraproject|s
 
 /** Which distribution packaged this service, from the version suffix, nmap's extra info or an OS CPE. */
 function distroEvidence(port: ScannedPort, version: string | null, extraDistro: string | null): string | null {
-  const fromVersion = version ? (/^\s*[vV]?\d[0-9A-Za-z.]*(.*)$/s.exec(version)?.[1] ?? '') : '';
+  const fromVersion = version ? (version.match(/^\s*[vV]?\d[0-9A-Za-z.]*(.*)$/s)?.[1] ?? '') : '';
   const named = distroIn(fromVersion) ?? extraDistro;
   if (named) return named;
   const os = port.cpe.find((c) => OS_DISTRO_CPE.test(c));
@@ -683,7 +683,7 @@ export function validateCveEntry(value: unknown, options: { allowEmptyAffected?:
     const computed = cvssBaseScore(e.cvss_vector);
     if (computed === null) p(`cvss_vector '${e.cvss_vector}' is not a CVSS v2/v3 vector`);
     else if (Math.abs(computed - e.cvss_score) > 0.05) p(`cvss_score ${e.cvss_score} disagrees with its vector (${computed})`);
-    const v = /^CVSS:(3\.[01])\//.exec(e.cvss_vector)?.[1] ?? '2.0';
+    const v = e.cvss_vector.match(/^CVSS:(3\.[01])\//)?.[1] ?? '2.0';
     if (e.cvss_version !== v) p(`cvss_version ${String(e.cvss_version)} disagrees with the vector (${v})`);
   }
   if (typeof e.description !== 'string' || e.description.trim() === '') p('description must be a non-empty string');

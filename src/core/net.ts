@@ -17,7 +17,7 @@ const DOTTED_QUAD = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
 /** Strict dotted-quad IPv4 check: no octal, hex, short or padded forms. */
 export function isIpv4Address(text: string): boolean {
-  const m = DOTTED_QUAD.exec(text);
+  const m = text.match(DOTTED_QUAD);
   if (!m) return false;
   return m.slice(1).every((octet) => (octet === '0' || !octet.startsWith('0')) && Number(octet) <= 255);
 }
@@ -73,7 +73,7 @@ export function parsePortRanges(text: string): Parsed<PortRange[]> {
   if (typeof text !== 'string' || text.trim() === '') return { ok: false, error };
   const ranges: PortRange[] = [];
   for (const part of text.split(',')) {
-    const m = /^\s*(\d{1,5})\s*(?:-\s*(\d{1,5})\s*)?$/.exec(part);
+    const m = part.match(/^\s*(\d{1,5})\s*(?:-\s*(\d{1,5})\s*)?$/);
     if (!m) return { ok: false, error };
     const low = Number(m[1]);
     const high = m[2] === undefined ? low : Number(m[2]);

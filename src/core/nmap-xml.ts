@@ -126,14 +126,14 @@ export function readNmapStream(buffer: string): { events: NmapStreamEvent[]; res
   for (const m of buffer.matchAll(STREAM_ITEM)) {
     consumed = m.index + m[0].length;
     if (m[0].startsWith('<taskprogress')) {
-      const task = /task="([^"]*)"/.exec(m[0])?.[1];
-      const percent = /percent="([\d.]+)"/.exec(m[0])?.[1];
-      const remaining = /remaining="(\d+)"/.exec(m[0])?.[1];
+      const task = m[0].match(/task="([^"]*)"/)?.[1];
+      const percent = m[0].match(/percent="([\d.]+)"/)?.[1];
+      const remaining = m[0].match(/remaining="(\d+)"/)?.[1];
       if (task && percent) {
         events.push({ kind: 'task', task, percent: Math.min(100, Number(percent)), remaining: remaining ? Number(remaining) : null });
       }
     } else {
-      const ip = /<address addr="([\d.]+)" addrtype="ipv4"/.exec(m[0])?.[1];
+      const ip = m[0].match(/<address addr="([\d.]+)" addrtype="ipv4"/)?.[1];
       if (ip) events.push({ kind: 'host', ip, up: /<status state="up"/.test(m[0]) });
     }
   }

@@ -32,7 +32,7 @@ export function parseReleaseFeed(doc: unknown): Release | { error: string } {
 type Semver = { core: number[]; pre: string[] };
 
 export function parseSemver(text: string): Semver | null {
-  const m = /^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(text.trim().replace(/^v/i, ''));
+  const m = (text.trim().replace(/^v/i, '')).match(/^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/);
   if (!m) return null;
   return { core: [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)], pre: m[4] ? m[4].split('.') : [] };
 }

@@ -93,7 +93,7 @@ export function parseVersion(input: string | null | undefined): ParsedVersion | 
   const raw = input.trim();
   if (raw === '' || raw.length > MAX_LENGTH) return null;
   // Optional `v`/`V` prefix (Exim's `V4.92`), optional Debian-style epoch `1:`.
-  const m = /^(?:[vV](?=\d))?(?:\d+:(?=\d))?(\d[0-9A-Za-z.]*)(.*)$/s.exec(raw);
+  const m = raw.match(/^(?:[vV](?=\d))?(?:\d+:(?=\d))?(\d[0-9A-Za-z.]*)(.*)$/s);
   if (!m) return null;
   let core = m[1].replace(/\.+$/, '');
   let rest = m[2];
@@ -128,7 +128,7 @@ export function parseVersion(input: string | null | undefined): ParsedVersion | 
   if (release.length === 0) return null;
 
   // A pre-release marker after a separator belongs to the version: `1.0.0-rc1`, `1.00-pre7`, `2.0 beta 3`.
-  const pre = /^[-_~. ]?(dev|snapshot|alpha|beta|pre|preview|rc)[-_. ]?(\d*)(?=$|[^A-Za-z])/i.exec(rest);
+  const pre = rest.match(/^[-_~. ]?(dev|snapshot|alpha|beta|pre|preview|rc)[-_. ]?(\d*)(?=$|[^A-Za-z])/i);
   if (pre) {
     const tag = pre[1].toLowerCase();
     qualifiers.push({ rank: PRE_TAGS[tag], letter: 0, num: pre[2] ? toNumber(pre[2]) : 0, tag });
@@ -273,7 +273,7 @@ export function parseVersionSpec(input: string | null | undefined): VersionSpec 
   const text = input.trim();
   if (text === '') return { kind: 'unknown' };
   if (/\bor (?:later|earlier|newer|older)\b|\bor\b.*\d/i.test(text) || /[<>]/.test(text)) return { kind: 'unknown' };
-  const between = /^(\S+)\s+-\s+(\S+)$/.exec(text);
+  const between = text.match(/^(\S+)\s+-\s+(\S+)$/);
   if (between) {
     const low = parseVersion(between[1]);
     const high = parseVersion(between[2]);

@@ -19,7 +19,7 @@ export function nmapVersion(binary = 'nmap'): Promise<string | null> {
   return new Promise((resolve) => {
     execFile(binary, ['--version'], { timeout: 5000 }, (err, stdout) => {
       if (err) return resolve(null);
-      resolve(/Nmap version (\S+)/.exec(stdout)?.[1] ?? null);
+      resolve(stdout.match(/Nmap version (\S+)/)?.[1] ?? null);
     });
   });
 }

@@ -10,7 +10,7 @@ export function hasRawSocketPrivilege(): boolean {
   if (process.getuid?.() === 0) return true;
   try {
     const status = readFileSync('/proc/self/status', 'utf8');
-    const capEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+    const capEff = status.match(/^CapEff:\s*([0-9a-f]+)$/m)?.[1];
     return capEff !== undefined && (BigInt(`0x${capEff}`) & (1n << BigInt(CAP_NET_RAW))) !== 0n;
   } catch {
     return false;

@@ -57,7 +57,7 @@ export function describeValidationError(errors: AjvError[], context: string | un
     case 'maximum':
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
-      return `${field}: ${error.message?.replace('must be', 'must be')}`;
+      return `${field}: ${error.message}`;
     default:
       return `${field}: ${error.message ?? 'is invalid'}`;
   }

@@ -80,7 +80,6 @@ export class InventoryWriter {
 
   /** Marks the devices inside the scanned range that this scan did not see as offline. */
   async markUnseenOffline(range: { low: number; high: number }, seenIds: number[], excluded: (ipSort: number) => boolean = () => false): Promise<number> {
-    let q = this.db.updateTable('devices').set({ online: 0 }).where('ip_sort', '>=', range.low).where('ip_sort', '<=', range.high).where('online', '=', 1);
     // Chunked: a /16 can have thousands of live devices, more than one statement's parameter limit.
     const seen = new Set(seenIds);
     const candidates = await this.db
@@ -93,8 +92,7 @@ export class InventoryWriter {
     // Excluded addresses were not probed: their devices keep their state.
     const offline = candidates.filter((c) => !seen.has(c.id) && !excluded(c.ip_sort)).map((c) => c.id);
     for (let i = 0; i < offline.length; i += 500) {
-      q = this.db.updateTable('devices').set({ online: 0 }).where('id', 'in', offline.slice(i, i + 500));
-      await q.execute();
+      await this.db.updateTable('devices').set({ online: 0 }).where('id', 'in', offline.slice(i, i + 500)).execute();
     }
     if (offline.length) this.onWrite();
     return offline.length;

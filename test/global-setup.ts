@@ -1,25 +1,26 @@
 /**
  * Vitest global set-up: compiles src/ into dist/ once per run (`tsc -p tsconfig.build.json`), so
  * tests that start the real program (`node bin/netwarden.js`, which imports dist/) run the
- * current code. Skipped when every compiled file is already newer than its source.
+ * current code, and builds the web UI into dist/web/ for the tests that load it in a browser.
+ * Each step is skipped when its output is already newer than its sources.
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export default async function setup(): Promise<void> {
+  if (!webIsFresh()) {
+    await build({ configFile: join(root, 'src', 'web', 'vite.config.ts'), logLevel: 'warn' });
+  }
   if (distIsFresh()) return;
   // The compiler `npx tsc` would run, without npx's start-up cost.
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-    execFile(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` });
-    });
-  });
+  const { code, output } = await run([tsc, '-p', 'tsconfig.build.json']);
   if (code === 0) return;
   // Exit status 2: type errors, but every file was still emitted. `npm run typecheck` reports
   // them; the tests can run on the emitted code.
@@ -30,6 +31,28 @@ export default async function setup(): Promise<void> {
   throw new Error(`building dist/ with tsc -p tsconfig.build.json failed (exit ${code}):\n${output}`);
 }
 
+function run(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { cwd: root, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+/** True when dist/web/index.html was written after every file under src/web/ last changed. */
+function webIsFresh(): boolean {
+  let built: number;
+  try {
+    built = statSync(join(root, 'dist', 'web', 'index.html')).mtimeMs;
+  } catch {
+    return false;
+  }
+  for (const source of walk(join(root, 'src', 'web'))) {
+    if (statSync(source).mtimeMs > built) return false;
+  }
+  return true;
+}
+
 /**
  * True when each src/**\/*.ts has its dist/**\/*.js, written after both the source and the
  * tsconfig files changed. tsc runs with isolatedModules, so a file's output depends on that
@@ -38,7 +61,7 @@ export default async function setup(): Promise<void> {
 function distIsFresh(): boolean {
   const configTime = Math.max(...['tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(join(root, f)).mtimeMs));
   for (const source of walk(join(root, 'src'))) {
-    if (!source.endsWith('.ts') || source.endsWith('.d.ts')) continue;
+    if (!source.endsWith('.ts') || source.endsWith('.d.ts') || source.startsWith(join(root, 'src', 'web'))) continue;
     const output = join(root, 'dist', relative(join(root, 'src'), source)).replace(/\.ts$/, '.js');
     let outputTime: number;
     try {

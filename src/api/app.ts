@@ -27,6 +27,7 @@ import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
 import { createValidatorCompiler } from './validation.js';
+import { registerWebUi } from './web.js';
 
 export interface AppOptions {
   store: Store;
@@ -38,6 +39,8 @@ export interface AppOptions {
   scanManager?: ScanManager;
   /** Data directory (imported CVE data lives there); null for the shipped dataset only. */
   dataDir?: string | null;
+  /** Folder of the built web UI (default dist/web/ of this package). */
+  webRoot?: string;
 }
 
 /** What route plugins share: one instance per app. */
@@ -193,8 +196,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(statsRoutes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  const webUi = await registerWebUi(app, options.webRoot);
 
   app.setNotFoundHandler(async (request, reply) => {
+    if (webUi.fallback(request, reply)) return reply;
     const path = request.url.split('?')[0];
     if (path.startsWith('/api/') && !(await authenticator.authenticate(request))) throw notAuthenticated();
     const methods = allowed(path);

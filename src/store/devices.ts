@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
 import type {
   CveMatchesTable,
   Database,
@@ -105,13 +105,30 @@ export interface ScanDeviceRecord {
   risk_score: number;
 }
 
+/** Columns the device list can be ordered by; ties fall back to IP address order. */
+export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
+export type DeviceSortKey = (typeof DEVICE_SORT_KEYS)[number];
+
 export interface DeviceQuery {
   scanId?: number;
   riskLevel?: RiskLevel;
   isTrusted?: boolean;
   zone?: string;
+  online?: boolean;
+  /** Case-insensitive substring of IP, MAC, hostname, vendor, label, notes, OS or type; or an open port number. */
+  search?: string;
+  sort?: DeviceSortKey;
+  descending?: boolean;
   limit: number;
   offset: number;
+}
+
+/** Columns free-text search looks in. */
+const SEARCHED_COLUMNS = ['ip_address', 'mac_address', 'hostname', 'vendor', 'label', 'notes', 'os_name', 'device_type', 'zone'] as const;
+
+/** `text` as a LIKE pattern that matches it literally anywhere (`\` escapes `%`, `_` and itself). */
+function containsPattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** The user-owned fields of a device; scans never write them. */
@@ -142,8 +159,30 @@ export class DeviceStore {
     if (query.riskLevel) base = base.where('risk_level', '=', query.riskLevel);
     if (query.isTrusted !== undefined) base = base.where('is_trusted', '=', query.isTrusted ? 1 : 0);
     if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
+    if (query.online !== undefined) base = base.where('online', '=', query.online ? 1 : 0);
+    const search = query.search?.trim();
+    if (search) {
+      const pattern = containsPattern(search);
+      const port = /^\d{1,5}$/.test(search) ? Number(search) : null;
+      base = base.where((eb) =>
+        eb.or([
+          ...SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', sql<string>`${pattern} escape '\\'`)),
+          ...(port !== null && port <= 65535
+            ? [eb('devices.id', 'in', eb.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open'))]
+            : []),
+        ]),
+      );
+    }
+    let ordered = base.selectAll();
+    const direction = query.descending ? 'desc' : 'asc';
+    const sort = query.sort ?? 'ip_address';
+    if (sort !== 'ip_address') {
+      // Empty values last in either direction, so sorting by label shows labelled devices first.
+      ordered = ordered.orderBy(sql`${sql.ref(sort)} is null`).orderBy(sort, direction);
+    }
+    ordered = ordered.orderBy('ip_sort', sort === 'ip_address' ? direction : 'asc').orderBy('id');
     const [rows, total] = await Promise.all([
-      base.selectAll().orderBy('ip_sort').orderBy('id').limit(query.limit).offset(query.offset).execute(),
+      ordered.limit(query.limit).offset(query.offset).execute(),
       base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     const openPorts = await this.openPortsOf(rows.map((r) => r.id));
@@ -223,14 +262,27 @@ export class DeviceStore {
   }
 
   async updateUserFields(id: number, fields: DeviceUserFields): Promise<void> {
+    await this.updateUserFieldsMany([id], fields);
+  }
+
+  /** Applies the same user-field change to every given device, in one statement. */
+  async updateUserFieldsMany(ids: number[], fields: DeviceUserFields): Promise<void> {
     const patch: Updateable<DevicesTable> = {};
     if ('label' in fields) patch.label = fields.label || null;
     if ('zone' in fields) patch.zone = fields.zone || null;
     if ('notes' in fields) patch.notes = fields.notes || null;
     if (fields.is_trusted !== undefined) patch.is_trusted = fields.is_trusted ? 1 : 0;
-    if (Object.keys(patch).length === 0) return;
-    await this.db.updateTable('devices').set(patch).where('id', '=', id).execute();
+    if (Object.keys(patch).length === 0 || ids.length === 0) return;
+    await this.db.updateTable('devices').set(patch).where('id', 'in', ids).execute();
     this.onWrite();
+  }
+
+  /** Summaries of the given devices (those that exist), in id order. */
+  async summariesOf(ids: number[]): Promise<DeviceSummary[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('devices').selectAll().where('id', 'in', ids).orderBy('id').execute();
+    const openPorts = await this.openPortsOf(rows.map((r) => r.id));
+    return rows.map((r) => toSummary(r, openPorts.get(r.id) ?? []));
   }
 
   /** Zones currently assigned to at least one device. */

@@ -188,6 +188,52 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       expect(await listIds('?is_trusted=false&limit=1&offset=1')).toEqual({ ids: untrusted.slice(1, 2), total: String(untrusted.length) });
     });
 
+    it('searches free text case-insensitively across IP, MAC, names, vendor, label and notes', async () => {
+      const text = (k: DeviceKey) => {
+        const d = seed.devices[k];
+        return [d.ip_address, d.mac_address, d.hostname, d.vendor, d.label, d.notes, d.os_name, d.device_type, d.zone]
+          .filter((v): v is string => v !== null)
+          .map((v) => v.toLowerCase());
+      };
+      for (const term of ['LAN', 'synology', 'upstairs', "anna's", seed.devices.camera.ip_address, 'qemu']) {
+        const expected = expectedIds(seed, (k) => text(k).some((v) => v.includes(term.toLowerCase())));
+        expect(expected.length, term).toBeGreaterThan(0);
+        const { ids, total } = await listIds(`?q=${encodeURIComponent(term)}`);
+        expect(ids, term).toEqual(expected);
+        expect(total, term).toBe(String(expected.length));
+      }
+      // LIKE wildcards are taken literally, and a search combines with the other filters.
+      expect((await listIds('?q=%25')).ids).toEqual([]);
+      expect((await listIds('?q=_')).ids).toEqual([]);
+      expect((await listIds('?q=lan&is_trusted=false')).ids).toEqual(
+        expectedIds(seed, (k) => text(k).some((v) => v.includes('lan')) && seed.devices[k].is_trusted === 0),
+      );
+    });
+
+    it('finds devices with an open port when the search is a port number', async () => {
+      const port = seed.ports.nas.find((p) => p.state === 'open')!.port;
+      const expected = expectedIds(seed, (k) => openPorts(seed.ports[k]).includes(port) || seed.devices[k].ip_address.includes(String(port)));
+      expect((await listIds(`?q=${port}`)).ids).toEqual(expected);
+    });
+
+    it('sorts by a field in either direction, empty values last and ties in IP order', async () => {
+      const all = DEVICE_KEYS.map((k) => seed.devices[k]);
+      const byIp = (a: (typeof all)[number], b: (typeof all)[number]) => compareIp(a.ip_address, b.ip_address);
+      const scoreDesc = [...all].sort((a, b) => b.risk_score - a.risk_score || byIp(a, b)).map((d) => d.id);
+      expect((await listIds('?sort=risk_score&order=desc')).ids).toEqual(scoreDesc);
+      const labelled = all.filter((d) => d.label !== null);
+      const labelAsc = [...labelled.sort((a, b) => (a.label! < b.label! ? -1 : a.label! > b.label! ? 1 : byIp(a, b))), ...all.filter((d) => d.label === null).sort(byIp)];
+      expect((await listIds('?sort=label')).ids).toEqual(labelAsc.map((d) => d.id));
+      expect((await listIds('?sort=ip_address&order=desc')).ids).toEqual(expectedIds(seed).reverse());
+      expect((await listIds('?sort=risk_score&order=desc&limit=2&offset=1')).ids).toEqual(scoreDesc.slice(1, 3));
+    });
+
+    it('filters by online', async () => {
+      for (const online of [true, false]) {
+        expect((await listIds(`?online=${online}`)).ids).toEqual(expectedIds(seed, (k) => (seed.devices[k].online === 1) === online));
+      }
+    });
+
     it('answers 404 for an unknown scan_id', async () => {
       const res = await get('/api/devices?scan_id=999999');
       expect(res.status).toBe(404);
@@ -214,6 +260,10 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       ['offset=x', 'offset'],
       ['colour=red', 'colour'],
       ['risk_level=high&risk_level=low', 'risk_level'],
+      ['sort=colour', 'sort'],
+      ['order=up', 'order'],
+      ['online=maybe', 'online'],
+      [`q=${'x'.repeat(201)}`, 'q'],
     ])('answers 400 naming the parameter for %s', async (query, name) => {
       const res = await get(`/api/devices?${query}`);
       expect(res.status).toBe(400);
@@ -421,6 +471,60 @@ describe.each(testDatabases())('device updates and zones ($kind)', (database) =>
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ detail: 'Device not found' });
     expect((await put(0, { label: 'x' })).status).toBe(400);
+  });
+
+  describe('POST /api/devices/bulk', () => {
+    const bulk = (json: unknown) => server.request('/api/devices/bulk', { method: 'POST', key, json });
+
+    it('sets trust and zone on every listed device and audits each one that changed', async () => {
+      const ids = [seed.devices.camera.id, seed.devices.printer.id];
+      const auditBefore = (await deviceUpdatedEntries()).length;
+      const res = await bulk({ device_ids: ids, is_trusted: true, zone: 'IoT' });
+      expect(res.status).toBe(200);
+      const body = await readJson(res);
+      expect(body.devices.map((d: { id: number }) => d.id)).toEqual([...ids].sort((a, b) => a - b));
+      for (const id of ids) {
+        const device = await get(`/api/devices/${id}`);
+        expect([device.is_trusted, device.zone]).toEqual([true, 'IoT']);
+      }
+      const entries = await deviceUpdatedEntries();
+      expect(entries.length - auditBefore).toBe(body.updated);
+      expect(body.updated).toBeGreaterThan(0);
+      expect(entries[0].details.bulk).toBe(true);
+
+      // Sending the same change again changes nothing and writes no audit entry.
+      const again = await readJson(await bulk({ device_ids: ids, is_trusted: true, zone: 'IoT' }));
+      expect(again.updated).toBe(0);
+      expect((await deviceUpdatedEntries()).length).toBe(entries.length);
+
+      // A null zone clears it.
+      await bulk({ device_ids: ids, zone: null });
+      for (const id of ids) expect((await get(`/api/devices/${id}`)).zone).toBeNull();
+    });
+
+    it('changes nothing and lists the missing ids when one does not exist', async () => {
+      const id = seed.devices.laptop.id;
+      const before = await get(`/api/devices/${id}`);
+      const res = await bulk({ device_ids: [id, 999991], is_trusted: !before.is_trusted });
+      expect(res.status).toBe(404);
+      expect(await readJson(res)).toEqual({ detail: 'Devices not found: 999991', missing: [999991] });
+      expect(await get(`/api/devices/${id}`)).toEqual(before);
+    });
+
+    it.each([
+      [{ device_ids: [1] }, /^body: give is_trusted/],
+      [{ device_ids: [], is_trusted: true }, /^device_ids\b/],
+      [{ device_ids: [1, 1], is_trusted: true }, /^device_ids\b/],
+      [{ device_ids: ['a'], is_trusted: true }, /^device_ids\b/],
+      [{ device_ids: [1], is_trusted: 'yes' }, /^is_trusted\b/],
+      [{ device_ids: [1], zone: 'Moon' }, /^zone: must be one of /],
+      [{ device_ids: [1], label: 'x' }, /label/],
+      [{ is_trusted: true }, /device_ids/],
+    ])('answers 400 for %j', async (json, detail) => {
+      const res = await bulk(json);
+      expect(res.status).toBe(400);
+      expect((await readJson(res)).detail).toMatch(detail);
+    });
   });
 
   it('stores text verbatim: markup comes back exactly as sent', async () => {

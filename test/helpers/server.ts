@@ -28,6 +28,8 @@ export interface StartOptions {
   /** Seed for the stored configuration, as the config file's `settings` section would give. */
   settings?: Record<string, unknown>;
   admin?: { username: string; password: string };
+  /** Folder of the built web UI (default: dist/web/). */
+  webRoot?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
   await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
-  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger });
+  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger, webRoot: options.webRoot });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { RISK_LEVELS, type DeviceDetail, type DeviceUserFields } from '../../store/devices.js';
+import type { FastifyRequest } from 'fastify';
+import { DEVICE_SORT_KEYS, RISK_LEVELS, type DeviceDetail, type DeviceSummary as DeviceSummaryRecord, type DeviceUserFields } from '../../store/devices.js';
+import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
-import { badRequest, notFound } from '../errors.js';
+import { HttpError, badRequest, notFound } from '../errors.js';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
 
@@ -92,7 +94,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['devices'],
-        summary: 'Device inventory, ordered by IP address',
+        summary: 'Device inventory, ordered by IP address unless `sort` says otherwise',
         description: `Filters combine with AND. ${PAGED}`,
         querystring: Type.Object(
           {
@@ -100,6 +102,16 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             risk_level: Type.Optional(StringEnum(RISK_LEVELS)),
             is_trusted: Type.Optional(Type.Boolean()),
             zone: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+            online: Type.Optional(Type.Boolean({ description: 'Only devices that answered (true) or did not answer (false) the latest scan' })),
+            q: Type.Optional(
+              Type.String({
+                maxLength: 200,
+                description:
+                  'Free text, case-insensitive: matches part of the IP, MAC, hostname, vendor, label, notes, OS, device type or zone; a number also matches devices with that port open',
+              }),
+            ),
+            sort: Type.Optional(StringEnum(DEVICE_SORT_KEYS, { description: 'Order by this field (default ip_address); empty values sort last' })),
+            order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'Sort direction (default asc)' })),
             ...pagingQuery(),
           },
           { additionalProperties: false },
@@ -108,9 +120,20 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { scan_id, risk_level, is_trusted, zone, limit = 100, offset = 0 } = request.query;
+      const { scan_id, risk_level, is_trusted, zone, online, q, sort, order, limit = 100, offset = 0 } = request.query;
       if (scan_id !== undefined && !(await store.scans.get(scan_id))) throw notFound('Scan');
-      const { rows, total } = await store.devices.list({ scanId: scan_id, riskLevel: risk_level, isTrusted: is_trusted, zone, limit, offset });
+      const { rows, total } = await store.devices.list({
+        scanId: scan_id,
+        riskLevel: risk_level,
+        isTrusted: is_trusted,
+        zone,
+        online,
+        search: q,
+        sort,
+        descending: order === 'desc',
+        limit,
+        offset,
+      });
       reply.header('X-Total-Count', total);
       return rows;
     },
@@ -159,26 +182,83 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const before = await store.devices.get(id);
       if (!before) throw notFound('Device');
       const fields = request.body as DeviceUserFields;
-      if (fields.zone) {
-        const zones = await listZones(store);
-        if (!zones.includes(fields.zone)) throw badRequest(`zone: must be one of ${zones.join(', ')}`, { allowed: zones });
-      }
+      await checkZone(store, fields.zone);
       await store.devices.updateUserFields(id, fields);
       const after = (await store.devices.get(id)) as DeviceDetail;
-      const changes: Record<string, { old: unknown; new: unknown }> = {};
-      for (const key of ['label', 'zone', 'is_trusted', 'notes'] as const) {
-        if (key in fields && before[key] !== after[key]) changes[key] = { old: before[key], new: after[key] };
-      }
-      if (Object.keys(changes).length > 0) {
-        await audit(request, {
-          action: 'device_updated',
-          resourceType: 'device',
-          resourceId: id,
-          success: true,
-          details: { ip_address: after.ip_address, changes },
-        });
-      }
+      await auditDeviceUpdate(request, before, after, fields);
       return after;
     },
   );
+
+  app.post(
+    '/api/devices/bulk',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: 'Set the trust flag and/or zone of many devices at once',
+        description:
+          'All or nothing: when any id does not exist, nothing changes and the answer is 404 listing the missing ids. ' +
+          '`zone` must be one of GET /api/zones (`null` or `""` clears it). Each device that changes gets its own `device_updated` audit entry.',
+        body: Type.Object(
+          {
+            device_ids: Type.Array(Id, { minItems: 1, maxItems: 1000, uniqueItems: true, description: 'Devices to change (1–1000)' }),
+            is_trusted: Type.Optional(Type.Boolean()),
+            zone: Type.Optional(Text(40)),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ updated: Type.Integer({ description: 'Devices whose values changed' }), devices: Type.Array(DeviceSummary) }),
+          ...errorResponses(400, 401, 403, 404, 413, 415),
+        },
+      },
+    },
+    async (request) => {
+      const { device_ids: ids, ...fields } = request.body as { device_ids: number[] } & DeviceUserFields;
+      if (Object.keys(fields).length === 0) throw badRequest('body: give is_trusted and/or zone to change');
+      await checkZone(store, fields.zone);
+      const before = await store.devices.summariesOf(ids);
+      if (before.length !== ids.length) {
+        const found = new Set(before.map((d) => d.id));
+        const missing = ids.filter((id) => !found.has(id));
+        throw new HttpError(404, `Devices not found: ${missing.join(', ')}`, { missing });
+      }
+      await store.devices.updateUserFieldsMany(ids, fields);
+      const after = await store.devices.summariesOf(ids);
+      let updated = 0;
+      for (let i = 0; i < after.length; i++) {
+        if (await auditDeviceUpdate(request, before[i], after[i], fields, { bulk: true })) updated++;
+      }
+      return { updated, devices: after };
+    },
+  );
 };
+
+async function checkZone(store: Store, zone: string | null | undefined): Promise<void> {
+  if (!zone) return;
+  const zones = await listZones(store);
+  if (!zones.includes(zone)) throw badRequest(`zone: must be one of ${zones.join(', ')}`, { allowed: zones });
+}
+
+/** Writes `device_updated` with old and new values of the fields that changed; false when none did. */
+async function auditDeviceUpdate(
+  request: FastifyRequest,
+  before: DeviceSummaryRecord,
+  after: DeviceSummaryRecord,
+  fields: DeviceUserFields,
+  extra: Record<string, unknown> = {},
+): Promise<boolean> {
+  const changes: Record<string, { old: unknown; new: unknown }> = {};
+  for (const key of ['label', 'zone', 'is_trusted', 'notes'] as const) {
+    if (key in fields && before[key] !== after[key]) changes[key] = { old: before[key], new: after[key] };
+  }
+  if (Object.keys(changes).length === 0) return false;
+  await audit(request, {
+    action: 'device_updated',
+    resourceType: 'device',
+    resourceId: after.id,
+    success: true,
+    details: { ip_address: after.ip_address, changes, ...extra },
+  });
+  return true;
+}

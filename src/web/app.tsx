@@ -1,0 +1,90 @@
+import { LocationProvider, Route, Router } from 'preact-iso';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError, SESSION_ENDED, api } from './api';
+import { Layout } from './components/layout';
+import { ErrorMessage, Loading } from './components/ui';
+import { ChangesPage } from './pages/changes';
+import { DashboardPage } from './pages/dashboard';
+import { DeviceDetailPage } from './pages/device-detail';
+import { DevicesPage } from './pages/devices';
+import { LoginPage } from './pages/login';
+import { NotFoundPage } from './pages/not-found';
+import { ScanPage } from './pages/scan';
+import { ScansPage } from './pages/scans';
+import { SettingsPage } from './pages/settings';
+import { SetupPage } from './pages/setup';
+import { SessionContext, type Session } from './session';
+import type { Me } from './types';
+
+type AuthState = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'setup' } | { kind: 'login' } | { kind: 'in'; me: Me };
+
+/** Decides between first-run set-up, login and the app, from the public status and the session. */
+async function loadAuthState(): Promise<AuthState> {
+  const status = await api<{ setup_required: boolean }>('/api/auth/status');
+  if (status.setup_required) return { kind: 'setup' };
+  try {
+    return { kind: 'in', me: await api<Me>('/api/auth/me') };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return { kind: 'login' };
+    throw error;
+  }
+}
+
+export function App() {
+  const [state, setState] = useState<AuthState>({ kind: 'loading' });
+
+  const refresh = useCallback(() => {
+    loadAuthState().then(setState, (error: unknown) => setState({ kind: 'failed', error }));
+  }, []);
+
+  useEffect(() => {
+    refresh();
+    const ended = () => setState((s) => (s.kind === 'in' ? { kind: 'login' } : s));
+    window.addEventListener(SESSION_ENDED, ended);
+    return () => window.removeEventListener(SESSION_ENDED, ended);
+  }, [refresh]);
+
+  const logout = useCallback(async () => {
+    try {
+      await api('/api/auth/logout', { method: 'POST' });
+    } finally {
+      setState({ kind: 'login' });
+    }
+  }, []);
+
+  if (state.kind === 'loading') return <Loading label="Connecting to Netwarden…" />;
+  if (state.kind === 'failed') {
+    return (
+      <main class="centered">
+        <h1>Netwarden</h1>
+        <ErrorMessage error={state.error} onRetry={refresh} />
+      </main>
+    );
+  }
+  return (
+    <LocationProvider>
+      {state.kind === 'setup' && <SetupPage onFinished={(me) => setState({ kind: 'in', me })} />}
+      {state.kind === 'login' && <LoginPage onLoggedIn={(me) => setState({ kind: 'in', me })} />}
+      {state.kind === 'in' && <LoggedIn session={{ me: state.me, logout }} />}
+    </LocationProvider>
+  );
+}
+
+function LoggedIn({ session }: { session: Session }) {
+  return (
+    <SessionContext.Provider value={session}>
+      <Layout>
+        <Router>
+          <Route path="/" component={DashboardPage} />
+          <Route path="/scan" component={ScanPage} />
+          <Route path="/devices" component={DevicesPage} />
+          <Route path="/devices/:id" component={DeviceDetailPage} />
+          <Route path="/scans" component={ScansPage} />
+          <Route path="/changes" component={ChangesPage} />
+          <Route path="/settings" component={SettingsPage} />
+          <Route default component={NotFoundPage} />
+        </Router>
+      </Layout>
+    </SessionContext.Provider>
+  );
+}

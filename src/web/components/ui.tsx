@@ -1,0 +1,136 @@
+import { cloneElement, type ComponentChildren, type VNode } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
+import { messageOf } from '../api';
+import { formatAgo, formatDateTime, humanize } from '../format';
+import type { RiskLevel, Severity } from '../types';
+
+/** An API or network error as a readable message, with an optional retry. */
+export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  if (!error) return null;
+  return (
+    <div class="alert alert-error" role="alert">
+      <span>{messageOf(error)}</span>
+      {onRetry && (
+        <button type="button" class="button-link" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Notice({ children, kind = 'info' }: { children: ComponentChildren; kind?: 'info' | 'success' | 'warning' }) {
+  return (
+    <div class={`alert alert-${kind}`} role="status">
+      {children}
+    </div>
+  );
+}
+
+/** What an empty list means and what to do next. */
+export function EmptyState({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty">
+      <p class="empty-title">{title}</p>
+      {children && <div class="empty-body">{children}</div>}
+    </div>
+  );
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p class="loading" role="status" aria-live="polite">
+      {label}
+    </p>
+  );
+}
+
+export function RiskBadge({ level, score }: { level: RiskLevel; score?: number }) {
+  return (
+    <span class={`badge risk-${level}`} title={score === undefined ? undefined : `Risk score ${score} of 100`}>
+      {level === 'none' ? 'No risk' : humanize(level)}
+      {score !== undefined && level !== 'none' ? ` · ${score}` : ''}
+    </span>
+  );
+}
+
+export function SeverityBadge({ severity }: { severity: Severity | string }) {
+  return <span class={`badge risk-${severity === 'info' ? 'none' : severity}`}>{humanize(severity)}</span>;
+}
+
+/** A time shown relative ("5 minutes ago") with the exact time on hover. */
+export function Time({ iso, relative = true }: { iso: string | null | undefined; relative?: boolean }) {
+  if (!iso) return <span class="muted">—</span>;
+  return (
+    <time dateTime={iso} title={formatDateTime(iso)}>
+      {relative ? formatAgo(iso) : formatDateTime(iso)}
+    </time>
+  );
+}
+
+/** Previous/next paging over a list whose total the API reports in X-Total-Count. */
+export function Pager({ total, limit, offset, onChange }: { total: number; limit: number; offset: number; onChange: (offset: number) => void }) {
+  if (total <= limit && offset === 0) return null;
+  const first = total === 0 ? 0 : offset + 1;
+  const last = Math.min(offset + limit, total);
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
+        ← Previous
+      </button>
+      <span>
+        {first.toLocaleString()}–{last.toLocaleString()} of {total.toLocaleString()}
+      </span>
+      <button type="button" disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+/** A modal dialog on the native <dialog> element (focus trapping and Escape come with it). */
+export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} class="dialog" aria-label={title} onClose={onClose} onCancel={onClose}>
+      <h2>{title}</h2>
+      {open && children}
+    </dialog>
+  );
+}
+
+/** A page heading with optional actions beside it. */
+export function PageHeader({ title, children }: { title: string; children?: ComponentChildren }) {
+  return (
+    <header class="page-header">
+      <h1>{title}</h1>
+      {children && <div class="page-actions">{children}</div>}
+    </header>
+  );
+}
+
+/**
+ * A form control with its label and an optional hint. The hint is tied to the control with
+ * aria-describedby, so the control's accessible name stays exactly `label`.
+ */
+export function Field({ label, hint, children }: { label: string; hint?: ComponentChildren; children: VNode<Record<string, unknown>> }) {
+  const id = useId();
+  const hintId = hint ? `${id}-hint` : undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {cloneElement(children, { id, 'aria-describedby': hintId })}
+      {hint && (
+        <span id={hintId} class="hint">
+          {hint}
+        </span>
+      )}
+    </div>
+  );
+}

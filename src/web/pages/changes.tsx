@@ -1,0 +1,3 @@
+export function ChangesPage() {
+  return <p>Not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function DashboardPage() {
+  return <p>Not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function DeviceDetailPage() {
+  return <p>Not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function DevicesPage() {
+  return <p>Not built yet</p>;
+}

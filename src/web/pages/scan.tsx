@@ -1,0 +1,3 @@
+export function ScanPage() {
+  return <p>Not built yet</p>;
+}

@@ -1,0 +1,3 @@
+export function ScansPage() {
+  return <p>Not built yet</p>;
+}

@@ -1,0 +1,79 @@
+/**
+ * Headless Chromium for the web UI tests, driven by playwright-core. Uses the system's Chromium
+ * (Debian's package: /usr/bin/chromium, installed by .ci/run), never a downloaded browser.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where screenshots go: test-results/ui/ (ignored by git). */
+export const SCREENSHOT_DIR = join(import.meta.dirname, '..', '..', 'test-results', 'ui');
+
+/**
+ * Why the browser tests cannot run here, or null when they can. CI sets NETWARDEN_REQUIRE_BROWSER
+ * so that a missing browser fails the run instead of skipping.
+ */
+export function browserUnavailable(): string | null {
+  if (existsSync(CHROMIUM_PATH)) return null;
+  const reason = `web UI browser tests skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`;
+  if (process.env.NETWARDEN_REQUIRE_BROWSER) throw new Error(reason);
+  return reason;
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  /** Saves a full-page PNG as test-results/ui/<name>.png. */
+  screenshot(name: string, page?: Page): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts Chromium with a fresh, empty profile (its own user-data dir, removed on close). */
+export async function launchBrowser(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'netwarden-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+    viewport: { width: 1280, height: 900 },
+    colorScheme: 'light',
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
+  context.setDefaultTimeout(15_000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return {
+    context,
+    page,
+    async screenshot(name, target = page) {
+      await target.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Collects uncaught page errors and failed-to-load resources, so a test can assert there were none. */
+export function watchPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of (400|401|404|409)/.test(message.text())) errors.push(`console: ${message.text()}`);
+  });
+  return errors;
+}

@@ -1,0 +1,244 @@
+/// <reference lib="dom" />
+/**
+ * The web UI in a real browser (headless Chromium) against the real server, over a real scan of
+ * a loopback address: set-up → login → scan → devices → edit → API keys → dark mode → escaping.
+ * Screenshots of each main page land in test-results/ui/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { testDatabases } from '../helpers/databases.js';
+import { bannerListener, httpListener, type Listener } from '../helpers/listeners.js';
+import { readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+
+const skipReason = browserUnavailable();
+if (skipReason) console.warn(skipReason);
+
+const HOST = '127.0.0.41';
+const ADMIN = { username: 'admin', password: 'a long test password' };
+const XSS_LABEL = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">';
+
+describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let errors: string[];
+  let ftp: Listener;
+  let http: Listener;
+  let deviceId: number;
+
+  beforeAll(async () => {
+    ftp = await bannerListener(HOST, '220 (vsFTPd 2.3.4)\r\n');
+    http = await httpListener(HOST, 'nginx/1.18.0');
+    server = await startTestServer(testDatabases()[0], {
+      settings: {
+        // max_hosts 1: whatever the wizard is given, nothing wider than one address is ever scanned.
+        network: { subnet: `${HOST}/32` },
+        scanning: { port_range: `${ftp.port},${http.port}`, os_detection: false, max_hosts: 1 },
+      },
+    });
+    browser = await launchBrowser();
+    page = browser.page;
+    errors = watchPageErrors(page);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await ftp?.close();
+    await http?.close();
+  });
+
+  const url = (path: string) => `${server.baseUrl}${path}`;
+  const heading = () => page.getByRole('heading', { level: 1 });
+
+  it('walks through first-run set-up: account, subnet with detect, first scan', async () => {
+    await page.goto(url('/'));
+    await expect.poll(() => heading().textContent()).toBe('Welcome to Netwarden');
+    await browser.screenshot('01-setup-account');
+
+    await page.getByLabel('Username').fill(ADMIN.username);
+    await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
+    await page.getByLabel('Confirm password').fill('something else entirely');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The two passwords differ');
+
+    await page.getByLabel('Confirm password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Create account' }).click();
+
+    const subnet = page.getByLabel('Subnet');
+    await subnet.waitFor();
+    await page.getByRole('button', { name: 'Detect' }).click();
+    // Detection reads this machine's interfaces and fills in a suggestion.
+    await expect.poll(() => subnet.inputValue()).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    await subnet.fill('not a subnet');
+    await page.getByRole('button', { name: 'Save and continue' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^network\.subnet: /);
+    await subnet.fill(`${HOST}/32`);
+    expect(await subnet.inputValue()).toBe(`${HOST}/32`);
+    await browser.screenshot('02-setup-network');
+    await page.getByRole('button', { name: 'Save and continue' }).click();
+
+    await page.getByRole('button', { name: 'Start first scan' }).waitFor();
+    await page.getByLabel('Profile').selectOption('normal');
+    await page.getByRole('button', { name: 'Start first scan' }).click();
+    await page.waitForURL(url('/scan'));
+  });
+
+  it('shows the scan running and its result with links to devices and changes', async () => {
+    await expect.poll(() => heading().textContent()).toBe('Scan');
+    // Progress or, for a fast scan, the finished result: the scan must end on its own.
+    await page.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
+    await expect.poll(() => page.textContent('main')).toContain('completed');
+    await browser.screenshot('03-scan-result');
+    const scans = await readJson(await server.request('/api/scans', { cookie: await sessionCookie(page) }));
+    expect(scans).toHaveLength(1);
+    expect(scans[0]).toMatchObject({ status: 'completed', subnet: `${HOST}/32`, devices_found: 1 });
+  });
+
+  it('logs out, refuses a wrong password with a readable message, and logs in', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await expect.poll(() => heading().textContent()).toBe('Log in to Netwarden');
+    await page.getByLabel('Username').fill(ADMIN.username);
+    await page.getByLabel('Password').fill('wrong password here');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Invalid username or password');
+    await browser.screenshot('04-login-error');
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => heading().textContent()).toBe('Dashboard');
+  });
+
+  it('shows the dashboard with tiles from the stats', async () => {
+    await page.goto(url('/'));
+    await expect.poll(() => page.textContent('main')).toContain('Devices at risk');
+    const main = (await page.textContent('main')) ?? '';
+    expect(main).toContain(HOST);
+    await browser.screenshot('05-dashboard');
+  });
+
+  it('lists the scanned device and opens its detail with ports, risk and CVEs', async () => {
+    await page.goto(url('/devices'));
+    const link = page.getByRole('link', { name: HOST, exact: true });
+    await link.waitFor();
+    await browser.screenshot('06-devices');
+    await link.click();
+    await page.waitForURL(/\/devices\/\d+$/);
+    deviceId = Number(new URL(page.url()).pathname.split('/').pop());
+    const main = page.locator('main');
+    await expect.poll(() => main.textContent()).toContain(String(ftp.port));
+    const text = (await main.textContent()) ?? '';
+    expect(text).toContain(String(http.port));
+    expect(text).toContain('CVE-2011-2523');
+    expect(text).toMatch(/critical/i);
+    await browser.screenshot('07-device-detail');
+  });
+
+  it('edits label, zone, trust and notes; a label with markup renders as text', async () => {
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByLabel('Label').fill(XSS_LABEL);
+    await page.getByLabel('Zone').selectOption('Servers');
+    await page.getByLabel('Trusted').check();
+    await page.getByLabel('Notes').fill('line one\n<b>not bold</b>');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => heading().textContent()).toBe(XSS_LABEL);
+
+    const stored = await readJson(await server.request(`/api/devices/${deviceId}`, { cookie: await sessionCookie(page) }));
+    expect(stored).toMatchObject({ label: XSS_LABEL, zone: 'Servers', is_trusted: true, notes: 'line one\n<b>not bold</b>' });
+
+    // No element came from the markup, no script ran: here and in the device list.
+    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.locator('main b').count()).toBe(0);
+    expect(await page.locator('main img[src="x"]').count()).toBe(0);
+    await expect.poll(() => page.textContent('main')).toContain('<b>not bold</b>');
+    await browser.screenshot('08-device-edited');
+
+    await page.goto(url('/devices'));
+    await page.getByText(XSS_LABEL).first().waitFor();
+    expect(await page.locator('main img[src="x"]').count()).toBe(0);
+    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+  });
+
+  it('shows API errors as readable messages', async () => {
+    await page.goto(url('/scan'));
+    await page.getByLabel('Subnet').fill('banana');
+    await page.getByRole('button', { name: 'Start scan' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^subnet: /);
+  });
+
+  it('shows scan history and changes', async () => {
+    await page.goto(url('/scans'));
+    await page.getByRole('link', { name: 'Devices' }).first().waitFor();
+    await browser.screenshot('09-scans');
+    await page.goto(url('/changes'));
+    await expect.poll(() => page.textContent('main')).toMatch(/No changes|device_added|Device added/i);
+    await browser.screenshot('10-changes');
+  });
+
+  it('creates an API key shown once, which works until it is revoked', async () => {
+    await page.goto(url('/settings'));
+    await page.getByLabel('Key name').fill('grafana');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByTestId('new-api-key');
+    await secret.waitFor();
+    const key = ((await secret.textContent()) ?? '').trim();
+    expect(key).toMatch(/^svc_[A-Za-z0-9_-]{43,45}$/);
+    await browser.screenshot('11-api-key-created');
+    expect((await server.request('/api/stats', { key })).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    // Shown once: gone from the page after the dialog closes.
+    expect(await page.getByText(key).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Revoke grafana' }).click();
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/revoked/i);
+    expect((await server.request('/api/stats', { key })).status).toBe(401);
+    await browser.screenshot('12-settings');
+  });
+
+  it('switches to dark mode, and keeps it after a reload', async () => {
+    await page.goto(url('/'));
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const light = await background();
+    const toggle = page.getByRole('button', { name: /^Theme: / });
+    for (let i = 0; i < 3 && (await toggle.textContent()) !== 'Theme: dark'; i++) await toggle.click();
+    expect(await toggle.textContent()).toBe('Theme: dark');
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    expect(await background()).not.toBe(light);
+    await page.reload();
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    await expect.poll(() => page.textContent('main')).toContain('Devices at risk');
+    await browser.screenshot('13-dashboard-dark');
+    await page.goto(url(`/devices/${deviceId}`));
+    await heading().waitFor();
+    await browser.screenshot('14-device-detail-dark');
+  });
+
+  it('fits a phone screen without sideways scrolling of the page', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [path, name] of [
+      ['/', '15-phone-dashboard'],
+      ['/devices', '16-phone-devices'],
+      ['/settings', '17-phone-settings'],
+    ]) {
+      await page.goto(url(path));
+      await heading().waitFor();
+      await page.waitForLoadState('networkidle');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, path).toBeLessThanOrEqual(1);
+      await browser.screenshot(name);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('ran without page errors or Content-Security-Policy violations', () => {
+    expect(errors).toEqual([]);
+  });
+});
+
+async function sessionCookie(page: Page): Promise<string> {
+  const cookies = await page.context().cookies();
+  const session = cookies.find((c) => c.name === 'netwarden_session');
+  if (!session) throw new Error('no session cookie in the browser');
+  return `${session.name}=${session.value}`;
+}

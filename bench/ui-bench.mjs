@@ -114,9 +114,9 @@ try {
   await context.addCookies([{ name, value, url: base }]);
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
-  const pager = page.locator('main .pager').first();
+  const pager = page.locator('main .pager-range').first();
   const rows = page.locator('main table tbody tr');
-  const waitForPager = (pattern) => page.waitForFunction((source) => new RegExp(source).test(document.querySelector('main .pager')?.textContent ?? ''), pattern.source);
+  const waitForPager = (pattern) => page.waitForFunction((source) => new RegExp(source).test(document.querySelector('main .pager-range')?.textContent ?? ''), pattern.source);
   const total = DEVICES.toLocaleString('en-GB');
 
   const results = { devices: DEVICES, seeded, runs: RUNS, chromium: execFileSync(CHROMIUM, ['--version']).toString().trim(), node: process.version, cpus: os.cpus().length };

@@ -88,12 +88,16 @@ export interface Scan {
   profile: ScanProfile;
   subnet: string;
   scan_type: 'network' | 'device';
+  /** The one address of a device scan; null for a network scan. */
+  target: string | null;
   started_at: string | null;
   completed_at: string | null;
   duration_seconds: number | null;
   devices_found: number;
   error: string | null;
   triggered_by: string | null;
+  /** Live progress while running; the last progress once finished. */
+  progress: ScanProgress | null;
 }
 
 export interface ScanProgress {

@@ -43,7 +43,7 @@ describe.skipIf(skipReason !== null)('device list with 10,000 devices', () => {
   });
 
   const rows = () => page.locator('main table tbody tr');
-  const pagerText = () => page.locator('main .pager').first().textContent();
+  const pagerText = () => page.locator('main .pager-range').first().textContent();
 
   async function apiTotal(query: string): Promise<number> {
     const res = await server.request(`/api/devices?${query}&limit=1`, { cookie });

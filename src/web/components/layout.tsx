@@ -34,8 +34,14 @@ function isCurrent(href: string, path: string): boolean {
 }
 
 export function Layout({ children }: { children: ComponentChildren }) {
-  const { path } = useLocation();
+  const { path, route } = useLocation();
   const { me, logout } = useSession();
+  // After logging out on purpose, the next login starts on the dashboard; after a session
+  // expires (a 401 anywhere), logging in again returns to the page that was open.
+  const logOut = () => {
+    route('/', true);
+    void logout();
+  };
   return (
     <div class="shell">
       <header class="topbar">
@@ -55,7 +61,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
           <span class="username" title="Signed in">
             {me.username}
           </span>
-          <button type="button" onClick={() => void logout()}>
+          <button type="button" onClick={logOut}>
             Log out
           </button>
         </div>

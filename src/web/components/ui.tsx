@@ -68,22 +68,35 @@ export function Time({ iso, relative = true }: { iso: string | null | undefined;
   );
 }
 
-/** Previous/next paging over a list whose total the API reports in X-Total-Count. */
-export function Pager({ total, limit, offset, onChange }: { total: number; limit: number; offset: number; onChange: (offset: number) => void }) {
-  if (total <= limit && offset === 0) return null;
-  const first = total === 0 ? 0 : offset + 1;
+/**
+ * Previous/next paging over a list whose total the API reports in X-Total-Count. The range text
+ * ("1–50 of 10,000") is `.pager-range`; `busy` says a new page is on its way.
+ */
+export function Pager({ total, limit, offset, onChange, busy = false }: { total: number; limit: number; offset: number; onChange: (offset: number) => void; busy?: boolean }) {
+  if (total === 0 && offset === 0) return null;
+  const onePage = total <= limit && offset === 0;
+  const first = Math.min(offset + 1, total);
   const last = Math.min(offset + limit, total);
   return (
     <nav class="pager" aria-label="Pages">
-      <button type="button" disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
-        ← Previous
-      </button>
-      <span>
+      {busy && (
+        <span class="muted small" role="status">
+          Updating…
+        </span>
+      )}
+      {!onePage && (
+        <button type="button" disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
+          ← Previous
+        </button>
+      )}
+      <span class="pager-range" aria-live="polite">
         {first.toLocaleString()}–{last.toLocaleString()} of {total.toLocaleString()}
       </span>
-      <button type="button" disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
-        Next →
-      </button>
+      {!onePage && (
+        <button type="button" disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
+          Next →
+        </button>
+      )}
     </nav>
   );
 }

@@ -1,3 +1,244 @@
+import { useEffect, useRef } from 'preact/hooks';
+import { api, apiPage } from '../api';
+import { LineChart } from '../components/chart';
+import { EmptyState, ErrorMessage, Loading, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
+import { formatDuration, formatNumber, humanize } from '../format';
+import { useInterval, useResource, useTitle } from '../hooks';
+import type { Change, DeviceSummary, Scan, ScanState, Stats, TrendPoint } from '../types';
+
+const AT_RISK_SHOWN = 8;
+const CHANGES_SHOWN = 8;
+const TREND_DAYS = 30;
+
+/** The daily overview: counts, trends, what changed, what needs attention, the last scan. */
 export function DashboardPage() {
-  return <p>Not built yet</p>;
+  useTitle('Dashboard');
+  const stats = useResource((signal) => api<Stats>('/api/stats', { signal }), []);
+  return (
+    <>
+      <PageHeader title="Dashboard">
+        <a class="button primary" href="/scan">
+          Run a scan
+        </a>
+      </PageHeader>
+      <ErrorMessage error={stats.error} onRetry={stats.reload} />
+      {stats.data ? <Tiles stats={stats.data} /> : !stats.error && <Loading />}
+      {stats.data?.total_devices === 0 && (
+        <EmptyState title="No devices yet">
+          Netwarden fills its inventory from scans. <a href="/scan">Run a scan</a> of your network to see your devices here, or set the
+          subnet first in <a href="/settings">Settings</a>.
+        </EmptyState>
+      )}
+      <ScanStatusCard onFinished={stats.reload} />
+      <div class="grid-2">
+        <Trends />
+        <AtRisk />
+      </div>
+      <RecentChanges />
+    </>
+  );
+}
+
+function Tiles({ stats }: { stats: Stats }) {
+  const tiles: { label: string; value: number; href: string; className?: string }[] = [
+    { label: 'Devices', value: stats.total_devices, href: '/devices' },
+    { label: 'Online', value: stats.online_devices, href: '/devices?online=true' },
+    { label: 'Devices at risk', value: stats.devices_at_risk, href: '/devices?sort=risk_score&order=desc' },
+    { label: 'Critical', value: stats.critical, href: '/devices?risk_level=critical', className: 'critical' },
+    { label: 'High', value: stats.high, href: '/devices?risk_level=high', className: 'high' },
+    { label: 'Open ports', value: stats.open_ports, href: '/devices' },
+  ];
+  return (
+    <section class="tiles" aria-label="Summary">
+      {tiles.map((tile) => (
+        <a key={tile.label} class={`tile ${tile.className ?? ''}`} href={tile.href}>
+          <span class="value">{formatNumber(tile.value)}</span>
+          <span class="label">{tile.label}</span>
+        </a>
+      ))}
+    </section>
+  );
+}
+
+/** The running scan with its progress, or the last finished one. */
+function ScanStatusCard({ onFinished }: { onFinished: () => void }) {
+  const status = useResource((signal) => api<ScanState>('/api/scan/status', { signal }), []);
+  const last = useResource((signal) => apiPage<Scan>('/api/scans', { limit: 1 }, signal), []);
+  const running = status.data?.scanning ?? false;
+  useInterval(
+    () => {
+      status.reload();
+      last.reload();
+    },
+    2000,
+    running,
+  );
+  // When a watched scan ends, the counts above are out of date.
+  const wasRunning = useRef(false);
+  useEffect(() => {
+    if (wasRunning.current && !running) onFinished();
+    wasRunning.current = running;
+  }, [running, onFinished]);
+  const lastScan = last.data?.items[0];
+  const progress = status.data?.progress;
+  return (
+    <section class="card">
+      <h2>{running ? 'Scan running' : 'Last scan'}</h2>
+      <ErrorMessage error={status.error ?? last.error} onRetry={() => (status.reload(), last.reload())} />
+      {running && status.data ? (
+        <div>
+          <p>
+            Scanning <span class="mono">{status.data.subnet}</span> ({status.data.profile}): {progress ? humanize(progress.phase) : 'starting'}
+            {progress ? `, ${Math.round(progress.percent)}%` : ''}. <a href="/scan">Follow the scan</a>
+          </p>
+          <div class="progress" role="progressbar" aria-label="Scan progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(progress?.percent ?? 0)}>
+            <div style={{ width: `${progress?.percent ?? 0}%` }} />
+          </div>
+        </div>
+      ) : lastScan ? (
+        <LastScan scan={lastScan} />
+      ) : last.loading ? (
+        <Loading />
+      ) : (
+        <p class="muted">
+          No scan has run yet. <a href="/scan">Start the first scan</a>.
+        </p>
+      )}
+    </section>
+  );
+}
+
+function LastScan({ scan }: { scan: Scan }) {
+  return (
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <span class={`badge status-${scan.status}`}>{scan.status}</span>
+        {scan.error && <span class="muted"> {scan.error}</span>}
+      </dd>
+      <dt>Target</dt>
+      <dd class="mono">{scan.target ?? scan.subnet}</dd>
+      <dt>Finished</dt>
+      <dd>
+        <Time iso={scan.completed_at ?? scan.started_at} />
+      </dd>
+      <dt>Duration</dt>
+      <dd>{formatDuration(scan.duration_seconds)}</dd>
+      <dt>Devices found</dt>
+      <dd>
+        <a href={`/devices?scan_id=${scan.scan_id}`}>{formatNumber(scan.devices_found)}</a> ·{' '}
+        <a href={`/changes?scan_id=${scan.scan_id}`}>changes</a>
+      </dd>
+    </dl>
+  );
+}
+
+function Trends() {
+  const trends = useResource((signal) => api<{ days: number; points: TrendPoint[] }>('/api/trends', { query: { days: TREND_DAYS }, signal }), []);
+  const points = trends.data?.points ?? [];
+  const labels = points.map((p) => new Date(p.timestamp).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }));
+  return (
+    <section class="card">
+      <h2>Trends, last {TREND_DAYS} days</h2>
+      <ErrorMessage error={trends.error} onRetry={trends.reload} />
+      {trends.loading && !trends.data && <Loading />}
+      {trends.data && points.length < 2 && (
+        <EmptyState title="Not enough scans yet">Trends appear once two network scans have completed. <a href="/scan">Run a scan</a> to add a point.</EmptyState>
+      )}
+      {points.length >= 2 && (
+        <>
+          <LineChart
+            title="Devices"
+            labels={labels}
+            series={[
+              { name: 'All', values: points.map((p) => p.devices), className: 'series-a' },
+              { name: 'At risk', values: points.map((p) => p.at_risk), className: 'series-b' },
+              { name: 'Critical or high', values: points.map((p) => p.critical + p.high), className: 'series-c' },
+            ]}
+          />
+          <LineChart
+            title="Open ports and changes"
+            labels={labels}
+            series={[
+              { name: 'Open ports', values: points.map((p) => p.open_ports), className: 'series-a' },
+              { name: 'Changes', values: points.map((p) => p.changes), className: 'series-d' },
+            ]}
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+function AtRisk() {
+  const devices = useResource(
+    (signal) => apiPage<DeviceSummary>('/api/devices', { sort: 'risk_score', order: 'desc', limit: AT_RISK_SHOWN }, signal),
+    [],
+  );
+  const atRisk = (devices.data?.items ?? []).filter((d) => d.risk_level === 'critical' || d.risk_level === 'high' || d.risk_level === 'medium');
+  return (
+    <section class="card">
+      <h2>Devices at risk</h2>
+      <ErrorMessage error={devices.error} onRetry={devices.reload} />
+      {devices.loading && !devices.data && <Loading />}
+      {devices.data && atRisk.length === 0 && (
+        <EmptyState title="Nothing at medium risk or above">
+          {devices.data.total === 0 ? 'Run a scan to assess your devices.' : 'Every known device is at low risk or none. Keep scanning to stay sure.'}
+        </EmptyState>
+      )}
+      {atRisk.length > 0 && (
+        <ul class="risk-list">
+          {atRisk.map((d) => (
+            <li key={d.id}>
+              <RiskBadge level={d.risk_level} score={d.risk_score} />
+              <a href={`/devices/${d.id}`}>{d.label ?? d.hostname ?? d.ip_address}</a>
+              {(d.label ?? d.hostname) && <span class="muted mono small">{d.ip_address}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      {atRisk.length > 0 && (
+        <p class="small">
+          <a href="/devices?sort=risk_score&order=desc">All devices by risk →</a>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function RecentChanges() {
+  const changes = useResource((signal) => apiPage<Change>('/api/changes', { limit: CHANGES_SHOWN }, signal), []);
+  return (
+    <section class="card">
+      <h2>Recent changes</h2>
+      <ErrorMessage error={changes.error} onRetry={changes.reload} />
+      {changes.loading && !changes.data && <Loading />}
+      {changes.data?.items.length === 0 && (
+        <EmptyState title="No changes yet">Changes show up after the second scan: new and vanished devices, opened and closed ports.</EmptyState>
+      )}
+      {changes.data && changes.data.items.length > 0 && <ChangeList changes={changes.data.items} />}
+      {changes.data && changes.data.total > CHANGES_SHOWN && (
+        <p class="small">
+          <a href="/changes">All {formatNumber(changes.data.total)} changes →</a>
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** A compact list of changes, newest first; shared with the changes page's narrow layout. */
+export function ChangeList({ changes }: { changes: Change[] }) {
+  return (
+    <ul class="change-list">
+      {changes.map((c) => (
+        <li key={c.id}>
+          <SeverityBadge severity={c.severity} />
+          <span class="change-text">{c.description}</span>
+          <span class="change-meta small muted">
+            {c.device_id !== null && <a href={`/devices/${c.device_id}`}>{c.device_ip ?? 'device'}</a>} <Time iso={c.detected_at} />
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
 }

@@ -1,3 +1,599 @@
+import { useRoute } from 'preact-iso';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, apiPage } from '../api';
+import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
+import { plural } from '../format';
+import { useInterval, useResource, useTitle } from '../hooks';
+import type { Change, Cve, DeviceDetail, Finding, Port, Scan } from '../types';
+import './devices.css';
+
+const CHANGES_PAGE = 10;
+const REFERENCES_SHOWN = 3;
+
+/** One device: facts, risk, ports, findings, CVEs and history; edit its own fields, scan it again. */
 export function DeviceDetailPage() {
-  return <p>Not built yet</p>;
+  const { params } = useRoute();
+  const raw = params.id ?? '';
+  const id = /^\d{1,15}$/.test(raw) ? Number(raw) : 0;
+  // Keyed by id: going from one device to another starts with a clean slate (no half-done edit).
+  return id > 0 ? <DeviceView key={id} id={id} /> : <NotFound id={raw} />;
+}
+
+function NotFound({ id }: { id: string }) {
+  useTitle('Device not found');
+  return (
+    <>
+      <PageHeader title="Device not found" />
+      <p>
+        No device with id {id}. It may never have existed, or the link is mistyped. <a href="/devices">Back to the device list</a>
+      </p>
+    </>
+  );
+}
+
+function DeviceView({ id }: { id: number }) {
+  const device = useResource((signal) => api<DeviceDetail>(`/api/devices/${id}`, { signal }), [id]);
+  // What a save answered, shown until the reload it triggers arrives.
+  const [saved, setSaved] = useState<DeviceDetail | null>(null);
+  useEffect(() => setSaved(null), [device.data]);
+  const [editing, setEditing] = useState(false);
+  const [changesVersion, setChangesVersion] = useState(0);
+  const editButton = useRef<HTMLButtonElement>(null);
+  const scan = useDeviceScan(device.data?.ip_address ?? '', () => {
+    device.reload();
+    setChangesVersion((v) => v + 1);
+  });
+
+  const d = saved ?? device.data;
+  const name = d ? d.label || d.hostname || d.ip_address : '';
+  useTitle(name || 'Device');
+
+  if (device.error instanceof ApiError && device.error.status === 404) return <NotFound id={String(id)} />;
+  if (!d) {
+    return (
+      <>
+        <BackLink />
+        <ErrorMessage error={device.error} onRetry={device.reload} />
+        {!device.error && <Loading label="Loading device…" />}
+      </>
+    );
+  }
+
+  const stopEditing = () => {
+    setEditing(false);
+    // Back to where the keyboard was before the form opened.
+    setTimeout(() => editButton.current?.focus());
+  };
+
+  return (
+    <div class="device-detail">
+      <BackLink />
+      <PageHeader title={name}>
+        <button type="button" ref={editButton} disabled={editing} onClick={() => setEditing(true)}>
+          Edit
+        </button>
+        <button type="button" disabled={scan.busy || scan.running} onClick={scan.start}>
+          Scan this device
+        </button>
+      </PageHeader>
+      {name !== d.ip_address && <p class="subtitle mono">{d.ip_address}</p>}
+      <ScanMessages run={scan.run} error={scan.error} />
+      {/* A failed reload keeps the last answer on screen, with the error above it. */}
+      <ErrorMessage error={device.error} onRetry={device.reload} />
+      {editing && (
+        <EditForm
+          device={d}
+          onCancel={stopEditing}
+          onSaved={(updated) => {
+            setSaved(updated);
+            device.reload();
+            stopEditing();
+          }}
+        />
+      )}
+      <div class="grid-2">
+        <Facts device={d} />
+        <RiskSummary device={d} />
+      </div>
+      <PortsCard ports={d.ports} />
+      <FindingsCard findings={d.risk_details.findings} cves={d.cves} />
+      <CvesCard cves={d.cves} />
+      <div class="grid-2">
+        <ChangeHistory deviceId={d.id} version={changesVersion} />
+        <IpHistory history={d.ip_history} />
+      </div>
+    </div>
+  );
+}
+
+function BackLink() {
+  return (
+    <p class="back-link small">
+      <a href="/devices">← Devices</a>
+    </p>
+  );
+}
+
+function Facts({ device: d }: { device: DeviceDetail }) {
+  const none = <span class="muted">Unknown</span>;
+  return (
+    <section class="card">
+      <h2>Details</h2>
+      <dl class="facts">
+        <dt>IP address</dt>
+        <dd class="mono">{d.ip_address}</dd>
+        <dt>MAC address</dt>
+        <dd>
+          {d.mac_address ? <span class="mono">{d.mac_address}</span> : none}
+          {d.mac_randomized && <div class="small muted">Randomised by the device (a privacy feature), so it may change.</div>}
+        </dd>
+        <dt>Hostname</dt>
+        <dd>{d.hostname ?? none}</dd>
+        <dt>Label</dt>
+        <dd>{d.label ?? <span class="muted">None</span>}</dd>
+        <dt>Vendor</dt>
+        <dd>{d.vendor ?? none}</dd>
+        <dt>Operating system</dt>
+        <dd>{d.os_name ?? none}</dd>
+        <dt>Device type</dt>
+        <dd>{d.device_type ?? none}</dd>
+        <dt>Zone</dt>
+        <dd>{d.zone ?? <span class="muted">No zone</span>}</dd>
+        <dt>Trusted</dt>
+        <dd>{d.is_trusted ? 'Yes' : 'No'}</dd>
+        <dt>Status</dt>
+        <dd>
+          <span class={`status-dot${d.online ? ' online' : ''}`} aria-hidden="true" />
+          {d.online ? 'Online' : 'Offline'} <span class="muted small">(in the latest scan)</span>
+        </dd>
+        <dt>First seen</dt>
+        <dd>
+          <Time iso={d.first_seen} relative={false} />
+        </dd>
+        <dt>Last seen</dt>
+        <dd>
+          <Time iso={d.last_seen} />
+        </dd>
+        <dt>Notes</dt>
+        <dd class="notes">{d.notes || <span class="muted">None</span>}</dd>
+      </dl>
+    </section>
+  );
+}
+
+function RiskSummary({ device: d }: { device: DeviceDetail }) {
+  const risk = d.risk_details;
+  return (
+    <section class="card">
+      <h2>Risk</h2>
+      <p>
+        <RiskBadge level={risk.level} score={risk.score} /> <span class="muted small">score {risk.score} of 100</span>
+      </p>
+      {risk.summary && <p>{risk.summary}</p>}
+      {risk.top_recommendation ? (
+        <div>
+          <h3>What to do first</h3>
+          <p>{risk.top_recommendation}</p>
+        </div>
+      ) : (
+        <p class="muted">{risk.level === 'none' ? 'Nothing to fix: the latest scan found no risk.' : 'No individual finding is recorded for this score.'}</p>
+      )}
+      {risk.findings.length > 0 && (
+        <p class="small">
+          <a href="#findings">{plural(risk.findings.length, 'finding')}</a>
+          {d.cves.length > 0 && (
+            <>
+              {' · '}
+              <a href="#cves">{plural(d.cves.length, 'known vulnerability', 'known vulnerabilities')}</a>
+            </>
+          )}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** Label, zone, trust and notes: the fields that belong to the user and survive every scan. */
+function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCancel: () => void; onSaved: (device: DeviceDetail) => void }) {
+  const zones = useResource((signal) => api<string[]>('/api/zones', { signal }), []);
+  const [label, setLabel] = useState(device.label ?? '');
+  const [zone, setZone] = useState(device.zone ?? '');
+  const [trusted, setTrusted] = useState(device.is_trusted);
+  const [notes, setNotes] = useState(device.notes ?? '');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
+
+  const zoneOptions = [...(zones.data ?? [])];
+  if (device.zone && !zoneOptions.includes(device.zone)) zoneOptions.push(device.zone);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, {
+        method: 'PUT',
+        json: { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null },
+      });
+      onSaved(updated);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card edit-card">
+      <h2>Edit device</h2>
+      <form onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
+        <ErrorMessage error={error} />
+        <Field label="Label" hint="A name of your own; shown instead of the hostname.">
+          <input ref={first} value={label} maxLength={200} onInput={(e) => setLabel(e.currentTarget.value)} />
+        </Field>
+        <Field label="Zone">
+          <select value={zone} onChange={(e) => setZone(e.currentTarget.value)}>
+            <option value="">No zone</option>
+            {zoneOptions.map((z) => (
+              <option key={z} value={z}>
+                {z}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <ErrorMessage error={zones.error} onRetry={zones.reload} />
+        <label class="checkbox">
+          <input type="checkbox" checked={trusted} onChange={(e) => setTrusted(e.currentTarget.checked)} />
+          Trusted
+        </label>
+        <Field label="Notes">
+          <textarea value={notes} maxLength={10_000} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
+        </Field>
+        <div class="button-row">
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Saving…' : 'Save'}
+          </button>
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+type ScanRun = { id: number; scan: Scan | null };
+
+/** A scan of this device's address: starts it, then watches it so the page can refresh when it ends. */
+function useDeviceScan(ip: string, onFinished: () => void) {
+  const [run, setRun] = useState<ScanRun | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const running = run !== null && (run.scan === null || run.scan.status === 'queued' || run.scan.status === 'running');
+
+  const start = async () => {
+    setBusy(true);
+    setError(null);
+    setRun(null);
+    try {
+      const started = await api<{ scan_id: number }>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
+      setRun({ id: started.scan_id, scan: null });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useInterval(
+    () => {
+      if (!run) return;
+      api<Scan>(`/api/scans/${run.id}`).then(
+        (scan) => {
+          setRun({ id: run.id, scan });
+          if (scan.status !== 'queued' && scan.status !== 'running') onFinished();
+        },
+        (err: unknown) => {
+          setError(err);
+          setRun(null);
+        },
+      );
+    },
+    2000,
+    running,
+  );
+
+  return { run, busy, running, error, start };
+}
+
+function ScanMessages({ run, error }: { run: ScanRun | null; error: unknown }) {
+  return (
+    <>
+      <ErrorMessage error={error} />
+      {error instanceof ApiError && error.status === 409 && (
+        <p class="small">
+          <a href="/scan">See the running scan</a>
+        </p>
+      )}
+      {run && <ScanNotice run={run} />}
+    </>
+  );
+}
+
+function ScanNotice({ run }: { run: ScanRun }) {
+  const status = run.scan?.status ?? 'queued';
+  if (status === 'completed') {
+    return <Notice kind="success">Scan #{run.id} finished; the details below are up to date.</Notice>;
+  }
+  if (status === 'failed' || status === 'cancelled') {
+    return (
+      <Notice kind="warning">
+        Scan #{run.id} {status}
+        {run.scan?.error ? `: ${run.scan.error}` : '.'} <a href="/scans">Scan history</a>
+      </Notice>
+    );
+  }
+  return (
+    <Notice>
+      Scan #{run.id} of this device started. <a href="/scan">Follow it on the Scan page</a>; this page refreshes when it ends.
+    </Notice>
+  );
+}
+
+function PortsCard({ ports }: { ports: Port[] }) {
+  return (
+    <section class="card">
+      <h2>Ports</h2>
+      {ports.length === 0 ? (
+        <EmptyState title="No open ports found">
+          A quick scan only finds devices and checks no ports; a normal or intensive scan lists the open ports and their services here.
+        </EmptyState>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th class="num">Port</th>
+                <th class="hide-narrow">State</th>
+                <th>Service</th>
+                <th>Product and version</th>
+                <th class="hide-narrow">Extra info</th>
+              </tr>
+            </thead>
+            <tbody>
+              {ports.map((p) => (
+                <tr key={`${p.protocol}/${p.port}`}>
+                  <td class="num mono nowrap">
+                    {p.port}/{p.protocol}
+                  </td>
+                  <td class="hide-narrow">{p.state}</td>
+                  <td>{p.service ?? <span class="muted">—</span>}</td>
+                  <td class="wrap-anywhere">{[p.product, p.version].filter(Boolean).join(' ') || <span class="muted">—</span>}</td>
+                  <td class="hide-narrow wrap-anywhere small">{p.extra_info ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) {
+  const known = new Set(cves.map((c) => c.id));
+  return (
+    <section class="card" id="findings">
+      <h2>Risk findings</h2>
+      {findings.length === 0 ? (
+        <EmptyState title="No risk findings">The latest scan found nothing risky on this device: no risky open service and no known vulnerability.</EmptyState>
+      ) : (
+        <ul class="detail-list">
+          {findings.map((f, i) => (
+            <li key={i}>
+              <div class="detail-head">
+                <SeverityBadge severity={f.severity} />
+                <strong>{f.title}</strong>
+                {f.port !== null && (
+                  <span class="muted small mono">
+                    {f.port}/{f.protocol ?? 'tcp'}
+                    {f.service ? ` ${f.service}` : ''}
+                  </span>
+                )}
+              </div>
+              <p>{f.description}</p>
+              <p>
+                <span class="muted">Recommendation: </span>
+                {f.recommendation}
+              </p>
+              {f.cve_ids.length > 0 && (
+                <p class="small">
+                  <span class="muted">CVEs: </span>
+                  {f.cve_ids.map((cve, j) => (
+                    <span key={cve}>
+                      {j > 0 && ', '}
+                      {known.has(cve) ? (
+                        <a href={`#${cveAnchor(cve)}`}>{cve}</a>
+                      ) : (
+                        <a href={nvdUrl(cve)} target="_blank" rel="noreferrer noopener">
+                          {cve}
+                        </a>
+                      )}
+                    </span>
+                  ))}
+                </p>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+const cveAnchor = (id: string) => `cve-${id}`;
+const nvdUrl = (id: string) => `https://nvd.nist.gov/vuln/detail/${encodeURIComponent(id)}`;
+/** Only web addresses become links: a reference from a data feed must never be a javascript: URL. */
+const isWebUrl = (url: string) => /^https?:\/\//i.test(url);
+
+function CvesCard({ cves }: { cves: Cve[] }) {
+  return (
+    <section class="card" id="cves">
+      <h2>Known vulnerabilities (CVEs)</h2>
+      {cves.length === 0 ? (
+        <EmptyState title="No known vulnerabilities">
+          No product and version seen on this device matches a CVE in Netwarden's dataset. Services whose version is unknown cannot be matched.
+        </EmptyState>
+      ) : (
+        <ul class="detail-list">
+          {cves.map((c) => (
+            <CveItem key={c.id} cve={c} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function CveItem({ cve: c }: { cve: Cve }) {
+  const refs = c.references.filter(isWebUrl);
+  const matched = [c.matched_product, c.matched_version].filter(Boolean).join(' ');
+  return (
+    <li id={cveAnchor(c.id)}>
+      <div class="detail-head">
+        <strong class="mono">{c.id}</strong>
+        <SeverityBadge severity={c.severity} />
+        <span class="small">CVSS {c.cvss_score ?? '—'}</span>
+        <span class="small muted">{c.confidence === 'confirmed' ? 'Product and version match' : `Match: ${c.confidence}`}</span>
+      </div>
+      <p>{c.description}</p>
+      {(matched || c.port !== null) && (
+        <p class="small">
+          <span class="muted">Matched: </span>
+          {matched || 'a service'}
+          {c.port !== null && ` on port ${c.port}`}
+        </p>
+      )}
+      {c.remediation && (
+        <p>
+          <span class="muted">Remediation: </span>
+          {c.remediation}
+        </p>
+      )}
+      <p class="small links">
+        <a href={nvdUrl(c.id)} target="_blank" rel="noreferrer noopener">
+          {c.id} on NVD
+        </a>
+        {refs.slice(0, REFERENCES_SHOWN).map((url) => (
+          <ExternalLink key={url} url={url} />
+        ))}
+      </p>
+      {refs.length > REFERENCES_SHOWN && (
+        <details class="small">
+          <summary>{plural(refs.length - REFERENCES_SHOWN, 'more reference')}</summary>
+          <ul class="compact">
+            {refs.slice(REFERENCES_SHOWN).map((url) => (
+              <li key={url}>
+                <ExternalLink url={url} />
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </li>
+  );
+}
+
+/** A reference link, shown by its host name; the full address is in the tooltip. */
+function ExternalLink({ url }: { url: string }) {
+  let host = url;
+  try {
+    host = new URL(url).host;
+  } catch {
+    // Not parseable: show it whole.
+  }
+  return (
+    <a href={url} target="_blank" rel="noreferrer noopener" title={url} class="wrap-anywhere">
+      {host}
+    </a>
+  );
+}
+
+function ChangeHistory({ deviceId, version }: { deviceId: number; version: number }) {
+  const [limit, setLimit] = useState(CHANGES_PAGE);
+  const changes = useResource(
+    (signal) => apiPage<Change>('/api/changes', { device_id: deviceId, limit }, signal),
+    [deviceId, limit, version],
+  );
+  const items = changes.data?.items ?? [];
+  const total = changes.data?.total ?? 0;
+  return (
+    <section class="card">
+      <h2>Change history</h2>
+      <ErrorMessage error={changes.error} onRetry={changes.reload} />
+      {changes.loading && !changes.data && <Loading />}
+      {changes.data && items.length === 0 && (
+        <EmptyState title="No changes recorded">Changes appear when a later scan finds this device's ports or services different.</EmptyState>
+      )}
+      {items.length > 0 && (
+        <ul class="detail-list compact-list">
+          {items.map((c) => (
+            <li key={c.id}>
+              <div class="detail-head">
+                <SeverityBadge severity={c.severity} />
+                <span class="wrap-anywhere">{c.description}</span>
+              </div>
+              <span class="small muted">
+                <Time iso={c.detected_at} /> · scan #{c.scan_id}
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {items.length < total && (
+        <p>
+          <button type="button" disabled={changes.loading} onClick={() => setLimit((n) => n + CHANGES_PAGE)}>
+            {changes.loading ? 'Loading…' : `Show older changes (${(total - items.length).toLocaleString()} more)`}
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function IpHistory({ history }: { history: DeviceDetail['ip_history'] }) {
+  return (
+    <section class="card">
+      <h2>IP history</h2>
+      {history.length === 0 ? (
+        <EmptyState title="No address history">The addresses this device used appear here once it has been seen by a scan.</EmptyState>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>IP address</th>
+                <th>First seen</th>
+                <th>Last seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {history.map((h) => (
+                <tr key={h.ip_address}>
+                  <td class="mono">{h.ip_address}</td>
+                  <td>
+                    <Time iso={h.first_seen} />
+                  </td>
+                  <td>
+                    <Time iso={h.last_seen} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
 }

@@ -169,7 +169,8 @@ export class ScanManager {
     try {
       onProgress({ phase: 'discovery', percent: 0 });
       const live = await engine.discover({ cidr: network.cidr, exclude: request.device ? [] : settings.network.exclude, ...common });
-      onProgress({ phase: 'saving', percent: -1, hostsFound: live.length });
+      // Recording what discovery found is still discovery: 'saving' is the last stretch of the bar.
+      onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
       const at = nowIso();
       const seen = await this.inventory.recordDiscovery(scan.id, live, at);
       const base = ipv4ToInt(network.network);

@@ -167,13 +167,35 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^subnet: /);
   });
 
+  it('follows a running scan live, cancels it, then runs one to the end', async () => {
+    await page.goto(url('/scan'));
+    await page.getByLabel('Subnet').fill('');
+    await page.getByRole('button', { name: 'Start scan' }).click();
+    // Service detection on the two listeners takes several seconds: time to see progress and cancel.
+    const progress = page.getByRole('progressbar', { name: 'Scan progress' });
+    await progress.waitFor();
+    expect(Number(await progress.getAttribute('aria-valuenow'))).toBeGreaterThanOrEqual(0);
+    await expect.poll(() => page.textContent('main')).toMatch(/Phase.*Hosts.*Elapsed.*Time left/s);
+    await browser.screenshot('09-scan-running');
+    await page.getByRole('button', { name: 'Cancel scan' }).click();
+    await page.getByRole('link', { name: 'View devices' }).waitFor();
+    await expect.poll(() => page.textContent('main')).toContain('cancelled');
+
+    await page.getByRole('button', { name: 'Start scan' }).click();
+    await progress.waitFor();
+    await page.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
+    await expect.poll(() => page.textContent('main')).toContain('completed');
+    const scans = await readJson(await server.request('/api/scans', { cookie: await sessionCookie(page) }));
+    expect(scans.map((s: { status: string }) => s.status)).toEqual(['completed', 'cancelled', 'completed']);
+  });
+
   it('shows scan history and changes', async () => {
     await page.goto(url('/scans'));
     await page.getByRole('link', { name: 'Devices' }).first().waitFor();
-    await browser.screenshot('09-scans');
+    await browser.screenshot('10-scans');
     await page.goto(url('/changes'));
     await expect.poll(() => page.textContent('main')).toMatch(/No changes|device_added|Device added/i);
-    await browser.screenshot('10-changes');
+    await browser.screenshot('11-changes');
   });
 
   it('creates an API key shown once, which works until it is revoked', async () => {
@@ -184,7 +206,7 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await secret.waitFor();
     const key = ((await secret.textContent()) ?? '').trim();
     expect(key).toMatch(/^svc_[A-Za-z0-9_-]{43,45}$/);
-    await browser.screenshot('11-api-key-created');
+    await browser.screenshot('12-api-key-created');
     expect((await server.request('/api/stats', { key })).status).toBe(200);
     await page.getByRole('button', { name: 'Done' }).click();
     // Shown once: gone from the page after the dialog closes.
@@ -194,7 +216,7 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await expect.poll(() => page.locator('main').textContent()).toMatch(/revoked/i);
     expect((await server.request('/api/stats', { key })).status).toBe(401);
-    await browser.screenshot('12-settings');
+    await browser.screenshot('13-settings');
   });
 
   it('switches to dark mode, and keeps it after a reload', async () => {
@@ -209,18 +231,20 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await page.reload();
     await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     await expect.poll(() => page.textContent('main')).toContain('Devices at risk');
-    await browser.screenshot('13-dashboard-dark');
+    // Two completed network scans: the trend charts have their two points.
+    await page.getByRole('img', { name: /^Devices: All 1, At risk 1/ }).waitFor();
+    await browser.screenshot('14-dashboard-dark');
     await page.goto(url(`/devices/${deviceId}`));
     await heading().waitFor();
-    await browser.screenshot('14-device-detail-dark');
+    await browser.screenshot('15-device-detail-dark');
   });
 
   it('fits a phone screen without sideways scrolling of the page', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [path, name] of [
-      ['/', '15-phone-dashboard'],
-      ['/devices', '16-phone-devices'],
-      ['/settings', '17-phone-settings'],
+      ['/', '16-phone-dashboard'],
+      ['/devices', '17-phone-devices'],
+      ['/settings', '18-phone-settings'],
     ]) {
       await page.goto(url(path));
       await heading().waitFor();

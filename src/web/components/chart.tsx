@@ -50,7 +50,7 @@ export function LineChart({ title, labels, series }: { title: string; labels: st
         ))}
         {labels.map((label, i) =>
           i % labelEvery === 0 || i === count - 1 ? (
-            <text key={i} class="axis" x={x(i)} y={HEIGHT - 6} text-anchor="middle">
+            <text key={i} class="axis" x={x(i)} y={HEIGHT - 6} text-anchor={count > 1 && i === 0 ? 'start' : count > 1 && i === count - 1 ? 'end' : 'middle'}>
               {label}
             </text>
           ) : null,

@@ -1,14 +1,14 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, apiPage } from '../api';
 import { LineChart } from '../components/chart';
-import { EmptyState, ErrorMessage, Loading, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
+import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize } from '../format';
 import { useInterval, useResource, useTitle } from '../hooks';
 import type { Change, DeviceSummary, Scan, ScanState, Stats, TrendPoint } from '../types';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;
-const TREND_DAYS = 30;
+const TREND_PERIODS = [7, 30, 90, 365];
 
 /** The daily overview: counts, trends, what changed, what needs attention, the last scan. */
 export function DashboardPage() {
@@ -134,12 +134,24 @@ function LastScan({ scan }: { scan: Scan }) {
 }
 
 function Trends() {
-  const trends = useResource((signal) => api<{ days: number; points: TrendPoint[] }>('/api/trends', { query: { days: TREND_DAYS }, signal }), []);
+  const [days, setDays] = useState(30);
+  const trends = useResource((signal) => api<{ days: number; points: TrendPoint[] }>('/api/trends', { query: { days }, signal }), [days]);
   const points = trends.data?.points ?? [];
-  const labels = points.map((p) => new Date(p.timestamp).toLocaleDateString(undefined, { month: 'short', day: 'numeric' }));
+  const labels = axisLabels(points.map((p) => p.timestamp));
   return (
     <section class="card">
-      <h2>Trends, last {TREND_DAYS} days</h2>
+      <div class="card-header">
+        <h2>Trends</h2>
+        <Field label="Period">
+          <select value={String(days)} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+            {TREND_PERIODS.map((d) => (
+              <option key={d} value={String(d)}>
+                Last {d} days
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
       <ErrorMessage error={trends.error} onRetry={trends.reload} />
       {trends.loading && !trends.data && <Loading />}
       {trends.data && points.length < 2 && (
@@ -168,6 +180,14 @@ function Trends() {
       )}
     </section>
   );
+}
+
+/** Dates along the axis; times of day when all the points fall within two days. */
+function axisLabels(timestamps: string[]): string[] {
+  const times = timestamps.map((t) => new Date(t).getTime());
+  const withinTwoDays = times.length > 0 && Math.max(...times) - Math.min(...times) < 2 * 86_400_000;
+  const options: Intl.DateTimeFormatOptions = withinTwoDays ? { hour: '2-digit', minute: '2-digit' } : { month: 'short', day: 'numeric' };
+  return times.map((t) => new Date(t).toLocaleString(undefined, options));
 }
 
 function AtRisk() {
@@ -214,7 +234,9 @@ function RecentChanges() {
       <ErrorMessage error={changes.error} onRetry={changes.reload} />
       {changes.loading && !changes.data && <Loading />}
       {changes.data?.items.length === 0 && (
-        <EmptyState title="No changes yet">Changes show up after the second scan: new and vanished devices, opened and closed ports.</EmptyState>
+        <EmptyState title="No changes yet">
+          Each scan is compared with the one before; new and vanished devices, opened and closed ports and changed services show up here.
+        </EmptyState>
       )}
       {changes.data && changes.data.items.length > 0 && <ChangeList changes={changes.data.items} />}
       {changes.data && changes.data.total > CHANGES_SHOWN && (

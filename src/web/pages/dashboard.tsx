@@ -84,7 +84,10 @@ function ScanStatusCard({ onFinished }: { onFinished: () => void }) {
   return (
     <section class="card">
       <h2>{running ? 'Scan running' : 'Last scan'}</h2>
-      <ErrorMessage error={status.error ?? last.error} onRetry={() => (status.reload(), last.reload())} />
+      <ErrorMessage error={status.error ?? last.error} onRetry={() => {
+          status.reload();
+          last.reload();
+        }} />
       {running && status.data ? (
         <div>
           <p>

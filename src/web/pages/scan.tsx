@@ -34,7 +34,10 @@ export function ScanPage() {
       {running && status.data ? (
         <RunningScan state={status.data} onCancelled={status.reload} />
       ) : (
-        <StartForm config={config.data} configError={config.error} onStarted={(id) => (setWatchedId(id), status.reload())} />
+        <StartForm config={config.data} configError={config.error} onStarted={(id) => {
+            setWatchedId(id);
+            status.reload();
+          }} />
       )}
       {!running && status.data && <ScanResult scanId={watchedId} />}
     </>

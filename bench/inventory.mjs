@@ -1,17 +1,6 @@
 // A deterministic, realistic device inventory (addresses in 10.0.0.0/8, vendors, ports, risk),
 // written straight into a store. Nothing here touches the network: the addresses are only data.
-
-/** mulberry32: small seeded PRNG, so every run inserts the same inventory. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './prng.mjs';
 
 const OUIS = [
   ['3C:22:FB', 'Apple, Inc.', 'phone', 'iOS 17'],
@@ -76,7 +65,7 @@ function isoDaysAgo(now, days) {
 
 /** Builds `count` devices with unique addresses spread over 10.0.0.0/8, and their 0–5 open ports. */
 function buildInventory(count, seed, scanId) {
-  const rand = prng(seed);
+  const rand = mulberry32(seed);
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const now = Date.now();
   const usedIps = new Set();

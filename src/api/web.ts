@@ -37,23 +37,21 @@ export async function registerWebUi(app: FastifyInstance, root = WEB_ROOT): Prom
     web.addHook('onRoute', (route) => {
       route.config = { ...(route.config as object), public: true };
     });
-    if (!built) {
-      web.get('/', { schema: { hide: true } }, async (_request, reply) => sendIndex(reply));
-      return;
+    if (built) {
+      await web.register(fastifyStatic, {
+        root,
+        prefix: '/',
+        // One route per built file, so any other path falls through to the API's 404 handling.
+        wildcard: false,
+        index: false,
+        serveDotFiles: false,
+        cacheControl: false,
+        setHeaders(res, path) {
+          // Vite puts a content hash in every asset name: those never change.
+          res.setHeader('Cache-Control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+        },
+      });
     }
-    await web.register(fastifyStatic, {
-      root,
-      prefix: '/',
-      // One route per built file, so any other path falls through to the API's 404 handling.
-      wildcard: false,
-      index: false,
-      serveDotFiles: false,
-      cacheControl: false,
-      setHeaders(res, path) {
-        // Vite puts a content hash in every asset name: those never change.
-        res.setHeader('Cache-Control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
-      },
-    });
     web.get('/', { schema: { hide: true } }, async (_request, reply) => sendIndex(reply));
   });
 

@@ -115,7 +115,7 @@ export interface DeviceQuery {
   isTrusted?: boolean;
   zone?: string;
   online?: boolean;
-  /** Case-insensitive substring of IP, MAC, hostname, vendor, label, notes, OS or type; or an open port number. */
+  /** Case-insensitive substring of any of SEARCHED_COLUMNS, or an open port number. */
   search?: string;
   sort?: DeviceSortKey;
   descending?: boolean;

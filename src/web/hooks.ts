@@ -55,3 +55,32 @@ export function useTitle(title: string): void {
     document.title = title ? `${title} · Netwarden` : 'Netwarden';
   }, [title]);
 }
+
+export interface Action<A extends unknown[]> {
+  /** Runs the action; true when it succeeded. */
+  run: (...args: A) => Promise<boolean>;
+  busy: boolean;
+  /** What the last run threw (an API error or a check of the form's own), for an ErrorMessage. */
+  error: unknown;
+  setError: (error: unknown) => void;
+}
+
+/** A user action (a form submit, a button): busy while it runs, its failure kept to show. */
+export function useAction<A extends unknown[]>(action: (...args: A) => Promise<void>): Action<A> {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = async (...args: A) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action(...args);
+      return true;
+    } catch (err) {
+      setError(err);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, setError };
+}

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { plural } from '../format';
-import { useInterval, useResource, useTitle } from '../hooks';
+import { useAction, useInterval, useResource, useTitle } from '../hooks';
 import type { Change, Cve, DeviceDetail, Finding, Port, Scan } from '../types';
 import './devices.css';
 
@@ -200,35 +200,29 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
   const [zone, setZone] = useState(device.zone ?? '');
   const [trusted, setTrusted] = useState(device.is_trusted);
   const [notes, setNotes] = useState(device.notes ?? '');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => first.current?.focus(), []);
 
   const zoneOptions = [...(zones.data ?? [])];
   if (device.zone && !zoneOptions.includes(device.zone)) zoneOptions.push(device.zone);
 
-  const submit = async (event: Event) => {
+  const save = useAction(async () => {
+    const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, {
+      method: 'PUT',
+      json: { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null },
+    });
+    onSaved(updated);
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, {
-        method: 'PUT',
-        json: { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null },
-      });
-      onSaved(updated);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    void save.run();
   };
 
   return (
     <section class="card edit-card">
       <h2>Edit device</h2>
       <form onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
-        <ErrorMessage error={error} />
+        <ErrorMessage error={save.error} />
         <Field label="Label" hint="A name of your own; shown instead of the hostname.">
           <input ref={first} value={label} maxLength={200} onInput={(e) => setLabel(e.currentTarget.value)} />
         </Field>
@@ -251,8 +245,8 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
           <textarea value={notes} maxLength={10_000} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
         </Field>
         <div class="button-row">
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? 'Saving…' : 'Save'}
+          <button type="submit" class="primary" disabled={save.busy}>
+            {save.busy ? 'Saving…' : 'Save'}
           </button>
           <button type="button" onClick={onCancel}>
             Cancel
@@ -268,23 +262,12 @@ type ScanRun = { id: number; scan: Scan | null };
 /** A scan of this device's address: starts it, then watches it so the page can refresh when it ends. */
 function useDeviceScan(ip: string, onFinished: () => void) {
   const [run, setRun] = useState<ScanRun | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const running = run !== null && (run.scan === null || run.scan.status === 'queued' || run.scan.status === 'running');
-
-  const start = async () => {
-    setBusy(true);
-    setError(null);
+  const startScan = useAction(async () => {
     setRun(null);
-    try {
-      const started = await api<{ scan_id: number }>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
-      setRun({ id: started.scan_id, scan: null });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const started = await api<{ scan_id: number }>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
+    setRun({ id: started.scan_id, scan: null });
+  });
 
   useInterval(
     () => {
@@ -295,7 +278,7 @@ function useDeviceScan(ip: string, onFinished: () => void) {
           if (scan.status !== 'queued' && scan.status !== 'running') onFinished();
         },
         (err: unknown) => {
-          setError(err);
+          startScan.setError(err);
           setRun(null);
         },
       );
@@ -304,7 +287,7 @@ function useDeviceScan(ip: string, onFinished: () => void) {
     running,
   );
 
-  return { run, busy, running, error, start };
+  return { run, busy: startScan.busy, running, error: startScan.error, start: () => void startScan.run() };
 }
 
 function ScanMessages({ run, error }: { run: ScanRun | null; error: unknown }) {

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
 import { formatNumber, humanize, plural } from '../format';
-import { useResource, useTitle } from '../hooks';
+import { useAction, useResource, useTitle } from '../hooks';
 import { RISK_LEVELS, type DeviceSummary, type RiskLevel, type Scan } from '../types';
 import './devices.css';
 
@@ -437,23 +437,14 @@ const NO_ZONE = '\u0000none';
 
 function BulkBar({ selected, zones, onClear, onDone }: { selected: Map<number, string>; zones: string[]; onClear: () => void; onDone: (message: string) => void }) {
   const [zone, setZone] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-
-  const apply = async (fields: { is_trusted?: boolean; zone?: string | null }) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const ids = [...selected.keys()];
-      const result = await api<{ updated: number; devices: DeviceSummary[] }>('/api/devices/bulk', { method: 'POST', json: { device_ids: ids, ...fields } });
-      const unchanged = ids.length - result.updated;
-      onDone(`Updated ${plural(result.updated, 'device')}.${unchanged > 0 ? ` ${plural(unchanged, 'device')} already had that setting.` : ''}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const bulk = useAction(async (fields: { is_trusted?: boolean; zone?: string | null }) => {
+    const ids = [...selected.keys()];
+    const result = await api<{ updated: number; devices: DeviceSummary[] }>('/api/devices/bulk', { method: 'POST', json: { device_ids: ids, ...fields } });
+    const unchanged = ids.length - result.updated;
+    onDone(`Updated ${plural(result.updated, 'device')}.${unchanged > 0 ? ` ${plural(unchanged, 'device')} already had that setting.` : ''}`);
+  });
+  const { busy, error } = bulk;
+  const apply = (fields: { is_trusted?: boolean; zone?: string | null }) => void bulk.run(fields);
 
   return (
     <section class="bulk-bar" aria-label="Change selected devices">

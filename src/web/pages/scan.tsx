@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiPage } from '../api';
 import { ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize, plural } from '../format';
-import { useInterval, useResource, useTitle } from '../hooks';
+import { useAction, useInterval, useResource, useTitle } from '../hooks';
 import { SCAN_PROFILES, type Config, type Scan, type ScanProfile, type ScanProgress, type ScanState } from '../types';
 
 const POLL_MS = 1000;
@@ -47,29 +47,22 @@ export function ScanPage() {
 function StartForm({ config, configError, onStarted }: { config?: Config; configError: unknown; onStarted: (scanId: number) => void }) {
   const [profile, setProfile] = useState<ScanProfile | null>(null);
   const [subnet, setSubnet] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const chosen = profile ?? config?.scanning.default_profile ?? 'normal';
 
-  const start = async (event: Event) => {
+  const start = useAction(async () => {
+    const started = await api<{ scan_id: number }>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
+    onStarted(started.scan_id);
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const started = await api<{ scan_id: number }>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
-      onStarted(started.scan_id);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    void start.run();
   };
 
   return (
-    <form class="card" onSubmit={start}>
+    <form class="card" onSubmit={submit}>
       <h2>Start a scan</h2>
       <ErrorMessage error={configError} />
-      <ErrorMessage error={error} />
+      <ErrorMessage error={start.error} />
       <div class="grid-2">
         <Field label="Profile" hint={PROFILE_HINTS[chosen]}>
           <select value={chosen} onChange={(e) => setProfile(e.currentTarget.value as ScanProfile)}>
@@ -96,37 +89,27 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
           <input name="subnet" value={subnet} placeholder={config?.network.subnet ?? '192.168.1.0/24'} onInput={(e) => setSubnet(e.currentTarget.value)} />
         </Field>
       </div>
-      <button type="submit" class="primary" disabled={busy}>
-        {busy ? 'Starting…' : 'Start scan'}
+      <button type="submit" class="primary" disabled={start.busy}>
+        {start.busy ? 'Starting…' : 'Start scan'}
       </button>
     </form>
   );
 }
 
 function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled: () => void }) {
-  const [error, setError] = useState<unknown>(null);
-  const [cancelling, setCancelling] = useState(false);
   const progress = state.progress;
-
-  const cancel = async () => {
+  const cancel = useAction(async () => {
     if (state.scan_id === null) return;
-    setCancelling(true);
-    setError(null);
-    try {
-      await api(`/api/scans/${state.scan_id}/cancel`, { method: 'POST' });
-      onCancelled();
-    } catch (err) {
-      setError(err);
-      setCancelling(false);
-    }
-  };
+    await api(`/api/scans/${state.scan_id}/cancel`, { method: 'POST' });
+    onCancelled();
+  });
 
   return (
     <section class="card" aria-live="polite">
       <h2>
         Scanning <span class="mono">{state.subnet}</span>
       </h2>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={cancel.error} />
       <ProgressBar progress={progress} />
       <dl class="facts">
         <dt>Profile</dt>
@@ -146,8 +129,8 @@ function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled: ()
         <dt>Time left</dt>
         <dd>{progress?.eta_seconds === null || progress?.eta_seconds === undefined ? 'estimating…' : `about ${formatDuration(progress.eta_seconds)}`}</dd>
       </dl>
-      <button type="button" class="danger" disabled={cancelling} onClick={cancel}>
-        {cancelling ? 'Cancelling…' : 'Cancel scan'}
+      <button type="button" class="danger" disabled={cancel.busy} onClick={() => void cancel.run()}>
+        {cancel.busy ? 'Cancelling…' : 'Cancel scan'}
       </button>
     </section>
   );

@@ -1,10 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
+import { SubnetField } from '../components/subnet-field';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, Time } from '../components/ui';
 import { formatDateTime, humanize, plural } from '../format';
-import { useResource, useTitle } from '../hooks';
-import { SCAN_PROFILES, type ApiKey, type AuditEntry, type Config, type NetworkDetection, type NewApiKey, type ScanProfile, type UpdateCheck } from '../types';
+import { useAction, useResource, useTitle } from '../hooks';
+import { SCAN_PROFILES, type ApiKey, type AuditEntry, type Config, type NewApiKey, type ScanProfile, type UpdateCheck } from '../types';
 import './settings.css';
 
 type Engine = Config['scanning']['engine'];
@@ -89,107 +90,54 @@ function parseList(text: string): string[] {
 
 /** "network.exclude.2: ..." names a position; add the entry itself so it can be found in a long list. */
 function withExcludedEntry(error: unknown, exclude: string[]): unknown {
-  const index = error instanceof ApiError ? /^network\.exclude\.(\d+):/.exec(error.detail)?.[1] : undefined;
+  const index = error instanceof ApiError ? error.detail.match(/^network\.exclude\.(\d+):/)?.[1] : undefined;
   const entry = index === undefined ? undefined : exclude[Number(index)];
   return error instanceof ApiError && entry !== undefined ? new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body) : error;
 }
 
 function NetworkSettings({ config, onSaved }: { config: Config; onSaved: (config: Config) => void }) {
   const [form, setForm] = useState(() => networkForm(config));
-  const [detected, setDetected] = useState<NetworkDetection | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
-  const subnetId = useId();
+  const resolveId = useId();
 
   const update = (patch: Partial<NetworkForm>) => {
     setForm((f) => ({ ...f, ...patch }));
     setDone(false);
   };
 
-  const detect = async () => {
-    setError(null);
-    try {
-      const result = await api<NetworkDetection>('/api/network/detect');
-      setDetected(result);
-      if (result.suggested_subnet) update({ subnet: result.suggested_subnet });
-    } catch (err) {
-      setError(err);
-    }
-  };
-
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const save = useAction(async () => {
     setDone(false);
     const exclude = parseList(form.exclude);
-    try {
-      const next = await api<Config>('/api/config', {
-        method: 'PUT',
-        json: {
-          network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
-          scanning: {
-            port_range: form.portRange.trim(),
-            engine: form.engine,
-            default_profile: form.profile,
-            host_timeout_seconds: Number(form.hostTimeout),
-          },
+    const next = await api<Config>('/api/config', {
+      method: 'PUT',
+      json: {
+        network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
+        scanning: {
+          port_range: form.portRange.trim(),
+          engine: form.engine,
+          default_profile: form.profile,
+          host_timeout_seconds: Number(form.hostTimeout),
         },
-      });
-      onSaved(next);
-      setForm(networkForm(next));
-      setDone(true);
-    } catch (err) {
-      setError(withExcludedEntry(err, exclude));
-    } finally {
-      setBusy(false);
-    }
+      },
+    }).catch((err: unknown) => {
+      throw withExcludedEntry(err, exclude);
+    });
+    onSaved(next);
+    setForm(networkForm(next));
+    setDone(true);
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void save.run();
   };
 
   return (
     <form onSubmit={submit}>
-      <div class="field">
-        <label for={subnetId}>Subnet</label>
-        <span class="input-row">
-          <input
-            id={subnetId}
-            name="subnet"
-            required
-            value={form.subnet}
-            onInput={(e) => update({ subnet: e.currentTarget.value })}
-            placeholder="192.168.1.0/24"
-            aria-describedby={`${subnetId}-hint`}
-          />
-          <button type="button" onClick={detect}>
-            Detect
-          </button>
-        </span>
-        <span id={`${subnetId}-hint`} class="hint">
-          The network to scan, in CIDR form such as 192.168.1.0/24. Detect reads this server's network interfaces.
-        </span>
-      </div>
-      {detected && (
-        <Notice>
-          <div class="wrap-anywhere">
-            {detected.suggested_subnet
-              ? `This server is ${detected.local_ip ?? 'on the network'} (${detected.hostname}); suggested subnet ${detected.suggested_subnet}.`
-              : 'No network interface with an IPv4 address was found; type the subnet yourself.'}
-            {detected.interfaces.length > 1 && (
-              <ul class="compact">
-                {detected.interfaces.map((i) => (
-                  <li key={`${i.name} ${i.address}`}>
-                    <button type="button" class="button-link" onClick={() => update({ subnet: i.subnet })}>
-                      {i.subnet}
-                    </button>{' '}
-                    on {i.name} ({i.address})
-                  </li>
-                ))}
-              </ul>
-            )}
-          </div>
-        </Notice>
-      )}
+      <SubnetField
+        value={form.subnet}
+        onChange={(subnet) => update({ subnet })}
+        hint="The network to scan, in CIDR form such as 192.168.1.0/24. Detect reads this server's network interfaces."
+      />
       <Field label="Excluded addresses" hint="Never scanned. One IPv4 address or CIDR block per line (commas work too), such as 192.168.1.1 or 10.0.0.0/28.">
         <textarea name="exclude" rows={3} value={form.exclude} onInput={(e) => update({ exclude: e.currentTarget.value })} />
       </Field>
@@ -236,19 +184,19 @@ function NetworkSettings({ config, onSaved }: { config: Config; onSaved: (config
             name="resolve_hostnames"
             checked={form.resolveHostnames}
             onChange={(e) => update({ resolveHostnames: e.currentTarget.checked })}
-            aria-describedby={`${subnetId}-resolve-hint`}
+            aria-describedby={resolveId}
           />
           Resolve hostnames
         </label>
-        <span id={`${subnetId}-resolve-hint`} class="hint">
+        <span id={resolveId} class="hint">
           Look up each device's name in DNS during scans. Slower on networks without local DNS.
         </span>
       </div>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={save.error} />
       {done && <Notice kind="success">Settings saved.</Notice>}
       <div class="button-row">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Saving…' : 'Save settings'}
+        <button type="submit" class="primary" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save settings'}
         </button>
       </div>
     </form>
@@ -260,40 +208,28 @@ function NetworkSettings({ config, onSaved }: { config: Config; onSaved: (config
 
 function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (config: Config) => void }) {
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [message, setMessage] = useState('');
-  const [busy, setBusy] = useState(false);
 
-  const save = async (next: string[], success: string) => {
-    setBusy(true);
-    setError(null);
+  const save = useAction(async (next: string[], success: string) => {
     setMessage('');
-    try {
-      onSaved(await api<Config>('/api/config', { method: 'PUT', json: { zones: next } }));
-      setMessage(success);
-      return true;
-    } catch (err) {
-      setError(err);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
+    onSaved(await api<Config>('/api/config', { method: 'PUT', json: { zones: next } }));
+    setMessage(success);
+  });
 
   const add = async (event: Event) => {
     event.preventDefault();
     const zone = name.trim();
     setMessage('');
     if (!zone) {
-      setError(new Error('Type a name for the new zone first.'));
+      save.setError(new Error('Type a name for the new zone first.'));
       return;
     }
     const existing = zones.find((z) => z.toLowerCase() === zone.toLowerCase());
     if (existing) {
-      setError(new Error(`There is already a zone named “${existing}”.`));
+      save.setError(new Error(`There is already a zone named “${existing}”.`));
       return;
     }
-    if (await save([...zones, zone], `Zone “${zone}” added.`)) setName('');
+    if (await save.run([...zones, zone], `Zone “${zone}” added.`)) setName('');
   };
 
   return (
@@ -314,8 +250,8 @@ function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (config: C
                 class="zone-remove"
                 aria-label={`Remove ${zone}`}
                 title={zones.length === 1 ? 'At least one zone is needed' : `Remove ${zone}`}
-                disabled={busy || zones.length === 1}
-                onClick={() => void save(zones.filter((z) => z !== zone), `Zone “${zone}” removed.`)}
+                disabled={save.busy || zones.length === 1}
+                onClick={() => void save.run(zones.filter((z) => z !== zone), `Zone “${zone}” removed.`)}
               >
                 ×
               </button>
@@ -327,11 +263,11 @@ function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (config: C
         <Field label="New zone">
           <input name="zone" maxLength={40} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={save.busy}>
           Add zone
         </button>
       </form>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={save.error} />
       {message && <Notice kind="success">{message}</Notice>}
     </>
   );
@@ -351,31 +287,21 @@ function ApiKeys() {
   const keys = useResource((signal) => api<ApiKey[]>('/api/keys', { signal }), []);
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<NewApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [message, setMessage] = useState('');
 
-  const create = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
+  const create = useAction(async () => {
     setMessage('');
-    if (!name.trim()) {
-      setError(new Error('Type a name for the key first, such as the script or service that will use it.'));
-      return;
-    }
-    setBusy(true);
-    try {
-      const json = expiry ? { name: name.trim(), expires_in_days: Number(expiry) } : { name: name.trim() };
-      setCreated(await api<NewApiKey>('/api/keys', { method: 'POST', json }));
-      setName('');
-      keys.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    if (!name.trim()) throw new Error('Type a name for the key first, such as the script or service that will use it.');
+    const json = expiry ? { name: name.trim(), expires_in_days: Number(expiry) } : { name: name.trim() };
+    setCreated(await api<NewApiKey>('/api/keys', { method: 'POST', json }));
+    setName('');
+    keys.reload();
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void create.run();
   };
 
   return (
@@ -387,7 +313,7 @@ function ApiKeys() {
       {keys.error && <ErrorMessage error={keys.error} onRetry={keys.reload} />}
       {keys.data ? <KeyTable keys={keys.data} onRevoke={setRevoking} /> : !keys.error && <Loading label="Loading API keys…" />}
       {message && <Notice kind="success">{message}</Notice>}
-      <form class="settings-inline-form" onSubmit={create}>
+      <form class="settings-inline-form" onSubmit={submit}>
         <Field label="Key name">
           <input name="key_name" maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
@@ -400,11 +326,11 @@ function ApiKeys() {
             ))}
           </select>
         </Field>
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create key'}
+        <button type="submit" class="primary" disabled={create.busy}>
+          {create.busy ? 'Creating…' : 'Create key'}
         </button>
       </form>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={create.error} />
 
       <Dialog open={created !== null} title="New API key" onClose={() => setCreated(null)}>
         {created && <NewKey created={created} onDone={() => setCreated(null)} />}
@@ -533,20 +459,10 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
 }
 
 function RevokeKey({ apiKey, onCancel, onRevoked }: { apiKey: ApiKey; onCancel: () => void; onRevoked: () => void }) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const revoke = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await api(`/api/keys/${apiKey.id}`, { method: 'DELETE' });
-      onRevoked();
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
-  };
+  const revoke = useAction(async () => {
+    await api(`/api/keys/${apiKey.id}`, { method: 'DELETE' });
+    onRevoked();
+  });
 
   return (
     <div>
@@ -554,10 +470,10 @@ function RevokeKey({ apiKey, onCancel, onRevoked }: { apiKey: ApiKey; onCancel: 
         Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This
         cannot be undone.
       </p>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={revoke.error} />
       <div class="button-row">
-        <button type="button" class="danger" disabled={busy} onClick={revoke}>
-          {busy ? 'Revoking…' : 'Revoke key'}
+        <button type="button" class="danger" disabled={revoke.busy} onClick={() => void revoke.run()}>
+          {revoke.busy ? 'Revoking…' : 'Revoke key'}
         </button>
         <button type="button" autoFocus onClick={onCancel}>
           Cancel
@@ -581,37 +497,29 @@ function PasswordChange() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState('');
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError(null);
+  const change = useAction(async () => {
     setMessage('');
-    if (next !== confirm) {
-      setError(new Error('The new passwords differ; type the same new password in both fields.'));
-      return;
-    }
-    setBusy(true);
-    try {
-      const result = await api<{ sessions_ended: number }>('/api/auth/password', {
-        method: 'POST',
-        json: { current_password: current, new_password: next },
-      });
-      setCurrent('');
-      setNext('');
-      setConfirm('');
-      setMessage(
-        result.sessions_ended > 0
-          ? `Password changed. ${plural(result.sessions_ended, 'other session')} ended; log in there again with the new password.`
-          : 'Password changed.',
-      );
-    } catch (err) {
-      setError(withFieldLabels(err));
-    } finally {
-      setBusy(false);
-    }
+    if (next !== confirm) throw new Error('The new passwords differ; type the same new password in both fields.');
+    const result = await api<{ sessions_ended: number }>('/api/auth/password', {
+      method: 'POST',
+      json: { current_password: current, new_password: next },
+    }).catch((err: unknown) => {
+      throw withFieldLabels(err);
+    });
+    setCurrent('');
+    setNext('');
+    setConfirm('');
+    setMessage(
+      result.sessions_ended > 0
+        ? `Password changed. ${plural(result.sessions_ended, 'other session')} ended; log in there again with the new password.`
+        : 'Password changed.',
+    );
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void change.run();
   };
 
   return (
@@ -647,11 +555,11 @@ function PasswordChange() {
           onInput={(e) => setConfirm(e.currentTarget.value)}
         />
       </Field>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={change.error} />
       {message && <Notice kind="success">{message}</Notice>}
       <div class="button-row">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Changing…' : 'Change password'}
+        <button type="submit" class="primary" disabled={change.busy}>
+          {change.busy ? 'Changing…' : 'Change password'}
         </button>
       </div>
     </form>
@@ -751,7 +659,7 @@ function AuditTable({ entries, filtered }: { entries: AuditEntry[]; filtered: bo
                 <AuditResource entry={entry} />
               </td>
               <td class="hide-narrow">{entry.ip_address ? <span class="mono">{entry.ip_address}</span> : <span class="muted">—</span>}</td>
-              <td>{entry.success ? <span class="badge key-active">success</span> : <span class="badge audit-failed">failed</span>}</td>
+              <td>{entry.success ? <span class="badge audit-success">success</span> : <span class="badge audit-failed">failed</span>}</td>
               <td class="hide-narrow audit-details">
                 {entry.details !== null && entry.details !== undefined && (
                   <details>

@@ -2,9 +2,10 @@ import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ThemeToggle } from '../components/layout';
-import { ErrorMessage, Field, Notice } from '../components/ui';
-import { useTitle } from '../hooks';
-import { SCAN_PROFILES, type Config, type Me, type NetworkDetection, type ScanProfile } from '../types';
+import { SubnetField } from '../components/subnet-field';
+import { ErrorMessage, Field } from '../components/ui';
+import { useAction, useTitle } from '../hooks';
+import { SCAN_PROFILES, type Config, type Me, type ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
@@ -50,30 +51,20 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
   const [username, setUsername] = useState('admin');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (event: Event) => {
+  const create = useAction(async () => {
+    if (password !== confirm) throw new Error('The two passwords differ; type the same password in both fields.');
+    await api('/api/auth/setup', { method: 'POST', json: { username, password } });
+    onCreated(await api<Me>('/api/auth/me'));
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
-    if (password !== confirm) {
-      setError(new Error('The two passwords differ; type the same password in both fields.'));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      await api('/api/auth/setup', { method: 'POST', json: { username, password } });
-      onCreated(await api<Me>('/api/auth/me'));
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    void create.run();
   };
 
   return (
     <form onSubmit={submit}>
       <p>Create the administrator account. You will use it to log in to this web interface.</p>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={create.error} />
       <Field label="Username" hint="3–64 letters, digits, dots, dashes or underscores.">
         <input name="username" autocomplete="username" required minLength={3} maxLength={64} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
       </Field>
@@ -99,8 +90,8 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
           onInput={(e) => setConfirm(e.currentTarget.value)}
         />
       </label>
-      <button type="submit" class="primary" disabled={busy}>
-        {busy ? 'Creating…' : 'Create account'}
+      <button type="submit" class="primary" disabled={create.busy}>
+        {create.busy ? 'Creating…' : 'Create account'}
       </button>
     </form>
   );
@@ -108,72 +99,28 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
 
 function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
   const [subnet, setSubnet] = useState('');
-  const [detected, setDetected] = useState<NetworkDetection | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const save = useAction(async () => {
+    const config = await api<Config>('/api/config', { method: 'PUT', json: { network: { subnet: subnet.trim() } } });
+    onSaved(config.network.subnet);
+  });
 
   useEffect(() => {
-    api<Config>('/api/config').then((config) => setSubnet((s) => s || config.network.subnet), setError);
+    api<Config>('/api/config').then((config) => setSubnet((s) => s || config.network.subnet), save.setError);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  const detect = async () => {
-    setError(null);
-    try {
-      const result = await api<NetworkDetection>('/api/network/detect');
-      setDetected(result);
-      if (result.suggested_subnet) setSubnet(result.suggested_subnet);
-    } catch (err) {
-      setError(err);
-    }
-  };
-
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const config = await api<Config>('/api/config', { method: 'PUT', json: { network: { subnet: subnet.trim() } } });
-      onSaved(config.network.subnet);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    void save.run();
   };
 
   return (
     <form onSubmit={submit}>
       <p>Which network should Netwarden watch? Use the CIDR form, such as 192.168.1.0/24.</p>
-      <ErrorMessage error={error} />
-      <div class="field">
-        <label for="setup-subnet">Subnet</label>
-        <span class="input-row">
-          <input id="setup-subnet" name="subnet" required value={subnet} onInput={(e) => setSubnet(e.currentTarget.value)} placeholder="192.168.1.0/24" />
-          <button type="button" onClick={detect}>
-            Detect
-          </button>
-        </span>
-      </div>
-      {detected && (
-        <Notice>
-          {detected.suggested_subnet
-            ? `This server is ${detected.local_ip ?? 'on the network'} (${detected.hostname}); suggested subnet ${detected.suggested_subnet}.`
-            : 'No network interface with an IPv4 address was found; type the subnet yourself.'}
-          {detected.interfaces.length > 1 && (
-            <ul class="compact">
-              {detected.interfaces.map((i) => (
-                <li key={i.name}>
-                  <button type="button" class="button-link" onClick={() => setSubnet(i.subnet)}>
-                    {i.subnet}
-                  </button>{' '}
-                  on {i.name} ({i.address})
-                </li>
-              ))}
-            </ul>
-          )}
-        </Notice>
-      )}
-      <button type="submit" class="primary" disabled={busy}>
-        {busy ? 'Saving…' : 'Save and continue'}
+      <ErrorMessage error={save.error} />
+      <SubnetField value={subnet} onChange={setSubnet} />
+      <button type="submit" class="primary" disabled={save.busy}>
+        {save.busy ? 'Saving…' : 'Save and continue'}
       </button>
     </form>
   );
@@ -182,21 +129,11 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
 function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void }) {
   const { route } = useLocation();
   const [profile, setProfile] = useState<ScanProfile>('normal');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const start = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await api('/api/scan/trigger', { method: 'POST', query: { profile } });
-      route('/scan');
-      onDone();
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
-  };
+  const start = useAction(async () => {
+    await api('/api/scan/trigger', { method: 'POST', query: { profile } });
+    route('/scan');
+    onDone();
+  });
 
   return (
     <div>
@@ -204,7 +141,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
         Everything is ready. Start a first scan of <strong>{subnet}</strong> now to fill the device inventory, or do it later from the
         Scan page.
       </p>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={start.error} />
       <Field
         label="Profile"
         hint="quick only finds devices; normal checks the configured ports and identifies services; intensive checks all 65,535 ports with deeper service detection and takes much longer."
@@ -218,7 +155,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
         </select>
       </Field>
       <div class="button-row">
-        <button type="button" class="primary" disabled={busy} onClick={start}>
+        <button type="button" class="primary" disabled={start.busy} onClick={() => void start.run()}>
           Start first scan
         </button>
         <button

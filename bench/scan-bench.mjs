@@ -38,6 +38,9 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+// Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
+process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
+
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const resultsDir = join(here, 'results');

@@ -11,6 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { seedInventory } from './inventory.mjs';
 
+// Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
+process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
+
 const config = JSON.parse(process.env.BENCH_CHILD_CONFIG ?? '{}');
 const MB = 1024 * 1024;
 

@@ -26,6 +26,9 @@ import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { seedInventory } from './inventory.mjs';
 
+// Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
+process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
+
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const resultsDir = join(here, 'results');

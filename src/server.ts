@@ -3,6 +3,7 @@ import { buildApp, type App } from './api/app.js';
 import { hashPassword, passwordProblem, usernameProblem } from './auth/passwords.js';
 import type { ServerConfig } from './config/environment.js';
 import { seedSettings } from './config/seed.js';
+import { Maintenance } from './jobs/maintenance.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -55,15 +56,15 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   logger.info({ database: store.handle.description }, 'database ready');
   try {
     await initialise(store, config, logger);
-    const interrupted = await store.scans.failInterrupted('Interrupted: the server stopped while this scan was running');
-    if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a restart as failed');
-    const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir });
-    // Expired sessions no longer authenticate; this only keeps the table small.
-    const purge = () => store.sessions.purgeExpired().catch((err) => logger.warn({ err }, 'could not purge expired sessions'));
-    await purge();
-    const purgeTimer = setInterval(purge, 3_600_000);
-    purgeTimer.unref();
-    app.addHook('onClose', async () => clearInterval(purgeTimer));
+    const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir, scanAllow: config.scanAllow });
+    const { scans, loginThrottle } = app.services;
+    // Scans left by a process that died (this one's predecessor, or another instance whose lease ran out).
+    const interrupted = await scans.recoverAbandoned();
+    if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a stopped server as failed');
+    scans.startRecovery();
+    const maintenance = new Maintenance({ store, log: logger, throttle: loginThrottle, ownerId: scans.owner.id });
+    await maintenance.start();
+    app.addHook('onClose', async () => maintenance.stop());
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: VERSION }, 'netwarden listening');
     let closing: Promise<void> | undefined;

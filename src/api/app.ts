@@ -7,7 +7,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type HTTPMethods } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { FailureThrottle } from '../auth/throttle.js';
+import { LoginThrottle } from '../auth/throttle.js';
+import { scanAllowFromEnvironment } from '../config/environment.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
 import { ScanManager } from '../scan/manager.js';
 import type { Store } from '../store/index.js';
@@ -39,6 +40,11 @@ export interface AppOptions {
   scanManager?: ScanManager;
   /** Data directory (imported CVE data lives there); null for the shipped dataset only. */
   dataDir?: string | null;
+  /**
+   * Scan targets allowed regardless of scanning.allowed_targets (NETWARDEN_SCAN_ALLOW). Undefined
+   * reads that variable from the environment; null means the stored setting applies.
+   */
+  scanAllow?: string[] | null;
   /** Folder of the built web UI (default dist/web/ of this package). */
   webRoot?: string;
 }
@@ -50,10 +56,8 @@ export interface Services {
   authenticator: Authenticator;
   updateChecker: UpdateChecker;
   scans: ScanManager;
-  /** Failed logins per client address. */
-  loginByClient: FailureThrottle;
-  /** Failed logins per username. */
-  loginByUser: FailureThrottle;
+  /** Failed logins per client address and per username, shared through the database. */
+  loginThrottle: LoginThrottle;
 }
 
 declare module 'fastify' {
@@ -92,7 +96,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
 
   const authenticator = new Authenticator(store);
-  const scans = options.scanManager ?? new ScanManager(store, app.log as unknown as Logger, undefined, options.dataDir ?? null);
+  const scans =
+    options.scanManager ??
+    new ScanManager({
+      store,
+      log: app.log as unknown as Logger,
+      dataDir: options.dataDir ?? null,
+      scanAllow: options.scanAllow === undefined ? scanAllowFromEnvironment(process.env) : options.scanAllow,
+    });
   // A scan running when the server stops is ended (recorded as failed) before the store closes.
   app.addHook('onClose', async () => scans.shutdown());
   app.decorate('services', {
@@ -101,8 +112,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     version,
     authenticator,
     updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
-    loginByClient: new FailureThrottle(20, 15 * 60_000),
-    loginByUser: new FailureThrottle(5, 15 * 60_000),
+    loginThrottle: new LoginThrottle(store.loginFailures),
   } satisfies Services);
 
   app.addHook('onRequest', async (request, reply) => {

@@ -1,56 +1,72 @@
-/**
- * Sliding-window failure counter kept in memory: how many failures a key (a client address or a
- * username) had recently, and how long it must wait once over the limit.
- */
-export class FailureThrottle {
-  private readonly failures = new Map<string, number[]>();
+import { nowIso } from '../store/clock.js';
+import type { LoginFailureStore } from '../store/login-failures.js';
 
+export interface ThrottleLimit {
+  /** Attempts allowed per window. */
+  limit: number;
+  windowMs: number;
+}
+
+/** Failed logins allowed per client address and per username, in 15 minutes. */
+export const LOGIN_LIMITS = {
+  client: { limit: 20, windowMs: 15 * 60_000 },
+  user: { limit: 5, windowMs: 15 * 60_000 },
+} as const satisfies Record<string, ThrottleLimit>;
+
+/** The attempts an admission counted, to be taken back when they turn out not to be failures. */
+export interface Admission {
+  keys: string[];
+}
+
+export type AdmissionResult = { ok: true; admission: Admission } | { ok: false; retryAfterSeconds: number };
+
+/**
+ * Limits password attempts per client and per username, across every instance sharing the
+ * database. An attempt is counted *before* its password is checked, atomically in the database:
+ * however many requests arrive at once, no more than the limit get their password verified.
+ * A successful attempt is taken back afterwards (and clears the username's count).
+ */
+export class LoginThrottle {
   constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-    private readonly maxKeys = 10_000,
+    private readonly store: LoginFailureStore,
+    private readonly clock: () => number = Date.now,
   ) {}
 
-  /** Seconds to wait before the next attempt, or 0 when allowed. */
-  retryAfter(key: string, now = Date.now()): number {
-    const recent = this.recent(key, now);
-    if (recent.length < this.limit) return 0;
-    const oldestThatCounts = recent[recent.length - this.limit];
-    return Math.max(1, Math.ceil((oldestThatCounts + this.windowMs - now) / 1000));
+  /** Counts an attempt for each key; refuses with the wait when any key is over its limit. */
+  async admit(keys: { key: string; limit: ThrottleLimit }[]): Promise<AdmissionResult> {
+    const now = this.clock();
+    let wait = 0;
+    for (const { key, limit } of keys) {
+      const { count, windowStart } = await this.store.count(key, nowIso(new Date(now)), nowIso(new Date(now - limit.windowMs)));
+      if (count > limit.limit) wait = Math.max(wait, Math.ceil((Date.parse(windowStart) + limit.windowMs - now) / 1000), 1);
+    }
+    return wait > 0 ? { ok: false, retryAfterSeconds: wait } : { ok: true, admission: { keys: keys.map((k) => k.key) } };
   }
 
-  fail(key: string, now = Date.now()): void {
-    const recent = this.recent(key, now);
-    recent.push(now);
-    this.failures.set(key, recent);
-    if (this.failures.size > this.maxKeys) this.evict(now);
+  /** The attempt succeeded: it was not a failure, and `clear` keys start afresh. */
+  async succeeded(admission: Admission, clear: string[] = []): Promise<void> {
+    for (const key of admission.keys) {
+      if (clear.includes(key)) await this.store.reset(key);
+      else await this.store.uncount(key);
+    }
   }
 
-  reset(key: string): void {
-    this.failures.delete(key);
-  }
-
-  private recent(key: string, now: number): number[] {
-    const list = this.failures.get(key);
-    if (!list) return [];
-    const cutoff = now - this.windowMs;
-    const kept = list.filter((t) => t > cutoff);
-    if (kept.length === 0) this.failures.delete(key);
-    else if (kept.length !== list.length) this.failures.set(key, kept);
-    return kept;
-  }
-
-  private evict(now: number): void {
-    for (const key of [...this.failures.keys()]) this.recent(key, now);
-    // Still too many keys (a flood of distinct ones): drop the oldest entries.
-    const excess = this.failures.size - this.maxKeys;
-    if (excess > 0) [...this.failures.keys()].slice(0, excess).forEach((k) => this.failures.delete(k));
+  /** Forgets counters whose window has ended. */
+  async purge(): Promise<number> {
+    const longest = Math.max(...Object.values(LOGIN_LIMITS).map((l) => l.windowMs));
+    return this.store.purge(nowIso(new Date(this.clock() - longest)));
   }
 }
 
-/** At most one event per key per interval: used to keep failed-key floods out of the audit log. */
+export const clientKey = (ip: string) => `ip:${ip}`;
+export const userKey = (username: string) => `user:${username.toLowerCase()}`;
+
+/**
+ * At most one event per key per interval, counting the ones held back: used to keep floods of
+ * failed keys and throttled logins out of the audit log while still saying how many there were.
+ */
 export class RateGate {
-  private readonly last = new Map<string, number>();
+  private readonly last = new Map<string, { at: number; suppressed: number }>();
 
   constructor(
     private readonly intervalMs: number,
@@ -58,14 +74,22 @@ export class RateGate {
   ) {}
 
   allow(key: string, now = Date.now()): boolean {
+    return this.pass(key, now) !== null;
+  }
+
+  /** Null when held back; otherwise how many events were held back since the last one let through. */
+  pass(key: string, now = Date.now()): number | null {
     const previous = this.last.get(key);
-    if (previous !== undefined && now - previous < this.intervalMs) return false;
+    if (previous !== undefined && now - previous.at < this.intervalMs) {
+      previous.suppressed++;
+      return null;
+    }
     this.last.delete(key);
-    this.last.set(key, now);
+    this.last.set(key, { at: now, suppressed: 0 });
     if (this.last.size > this.maxKeys) {
       const oldest = this.last.keys().next().value;
       if (oldest !== undefined) this.last.delete(oldest);
     }
-    return true;
+    return previous?.suppressed ?? 0;
   }
 }

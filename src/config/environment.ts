@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseCidrList } from '../core/net.js';
 import { isPostgresUrl } from '../store/db.js';
 
 export interface ServerConfig {
@@ -18,6 +19,8 @@ export interface ServerConfig {
   /** Seed for the stored configuration (first start only). */
   settingsSeed: Record<string, unknown>;
   admin: { username: string; password: string } | null;
+  /** NETWARDEN_SCAN_ALLOW: scan targets that replace scanning.allowed_targets, or null. */
+  scanAllow: string[] | null;
 }
 
 export class ConfigError extends Error {}
@@ -37,6 +40,7 @@ export const ENVIRONMENT_VARIABLES: Record<string, string> = {
   NETWARDEN_SUBNET: 'Seeds network.subnet on first start',
   NETWARDEN_UPDATE_FEED_URL: 'Seeds updates.feed_url on first start',
   NETWARDEN_NMAP_PATH: 'nmap binary to run (default: nmap from PATH)',
+  NETWARDEN_SCAN_ALLOW: 'Comma-separated CIDR blocks scans may target; replaces scanning.allowed_targets, which the API then cannot change',
 };
 
 export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
@@ -73,7 +77,17 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = pro
     configFile: file,
     settingsSeed: seed,
     admin: username && password ? { username, password } : null,
+    scanAllow: scanAllowFromEnvironment(env),
   };
+}
+
+/** NETWARDEN_SCAN_ALLOW as canonical CIDRs, null when unset; a malformed value is a ConfigError naming it. */
+export function scanAllowFromEnvironment(env: NodeJS.ProcessEnv): string[] | null {
+  const text = env.NETWARDEN_SCAN_ALLOW;
+  if (text === undefined || text.trim() === '') return null;
+  const parsed = parseCidrList(text);
+  if (!parsed.ok) throw new ConfigError(`NETWARDEN_SCAN_ALLOW: ${parsed.error}`);
+  return parsed.value;
 }
 
 function readConfigFile(file: string): Record<string, unknown> {

@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = {
   scan_completed: 'A scan finished (devices found, duration)',
   scan_failed: 'A scan ended with an error, hit its time limit or was interrupted by a restart',
   scan_cancelled: 'A running scan was cancelled',
+  retention_run: 'The daily retention job deleted history older than retention.days (counts per kind)',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

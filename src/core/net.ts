@@ -52,6 +52,11 @@ export function parseIpv4Network(text: string): Parsed<Ipv4Network> {
   return { ok: true, value: { network, prefix, size, cidr: `${network}/${prefix}` } };
 }
 
+/** True when every address of `inner` lies inside `outer`. */
+export function networkWithin(inner: Ipv4Network, outer: Ipv4Network): boolean {
+  return inner.prefix >= outer.prefix && networkContains(outer, inner.network);
+}
+
 export function networkContains(net: Ipv4Network, address: string): boolean {
   const base = ipv4ToInt(net.network);
   const value = ipv4ToInt(address);
@@ -97,4 +102,17 @@ export function countPorts(ranges: PortRange[]): number {
 /** Canonical text form of parsed port ranges, as nmap's `-p` accepts it. */
 export function formatPortRanges(ranges: PortRange[]): string {
   return ranges.map((r) => (r.low === r.high ? String(r.low) : `${r.low}-${r.high}`)).join(',');
+}
+
+/** A comma-separated list of IPv4 CIDR blocks (or addresses), in canonical form. */
+export function parseCidrList(text: string): Parsed<string[]> {
+  const entries = text.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  if (entries.length === 0) return { ok: false, error: 'must list at least one IPv4 CIDR block, such as 192.168.1.0/24' };
+  const out: string[] = [];
+  for (const entry of entries) {
+    const parsed = parseIpv4Network(entry);
+    if (!parsed.ok) return { ok: false, error: `'${entry}' ${parsed.error}` };
+    out.push(parsed.value.cidr);
+  }
+  return { ok: true, value: out };
 }

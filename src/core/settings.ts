@@ -59,6 +59,13 @@ export const SettingsSchema = Type.Object(
         host_timeout_seconds: Type.Integer({ minimum: 5, maximum: 3600 }),
         os_detection: Type.Boolean({ description: 'OS detection when privileged (normal and intensive profiles)' }),
         risk_rules: Type.Array(RiskRuleSchema, { maxItems: 500, description: 'Rules added to or overriding the built-in risk rules, by id' }),
+        allowed_targets: Type.Array(Type.String(), {
+          minItems: 1,
+          maxItems: 256,
+          description:
+            'IPv4 CIDR blocks scans may target; a scan whose target is not inside one of them is refused. ' +
+            'The NETWARDEN_SCAN_ALLOW environment variable, when set, replaces this list and cannot be changed through the API.',
+        }),
       },
       strict,
     ),
@@ -69,6 +76,16 @@ export const SettingsSchema = Type.Object(
         feed_url: Type.String({ maxLength: 2048, description: 'Release feed: a GitHub "latest release" style JSON document' }),
         cache_minutes: Type.Integer({ minimum: 1, maximum: 10080 }),
         token: Type.String({ maxLength: 512, description: 'Optional bearer token for the feed (secret, masked on read)' }),
+      },
+      strict,
+    ),
+    retention: Type.Object(
+      {
+        days: Type.Integer({
+          minimum: 0,
+          maximum: 36_500,
+          description: 'Scans, snapshots, changes and audit entries older than this are deleted daily (devices are kept); 0 keeps everything',
+        }),
       },
       strict,
     ),
@@ -90,6 +107,12 @@ export const SettingsSchema = Type.Object(
 export type Settings = Static<typeof SettingsSchema>;
 export type RiskRuleSetting = Static<typeof RiskRuleSchema>;
 
+/**
+ * Where scans may go unless configured otherwise: the private (RFC 1918), carrier-grade NAT,
+ * link-local and loopback ranges. Nothing public is scanned by accident.
+ */
+export const DEFAULT_ALLOWED_TARGETS = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8'];
+
 export const DEFAULT_UPDATE_FEED = 'https://api.github.com/repos/netwarden/netwarden/releases/latest';
 
 export function defaultSettings(): Settings {
@@ -104,15 +127,23 @@ export function defaultSettings(): Settings {
       host_timeout_seconds: 300,
       os_detection: true,
       risk_rules: [],
+      allowed_targets: [...DEFAULT_ALLOWED_TARGETS],
     },
     zones: [...DEFAULT_ZONES],
     updates: { enabled: true, feed_url: DEFAULT_UPDATE_FEED, cache_minutes: 360, token: '' },
+    retention: { days: 365 },
     server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false },
   };
 }
 
-/** Paths whose values are secrets: never returned, masked on read. */
-const SECRET_PATHS: ReadonlyArray<readonly [keyof Settings, string]> = [['updates', 'token']];
+/**
+ * Secrets in the configuration: never returned (masked on read), and bound to the destination
+ * they are sent to. Changing the destination without giving the secret again in the same update
+ * clears it, so no secret ever follows a new destination.
+ */
+const SECRETS: ReadonlyArray<{ section: keyof Settings; key: string; destination: string }> = [
+  { section: 'updates', key: 'token', destination: 'feed_url' },
+];
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; error: string };
 
@@ -156,6 +187,10 @@ export function validateSettings(candidate: unknown): SettingsResult {
     const parsed = parseIpv4Network(entry);
     if (!parsed.ok) return { ok: false, error: `network.exclude.${i}: ${parsed.error}` };
   }
+  for (const [i, entry] of settings.scanning.allowed_targets.entries()) {
+    const parsed = parseIpv4Network(entry);
+    if (!parsed.ok) return { ok: false, error: `scanning.allowed_targets.${i}: ${parsed.error}` };
+  }
   const ports = parsePortRanges(settings.scanning.port_range);
   if (!ports.ok) return { ok: false, error: `scanning.port_range: ${ports.error}` };
   if (!isHttpUrl(settings.updates.feed_url)) {
@@ -189,11 +224,9 @@ export function validateSettings(candidate: unknown): SettingsResult {
       network: {
         ...settings.network,
         subnet: subnet.value.cidr,
-        exclude: settings.network.exclude.map((e) => {
-          const parsed = parseIpv4Network(e);
-          return parsed.ok ? parsed.value.cidr : e;
-        }),
+        exclude: settings.network.exclude.map(canonicalCidr),
       },
+      scanning: { ...settings.scanning, allowed_targets: settings.scanning.allowed_targets.map(canonicalCidr) },
     },
   };
 }
@@ -206,9 +239,14 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
   if (!isPlainObject(patch)) return { ok: false, error: 'body: must be a JSON object with configuration sections' };
   if (Object.keys(patch).length === 0) return { ok: false, error: 'body: no configuration keys given' };
   const merged = mergeSettings(current, patch) as Record<string, Record<string, unknown>>;
-  for (const [section, key] of SECRET_PATHS) {
+  for (const { section, key, destination } of SECRETS) {
     const s = merged[section];
-    if (isPlainObject(s) && s[key] === SECRET_MASK) s[key] = (current[section] as Record<string, unknown>)[key];
+    if (!isPlainObject(s)) continue;
+    const before = current[section] as Record<string, unknown>;
+    const given = isPlainObject(patch[section]) ? (patch[section] as Record<string, unknown>)[key] : undefined;
+    const givenAgain = typeof given === 'string' && given !== SECRET_MASK;
+    if (s[destination] !== before[destination] && !givenAgain) s[key] = '';
+    else if (s[key] === SECRET_MASK) s[key] = before[key];
   }
   return validateSettings(merged);
 }
@@ -223,10 +261,15 @@ export function withDefaults(stored: unknown): Settings {
 /** The configuration as clients see it: secrets replaced by the mask (or `""` when unset). */
 export function maskSettings(settings: Settings): Settings {
   const copy = structuredClone(settings) as unknown as Record<string, Record<string, unknown>>;
-  for (const [section, key] of SECRET_PATHS) {
+  for (const { section, key } of SECRETS) {
     if (copy[section][key]) copy[section][key] = SECRET_MASK;
   }
   return copy as unknown as Settings;
+}
+
+function canonicalCidr(text: string): string {
+  const parsed = parseIpv4Network(text);
+  return parsed.ok ? parsed.value.cidr : text;
 }
 
 function isHttpUrl(text: string): boolean {

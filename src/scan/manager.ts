@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { formatPortRanges, ipv4ToInt, parseIpv4Network, parsePortRanges, type Ipv4Network } from '../core/net.js';
+import { formatPortRanges, ipv4ToInt, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
@@ -10,6 +10,7 @@ import type { ScanRow } from '../store/schema.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';
 import { ScanRequestError } from './errors.js';
+import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
 import { ScanAbortedError, type EngineProgress, type ScanEngine, type ScanProfile } from './types.js';
@@ -28,56 +29,95 @@ interface RunningScan {
   profile: ScanProfile;
   subnet: string;
   abort: AbortController;
-  /** Why the abort happened: a user's cancel, the time limit, or shutdown. */
-  reason: 'cancelled' | 'timeout' | 'shutdown' | null;
+  /** Why the abort happened: a user's cancel, the time limit, shutdown, or the scan ended elsewhere. */
+  reason: 'cancelled' | 'timeout' | 'shutdown' | 'lost' | null;
   progress: ProgressTracker;
   done: Promise<void>;
 }
 
 /** How often progress is written to the scan record while it runs. */
 const PERSIST_EVERY_MS = 2000;
+/** How long a cancel asked of this instance waits for the instance that runs the scan to stop it. */
+const REMOTE_CANCEL_WAIT_MS = 20_000;
+
+export interface ScanManagerOptions {
+  store: Store;
+  log: Logger;
+  engines?: EngineSelector;
+  /** Data directory holding imported CVE data; null uses only the shipped dataset. */
+  dataDir?: string | null;
+  /**
+   * Replaces scanning.allowed_targets (from NETWARDEN_SCAN_ALLOW); null uses the stored setting.
+   * Checked by the caller: CIDRs in canonical form.
+   */
+  scanAllow?: string[] | null;
+  /** This process as the owner of the scans it runs (tests give two managers distinct owners). */
+  owner?: ScanOwner;
+}
 
 /**
- * Runs scans one at a time: validates the request, picks the engine, runs discovery and the port
- * scan, writes results to the inventory, and keeps progress for /api/scan/status.
+ * Runs scans one at a time across every instance sharing the database: validates the request,
+ * takes the single active-scan slot in the database (so concurrent starts, here or elsewhere,
+ * let exactly one through), picks the engine, runs discovery and the port scan, writes results
+ * to the inventory, and keeps progress for /api/scan/status. While a scan runs its lease is
+ * renewed; scans whose owner is gone are ended by whichever instance notices first.
  */
 export class ScanManager {
   private running: RunningScan | null = null;
+  private readonly store: Store;
+  private readonly log: Logger;
   private readonly inventory: InventoryWriter;
   readonly engines: EngineSelector;
   private readonly evaluator: ScanEvaluator;
+  private readonly scanAllow: string[] | null;
+  readonly owner: ScanOwner;
+  private orphanTimer: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly store: Store,
-    private readonly log: Logger,
-    engines?: EngineSelector,
-    /** Data directory holding imported CVE data; null uses only the shipped dataset. */
-    dataDir: string | null = null,
-  ) {
-    this.inventory = new InventoryWriter(store.db, () => store.touch());
-    this.engines = engines ?? new EngineSelector();
-    this.evaluator = new ScanEvaluator(store, dataDir);
+  constructor(options: ScanManagerOptions) {
+    this.store = options.store;
+    this.log = options.log;
+    this.inventory = new InventoryWriter(this.store.db, () => this.store.touch());
+    this.engines = options.engines ?? new EngineSelector();
+    this.evaluator = new ScanEvaluator(this.store, options.dataDir ?? null);
+    this.scanAllow = options.scanAllow ?? null;
+    this.owner = options.owner ?? newOwner();
+  }
+
+  /** NETWARDEN_SCAN_ALLOW's list when it replaces scanning.allowed_targets, else null. */
+  get scanAllowOverride(): string[] | null {
+    return this.scanAllow;
+  }
+
+  /** The CIDR blocks scans may target, and the setting that says so (for error messages). */
+  allowedTargets(settings: Settings): { cidrs: string[]; source: string } {
+    return this.scanAllow
+      ? { cidrs: this.scanAllow, source: 'NETWARDEN_SCAN_ALLOW' }
+      : { cidrs: settings.scanning.allowed_targets, source: 'scanning.allowed_targets' };
   }
 
   /** Validates and starts a scan; resolves once it is recorded as running. */
   async trigger(request: ScanRequest): Promise<ScanRow> {
     const settings = await this.store.settings.get();
-    const target = resolveTarget(request, settings);
+    const target = resolveTarget(request, settings, this.allowedTargets(settings));
     if (this.running) throw busy(this.running.id);
-    const active = await this.store.scans.active();
-    if (active) throw busy(active.id);
 
     const engine = await this.engines.select(settings.scanning.engine);
     const now = nowIso();
-    const scan = await this.store.scans.create({
-      status: 'running',
-      profile: request.profile,
-      subnet: target.network.cidr,
-      scan_type: request.device ? 'device' : 'network',
-      target: request.device ?? null,
-      started_at: now,
-      triggered_by: request.actor.name,
-    });
+    const scan = await this.store.scans.start(
+      {
+        profile: request.profile,
+        subnet: target.network.cidr,
+        scan_type: request.device ? 'device' : 'network',
+        target: request.device ?? null,
+        started_at: now,
+        triggered_by: request.actor.name,
+      },
+      { ownerId: this.owner.id, host: this.owner.host, pid: this.owner.pid, leaseExpiresAt: this.leaseUntil() },
+    );
+    if (!scan) {
+      const active = await this.store.scans.active();
+      throw busy(active?.id ?? null);
+    }
     const abort = new AbortController();
     const running: RunningScan = {
       id: scan.id,
@@ -96,7 +136,11 @@ export class ScanManager {
     return scan;
   }
 
-  /** Cancels the running scan. */
+  /**
+   * Cancels a scan. One this process runs is stopped here; one another live instance runs is
+   * asked to stop (it sees the request within a lease renewal) and awaited; one whose owner is
+   * gone is ended here.
+   */
   async cancel(scanId: number): Promise<void> {
     const scan = await this.store.scans.get(scanId);
     if (!scan) throw new ScanRequestError(404, 'Scan not found');
@@ -106,12 +150,24 @@ export class ScanManager {
       await this.running.done;
       return;
     }
-    if (scan.status === 'running' || scan.status === 'queued') {
-      // Left running by an instance that no longer runs it: nothing to stop, so record the end.
-      await this.store.scans.update(scanId, { status: 'cancelled', completed_at: nowIso(), error: 'Cancelled' });
+    if (scan.status !== 'running' && scan.status !== 'queued') {
+      throw new ScanRequestError(409, `Scan ${scanId} is not running (status ${scan.status})`, { scan_id: scanId, status: scan.status });
+    }
+    const gone = scan.status === 'queued' ? 'it is queued' : ownerGone(scan, this.owner, Date.now());
+    if (gone) {
+      endOrphanedEngine(scan, this.owner);
+      if (await this.store.scans.finish(scanId, scan.owner_id, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
+        await this.audit('scan_cancelled', scan, { name: scan.triggered_by, type: 'system' }, true, {});
+      }
       return;
     }
-    throw new ScanRequestError(409, `Scan ${scanId} is not running (status ${scan.status})`, { scan_id: scanId, status: scan.status });
+    await this.store.scans.requestCancel(scanId, nowIso());
+    const deadline = Date.now() + REMOTE_CANCEL_WAIT_MS;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, LEASE_RENEW_MS / 4));
+      const now = await this.store.scans.get(scanId);
+      if (!now || (now.status !== 'running' && now.status !== 'queued')) return;
+    }
   }
 
   /** Progress of the scan this process runs, if any. */
@@ -125,13 +181,75 @@ export class ScanManager {
     await this.running?.done;
   }
 
+  /**
+   * Ends scans whose owner is gone (a process that died, on this host or one whose lease ran
+   * out): stops the engine it left behind on this host, records the scan as failed with its
+   * duration, and audits it. Run at start-up and then periodically by every instance; of two
+   * instances doing it at once, one writes. Returns the ids ended here.
+   */
+  async recoverAbandoned(): Promise<number[]> {
+    const ended: number[] = [];
+    for (const scan of await this.store.scans.listActive()) {
+      const why = ownerGone(scan, this.owner, Date.now());
+      if (!why || this.running?.id === scan.id) continue;
+      const killed = endOrphanedEngine(scan, this.owner);
+      const error = `Interrupted: the server stopped while this scan was running (${why})`;
+      if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
+      ended.push(scan.id);
+      await this.audit('scan_failed', scan, { name: scan.triggered_by, type: 'system' }, false, {
+        error,
+        ...(killed !== null ? { ended_engine_process_group: killed } : {}),
+      });
+      this.log.warn({ scan_id: scan.id, reason: why, ended_engine_process_group: killed }, 'ended a scan whose owner is gone');
+    }
+    return ended;
+  }
+
+  /** Looks for abandoned scans every ORPHAN_CHECK_MS until shutdown. */
+  startRecovery(): void {
+    if (this.orphanTimer) return;
+    this.orphanTimer = setInterval(() => {
+      this.recoverAbandoned().catch((err) => this.log.warn({ err }, 'could not check for abandoned scans'));
+    }, ORPHAN_CHECK_MS);
+    this.orphanTimer.unref();
+  }
+
   /** Stops a running scan because the server is going down; it is recorded as failed. */
   async shutdown(): Promise<void> {
+    if (this.orphanTimer) clearInterval(this.orphanTimer);
+    this.orphanTimer = null;
     const r = this.running;
     if (!r) return;
     r.reason = 'shutdown';
     r.abort.abort();
     await r.done;
+  }
+
+  private leaseUntil(): string {
+    return new Date(Date.now() + SCAN_LEASE_MS).toISOString();
+  }
+
+  /** completed_at and duration of a scan ended now. */
+  private ending(scan: ScanRow): { completed_at: string; duration_seconds: number | null } {
+    const completedAt = nowIso();
+    const started = scan.started_at ? Date.parse(scan.started_at) : NaN;
+    return { completed_at: completedAt, duration_seconds: Number.isNaN(started) ? null : Math.max(0, (Date.parse(completedAt) - started) / 1000) };
+  }
+
+  /** Renews the running scan's lease and reacts to a cancel asked elsewhere or the scan ending elsewhere. */
+  private keepLease(running: RunningScan): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      this.store.scans
+        .renewLease(running.id, this.owner.id, this.leaseUntil())
+        .then((state) => {
+          if (state === 'ok' || running.abort.signal.aborted) return;
+          running.reason = state === 'cancel_requested' ? 'cancelled' : 'lost';
+          running.abort.abort();
+        })
+        .catch((err) => this.log.warn({ err, scan_id: running.id }, 'could not renew the scan lease'));
+    }, LEASE_RENEW_MS);
+    timer.unref();
+    return timer;
   }
 
   private async execute(
@@ -150,13 +268,22 @@ export class ScanManager {
       running.abort.abort();
     }, limitMs);
     timer.unref();
+    const lease = this.keepLease(running);
     let lastPersist = 0;
     const onProgress = (event: EngineProgress) => {
       const progress = running.progress.update(event);
       if (Date.now() - lastPersist >= PERSIST_EVERY_MS) {
         lastPersist = Date.now();
-        this.store.scans.update(scan.id, { progress: JSON.stringify(progress) }).catch(() => {});
+        this.store.scans
+          .update(scan.id, { progress: JSON.stringify(progress) })
+          .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record scan progress'));
       }
+    };
+    // The engine's process group goes on the record, so a restart after a crash can end it.
+    const onProcess = (pgid: number | null) => {
+      this.store.scans
+        .update(scan.id, { engine_pgid: pgid })
+        .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record the engine process'));
     };
     const privileged = hasRawSocketPrivilege();
     const common = {
@@ -165,6 +292,7 @@ export class ScanManager {
       hostTimeoutSeconds: settings.scanning.host_timeout_seconds,
       signal,
       onProgress,
+      onProcess,
     };
     try {
       onProgress({ phase: 'discovery', percent: 0 });
@@ -217,13 +345,17 @@ export class ScanManager {
       await this.inventory.recordSnapshots(scan.id, seenIds);
       const progress = running.progress.update({ phase: 'done', percent: 100 });
       const completedAt = nowIso();
-      await this.store.scans.update(scan.id, {
+      const recorded = await this.store.scans.finish(scan.id, this.owner.id, {
         status: 'completed',
         completed_at: completedAt,
         duration_seconds: (Date.now() - started) / 1000,
         devices_found: live.length,
         progress: JSON.stringify(progress),
       });
+      if (!recorded) {
+        this.log.warn({ scan_id: scan.id }, 'scan finished, but another instance had already ended its record');
+        return;
+      }
       await this.audit('scan_completed', scan, request.actor, true, {
         devices_found: live.length,
         duration_seconds: Math.round((Date.now() - started) / 100) / 10,
@@ -233,6 +365,11 @@ export class ScanManager {
     } catch (err) {
       const aborted = err instanceof ScanAbortedError || signal.aborted;
       const reason = running.reason;
+      if (aborted && reason === 'lost') {
+        // Another instance ended the record (it took this process for dead): nothing left to write.
+        this.log.warn({ scan_id: scan.id }, 'scan stopped: another instance ended its record');
+        return;
+      }
       const status = aborted && reason === 'cancelled' ? 'cancelled' : 'failed';
       const message = !aborted
         ? `Scan engine ${engine.name} failed: ${(err as Error).message}`
@@ -242,20 +379,25 @@ export class ScanManager {
             ? 'Interrupted: the server stopped while this scan was running'
             : 'Cancelled';
       if (!aborted) this.log.error({ err, scan_id: scan.id }, 'scan failed');
-      await this.store.scans
-        .update(scan.id, {
+      const recorded = await this.store.scans
+        .finish(scan.id, this.owner.id, {
           status,
           error: message,
           completed_at: nowIso(),
           duration_seconds: (Date.now() - started) / 1000,
           progress: JSON.stringify(running.progress.current),
         })
-        .catch((e) => this.log.error({ err: e }, 'could not record the end of a scan'));
+        .catch((e) => {
+          this.log.error({ err: e, scan_id: scan.id }, 'could not record the end of a scan');
+          return false;
+        });
+      if (!recorded) return;
       await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', { error: message }).catch(
-        () => {},
+        (e) => this.log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'),
       );
     } finally {
       clearTimeout(timer);
+      clearInterval(lease);
     }
   }
 
@@ -281,12 +423,33 @@ export class ScanManager {
   }
 }
 
-function busy(id: number): ScanRequestError {
+function busy(id: number | null): ScanRequestError {
   return new ScanRequestError(409, 'A scan is already running', { scan_id: id });
 }
 
 /** The validated target of a request, and how many addresses it covers. */
-export function resolveTarget(request: Pick<ScanRequest, 'subnet' | 'device'>, settings: Settings): { network: Ipv4Network; hosts: number } {
+export function resolveTarget(
+  request: Pick<ScanRequest, 'subnet' | 'device'>,
+  settings: Settings,
+  allowed: { cidrs: string[]; source: string },
+): { network: Ipv4Network; hosts: number } {
+  const target = parseTarget(request, settings);
+  if (!allowed.cidrs.some((cidr) => insideCidr(target.network, cidr))) {
+    const field = request.device !== undefined ? 'ip_address' : 'subnet';
+    throw new ScanRequestError(
+      400,
+      `${field}: ${request.device ?? target.network.cidr} is outside the allowed scan targets (${allowed.source}: ${allowed.cidrs.join(', ')})`,
+    );
+  }
+  return target;
+}
+
+function insideCidr(network: Ipv4Network, cidr: string): boolean {
+  const outer = parseIpv4Network(cidr);
+  return outer.ok && networkWithin(network, outer.value);
+}
+
+function parseTarget(request: Pick<ScanRequest, 'subnet' | 'device'>, settings: Settings): { network: Ipv4Network; hosts: number } {
   if (request.device !== undefined) {
     const parsed = parseIpv4Network(request.device);
     if (!parsed.ok || request.device.includes('/')) {

@@ -32,7 +32,7 @@ export class NmapEngine implements ScanEngine {
   async discover(request: DiscoveryRequest): Promise<DiscoveredHost[]> {
     const args = discoveryArgs(request.cidr, request.exclude, request);
     let found = 0;
-    const run = await this.run(args, null, request.signal, (event) => {
+    const run = await this.run(args, null, request, (event) => {
       if (event.kind === 'host' && event.up) found++;
       request.onProgress(
         event.kind === 'host'
@@ -47,7 +47,7 @@ export class NmapEngine implements ScanEngine {
     if (request.hosts.length === 0) return [];
     const args = portScanArgs(request);
     let done = 0;
-    const run = await this.run(args, `${request.hosts.join('\n')}\n`, request.signal, (event) => {
+    const run = await this.run(args, `${request.hosts.join('\n')}\n`, request, (event) => {
       if (event.kind === 'host') {
         done++;
         request.onProgress({ phase: 'services', percent: -1, hostsDone: done, hostsTotal: request.hosts.length, currentHost: event.ip });
@@ -65,12 +65,14 @@ export class NmapEngine implements ScanEngine {
   private run(
     args: string[],
     stdin: string | null,
-    signal: AbortSignal,
+    { signal, onProcess }: Pick<DiscoveryRequest, 'signal' | 'onProcess'>,
     onEvent: (event: NmapStreamEvent) => void,
   ): Promise<NmapRun> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new ScanAbortedError());
       const child = spawn(this.binary, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      // Detached: the child leads its own process group, whose id is its pid.
+      if (child.pid !== undefined) onProcess?.(child.pid);
       const chunks: string[] = [];
       let size = 0;
       let buffer = '';
@@ -80,6 +82,7 @@ export class NmapEngine implements ScanEngine {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
+        onProcess?.(null);
         fn();
       };
       const kill = () => {

@@ -44,6 +44,12 @@ export interface EngineProgress {
 
 export type ProgressListener = (progress: EngineProgress) => void;
 
+/**
+ * Told the process group of an engine's child process when it starts (null when it ends), so the
+ * scan record can name it and a later start can end it if this process dies first.
+ */
+export type ProcessListener = (pgid: number | null) => void;
+
 export interface DiscoveryRequest {
   /** Canonical IPv4 CIDR (a single address is `/32`). */
   cidr: string;
@@ -54,6 +60,7 @@ export interface DiscoveryRequest {
   hostTimeoutSeconds: number;
   signal: AbortSignal;
   onProgress: ProgressListener;
+  onProcess?: ProcessListener;
 }
 
 export interface PortScanRequest {
@@ -68,6 +75,7 @@ export interface PortScanRequest {
   hostTimeoutSeconds: number;
   signal: AbortSignal;
   onProgress: ProgressListener;
+  onProcess?: ProcessListener;
 }
 
 export interface ScanEngine {

@@ -3,6 +3,9 @@ import { AuditStore } from './audit.js';
 import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
 import { DeviceStore } from './devices.js';
+import { LeaseStore } from './leases.js';
+import { LoginFailureStore } from './login-failures.js';
+import { RetentionStore } from './retention.js';
 import { ScanStore } from './scans.js';
 import { SessionStore } from './sessions.js';
 import { SettingsStore } from './settings.js';
@@ -20,6 +23,9 @@ export class Store {
   readonly devices: DeviceStore;
   readonly changes: ChangeStore;
   readonly stats: StatsStore;
+  readonly loginFailures: LoginFailureStore;
+  readonly leases: LeaseStore;
+  readonly retention: RetentionStore;
   /** Bumped by every inventory write, so cached aggregates know when they are stale. */
   private dataVersion = 0;
 
@@ -37,6 +43,9 @@ export class Store {
     this.devices = new DeviceStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.stats = new StatsStore(db, () => this.dataVersion);
+    this.loginFailures = new LoginFailureStore(db);
+    this.leases = new LeaseStore(db);
+    this.retention = new RetentionStore(db, bump);
   }
 
   /** Marks cached aggregates stale after a write made outside the repositories (e.g. the scan inventory). */

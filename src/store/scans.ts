@@ -2,6 +2,14 @@ import type { Kysely } from 'kysely';
 import { nowIso } from './clock.js';
 import type { Database, NewScan, ScanRow, ScanUpdate } from './schema.js';
 
+/** Who runs a scan, and until when its claim holds unless renewed. */
+export interface ScanLease {
+  ownerId: string;
+  host: string;
+  pid: number;
+  leaseExpiresAt: string;
+}
+
 export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];
 
@@ -93,6 +101,83 @@ export class ScanStore {
       .executeTakeFirst();
   }
 
+  /** Every scan still queued or running. */
+  listActive(): Promise<ScanRow[]> {
+    return this.db.selectFrom('scans').selectAll().where('status', 'in', ['queued', 'running']).orderBy('id').execute();
+  }
+
+  /**
+   * Records a new running scan owned by `owner`, taking the single active slot. Returns undefined,
+   * writing nothing, when another scan holds the slot: of any number of concurrent starts, on one
+   * instance or several, the database lets exactly one through.
+   */
+  async start(scan: Omit<NewScan, 'created_at' | 'status' | 'active_slot'>, owner: ScanLease): Promise<ScanRow | undefined> {
+    const row = await this.db
+      .insertInto('scans')
+      .values({
+        created_at: nowIso(),
+        ...scan,
+        status: 'running',
+        active_slot: 1,
+        owner_id: owner.ownerId,
+        owner_host: owner.host,
+        owner_pid: owner.pid,
+        lease_expires_at: owner.leaseExpiresAt,
+      })
+      .onConflict((oc) => oc.column('active_slot').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (row) this.onWrite();
+    return row;
+  }
+
+  /**
+   * Extends the owner's lease on its running scan. Returns what the owner must react to: the scan
+   * ended elsewhere (`lost`), a cancel was asked through another instance, or nothing.
+   */
+  async renewLease(id: number, ownerId: string, leaseExpiresAt: string): Promise<'ok' | 'lost' | 'cancel_requested'> {
+    const row = await this.db
+      .updateTable('scans')
+      .set({ lease_expires_at: leaseExpiresAt })
+      .where('id', '=', id)
+      .where('owner_id', '=', ownerId)
+      .where('status', '=', 'running')
+      .returning('cancel_requested_at')
+      .executeTakeFirst();
+    if (!row) return 'lost';
+    return row.cancel_requested_at ? 'cancel_requested' : 'ok';
+  }
+
+  /** Asks the owner of a running scan to cancel it; it sees the request at its next lease renewal. */
+  async requestCancel(id: number, at: string): Promise<void> {
+    await this.db.updateTable('scans').set({ cancel_requested_at: at }).where('id', '=', id).where('status', '=', 'running').execute();
+  }
+
+  /**
+   * Ends an active scan with its final status, if it is still active and owned by `ownerId`
+   * (null: a scan without an owner). Frees the active slot and clears what only a running scan
+   * carries. False when the scan had already ended (another instance ended it first).
+   */
+  async finish(id: number, ownerId: string | null, patch: ScanUpdate & { status: 'completed' | 'failed' | 'cancelled' }): Promise<boolean> {
+    const result = await this.db
+      .updateTable('scans')
+      .set({
+        // A finished scan never keeps an error from an earlier state: completed clears it.
+        error: null,
+        ...patch,
+        active_slot: null,
+        lease_expires_at: null,
+        engine_pgid: null,
+        cancel_requested_at: null,
+      })
+      .where('id', '=', id)
+      .where('status', 'in', ['queued', 'running'])
+      .where((eb) => (ownerId === null ? eb('owner_id', 'is', null) : eb('owner_id', '=', ownerId)))
+      .executeTakeFirst();
+    this.onWrite();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** The latest completed scan of `subnet` before `beforeId`: the baseline for change detection. */
   previousCompleted(subnet: string, beforeId: number): Promise<ScanRow | undefined> {
     return this.db
@@ -103,19 +188,5 @@ export class ScanStore {
       .where('id', '<', beforeId)
       .orderBy('id', 'desc')
       .executeTakeFirst();
-  }
-
-  /** Marks scans left queued or running by a crash or restart as failed. Returns their ids. */
-  async failInterrupted(reason: string): Promise<number[]> {
-    const stale = await this.db.selectFrom('scans').select('id').where('status', 'in', ['queued', 'running']).execute();
-    if (stale.length === 0) return [];
-    const now = nowIso();
-    await this.db
-      .updateTable('scans')
-      .set({ status: 'failed', error: reason, completed_at: now })
-      .where('status', 'in', ['queued', 'running'])
-      .execute();
-    this.onWrite();
-    return stale.map((s) => s.id);
   }
 }

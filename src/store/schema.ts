@@ -78,6 +78,18 @@ export interface ScansTable {
   error: string | null;
   triggered_by: string | null;
   progress: JsonText | null;
+  /** 1 while the scan is queued or running, else NULL; unique, so only one scan can hold it. */
+  active_slot: number | null;
+  /** The process running the scan: a random id per process start, its host name and pid. */
+  owner_id: string | null;
+  owner_host: string | null;
+  owner_pid: number | null;
+  /** The owner renews this while it runs the scan; past it, another instance may end the scan. */
+  lease_expires_at: string | null;
+  /** Process group of the engine's child process (nmap), to end it if its owner died. */
+  engine_pgid: number | null;
+  /** Set by an instance asked to cancel a scan another instance runs; the owner then stops it. */
+  cancel_requested_at: string | null;
 }
 
 export interface DevicesTable {
@@ -196,6 +208,20 @@ export interface ChangesTable {
   detected_at: string;
 }
 
+/** Failed logins per key (`ip:<address>` or `user:<name>`), counted in a fixed window. */
+export interface LoginFailuresTable {
+  key: string;
+  failures: number;
+  window_start: string;
+}
+
+/** A named lock with an expiry: work that must happen once across instances takes it first. */
+export interface LeasesTable {
+  name: string;
+  owner: string;
+  expires_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -210,6 +236,8 @@ export interface Database {
   cve_matches: CveMatchesTable;
   ip_history: IpHistoryTable;
   changes: ChangesTable;
+  login_failures: LoginFailuresTable;
+  leases: LeasesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

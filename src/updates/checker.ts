@@ -54,11 +54,7 @@ export class UpdateChecker {
     if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
     let body: unknown;
     try {
-      const response = await fetch(settings.feed_url, {
-        headers,
-        redirect: 'follow',
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 4000),
-      });
+      const response = await fetchKeepingSecret(settings.feed_url, headers, AbortSignal.timeout(this.options.timeoutMs ?? 4000));
       if (!response.ok) {
         return this.result({ error: `The release feed answered HTTP ${response.status} ${response.statusText}`.trim() });
       }
@@ -92,6 +88,30 @@ export class UpdateChecker {
       ...fields,
     };
   }
+}
+
+const MAX_REDIRECTS = 5;
+
+/**
+ * GET that follows redirects itself so that the Authorization header (the feed token) is sent
+ * only to the origin of the URL it was saved with: a redirect elsewhere is followed without it.
+ */
+async function fetchKeepingSecret(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+  const origin = new URL(url).origin;
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const sent = new URL(current).origin === origin ? headers : withoutAuthorization(headers);
+    const response = await fetch(current, { headers: sent, redirect: 'manual', signal });
+    const location = response.headers.get('location');
+    if (response.status < 300 || response.status >= 400 || !location || hop >= MAX_REDIRECTS) return response;
+    await response.body?.cancel();
+    current = new URL(location, current).toString();
+  }
+}
+
+function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
+  const { Authorization: _, ...rest } = headers;
+  return rest;
 }
 
 function describeFetchError(err: unknown): string {

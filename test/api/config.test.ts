@@ -37,7 +37,10 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
 
   it('returns the whole configuration with its defaults', async () => {
     const config = await getConfig();
-    expect(Object.keys(config).sort()).toEqual(['network', 'scanning', 'server', 'updates', 'zones']);
+    expect(Object.keys(config).sort()).toEqual(['network', 'retention', 'scanning', 'server', 'updates', 'zones']);
+    expect(config.retention).toEqual({ days: 365 });
+    // The tests run with NETWARDEN_SCAN_ALLOW (vitest.config.ts): the enforced list is shown.
+    expect(config.scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
     expect(config.network).toEqual({ subnet: '192.168.1.0/24', exclude: [], resolve_hostnames: false });
     expect(config.scanning).toMatchObject({ port_range: '1-1000', engine: 'auto', default_profile: 'normal', risk_rules: [] });
     expect(config.scanning.port_range).toMatch(/^\d+-\d+$/);

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dropPgSchema, ensurePgSchema } from '../../src/store/db.js';
+import { openStore, type Store } from '../../src/store/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'bin', 'netwarden.js');
@@ -33,14 +34,20 @@ export interface CliDatastore {
   cleanup(): Promise<void>;
 }
 
-/** The environment of the test process without any NETWARDEN_* setting that could leak in. */
+/**
+ * The environment of the test process without any NETWARDEN_* setting that could leak in, except
+ * the scan scope guard: every program a test starts may scan only loopback and the namespace lab.
+ */
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith('NETWARDEN_')) env[name] = value;
   }
+  env.NETWARDEN_SCAN_ALLOW = TEST_SCAN_ALLOW;
   return env;
 }
+
+export const TEST_SCAN_ALLOW = '127.0.0.0/8,10.66.0.0/24';
 
 /** Runs `netwarden <args>` with the datastore's variables; never throws for a non-zero exit. */
 export function runCli(datastore: CliDatastore, args: string[], options: CliOptions = {}): Promise<CliResult> {
@@ -85,6 +92,11 @@ export async function postgresDatastore(url: string): Promise<CliDatastore> {
   };
 }
 
+/** Opens the datastore the programs use, from the test process (to look at what they wrote). */
+export function openDatastore(ds: CliDatastore): Promise<Store> {
+  return openStore({ url: ds.env.NETWARDEN_DATABASE_URL ?? join(ds.env.NETWARDEN_DATA_DIR, 'netwarden.db'), poolSize: 2 });
+}
+
 /** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set. */
 export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create(): Promise<CliDatastore> }> {
   const pgUrl = process.env.TEST_DATABASE_URL;
@@ -96,17 +108,21 @@ export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create(): 
 export interface ServeProcess {
   baseUrl: string;
   child: ChildProcess;
+  /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
+  /** SIGKILL (a crash: nothing runs on the way out), then waits for the exit. */
+  kill(): Promise<void>;
 }
 
 /**
  * Starts `netwarden serve` on a free loopback port (NETWARDEN_PORT=0; the bound address is read
  * from its "listening" log line) and waits until /health answers 200.
  */
-export async function startServe(datastore: CliDatastore): Promise<ServeProcess> {
+export async function startServe(datastore: CliDatastore, extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
   const env = {
     ...baseEnv(),
     ...datastore.env,
+    ...extraEnv,
     NETWARDEN_PORT: '0',
     NETWARDEN_HOST: '127.0.0.1',
     NETWARDEN_LOG_LEVEL: 'info',
@@ -151,6 +167,10 @@ export async function startServe(datastore: CliDatastore): Promise<ServeProcess>
     child,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
   };

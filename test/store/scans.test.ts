@@ -21,27 +21,55 @@ describe.each(testDatabases())('scan store ($kind)', (database) => {
   const scan = (subnet: string, status: string, extra: Partial<NewScan> = {}) =>
     store.scans.create({ status, profile: 'normal', subnet, scan_type: 'network', devices_found: 0, ...extra });
 
-  it('marks only queued and running scans as failed when interrupted', async () => {
-    const completed = await scan(A, 'completed', { completed_at: '2026-01-01T00:00:00.000Z' });
-    const failed = await scan(A, 'failed', { error: 'earlier failure', completed_at: '2026-01-01T01:00:00.000Z' });
-    const cancelled = await scan(A, 'cancelled');
-    const queued = await scan(B, 'queued');
-    const running = await scan(A, 'running', { started_at: '2026-01-02T00:00:00.000Z', progress: '{"phase":"discovery"}' });
+  const lease = (ownerId: string, ms = 45_000) => ({ ownerId, host: 'test-host', pid: 1, leaseExpiresAt: new Date(Date.now() + ms).toISOString() });
+  const fields = (subnet: string) => ({ profile: 'normal', subnet, scan_type: 'network', started_at: new Date().toISOString() });
 
-    expect((await store.scans.active())?.id).toBe(running.id);
-    const ids = await store.scans.failInterrupted('Interrupted: the server stopped');
-    expect([...ids].sort((a, b) => a - b)).toEqual([queued.id, running.id]);
-    for (const id of ids) {
-      const row = await store.scans.get(id);
-      expect(row).toMatchObject({ status: 'failed', error: 'Interrupted: the server stopped' });
-      expect(Date.parse(row?.completed_at ?? '')).not.toBeNaN();
-    }
-    expect(await store.scans.get(completed.id)).toEqual(completed);
-    expect(await store.scans.get(failed.id)).toEqual(failed);
-    expect(await store.scans.get(cancelled.id)).toEqual(cancelled);
-    expect(await store.scans.active()).toBeUndefined();
-    expect(await store.scans.failInterrupted('again')).toEqual([]);
-    expect((await store.scans.get(running.id))?.error).toBe('Interrupted: the server stopped');
+  it('lets exactly one of many concurrent starts take the active slot', async () => {
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.scans.start(fields(A), lease(`owner-${i}`))));
+    const started = results.filter((r) => r !== undefined);
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ status: 'running', active_slot: 1 });
+    expect((await store.scans.list(50, 0)).total).toBe(1);
+    expect((await store.scans.active())?.id).toBe(started[0]?.id);
+  });
+
+  it('frees the slot when the owner finishes, clearing an earlier error, and ignores other owners', async () => {
+    const first = await store.scans.start(fields(A), lease('me'));
+    if (!first) throw new Error('not started');
+    await store.scans.update(first.id, { error: 'transient', engine_pgid: 4242 });
+    expect(await store.scans.finish(first.id, 'someone-else', { status: 'failed', error: 'x' })).toBe(false);
+    expect(await store.scans.finish(first.id, 'me', { status: 'completed', completed_at: new Date().toISOString() })).toBe(true);
+    const row = await store.scans.get(first.id);
+    expect(row).toMatchObject({ status: 'completed', error: null, active_slot: null, engine_pgid: null, lease_expires_at: null });
+    // Finishing twice changes nothing; the slot is free for the next scan.
+    expect(await store.scans.finish(first.id, 'me', { status: 'failed', error: 'late' })).toBe(false);
+    expect((await store.scans.get(first.id))?.status).toBe('completed');
+    expect(await store.scans.start(fields(B), lease('me'))).toBeDefined();
+  });
+
+  it('renews only its own running scan and reports a cancel asked elsewhere', async () => {
+    const scan = await store.scans.start(fields(A), lease('me'));
+    if (!scan) throw new Error('not started');
+    const later = new Date(Date.now() + 90_000).toISOString();
+    expect(await store.scans.renewLease(scan.id, 'me', later)).toBe('ok');
+    expect((await store.scans.get(scan.id))?.lease_expires_at).toBe(later);
+    expect(await store.scans.renewLease(scan.id, 'intruder', later)).toBe('lost');
+    await store.scans.requestCancel(scan.id, new Date().toISOString());
+    expect(await store.scans.renewLease(scan.id, 'me', later)).toBe('cancel_requested');
+    await store.scans.finish(scan.id, 'me', { status: 'cancelled', error: 'Cancelled' });
+    expect(await store.scans.renewLease(scan.id, 'me', later)).toBe('lost');
+    expect((await store.scans.get(scan.id))?.cancel_requested_at).toBeNull();
+  });
+
+  it('lists queued and running scans as active, oldest first', async () => {
+    await scan(A, 'completed', { completed_at: '2026-01-01T00:00:00.000Z' });
+    const queued = await scan(B, 'queued');
+    const running = await scan(A, 'running', { started_at: '2026-01-02T00:00:00.000Z' });
+    await scan(A, 'cancelled');
+    expect((await store.scans.listActive()).map((r) => r.id)).toEqual([queued.id, running.id]);
+    // An ownerless scan (from before leases existed) is finished with owner null.
+    expect(await store.scans.finish(running.id, null, { status: 'failed', error: 'Interrupted' })).toBe(true);
+    expect((await store.scans.listActive()).map((r) => r.id)).toEqual([queued.id]);
   });
 
   it('picks as baseline the latest earlier completed scan of the same subnet', async () => {

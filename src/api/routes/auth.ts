@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MAX_LENGTH, USERNAME_PATTERN, hashPassword, passwordProblem, verifyPassword } from '../../auth/passwords.js';
+import { LOGIN_LIMITS, RateGate, clientKey, userKey } from '../../auth/throttle.js';
 import { generateSessionToken } from '../../auth/tokens.js';
 import { addSeconds, nowIso } from '../../store/clock.js';
 import { audit } from '../audit.js';
@@ -14,7 +15,9 @@ const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 const UserBody = Type.Object({ username: Type.String() });
 
 export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, loginByClient, loginByUser } = app.services;
+  const { store, loginThrottle } = app.services;
+  /** Throttled logins are audited at most once a minute per client address. */
+  const throttledAudit = new RateGate(60_000);
 
   app.get(
     '/api/auth/status',
@@ -78,17 +81,29 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { username, password, remember } = request.body;
-      const userKey = username.toLowerCase();
-      const wait = Math.max(loginByClient.retryAfter(request.ip), loginByUser.retryAfter(userKey));
-      if (wait > 0) {
-        await audit(request, { action: 'login_throttled', actor: username, actorType: 'user', success: false, details: { retry_after_seconds: wait } });
+      const byUser = userKey(username);
+      const admitted = await loginThrottle.admit([
+        { key: clientKey(request.ip), limit: LOGIN_LIMITS.client },
+        { key: byUser, limit: LOGIN_LIMITS.user },
+      ]);
+      if (!admitted.ok) {
+        const wait = admitted.retryAfterSeconds;
+        // One audit entry per client a minute, saying how many were refused since the last one.
+        const heldBack = throttledAudit.pass(request.ip);
+        if (heldBack !== null) {
+          await audit(request, {
+            action: 'login_throttled',
+            actor: username,
+            actorType: 'user',
+            success: false,
+            details: { retry_after_seconds: wait, refused_since_last_entry: heldBack },
+          });
+        }
         throw new HttpError(429, `Too many failed logins; try again in ${wait} seconds`, { retry_after: wait }, { 'Retry-After': String(wait) });
       }
       const user = await store.users.findByUsername(username);
       const valid = await verifyPassword(user?.password_hash, password);
       if (!user || !valid) {
-        loginByClient.fail(request.ip);
-        loginByUser.fail(userKey);
         await audit(request, {
           action: 'login_failed',
           actor: username,
@@ -98,7 +113,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         });
         throw new HttpError(401, 'Invalid username or password');
       }
-      loginByUser.reset(userKey);
+      await loginThrottle.succeeded(admitted.admission, [byUser]);
       await startSession(request, reply, user.id, remember === true);
       await audit(request, { action: 'login_success', actor: user.username, actorType: 'user', resourceType: 'user', resourceId: user.id, success: true });
       return { username: user.username };
@@ -159,14 +174,17 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const session = requireSession(request, 'Changing the password');
       const { current_password, new_password } = request.body;
-      const wait = loginByUser.retryAfter(session.username.toLowerCase());
-      if (wait > 0) throw new HttpError(429, `Too many failed attempts; try again in ${wait} seconds`, {}, { 'Retry-After': String(wait) });
+      const admitted = await loginThrottle.admit([{ key: userKey(session.username), limit: LOGIN_LIMITS.user }]);
+      if (!admitted.ok) {
+        const wait = admitted.retryAfterSeconds;
+        throw new HttpError(429, `Too many failed attempts; try again in ${wait} seconds`, {}, { 'Retry-After': String(wait) });
+      }
       const user = await store.users.findById(session.userId);
       if (!user || !(await verifyPassword(user.password_hash, current_password))) {
-        loginByUser.fail(session.username.toLowerCase());
         await audit(request, { action: 'password_changed', resourceType: 'user', resourceId: session.userId, success: false, details: { reason: 'wrong current password' } });
         throw badRequest('current_password: is not your current password');
       }
+      await loginThrottle.succeeded(admitted.admission);
       const problem = passwordProblem(new_password, user.username);
       if (problem) throw badRequest(`new_password: ${problem}`);
       if (new_password === current_password) throw badRequest('new_password: must differ from the current password');

@@ -6,7 +6,13 @@ import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 
 export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store } = app.services;
+  const { store, scans } = app.services;
+  /** What clients see: secrets masked, and the allowed scan targets as enforced (NETWARDEN_SCAN_ALLOW wins). */
+  const shown = (settings: Settings): Settings => {
+    const masked = maskSettings(settings);
+    const override = scans.scanAllowOverride;
+    return override ? { ...masked, scanning: { ...masked.scanning, allowed_targets: override } } : masked;
+  };
 
   app.get(
     '/api/config',
@@ -17,7 +23,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: SettingsSchema, ...errorResponses(401) },
       },
     },
-    async () => maskSettings(await store.settings.get()),
+    async () => shown(await store.settings.get()),
   );
 
   app.put(
@@ -38,12 +44,22 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const current = await store.settings.get();
       const result = applySettingsPatch(current, request.body);
       if (!result.ok) throw badRequest(result.error);
+      const override = scans.scanAllowOverride;
+      if (override) {
+        // Sending back what GET showed is fine; changing it is not: the environment decides.
+        const asked = result.settings.scanning.allowed_targets;
+        const touched = JSON.stringify(asked) !== JSON.stringify(current.scanning.allowed_targets);
+        if (touched && JSON.stringify(asked) !== JSON.stringify(override)) {
+          throw badRequest('scanning.allowed_targets: set by the NETWARDEN_SCAN_ALLOW environment variable on this server; change it there');
+        }
+        result.settings.scanning.allowed_targets = current.scanning.allowed_targets;
+      }
       await store.settings.put(result.settings);
       const changes = diff(maskSettings(current), maskSettings(result.settings));
       if (Object.keys(changes).length > 0) {
         await audit(request, { action: 'config_updated', resourceType: 'config', success: true, details: { changes } });
       }
-      return maskSettings(result.settings);
+      return shown(result.settings);
     },
   );
 };

@@ -1,5 +1,6 @@
 import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
 import * as m001 from './001_initial.js';
+import * as m002 from './002_coordination.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -15,6 +16,7 @@ type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise
 /** Versioned migrations, applied in key order. Never edit one that has shipped: add a new one. */
 const modules: Record<string, MigrationModule> = {
   '001_initial': m001,
+  '002_coordination': m002,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

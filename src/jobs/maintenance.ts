@@ -1,0 +1,71 @@
+/**
+ * Housekeeping every instance runs hourly: drops expired sessions and login counters, and, once a
+ * day across all instances sharing the database (a lease decides which), deletes history older
+ * than retention.days.
+ */
+import type { Logger } from 'pino';
+import type { LoginThrottle } from '../auth/throttle.js';
+import { addSeconds, nowIso } from '../store/clock.js';
+import type { Store } from '../store/index.js';
+import type { RetentionResult } from '../store/retention.js';
+
+const EVERY_MS = 3_600_000;
+const RETENTION_LEASE = 'retention';
+/** The retention lease lasts a little under a day, so the hourly check runs it once a day. */
+const RETENTION_PERIOD_SECONDS = 23.5 * 3600;
+
+export interface MaintenanceOptions {
+  store: Store;
+  log: Logger;
+  throttle: LoginThrottle;
+  /** Identifies this process as a lease holder. */
+  ownerId: string;
+}
+
+export class Maintenance {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: MaintenanceOptions) {}
+
+  /** Runs once now, then hourly until `stop`. */
+  async start(): Promise<void> {
+    await this.runOnce();
+    this.timer = setInterval(() => void this.runOnce(), EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  async runOnce(): Promise<void> {
+    const { store, log, throttle } = this.options;
+    await store.sessions.purgeExpired().catch((err) => log.warn({ err }, 'could not purge expired sessions'));
+    await throttle.purge().catch((err) => log.warn({ err }, 'could not purge login counters'));
+    await this.runRetention().catch((err) => log.warn({ err }, 'retention run failed'));
+  }
+
+  /**
+   * Deletes history older than retention.days when this instance takes the day's lease. Returns
+   * what was deleted, or null when retention is off or another instance ran it within the day.
+   */
+  async runRetention(now = new Date()): Promise<RetentionResult | null> {
+    const { store, log, ownerId } = this.options;
+    const { days } = (await store.settings.get()).retention;
+    if (days === 0) return null;
+    const at = nowIso(now);
+    if (!(await store.leases.acquire(RETENTION_LEASE, ownerId, at, addSeconds(at, RETENTION_PERIOD_SECONDS)))) return null;
+    const cutoff = addSeconds(at, -days * 86_400);
+    const result = await store.retention.purgeBefore(cutoff);
+    await store.audit.write({
+      action: 'retention_run',
+      actor: 'system',
+      actorType: 'system',
+      details: { retention_days: days, cutoff, deleted: result },
+      success: true,
+    });
+    log.info({ cutoff, deleted: result }, 'retention run');
+    return result;
+  }
+}

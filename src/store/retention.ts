@@ -1,0 +1,62 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+export interface RetentionResult {
+  scans: number;
+  snapshots: number;
+  changes: number;
+  audit_entries: number;
+}
+
+/** Rows deleted per statement: keeps each transaction short and under the parameter limits. */
+const BATCH = 500;
+
+/**
+ * Deletes history older than a cutoff: finished scans with their snapshots and changes, and audit
+ * entries. Devices are kept, and so is the latest completed scan of each subnet, however old: it
+ * is the baseline the next scan of that subnet is compared with.
+ */
+export class RetentionStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onWrite: () => void,
+  ) {}
+
+  async purgeBefore(cutoff: string): Promise<RetentionResult> {
+    const result: RetentionResult = { scans: 0, snapshots: 0, changes: 0, audit_entries: 0 };
+    const baselines = this.db
+      .selectFrom('scans')
+      .select((eb) => eb.fn.max('id').as('id'))
+      .where('status', '=', 'completed')
+      .groupBy('subnet');
+    const old = await this.db
+      .selectFrom('scans')
+      .select('id')
+      .where('status', 'in', ['completed', 'failed', 'cancelled'])
+      .where((eb) => eb(eb.fn.coalesce('completed_at', 'created_at'), '<', cutoff))
+      .where('id', 'not in', baselines)
+      .execute();
+    const ids = old.map((r) => r.id);
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const batch = ids.slice(i, i + BATCH);
+      await this.db.transaction().execute(async (trx) => {
+        // Counted, then deleted explicitly: the foreign keys would cascade, but the audit entry reports the numbers.
+        const snapshots = await trx.deleteFrom('device_snapshots').where('scan_id', 'in', batch).executeTakeFirst();
+        const changes = await trx.deleteFrom('changes').where('scan_id', 'in', batch).executeTakeFirst();
+        const scans = await trx.deleteFrom('scans').where('id', 'in', batch).executeTakeFirst();
+        result.snapshots += Number(snapshots.numDeletedRows);
+        result.changes += Number(changes.numDeletedRows);
+        result.scans += Number(scans.numDeletedRows);
+      });
+    }
+    for (;;) {
+      const doomed = this.db.selectFrom('audit_logs').select('id').where('timestamp', '<', cutoff).limit(BATCH * 10);
+      const deleted = await this.db.deleteFrom('audit_logs').where('id', 'in', doomed).executeTakeFirst();
+      const n = Number(deleted.numDeletedRows);
+      result.audit_entries += n;
+      if (n < BATCH * 10) break;
+    }
+    if (result.scans > 0) this.onWrite();
+    return result;
+  }
+}

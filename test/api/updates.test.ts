@@ -20,6 +20,8 @@ class FeedServer {
   readonly headers: IncomingHttpHeaders[] = [];
   private server: Server | undefined;
   port = 0;
+  /** Where `/releases/redirect` sends the client. */
+  redirectTo = '';
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
@@ -50,6 +52,9 @@ class FeedServer {
           return json(200, { message: 'Not Found' });
         case '/releases/bad-link':
           return json(200, { ...RELEASE, html_url: 'javascript:alert(1)' });
+        case '/releases/redirect':
+          res.writeHead(302, { Location: this.redirectTo });
+          return res.end();
         case '/releases/hang':
           // Never answers: the checker's own time limit must end the wait.
           return;
@@ -182,6 +187,47 @@ describe.each(testDatabases())('update check ($kind)', (database) => {
     await setFeed({ token: '' });
     await check('?force=true');
     expect(feed.headers.at(-1)?.authorization).toBeUndefined();
+  });
+
+  it('never lets the token follow a new feed URL', async () => {
+    const other = new FeedServer();
+    await other.start();
+    try {
+      await setFeed({ feed_url: feed.url('/releases/latest'), token: 'feed-token-123' });
+      // A key holder points the feed at their own server without giving the token again.
+      await setFeed({ feed_url: other.url('/releases/latest') });
+      expect((await readJson(await server.request('/api/config', { key }))).updates.token).toBe('');
+      await check('?force=true');
+      expect(other.headers.at(-1)?.authorization).toBeUndefined();
+      // Sending the mask back with the new URL is not giving the secret again either.
+      await setFeed({ feed_url: feed.url('/releases/latest'), token: 'feed-token-123' });
+      await setFeed({ feed_url: other.url('/releases/other'), token: '********' });
+      await check('?force=true');
+      expect(other.headers.at(-1)?.authorization).toBeUndefined();
+      // Given again in the same request, it goes with the new URL.
+      await setFeed({ feed_url: other.url('/releases/latest'), token: 'for-the-other-feed' });
+      await check('?force=true');
+      expect(other.headers.at(-1)?.authorization).toBe('Bearer for-the-other-feed');
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('does not send the token to another origin the feed redirects to', async () => {
+    const other = new FeedServer();
+    await other.start();
+    try {
+      feed.redirectTo = other.url('/releases/latest');
+      await setFeed({ feed_url: feed.url('/releases/redirect'), token: 'feed-token-123' });
+      const result = await check('?force=true');
+      expect(result).toMatchObject({ latest_version: '1.2.3', error: null });
+      expect(feed.headers.at(-1)?.authorization).toBe('Bearer feed-token-123');
+      expect(other.headers).toHaveLength(1);
+      expect(other.headers[0].authorization).toBeUndefined();
+      await setFeed({ token: '' });
+    } finally {
+      await other.stop();
+    }
   });
 
   it('answers 200 with error text when the feed is unreachable', async () => {

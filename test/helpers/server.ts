@@ -30,6 +30,8 @@ export interface StartOptions {
   admin?: { username: string; password: string };
   /** Folder of the built web UI (default: dist/web/). */
   webRoot?: string;
+  /** NETWARDEN_SCAN_ALLOW's list; null lets the stored scanning.allowed_targets apply (default: the environment's). */
+  scanAllow?: string[] | null;
 }
 
 /**
@@ -44,7 +46,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
   await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
-  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger, webRoot: options.webRoot });
+  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger, webRoot: options.webRoot, scanAllow: options.scanAllow });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');

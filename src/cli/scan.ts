@@ -1,10 +1,10 @@
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import pino from 'pino';
-import { SCAN_PROFILES } from '../core/settings.js';
+import { SCAN_PROFILES } from '../core/model.js';
 import { ScanRequestError } from '../scan/errors.js';
 import { ScanManager } from '../scan/manager.js';
-import type { ScanProfile } from '../scan/types.js';
+import type { ScanProfile } from '../core/model.js';
 import { CLI_ACTOR, CliError, action, printable, usageError, withStore } from './common.js';
 
 export function registerScanCommand(program: Command): void {

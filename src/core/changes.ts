@@ -13,7 +13,8 @@
  *   low when only the version changed.
  */
 
-export type ChangeSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+import { worse, type Severity } from './severity.js';
+import { isOpenPort } from './model.js';
 export type ChangeKind = 'device_added' | 'device_removed' | 'port_opened' | 'port_closed' | 'service_changed';
 
 export interface PortState {
@@ -37,7 +38,7 @@ export interface DeviceState {
 
 export interface ChangeDraft {
   change_type: ChangeKind;
-  severity: ChangeSeverity;
+  severity: Severity;
   device_id: number;
   device_ip: string;
   device_mac: string | null;
@@ -58,13 +59,7 @@ export interface DetectOptions {
   /** Whether a port was inside this scan's port list (a port outside it cannot have closed). */
   portInScope: (port: number, protocol: string) => boolean;
   /** Severity of the risk rule an open port matches, or null when it matches none. */
-  portRisk: (port: PortState) => Exclude<ChangeSeverity, 'info'> | null;
-}
-
-const RANK: Record<ChangeSeverity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
-
-export function worse(a: ChangeSeverity, b: ChangeSeverity): ChangeSeverity {
-  return RANK[a] >= RANK[b] ? a : b;
+  portRisk: (port: PortState) => Exclude<Severity, 'info'> | null;
 }
 
 export function detectChanges(options: DetectOptions): ChangeDraft[] {
@@ -90,7 +85,7 @@ export function detectChanges(options: DetectOptions): ChangeDraft[] {
 
 function deviceAdded(device: DeviceState, options: DetectOptions): ChangeDraft {
   const open = openPorts(device);
-  let severity: ChangeSeverity = device.trusted ? 'low' : 'medium';
+  let severity: Severity = device.trusted ? 'low' : 'medium';
   for (const p of open) {
     const risk = options.portRisk(p);
     if (risk) severity = worse(severity, risk);
@@ -176,7 +171,7 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
 }
 
 function openPorts(device: DeviceState): PortState[] {
-  return device.ports.filter((p) => p.state === 'open');
+  return device.ports.filter(isOpenPort);
 }
 
 function key(p: PortState): string {

@@ -12,7 +12,7 @@
  *   the fix), or the entry says the version does not reveal the patch level.
  * A versioned entry never matches a port whose version is unknown: no guessing, no flood.
  */
-import type { ScannedPort } from '../scan/types.js';
+import { isOpenPort, type ScannedPort } from './model.js';
 import {
   compareParsed,
   compileRange,
@@ -23,9 +23,9 @@ import {
   type VersionRange,
   type VersionSpec,
 } from './versions.js';
+import { severityFromCvss, type Severity } from './severity.js';
 
 export type CveConfidence = 'confirmed' | 'likely';
-export type CveSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
 /** One affected product of a CVE: a CPE vendor:product with NVD-style version bounds. */
 export interface CveAffected extends VersionRange {
@@ -68,7 +68,7 @@ export interface CveEntry {
 /** A CVE found on a port: CONTRACT §4's record plus what explains it. */
 export interface CveMatch {
   id: string;
-  severity: CveSeverity;
+  severity: Severity;
   cvss_score: number | null;
   description: string;
   remediation: string | null;
@@ -92,16 +92,6 @@ export interface HostContext {
 /* ------------------------------------------------------------------------------------------------
  * Severity and CVSS
  * --------------------------------------------------------------------------------------------- */
-
-/** critical ≥ 9.0, high ≥ 7.0, medium ≥ 4.0, low > 0, info = 0; an unscored CVE counts as medium. */
-export function severityFromScore(score: number | null | undefined): CveSeverity {
-  if (score === null || score === undefined || !Number.isFinite(score)) return 'medium';
-  if (score >= 9) return 'critical';
-  if (score >= 7) return 'high';
-  if (score >= 4) return 'medium';
-  if (score > 0) return 'low';
-  return 'info';
-}
 
 const roundUp1 = (x: number): number => {
   // CVSS 3.1's Roundup: the smallest one-decimal number >= x, robust to floating point.
@@ -502,7 +492,7 @@ export function matchCves(ports: readonly ScannedPort[], index: CveIndex | reado
   const out: CveMatch[] = [];
   const os = host.os_name ?? '';
   for (const port of ports) {
-    if (port.state !== 'open' && port.state !== 'open|filtered') continue;
+    if (!isOpenPort(port)) continue;
     // Many devices run identical software: resolve each distinct port description once.
     // nmap's extra info counts only for the distribution it names (host names, workgroups vary per device).
     const extraDistro = distroIn(port.extra_info);
@@ -622,7 +612,7 @@ function toMatch(t: MatchTemplate, port: ScannedPort, identity: Identity): CveMa
   const e = t.entry;
   return {
     id: e.id,
-    severity: severityFromScore(e.cvss_score),
+    severity: severityFromCvss(e.cvss_score),
     cvss_score: e.cvss_score,
     description: e.description,
     remediation: t.remediation,

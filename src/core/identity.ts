@@ -2,7 +2,7 @@
  * Which known device each discovered host is. A device is one identity over time: its MAC when a
  * scan saw one, else its IP. Pure: the store loads the known devices and applies the decisions.
  */
-import type { DiscoveredHost } from '../scan/types.js';
+import type { DiscoveredHost } from './model.js';
 
 export interface KnownDevice {
   id: number;

@@ -2,7 +2,7 @@
  * nmap command lines, built only from validated values as argument arrays (never a shell string).
  * Pure: the shell spawns what these return.
  */
-import type { ScanProfile } from '../scan/types.js';
+import type { ScanProfile } from './model.js';
 
 export interface NmapCommonOptions {
   privileged: boolean;

@@ -1,6 +1,6 @@
 /** Mapping nmap's XML output (`-oX`) to scan results, and reading its live progress. Pure. */
 import { XMLParser } from 'fast-xml-parser';
-import type { ScannedHost, ScannedPort } from '../scan/types.js';
+import type { ScannedHost, ScannedPort } from './model.js';
 import { normalizeMac } from './mac.js';
 
 export interface NmapRun {

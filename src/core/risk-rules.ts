@@ -18,7 +18,7 @@
  *   specific rule matched (a plain-HTTP admin port that turns out to be CouchDB is CouchDB).
  */
 
-export type RiskSeverity = 'critical' | 'high' | 'medium' | 'low';
+import type { FindingSeverity } from './severity.js';
 
 /** A port as a rule condition sees it (normalised by `risk.ts`). */
 export interface RulePortView {
@@ -36,7 +36,7 @@ export interface RulePortView {
 export interface RiskRule {
   /** Stable identifier; user rules with the same id override the rule. */
   id: string;
-  severity: RiskSeverity;
+  severity: FindingSeverity;
   title: string;
   description: string;
   recommendation: string;

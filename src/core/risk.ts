@@ -33,13 +33,13 @@
  *   a device with a critical finding is critical and scores at least 70.
  */
 import { wellKnownService } from './banners.js';
-import { BUILTIN_RISK_RULES, type RiskRule, type RiskSeverity, type RulePortView } from './risk-rules.js';
+import { BUILTIN_RISK_RULES, type RiskRule, type RulePortView } from './risk-rules.js';
+import { RISK_SCORE_BANDS, SEVERITY_RANK, asFindingSeverity, severityFromCvss, worstFirst, type FindingSeverity, type RiskLevel } from './severity.js';
+import { isOpenPort } from './model.js';
 import type { RiskRuleSetting } from './settings.js';
 
 export { BUILTIN_RISK_RULES } from './risk-rules.js';
-export type { RiskRule, RiskSeverity, RulePortView } from './risk-rules.js';
-
-export type RiskLevel = RiskSeverity | 'none';
+export type { RiskRule, RulePortView } from './risk-rules.js';
 
 /** A scanned port: `ScannedPort`, a stored port record and the change detector's port state all fit. */
 export interface RiskPortInput {
@@ -73,7 +73,7 @@ export interface RiskCveInput {
 export interface RiskFinding {
   port: number | null;
   protocol: string | null;
-  severity: RiskSeverity;
+  severity: FindingSeverity;
   /** Points this finding added to the device's score. */
   score: number;
   service: string | null;
@@ -93,21 +93,10 @@ export interface RiskAssessment {
   findings: RiskFinding[];
 }
 
-export const SEVERITY_RANK: Readonly<Record<RiskLevel, number>> = { none: 0, low: 1, medium: 2, high: 3, critical: 4 };
-
-/** Inclusive score range of each level. */
-export const RISK_SCORE_BANDS: Readonly<Record<RiskLevel, { readonly min: number; readonly max: number }>> = {
-  none: { min: 0, max: 0 },
-  low: { min: 1, max: 14 },
-  medium: { min: 15, max: 39 },
-  high: { min: 40, max: 69 },
-  critical: { min: 70, max: 100 },
-};
-
 /** Points the worst finding adds (the bottom of its level's band). */
-export const FIRST_FINDING_POINTS: Readonly<Record<RiskSeverity, number>> = { critical: 70, high: 40, medium: 15, low: 5 };
+export const FIRST_FINDING_POINTS: Readonly<Record<FindingSeverity, number>> = { critical: 70, high: 40, medium: 15, low: 5 };
 /** Points each further finding adds, up to the top of the level's band. */
-export const FURTHER_FINDING_POINTS: Readonly<Record<RiskSeverity, number>> = { critical: 15, high: 8, medium: 4, low: 1 };
+export const FURTHER_FINDING_POINTS: Readonly<Record<FindingSeverity, number>> = { critical: 15, high: 8, medium: 4, low: 1 };
 
 const NO_FINDINGS_SUMMARY = 'No risky services or known vulnerabilities found';
 const DEFAULT_USER_RECOMMENDATION =
@@ -320,11 +309,6 @@ function matchRule(set: RiskRuleSet, rule: RiskRule, v: PortView): MatchKind | n
   return how;
 }
 
-/** Whether a port counts: only open ports do (`open|filtered` is what UDP reports for silence). */
-export function isOpenPort(port: Pick<RiskPortInput, 'state'>): boolean {
-  return port.state.trim().toLowerCase() === 'open';
-}
-
 /** The rules an open port matches (generic rules dropped when a specific one matched), with how. */
 export function matchPortRules(
   port: RiskPortInput,
@@ -345,8 +329,8 @@ function matchView(set: RiskRuleSet, v: PortView): { rule: RiskRule; how: MatchK
 }
 
 /** Severity of the worst rule an open port matches, or null (for change detection: a risky port opening). */
-export function portRiskSeverity(port: RiskPortInput, rules: RiskRuleSet | readonly RiskRuleSetting[] = []): RiskSeverity | null {
-  let worst: RiskSeverity | null = null;
+export function portRiskSeverity(port: RiskPortInput, rules: RiskRuleSet | readonly RiskRuleSetting[] = []): FindingSeverity | null {
+  let worst: FindingSeverity | null = null;
   for (const { rule } of matchPortRules(port, rules)) {
     if (worst === null || SEVERITY_RANK[rule.severity] > SEVERITY_RANK[worst]) worst = rule.severity;
   }
@@ -389,15 +373,13 @@ function ruleFinding(rule: RiskRule, how: MatchKind, port: RiskPortInput, v: Por
  * --------------------------------------------------------------------------------------------- */
 
 /** A CVE's severity as a finding severity (NVD names, else from the CVSS score; unknown → medium). */
-export function cveSeverity(cve: Pick<RiskCveInput, 'severity' | 'cvss_score'>): RiskSeverity {
+export function cveSeverity(cve: Pick<RiskCveInput, 'severity' | 'cvss_score'>): FindingSeverity {
   const s = cve.severity?.trim().toLowerCase();
   if (s === 'critical' || s === 'high' || s === 'medium' || s === 'low') return s;
   if (s === 'important') return 'high';
   if (s === 'moderate') return 'medium';
   if (s === 'none' || s === 'info' || s === 'informational') return 'low';
-  const score = cve.cvss_score;
-  if (typeof score === 'number' && Number.isFinite(score)) return score >= 9 ? 'critical' : score >= 7 ? 'high' : score >= 4 ? 'medium' : 'low';
-  return 'medium';
+  return asFindingSeverity(severityFromCvss(cve.cvss_score));
 }
 
 function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInput[]): RiskFinding[] {
@@ -513,7 +495,7 @@ function pickPort(ports: readonly RiskPortInput[], port: number): RiskPortInput 
 /** Worst first: severity, then port (host-level last), protocol, rule findings before CVE findings, title. */
 function compareFindings(a: RiskFinding, b: RiskFinding): number {
   return (
-    SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] ||
+    worstFirst(a.severity, b.severity) ||
     (a.port ?? 65_536) - (b.port ?? 65_536) ||
     (a.protocol ?? '').localeCompare(b.protocol ?? '') ||
     Number(a.cve_ids.length > 0) - Number(b.cve_ids.length > 0) ||
@@ -542,7 +524,7 @@ export function scoreFindings(findings: RiskFinding[]): { level: RiskLevel; scor
 /** One line: "3 findings: Telnet remote login exposed (critical), FTP (unencrypted file transfer) (medium, ×2)". */
 export function summarizeFindings(findings: readonly RiskFinding[]): string {
   if (findings.length === 0) return NO_FINDINGS_SUMMARY;
-  const groups: { title: string; severity: RiskSeverity; count: number }[] = [];
+  const groups: { title: string; severity: FindingSeverity; count: number }[] = [];
   for (const f of findings) {
     const g = groups.find((x) => x.title === f.title && x.severity === f.severity);
     if (g) g.count += 1;

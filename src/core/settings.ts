@@ -6,11 +6,11 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
+import { SCAN_PROFILES } from './model.js';
+import { FINDING_SEVERITIES } from './severity.js';
 
 const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
 
-export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
-export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
 export const SCAN_ENGINES = ['auto', 'nmap', 'native'] as const;
 export const DEFAULT_ZONES = ['Servers', 'Network', 'Workstations', 'IoT', 'DMZ', 'Guest'];
 
@@ -27,7 +27,7 @@ export const RiskRuleSchema = Type.Object(
     port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
     protocol: Type.Optional(Type.Union([Type.Literal('tcp'), Type.Literal('udp')])),
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    severity: Type.Optional(Type.Union(SEVERITIES.filter((s) => s !== 'info').map((s) => Type.Literal(s)))),
+    severity: Type.Optional(Type.Union(FINDING_SEVERITIES.map((s) => Type.Literal(s)))),
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     recommendation: Type.Optional(Type.String({ maxLength: 2000 })),

@@ -2,7 +2,7 @@ import { detectChanges, type DeviceState, type PortState } from '../core/changes
 import { matchCves } from '../core/cve.js';
 import type { PortRange } from '../core/net.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
-import type { ScannedPort } from './types.js';
+import { isOpenPort, type ScannedPort } from '../core/model.js';
 import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
@@ -79,7 +79,7 @@ export class ScanEvaluator {
             cpe: JSON.parse(p.cpe) as string[],
           }));
           const matches = matchCves(
-            scanned.filter((p) => p.state === 'open'),
+            scanned.filter(isOpenPort),
             index,
             { os_name: device.os_name },
           );

@@ -13,7 +13,8 @@ import { ScanRequestError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
-import { ScanAbortedError, type EngineProgress, type ScanEngine, type ScanProfile } from './types.js';
+import { ScanAbortedError, type EngineProgress, type ScanEngine } from './types.js';
+import { type ScanProfile } from '../core/model.js';
 
 export interface ScanRequest {
   profile: ScanProfile;

@@ -2,14 +2,8 @@ import { execFile, spawn } from 'node:child_process';
 import { discoveryArgs, phaseOfTask, portScanArgs } from '../core/nmap-args.js';
 import { parseNmapXml, readNmapStream, type NmapRun, type NmapStreamEvent } from '../core/nmap-xml.js';
 import { vendorForMac } from './oui.js';
-import {
-  ScanAbortedError,
-  type DiscoveredHost,
-  type DiscoveryRequest,
-  type PortScanRequest,
-  type ScanEngine,
-  type ScannedHost,
-} from './types.js';
+import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from './types.js';
+import { type DiscoveredHost, type ScannedHost } from '../core/model.js';
 
 /** Output larger than this means something is badly wrong; nmap is stopped rather than eat memory. */
 const MAX_OUTPUT_BYTES = 512 * 1024 * 1024;

@@ -1,6 +1,7 @@
 /** Turning engine progress events into one overall progress record. Pure apart from the clock passed in. */
 import type { ScanProgress } from '../store/scans.js';
-import type { EngineProgress, ScanPhase, ScanProfile } from './types.js';
+import type { EngineProgress, ScanPhase } from './types.js';
+import type { ScanProfile } from '../core/model.js';
 
 /** Share of the overall bar each phase covers, as [start, end] percent. */
 const SPANS: Record<'quick' | 'full', Partial<Record<ScanPhase, [number, number]>>> = {

@@ -1,33 +1,5 @@
-/** What every scan engine reports, and what it is asked to do. */
-
-export type ScanProfile = 'quick' | 'normal' | 'intensive';
-
-export interface ScannedPort {
-  port: number;
-  protocol: 'tcp' | 'udp';
-  /** nmap's states: open, closed, filtered, unfiltered, open|filtered, closed|filtered. */
-  state: string;
-  service: string | null;
-  product: string | null;
-  version: string | null;
-  extra_info: string | null;
-  cpe: string[];
-}
-
-export interface DiscoveredHost {
-  ip: string;
-  /** Upper-case colon form `AA:BB:CC:DD:EE:FF`, or null when the engine could not see it (not on the local segment). */
-  mac: string | null;
-  vendor: string | null;
-  hostname: string | null;
-}
-
-export interface ScannedHost extends DiscoveredHost {
-  os_name: string | null;
-  device_type: string | null;
-  /** Every port the engine reported individually (open, and filtered/closed where it lists them). */
-  ports: ScannedPort[];
-}
+/** The scan engine interface: what an engine is asked to do and how it reports progress. */
+import type { DiscoveredHost, ScanProfile, ScannedHost } from '../core/model.js';
 
 export type ScanPhase = 'queued' | 'discovery' | 'ports' | 'services' | 'os' | 'saving' | 'done';
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { SEVERITIES } from '../core/settings.js';
+import type { Severity } from '../core/severity.js';
 import type { ChangeRow, Database, NewChange } from './schema.js';
 
 export const CHANGE_TYPES = ['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed'] as const;
@@ -16,7 +16,7 @@ export interface ChangeQuery {
 
 export type ChangeRecord = Omit<ChangeRow, 'severity' | 'change_type'> & {
   change_type: ChangeType;
-  severity: (typeof SEVERITIES)[number];
+  severity: Severity;
 };
 
 export class ChangeStore {

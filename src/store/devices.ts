@@ -9,10 +9,9 @@ import type {
   PortsTable,
   RiskFindingsTable,
 } from './schema.js';
+import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
+import { isOpenPort } from '../core/model.js';
 
-export const RISK_LEVELS = ['critical', 'high', 'medium', 'low', 'none'] as const;
-export type RiskLevel = (typeof RISK_LEVELS)[number];
-export const AT_RISK_LEVELS: RiskLevel[] = ['critical', 'high', 'medium'];
 
 export interface DeviceSummary {
   id: number;
@@ -139,7 +138,6 @@ export interface DeviceUserFields {
   notes?: string | null;
 }
 
-const SEVERITY_ORDER: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4, none: 5 };
 
 /** Device inventory: identities, their current ports, findings, CVEs, IP history and per-scan snapshots. */
 export class DeviceStore {
@@ -225,7 +223,7 @@ export class DeviceStore {
         recommendation: f.recommendation,
         cve_ids: JSON.parse(f.cve_ids) as string[],
       }))
-      .sort((a, b) => (SEVERITY_ORDER[a.severity] ?? 9) - (SEVERITY_ORDER[b.severity] ?? 9) || b.score - a.score);
+      .sort((a, b) => worstFirst(a.severity as FindingSeverity, b.severity as FindingSeverity) || b.score - a.score);
     return {
       ...toSummary(row, sortedOpenPorts(ports)),
       ports: ports.map((p) => ({
@@ -392,7 +390,7 @@ export class DeviceStore {
 
 /** Open port numbers, ascending and unique (a port open on both TCP and UDP counts once), as every device shape shows them. */
 function sortedOpenPorts(ports: { port: number; state: string }[]): number[] {
-  return [...new Set(ports.filter((p) => p.state === 'open').map((p) => p.port))].sort((a, b) => a - b);
+  return [...new Set(ports.filter(isOpenPort).map((p) => p.port))].sort((a, b) => a - b);
 }
 
 function toSummary(row: DeviceRow, openPorts: number[]): DeviceSummary {

@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
-import type { DiscoveredHost, ScannedHost, ScannedPort } from '../scan/types.js';
+import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
 import type { Database } from './schema.js';
 
 export interface SeenDevice {
@@ -159,7 +159,7 @@ export class InventoryWriter {
             vendor: d.vendor,
             os_name: d.os_name,
             ports: JSON.stringify(list),
-            open_port_count: list.filter((p) => p.state === 'open').length,
+            open_port_count: list.filter(isOpenPort).length,
             risk_level: d.risk_level,
             risk_score: d.risk_score,
           };

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
+import { AT_RISK_LEVELS } from '../core/severity.js';
 
 export interface Stats {
   total_devices: number;
@@ -74,16 +75,11 @@ export class StatsStore {
         .where('status', '=', 'completed')
         .executeTakeFirstOrThrow(),
     ]);
-    const critical = Number(devices.critical);
-    const high = Number(devices.high);
-    const medium = Number(devices.medium);
+    const counts = { critical: Number(devices.critical), high: Number(devices.high), medium: Number(devices.medium), low: Number(devices.low) };
     return {
       total_devices: Number(devices.total),
-      devices_at_risk: critical + high + medium,
-      critical,
-      high,
-      medium,
-      low: Number(devices.low),
+      devices_at_risk: AT_RISK_LEVELS.reduce((n, level) => n + counts[level], 0),
+      ...counts,
       online_devices: Number(devices.online),
       open_ports: Number(ports.n),
       total_scans: Number(scans.n),
@@ -108,7 +104,7 @@ export class StatsStore {
         'sc.id as scan_id',
         'sc.completed_at as timestamp',
         eb.fn.count<number>('s.id').as('devices'),
-        sql<number>`coalesce(sum(case when s.risk_level in ('critical', 'high', 'medium') then 1 else 0 end), 0)`.as('at_risk'),
+        sql<number>`coalesce(sum(case when s.risk_level in (${sql.join([...AT_RISK_LEVELS])}) then 1 else 0 end), 0)`.as('at_risk'),
         level('critical').as('critical'),
         level('high').as('high'),
         sql<number>`coalesce(sum(s.open_port_count), 0)`.as('open_ports'),

@@ -6,15 +6,15 @@ import {
   matchCves,
   parseCpe,
   productKeyForName,
-  severityFromScore,
   sortCveMatches,
   validateCveEntry,
   windowsReleasesIn,
   type CveEntry,
   type CveMatch,
 } from '../../src/core/cve.js';
+import { severityFromCvss } from '../../src/core/severity.js';
 import { loadShippedCves, shippedFamilies } from '../../src/cve/dataset.js';
-import type { ScannedPort } from '../../src/scan/types.js';
+import type { ScannedPort } from '../../src/core/model.js';
 
 const shipped = loadShippedCves();
 const index = buildCveIndex(shipped);
@@ -31,7 +31,7 @@ function find(matches: CveMatch[], id: string): CveMatch | undefined {
   return matches.find((m) => m.id === id);
 }
 
-describe('severityFromScore', () => {
+describe('severityFromCvss', () => {
   it.each<[number | null, string]>([
     [10, 'critical'],
     [9.0, 'critical'],
@@ -44,7 +44,7 @@ describe('severityFromScore', () => {
     [0, 'info'],
     [null, 'medium'],
   ])('%j → %s', (score, expected) => {
-    expect(severityFromScore(score)).toBe(expected);
+    expect(severityFromCvss(score)).toBe(expected);
   });
 });
 
@@ -347,11 +347,14 @@ describe('matchCves on the shipped dataset', () => {
         [
           port({ port: 80, product: 'Apache httpd', version: '2.4.49' }),
           ssh('9.7p1'),
-          port({ port: 11211, protocol: 'udp', state: 'open|filtered', service: 'memcached', product: 'Memcached', version: '1.4.25' }),
+          port({ port: 11211, protocol: 'udp', state: 'open', service: 'memcached', product: 'Memcached', version: '1.4.25' }),
         ],
         index,
       ),
     );
+    // A port that did not answer (open|filtered) is not open: it gets no CVE, as it gets no risk finding.
+    const silent = port({ port: 11211, protocol: 'udp', state: 'open|filtered', service: 'memcached', product: 'Memcached', version: '1.4.25' });
+    expect(matchCves([silent], index)).toEqual([]);
     expect(matches[0].port).toBe(22);
     expect(matches.at(-1)!.port).toBe(11211);
     expect(find(matches, 'CVE-2018-1000115')).toMatchObject({ protocol: 'udp', confidence: 'confirmed' });

@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   BUILTIN_RISK_RULES,
   FIRST_FINDING_POINTS,
-  RISK_SCORE_BANDS,
-  SEVERITY_RANK,
   assessRisk,
   compileRiskRules,
   cveSeverity,
@@ -11,12 +9,11 @@ import {
   portRiskSeverity,
   resolveRiskRules,
   type RiskCveInput,
-  type RiskLevel,
   type RiskPortInput,
-  type RiskSeverity,
 } from '../../src/core/risk.js';
+import { RISK_SCORE_BANDS, SEVERITY_RANK, type FindingSeverity, type RiskLevel } from '../../src/core/severity.js';
 import type { RiskRuleSetting } from '../../src/core/settings.js';
-import type { ScannedPort } from '../../src/scan/types.js';
+import type { ScannedPort } from '../../src/core/model.js';
 
 const port = (
   p: number,
@@ -453,7 +450,7 @@ describe('score and level', () => {
       return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     };
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
-    const severities: RiskSeverity[] = ['critical', 'high', 'medium', 'low'];
+    const severities: FindingSeverity[] = ['critical', 'high', 'medium', 'low'];
     const pool: ScannedPort[] = [
       ...BUILTIN_RISK_RULES.flatMap((r) => (r.ports ?? []).map((p) => port(p, pick([null, ...(r.services ?? ['http'])]), null, null, { protocol: r.protocol ?? 'tcp' }))),
       port(22, 'ssh', 'OpenSSH'),

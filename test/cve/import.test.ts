@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { registerCveCommand } from '../../src/cli/cve.js';
 import { matchCves } from '../../src/core/cve.js';
-import type { ScannedPort } from '../../src/scan/types.js';
+import type { ScannedPort } from '../../src/core/model.js';
 import {
   CveDatabase,
   emptyImportedFile,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { SEVERITIES } from '../../core/settings.js';
+import { SEVERITIES } from '../../core/severity.js';
 import { CHANGE_TYPES } from '../../store/changes.js';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { DEVICE_SORT_KEYS, RISK_LEVELS, type DeviceDetail, type DeviceSummary as DeviceSummaryRecord, type DeviceUserFields } from '../../store/devices.js';
+import { RISK_LEVELS } from '../../core/severity.js';
+import { DEVICE_SORT_KEYS, type DeviceDetail, type DeviceSummary as DeviceSummaryRecord, type DeviceUserFields } from '../../store/devices.js';
 import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
 import { HttpError, badRequest, notFound } from '../errors.js';

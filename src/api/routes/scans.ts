@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { SCAN_PROFILES } from '../../core/settings.js';
+import { SCAN_PROFILES } from '../../core/model.js';
 import type { ScanRequest } from '../../scan/manager.js';
 import { SCAN_STATUSES, toScanRecord } from '../../store/scans.js';
 import { principalOf } from '../auth.js';

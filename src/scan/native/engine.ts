@@ -9,16 +9,8 @@ import { performance } from 'node:perf_hooks';
 import { identifyService, wellKnownService } from '../../core/banners.js';
 import { parsePortRanges, type PortRange } from '../../core/net.js';
 import { vendorForMac } from '../oui.js';
-import {
-  ScanAbortedError,
-  type DiscoveredHost,
-  type DiscoveryRequest,
-  type EngineProgress,
-  type PortScanRequest,
-  type ScanEngine,
-  type ScannedHost,
-  type ScannedPort,
-} from '../types.js';
+import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest, type ScanEngine } from '../types.js';
+import { type DiscoveredHost, type ScannedHost, type ScannedPort } from '../../core/model.js';
 import { DEFAULT_BANNER_TIMEOUTS, collectEvidence, type BannerTimeouts } from './banners.js';
 import { DEFAULT_PORT_TIMEOUTS, SocketRegistry, connectScan, runPool, type TimeoutPolicy } from './connect-pool.js';
 import { DISCOVERY_PORTS, discoverLiveHosts } from './discovery.js';

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NativeEngine, type NativeEngineOptions } from '../../../src/scan/native/engine.js';
-import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest, type ScannedHost } from '../../../src/scan/types.js';
+import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest } from '../../../src/scan/types.js';
+import { type ScannedHost } from '../../../src/core/model.js';
 import {
   greetingServer,
   httpServer,

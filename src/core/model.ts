@@ -1,0 +1,43 @@
+/**
+ * What a scan finds, as every layer sees it: engines produce it, the store records it, the core
+ * evaluates it. Pure types and the few facts about them (which profiles exist, what counts as open).
+ */
+
+/** quick = discovery only; normal = discovery, configured ports, service versions; intensive = all ports, OS, safe scripts. */
+export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
+export type ScanProfile = (typeof SCAN_PROFILES)[number];
+
+export interface ScannedPort {
+  port: number;
+  protocol: 'tcp' | 'udp';
+  /** nmap's states: open, closed, filtered, unfiltered, open|filtered, closed|filtered. */
+  state: string;
+  service: string | null;
+  product: string | null;
+  version: string | null;
+  extra_info: string | null;
+  cpe: string[];
+}
+
+export interface DiscoveredHost {
+  ip: string;
+  /** Upper-case colon form `AA:BB:CC:DD:EE:FF`, or null when the engine could not see it (not on the local segment). */
+  mac: string | null;
+  vendor: string | null;
+  hostname: string | null;
+}
+
+export interface ScannedHost extends DiscoveredHost {
+  os_name: string | null;
+  device_type: string | null;
+  /** Every port the engine reported individually (open, and filtered/closed where it lists them). */
+  ports: ScannedPort[];
+}
+
+/**
+ * Whether a port counts as open: something answered on it. nmap's `open|filtered` (no answer,
+ * typical of UDP) does not: a finding or a CVE needs a service that is really there.
+ */
+export function isOpenPort(port: { state: string }): boolean {
+  return port.state.trim().toLowerCase() === 'open';
+}

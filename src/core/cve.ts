@@ -65,7 +65,7 @@ export interface CveEntry {
   affected: CveAffected[];
 }
 
-/** A CVE found on a port: CONTRACT §4's record plus what explains it. */
+/** A CVE found on a port: the device's `cves` record of the API (see /openapi.json) plus what explains it. */
 export interface CveMatch {
   id: string;
   severity: Severity;

@@ -1,4 +1,5 @@
 /** Reading a release feed document and comparing release versions. Pure. */
+import { isObject } from '../util/is-object.js';
 
 export interface Release {
   version: string;
@@ -58,9 +59,6 @@ export function compareSemver(a: string, b: string): number {
   return 0;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v : undefined;

@@ -1,6 +1,6 @@
 /**
  * Risk scoring of one device from its open ports and CVE matches. Pure: plain data in, plain data
- * out; the shell stores the result as the device's `risk_details` (CONTRACT §4).
+ * out; the shell stores the result as the device's `risk_details` (`GET /api/devices/{id}`, described in /openapi.json).
  *
  * Findings
  * - Rule findings: every open port (state `open`; `open|filtered` and the rest never count) is

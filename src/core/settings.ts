@@ -8,6 +8,7 @@ import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { SCAN_PROFILES } from './model.js';
 import { FINDING_SEVERITIES } from './severity.js';
+import { isObject } from '../util/is-object.js';
 
 const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
 
@@ -149,21 +150,18 @@ export type SettingsResult = { ok: true; settings: Settings } | { ok: false; err
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * Deep-merges `patch` into `base`: objects merge key by key, arrays and scalars replace,
  * and `null` resets a key to its default. Returns a new object.
  */
 export function mergeSettings(base: unknown, patch: unknown, defaults: unknown = defaultSettings()): unknown {
-  if (!isPlainObject(patch) || !isPlainObject(base)) return patch;
+  if (!isObject(patch) || !isObject(base)) return patch;
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(patch)) {
-    const fallback = isPlainObject(defaults) ? defaults[key] : undefined;
+    const fallback = isObject(defaults) ? defaults[key] : undefined;
     if (value === null) out[key] = structuredClone(fallback);
-    else if (isPlainObject(value) && isPlainObject(base[key])) out[key] = mergeSettings(base[key], value, fallback);
+    else if (isObject(value) && isObject(base[key])) out[key] = mergeSettings(base[key], value, fallback);
     else out[key] = value;
   }
   return out;
@@ -236,14 +234,14 @@ export function validateSettings(candidate: unknown): SettingsResult {
  * their stored value.
  */
 export function applySettingsPatch(current: Settings, patch: unknown): SettingsResult {
-  if (!isPlainObject(patch)) return { ok: false, error: 'body: must be a JSON object with configuration sections' };
+  if (!isObject(patch)) return { ok: false, error: 'body: must be a JSON object with configuration sections' };
   if (Object.keys(patch).length === 0) return { ok: false, error: 'body: no configuration keys given' };
   const merged = mergeSettings(current, patch) as Record<string, Record<string, unknown>>;
   for (const { section, key, destination } of SECRETS) {
     const s = merged[section];
-    if (!isPlainObject(s)) continue;
+    if (!isObject(s)) continue;
     const before = current[section] as Record<string, unknown>;
-    const given = isPlainObject(patch[section]) ? (patch[section] as Record<string, unknown>)[key] : undefined;
+    const given = isObject(patch[section]) ? (patch[section] as Record<string, unknown>)[key] : undefined;
     const givenAgain = typeof given === 'string' && given !== SECRET_MASK;
     if (s[destination] !== before[destination] && !givenAgain) s[key] = '';
     else if (s[key] === SECRET_MASK) s[key] = before[key];
@@ -253,7 +251,7 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
 
 /** Fills keys missing from a stored (possibly older) document with defaults. */
 export function withDefaults(stored: unknown): Settings {
-  const merged = mergeSettings(defaultSettings(), isPlainObject(stored) ? stored : {});
+  const merged = mergeSettings(defaultSettings(), isObject(stored) ? stored : {});
   const result = validateSettings(merged);
   return result.ok ? result.settings : defaultSettings();
 }

@@ -27,6 +27,7 @@ import {
   type ImportedCveFile,
   type KevRecord,
 } from './dataset.js';
+import { isObject } from '../util/is-object.js';
 
 export class FeedFormatError extends Error {}
 
@@ -451,8 +452,4 @@ function writeJsonAtomically(path: string, value: unknown): void {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, `${JSON.stringify(value)}\n`, { mode: 0o644 });
   renameSync(tmp, path);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -7,6 +7,8 @@ import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import type { ScanRow } from '../store/schema.js';
+import { groupBy } from '../util/group-by.js';
+import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
 
 export interface EvaluationContext {
   scan: ScanRow;
@@ -55,8 +57,7 @@ export class ScanEvaluator {
    */
   async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<void> {
     const index = this.cves.index();
-    for (let i = 0; i < deviceIds.length; i += 500) {
-      const ids = deviceIds.slice(i, i + 500);
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       await this.store.db.transaction().execute(async (trx) => {
         const [devices, ports] = await Promise.all([
           trx.selectFrom('devices').select(['id', 'os_name']).where('id', 'in', ids).execute(),
@@ -109,8 +110,8 @@ export class ScanEvaluator {
             .where('id', '=', device.id)
             .execute();
         }
-        for (let j = 0; j < findingRows.length; j += 200) await trx.insertInto('risk_findings').values(findingRows.slice(j, j + 200)).execute();
-        for (let j = 0; j < cveRows.length; j += 200) await trx.insertInto('cve_matches').values(cveRows.slice(j, j + 200)).execute();
+        for (const batch of chunks(findingRows, rowsPerInsert(12))) await trx.insertInto('risk_findings').values(batch).execute();
+        for (const batch of chunks(cveRows, rowsPerInsert(14))) await trx.insertInto('cve_matches').values(batch).execute();
       });
     }
     this.store.touch();
@@ -119,8 +120,7 @@ export class ScanEvaluator {
   /** The seen devices with their ports as they are now. */
   private async currentStates(deviceIds: number[]): Promise<DeviceState[]> {
     const out: DeviceState[] = [];
-    for (let i = 0; i < deviceIds.length; i += 500) {
-      const ids = deviceIds.slice(i, i + 500);
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const [devices, ports] = await Promise.all([
         this.store.db.selectFrom('devices').select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute(),
         this.store.db
@@ -185,11 +185,11 @@ export class ScanEvaluator {
   ): Promise<DeviceState[]> {
     const meta = new Map<number, { label: string | null; vendor: string | null; is_trusted: number }>();
     const ids = snapshots.map((s) => s.device_id);
-    for (let i = 0; i < ids.length; i += 500) {
+    for (const batch of chunks(ids, IDS_PER_STATEMENT)) {
       const rows = await this.store.db
         .selectFrom('devices')
         .select(['id', 'label', 'vendor', 'is_trusted'])
-        .where('id', 'in', ids.slice(i, i + 500))
+        .where('id', 'in', batch)
         .execute();
       for (const r of rows) meta.set(r.id, r);
     }
@@ -203,15 +203,4 @@ export class ScanEvaluator {
       ports: JSON.parse(s.ports) as PortState[],
     }));
   }
-}
-
-function groupBy<T, K>(items: T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const out = new Map<K, T[]>();
-  for (const item of items) {
-    const k = keyOf(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Severity } from '../core/severity.js';
 import type { ChangeRow, Database, NewChange } from './schema.js';
+import { chunks, rowsPerInsert } from '../util/batches.js';
 
 export const CHANGE_TYPES = ['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
@@ -26,9 +27,8 @@ export class ChangeStore {
   ) {}
 
   async insertMany(changes: NewChange[]): Promise<void> {
-    // Chunked so a scan with thousands of changes stays under SQLite's bound-parameter limit.
-    for (let i = 0; i < changes.length; i += 500) {
-      await this.db.insertInto('changes').values(changes.slice(i, i + 500)).execute();
+    for (const batch of chunks(changes, rowsPerInsert(13))) {
+      await this.db.insertInto('changes').values(batch).execute();
     }
     if (changes.length > 0) this.onWrite();
   }

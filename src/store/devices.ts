@@ -11,6 +11,7 @@ import type {
 } from './schema.js';
 import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
 import { isOpenPort } from '../core/model.js';
+import { chunks, rowsPerInsert } from '../util/batches.js';
 
 
 export interface DeviceSummary {
@@ -327,10 +328,10 @@ export class DeviceStore {
   async replacePorts(deviceId: number, ports: Omit<Insertable<PortsTable>, 'device_id'>[]): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('ports').where('device_id', '=', deviceId).execute();
-      for (let i = 0; i < ports.length; i += 200) {
+      for (const batch of chunks(ports, rowsPerInsert(12))) {
         await trx
           .insertInto('ports')
-          .values(ports.slice(i, i + 200).map((p) => ({ ...p, device_id: deviceId })))
+          .values(batch.map((p) => ({ ...p, device_id: deviceId })))
           .execute();
       }
     });

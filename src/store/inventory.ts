@@ -4,6 +4,7 @@ import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
 import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
 import type { Database } from './schema.js';
+import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
 
 export interface SeenDevice {
   deviceId: number;
@@ -80,7 +81,6 @@ export class InventoryWriter {
 
   /** Marks the devices inside the scanned range that this scan did not see as offline. */
   async markUnseenOffline(range: { low: number; high: number }, seenIds: number[], excluded: (ipSort: number) => boolean = () => false): Promise<number> {
-    // Chunked: a /16 can have thousands of live devices, more than one statement's parameter limit.
     const seen = new Set(seenIds);
     const candidates = await this.db
       .selectFrom('devices')
@@ -91,8 +91,8 @@ export class InventoryWriter {
       .execute();
     // Excluded addresses were not probed: their devices keep their state.
     const offline = candidates.filter((c) => !seen.has(c.id) && !excluded(c.ip_sort)).map((c) => c.id);
-    for (let i = 0; i < offline.length; i += 500) {
-      await this.db.updateTable('devices').set({ online: 0 }).where('id', 'in', offline.slice(i, i + 500)).execute();
+    for (const ids of chunks(offline, IDS_PER_STATEMENT)) {
+      await this.db.updateTable('devices').set({ online: 0 }).where('id', 'in', ids).execute();
     }
     if (offline.length) this.onWrite();
     return offline.length;
@@ -119,7 +119,7 @@ export class InventoryWriter {
           first_seen: firstSeen.get(`${p.protocol}/${p.port}`) ?? at,
           last_seen: at,
         }));
-        for (let i = 0; i < rows.length; i += 200) await trx.insertInto('ports').values(rows.slice(i, i + 200)).execute();
+        for (const batch of chunks(rows, rowsPerInsert(12))) await trx.insertInto('ports').values(batch).execute();
         if (host.os_name || host.device_type) {
           await trx
             .updateTable('devices')
@@ -136,8 +136,7 @@ export class InventoryWriter {
   async recordSnapshots(scanId: number, deviceIds: number[]): Promise<void> {
     if (deviceIds.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < deviceIds.length; i += 500) {
-        const ids = deviceIds.slice(i, i + 500);
+      for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
         const devices = await trx.selectFrom('devices').selectAll().where('id', 'in', ids).execute();
         const ports = await trx
           .selectFrom('ports')
@@ -164,7 +163,7 @@ export class InventoryWriter {
             risk_score: d.risk_score,
           };
         });
-        for (let j = 0; j < rows.length; j += 100) await trx.insertInto('device_snapshots').values(rows.slice(j, j + 100)).execute();
+        for (const batch of chunks(rows, rowsPerInsert(13))) await trx.insertInto('device_snapshots').values(batch).execute();
       }
     });
     this.onWrite();

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 export interface RetentionResult {
   scans: number;
@@ -8,14 +9,14 @@ export interface RetentionResult {
   audit_entries: number;
 }
 
-/** Rows deleted per statement: keeps each transaction short and under the parameter limits. */
-const BATCH = 500;
-
 /**
  * Deletes history older than a cutoff: finished scans with their snapshots and changes, and audit
  * entries. Devices are kept, and so is the latest completed scan of each subnet, however old: it
  * is the baseline the next scan of that subnet is compared with.
  */
+/** Audit entries deleted per statement: keeps each transaction short on a large log. */
+const AUDIT_ROWS_PER_DELETE = 5_000;
+
 export class RetentionStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -37,8 +38,7 @@ export class RetentionStore {
       .where('id', 'not in', baselines)
       .execute();
     const ids = old.map((r) => r.id);
-    for (let i = 0; i < ids.length; i += BATCH) {
-      const batch = ids.slice(i, i + BATCH);
+    for (const batch of chunks(ids, IDS_PER_STATEMENT)) {
       await this.db.transaction().execute(async (trx) => {
         // Counted, then deleted explicitly: the foreign keys would cascade, but the audit entry reports the numbers.
         const snapshots = await trx.deleteFrom('device_snapshots').where('scan_id', 'in', batch).executeTakeFirst();
@@ -50,11 +50,11 @@ export class RetentionStore {
       });
     }
     for (;;) {
-      const doomed = this.db.selectFrom('audit_logs').select('id').where('timestamp', '<', cutoff).limit(BATCH * 10);
+      const doomed = this.db.selectFrom('audit_logs').select('id').where('timestamp', '<', cutoff).limit(AUDIT_ROWS_PER_DELETE);
       const deleted = await this.db.deleteFrom('audit_logs').where('id', 'in', doomed).executeTakeFirst();
       const n = Number(deleted.numDeletedRows);
       result.audit_entries += n;
-      if (n < BATCH * 10) break;
+      if (n < AUDIT_ROWS_PER_DELETE) break;
     }
     if (result.scans > 0) this.onWrite();
     return result;

@@ -46,7 +46,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
 
   const strip = (rows: ChangeBody[]) => rows.map(({ id: _id, ...rest }) => rest);
 
-  it('lists every change newest first with the CONTRACT §5 fields', async () => {
+  it('lists every change newest first with every field of the change record', async () => {
     const { body, total } = await list('');
     expect(total).toBe(String(seed.changes.length));
     for (const c of body) expect(Object.keys(c).sort()).toEqual([...CHANGE_KEYS].sort());

@@ -3,7 +3,7 @@ import { testDatabases } from '../helpers/databases.js';
 import { ADMIN, readJson, type TestServer } from '../helpers/server.js';
 import { DEVICE_KEYS, compareIp, openPorts, startSeededServer, type DeviceKey, type Seed } from '../helpers/seed.js';
 
-/** CONTRACT §4 summary fields, plus `mac_randomized` which the service adds. */
+/** The device summary fields of the API (docs in /openapi.json), plus `mac_randomized` which the service adds. */
 const SUMMARY_KEYS = [
   'id',
   'ip_address',
@@ -93,7 +93,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       expect(ips.indexOf(seed.devices.nas.ip_address)).toBeLessThan(ips.indexOf(seed.devices.laptop.ip_address));
     });
 
-    it('returns each summary exactly as CONTRACT §4 describes, open_ports sorted and unique', async () => {
+    it('returns each summary exactly as the API describes, open_ports sorted and unique', async () => {
       const body = await readJson(await get('/api/devices'));
       for (const device of body) {
         expect(Object.keys(device).sort()).toEqual([...SUMMARY_KEYS, 'mac_randomized'].sort());

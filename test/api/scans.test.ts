@@ -4,7 +4,7 @@ import { testDatabases } from '../helpers/databases.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
 import { SCAN_KEYS, compareIp, openPorts, startSeededServer, type Seed } from '../helpers/seed.js';
 
-/** CONTRACT §3 scan record fields. */
+/** The API's scan record fields. */
 const CONTRACT_SCAN_KEYS = [
   'scan_id',
   'status',
@@ -83,7 +83,7 @@ describe.each(testDatabases())('scan API on seeded data ($kind)', (database) => 
     expect((await readJson(res)).detail).toMatch(new RegExp(`^${name}\\b`));
   });
 
-  it('returns one scan record with the CONTRACT §3 fields', async () => {
+  it('returns one scan record with every field of the scan record', async () => {
     for (const k of SCAN_KEYS) {
       const row = seed.scans[k];
       const res = await get(`/api/scans/${row.id}`);

@@ -5,7 +5,7 @@ import { adminWithKey, readJson, startTestServer, type TestServer } from '../hel
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The /api paths this service implements today (a subset of SEED-API.md plus CONTRACT.md). */
+/** The /api paths this service implements today (as documented in /openapi.json and README.md). */
 const API_PATHS = [
   '/api/auth/status',
   '/api/auth/setup',

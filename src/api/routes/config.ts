@@ -4,6 +4,7 @@ import { SettingsSchema, applySettingsPatch, maskSettings, type Settings } from 
 import { audit } from '../audit.js';
 import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
+import { isObject } from '../../util/is-object.js';
 
 export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, scans } = app.services;
@@ -76,8 +77,4 @@ function diff(before: Settings, after: Settings): Record<string, { old: unknown;
   };
   walk(before, after, '');
   return out;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

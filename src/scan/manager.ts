@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import { formatPortRanges, ipv4ToInt, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network } from '../core/net.js';
+import type { DiscoveredHost, ScanProfile } from '../core/model.js';
+import { formatPortRanges, ipv4ToInt, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network, type PortRange } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
-import { InventoryWriter } from '../store/inventory.js';
+import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
 import type { ScanProgress } from '../store/scans.js';
 import type { ScanRow } from '../store/schema.js';
 import { EngineSelector } from './engines.js';
@@ -13,8 +14,7 @@ import { ScanRequestError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
-import { ScanAbortedError, type EngineProgress, type ScanEngine } from './types.js';
-import { type ScanProfile } from '../core/model.js';
+import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
 
 export interface ScanRequest {
   profile: ScanProfile;
@@ -34,6 +34,18 @@ interface RunningScan {
   reason: 'cancelled' | 'timeout' | 'shutdown' | 'lost' | null;
   progress: ProgressTracker;
   done: Promise<void>;
+}
+
+/** One scan as it runs: what was asked, how, and what every phase needs. */
+interface ScanRun {
+  running: RunningScan;
+  scan: ScanRow;
+  engine: ScanEngine;
+  settings: Settings;
+  network: Ipv4Network;
+  request: ScanRequest;
+  started: number;
+  engineOptions: Omit<DiscoveryRequest, 'cidr' | 'exclude'>;
 }
 
 /** How often progress is written to the scan record while it runs. */
@@ -253,6 +265,11 @@ export class ScanManager {
     return timer;
   }
 
+  /**
+   * Runs a recorded scan to its end, phase by phase: discovery, the port scan, evaluation, and
+   * the final record. Whatever happens, the scan record ends in a final state (unless another
+   * instance ended it first) and the timers are cleared.
+   */
   private async execute(
     running: RunningScan,
     scan: ScanRow,
@@ -261,15 +278,29 @@ export class ScanManager {
     network: Ipv4Network,
     request: ScanRequest,
   ): Promise<void> {
-    const started = Date.now();
-    const { signal } = running.abort;
-    const limitMs = settings.scanning.scan_timeout_minutes * 60_000;
+    const run: ScanRun = { running, scan, engine, settings, network, request, started: Date.now(), engineOptions: this.engineOptions(running, scan, settings) };
     const timer = setTimeout(() => {
       running.reason = 'timeout';
       running.abort.abort();
-    }, limitMs);
+    }, settings.scanning.scan_timeout_minutes * 60_000);
     timer.unref();
     const lease = this.keepLease(running);
+    try {
+      const { live, seen } = await this.discoveryPhase(run);
+      const portList = await this.portPhase(run, live, seen);
+      if (running.abort.signal.aborted) throw new ScanAbortedError();
+      await this.evaluationPhase(run, seen, portList);
+      await this.recordCompleted(run, live.length);
+    } catch (err) {
+      await this.recordEnded(run, err);
+    } finally {
+      clearTimeout(timer);
+      clearInterval(lease);
+    }
+  }
+
+  /** What every engine call of this scan shares: privileges, timeouts, the abort signal, and where progress goes. */
+  private engineOptions(running: RunningScan, scan: ScanRow, settings: Settings): ScanRun['engineOptions'] {
     let lastPersist = 0;
     const onProgress = (event: EngineProgress) => {
       const progress = running.progress.update(event);
@@ -286,120 +317,126 @@ export class ScanManager {
         .update(scan.id, { engine_pgid: pgid })
         .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record the engine process'));
     };
-    const privileged = hasRawSocketPrivilege();
-    const common = {
-      privileged,
+    return {
+      privileged: hasRawSocketPrivilege(),
       resolveHostnames: settings.network.resolve_hostnames,
       hostTimeoutSeconds: settings.scanning.host_timeout_seconds,
-      signal,
+      signal: running.abort.signal,
       onProgress,
       onProcess,
     };
-    try {
-      onProgress({ phase: 'discovery', percent: 0 });
-      const live = await engine.discover({ cidr: network.cidr, exclude: request.device ? [] : settings.network.exclude, ...common });
-      // Recording what discovery found is still discovery: 'saving' is the last stretch of the bar.
-      onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
-      const at = nowIso();
-      const seen = await this.inventory.recordDiscovery(scan.id, live, at);
-      const base = ipv4ToInt(network.network);
-      const excluded = request.device
-        ? []
-        : settings.network.exclude.flatMap((e) => {
-            const net = parseIpv4Network(e);
-            return net.ok ? [{ low: ipv4ToInt(net.value.network), high: ipv4ToInt(net.value.network) + net.value.size - 1 }] : [];
-          });
-      await this.inventory.markUnseenOffline(
-        { low: base, high: base + network.size - 1 },
-        seen.map((s) => s.deviceId),
-        (ip) => excluded.some((r) => ip >= r.low && ip <= r.high),
-      );
-      onProgress({ phase: 'discovery', percent: 100, hostsFound: live.length, hostsDone: request.profile === 'quick' ? live.length : 0 });
+  }
 
-      const configured = parsePortRanges(settings.scanning.port_range);
-      const scannedPorts = request.profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
-      if (request.profile !== 'quick' && live.length > 0) {
-        const results = await engine.scanPorts({
-          hosts: live.map((h) => h.ip),
-          profile: request.profile,
-          ports: formatPortRanges(scannedPorts),
-          osDetection: settings.scanning.os_detection,
-          ...common,
-        });
-        onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
-        const deviceByIp = new Map(seen.map((s) => [s.ip, s.deviceId]));
-        const discoveredByIp = new Map(live.map((h) => [h.ip, h]));
-        await this.inventory.recordPorts(
-          results
-            .filter((h) => deviceByIp.has(h.ip))
-            .map((h) => {
-              const discovered = discoveredByIp.get(h.ip);
-              return { deviceId: deviceByIp.get(h.ip)!, host: { ...h, mac: h.mac ?? discovered?.mac ?? null } };
-            }),
-          nowIso(),
-        );
-      }
-      if (signal.aborted) throw new ScanAbortedError();
-      onProgress({ phase: 'saving', percent: 50 });
-      const seenIds = seen.map((s) => s.deviceId);
-      await this.evaluator.evaluate({ scan, seenDeviceIds: seenIds, portsScanned: request.profile !== 'quick', portList: scannedPorts });
-      await this.inventory.recordSnapshots(scan.id, seenIds);
-      const progress = running.progress.update({ phase: 'done', percent: 100 });
-      const completedAt = nowIso();
-      const recorded = await this.store.scans.finish(scan.id, this.owner.id, {
-        status: 'completed',
-        completed_at: completedAt,
-        duration_seconds: (Date.now() - started) / 1000,
-        devices_found: live.length,
-        progress: JSON.stringify(progress),
-      });
-      if (!recorded) {
-        this.log.warn({ scan_id: scan.id }, 'scan finished, but another instance had already ended its record');
-        return;
-      }
-      await this.audit('scan_completed', scan, request.actor, true, {
-        devices_found: live.length,
-        duration_seconds: Math.round((Date.now() - started) / 100) / 10,
-        engine: engine.name,
-      });
-      this.log.info({ scan_id: scan.id, devices: live.length, ms: Date.now() - started, engine: engine.name }, 'scan completed');
-    } catch (err) {
-      const aborted = err instanceof ScanAbortedError || signal.aborted;
-      const reason = running.reason;
-      if (aborted && reason === 'lost') {
-        // Another instance ended the record (it took this process for dead): nothing left to write.
-        this.log.warn({ scan_id: scan.id }, 'scan stopped: another instance ended its record');
-        return;
-      }
-      const status = aborted && reason === 'cancelled' ? 'cancelled' : 'failed';
-      const message = !aborted
-        ? `Scan engine ${engine.name} failed: ${(err as Error).message}`
-        : reason === 'timeout'
-          ? `Scan exceeded its time limit of ${settings.scanning.scan_timeout_minutes} minutes (scanning.scan_timeout_minutes)`
-          : reason === 'shutdown'
-            ? 'Interrupted: the server stopped while this scan was running'
-            : 'Cancelled';
-      if (!aborted) this.log.error({ err, scan_id: scan.id }, 'scan failed');
-      const recorded = await this.store.scans
-        .finish(scan.id, this.owner.id, {
-          status,
-          error: message,
-          completed_at: nowIso(),
-          duration_seconds: (Date.now() - started) / 1000,
-          progress: JSON.stringify(running.progress.current),
-        })
-        .catch((e) => {
-          this.log.error({ err: e, scan_id: scan.id }, 'could not record the end of a scan');
-          return false;
-        });
-      if (!recorded) return;
-      await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', { error: message }).catch(
-        (e) => this.log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'),
-      );
-    } finally {
-      clearTimeout(timer);
-      clearInterval(lease);
+  /** Finds the live hosts, records them in the inventory and marks the target's unseen devices offline. */
+  private async discoveryPhase({ scan, engine, settings, network, request, engineOptions }: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[] }> {
+    const { onProgress } = engineOptions;
+    onProgress({ phase: 'discovery', percent: 0 });
+    const exclude = request.device ? [] : settings.network.exclude;
+    const live = await engine.discover({ cidr: network.cidr, exclude, ...engineOptions });
+    // Recording what discovery found is still discovery: 'saving' is the last stretch of the bar.
+    onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
+    const seen = await this.inventory.recordDiscovery(scan.id, live, nowIso());
+    const base = ipv4ToInt(network.network);
+    const excluded = exclude.flatMap((e) => {
+      const net = parseIpv4Network(e);
+      return net.ok ? [{ low: ipv4ToInt(net.value.network), high: ipv4ToInt(net.value.network) + net.value.size - 1 }] : [];
+    });
+    await this.inventory.markUnseenOffline(
+      { low: base, high: base + network.size - 1 },
+      seen.map((d) => d.deviceId),
+      (ip) => excluded.some((r) => ip >= r.low && ip <= r.high),
+    );
+    onProgress({ phase: 'discovery', percent: 100, hostsFound: live.length, hostsDone: request.profile === 'quick' ? live.length : 0 });
+    return { live, seen };
+  }
+
+  /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
+  private async portPhase({ engine, settings, request, engineOptions }: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortRange[]> {
+    const configured = parsePortRanges(settings.scanning.port_range);
+    const portList = request.profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
+    if (request.profile === 'quick' || live.length === 0) return portList;
+    const results = await engine.scanPorts({
+      hosts: live.map((h) => h.ip),
+      profile: request.profile,
+      ports: formatPortRanges(portList),
+      osDetection: settings.scanning.os_detection,
+      ...engineOptions,
+    });
+    engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
+    const deviceByIp = new Map(seen.map((d) => [d.ip, d.deviceId]));
+    const discoveredByIp = new Map(live.map((h) => [h.ip, h]));
+    await this.inventory.recordPorts(
+      results
+        .filter((h) => deviceByIp.has(h.ip))
+        .map((h) => ({ deviceId: deviceByIp.get(h.ip)!, host: { ...h, mac: h.mac ?? discoveredByIp.get(h.ip)?.mac ?? null } })),
+      nowIso(),
+    );
+    return portList;
+  }
+
+  /** Risk, CVEs and changes against the baseline, then the snapshots of this scan. */
+  private async evaluationPhase({ scan, request, engineOptions }: ScanRun, seen: SeenDevice[], portList: PortRange[]): Promise<void> {
+    engineOptions.onProgress({ phase: 'saving', percent: 50 });
+    const seenDeviceIds = seen.map((d) => d.deviceId);
+    await this.evaluator.evaluate({ scan, seenDeviceIds, portsScanned: request.profile !== 'quick', portList });
+    await this.inventory.recordSnapshots(scan.id, seenDeviceIds);
+  }
+
+  private async recordCompleted({ running, scan, engine, request, started }: ScanRun, devicesFound: number): Promise<void> {
+    const progress = running.progress.update({ phase: 'done', percent: 100 });
+    const recorded = await this.store.scans.finish(scan.id, this.owner.id, {
+      status: 'completed',
+      completed_at: nowIso(),
+      duration_seconds: (Date.now() - started) / 1000,
+      devices_found: devicesFound,
+      progress: JSON.stringify(progress),
+    });
+    if (!recorded) {
+      this.log.warn({ scan_id: scan.id }, 'scan finished, but another instance had already ended its record');
+      return;
     }
+    await this.audit('scan_completed', scan, request.actor, true, {
+      devices_found: devicesFound,
+      duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+      engine: engine.name,
+    });
+    this.log.info({ scan_id: scan.id, devices: devicesFound, ms: Date.now() - started, engine: engine.name }, 'scan completed');
+  }
+
+  /** Records how a scan that did not complete ended: cancelled, timed out, interrupted or failed. */
+  private async recordEnded({ running, scan, engine, settings, request, started }: ScanRun, err: unknown): Promise<void> {
+    const aborted = err instanceof ScanAbortedError || running.abort.signal.aborted;
+    const reason = running.reason;
+    if (aborted && reason === 'lost') {
+      // Another instance ended the record (it took this process for dead): nothing left to write.
+      this.log.warn({ scan_id: scan.id }, 'scan stopped: another instance ended its record');
+      return;
+    }
+    const status = aborted && reason === 'cancelled' ? 'cancelled' : 'failed';
+    const message = !aborted
+      ? `Scan engine ${engine.name} failed: ${(err as Error).message}`
+      : reason === 'timeout'
+        ? `Scan exceeded its time limit of ${settings.scanning.scan_timeout_minutes} minutes (scanning.scan_timeout_minutes)`
+        : reason === 'shutdown'
+          ? 'Interrupted: the server stopped while this scan was running'
+          : 'Cancelled';
+    if (!aborted) this.log.error({ err, scan_id: scan.id }, 'scan failed');
+    const recorded = await this.store.scans
+      .finish(scan.id, this.owner.id, {
+        status,
+        error: message,
+        completed_at: nowIso(),
+        duration_seconds: (Date.now() - started) / 1000,
+        progress: JSON.stringify(running.progress.current),
+      })
+      .catch((e) => {
+        this.log.error({ err: e, scan_id: scan.id }, 'could not record the end of a scan');
+        return false;
+      });
+    if (!recorded) return;
+    await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', { error: message }).catch(
+      (e) => this.log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'),
+    );
   }
 
   private async audit(

@@ -28,21 +28,6 @@ export class ConfigError extends Error {}
 const FILE_KEYS = ['port', 'host', 'data_dir', 'database_url', 'log_level', 'settings'];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export const ENVIRONMENT_VARIABLES: Record<string, string> = {
-  NETWARDEN_PORT: 'TCP port to listen on (default 8080)',
-  NETWARDEN_HOST: 'Address to listen on (default 0.0.0.0)',
-  NETWARDEN_DATA_DIR: 'Data directory for the SQLite database (default ./data)',
-  NETWARDEN_DATABASE_URL: 'postgres://user:pass@host/db for PostgreSQL, or a SQLite file path (default <data dir>/netwarden.db)',
-  NETWARDEN_CONFIG: 'Path of a JSON config file (default <data dir>/netwarden.json when it exists)',
-  NETWARDEN_LOG_LEVEL: 'fatal, error, warn, info (default), debug, trace or silent',
-  NETWARDEN_ADMIN_USERNAME: 'With NETWARDEN_ADMIN_PASSWORD: create this administrator at start-up when no user exists',
-  NETWARDEN_ADMIN_PASSWORD: 'Password for NETWARDEN_ADMIN_USERNAME (at least 10 characters)',
-  NETWARDEN_SUBNET: 'Seeds network.subnet on first start',
-  NETWARDEN_UPDATE_FEED_URL: 'Seeds updates.feed_url on first start',
-  NETWARDEN_NMAP_PATH: 'nmap binary to run (default: nmap from PATH)',
-  NETWARDEN_SCAN_ALLOW: 'Comma-separated CIDR blocks scans may target; replaces scanning.allowed_targets, which the API then cannot change',
-};
-
 export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
   const dataDirFromEnv = env.NETWARDEN_DATA_DIR;
   const explicitFile = env.NETWARDEN_CONFIG;

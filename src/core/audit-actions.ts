@@ -23,7 +23,3 @@ export const AUDIT_ACTIONS = {
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
 
 export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as AuditAction[];
-
-export function isAuditAction(name: string): name is AuditAction {
-  return Object.hasOwn(AUDIT_ACTIONS, name);
-}

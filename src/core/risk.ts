@@ -507,7 +507,7 @@ function compareFindings(a: RiskFinding, b: RiskFinding): number {
  * Scores ordered findings in place (see the module comment) and returns the level and total.
  * Exported for callers that build findings themselves.
  */
-export function scoreFindings(findings: RiskFinding[]): { level: RiskLevel; score: number } {
+function scoreFindings(findings: RiskFinding[]): { level: RiskLevel; score: number } {
   findings.sort(compareFindings);
   if (findings.length === 0) return { level: 'none', score: 0 };
   const level = findings[0].severity;

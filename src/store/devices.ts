@@ -192,10 +192,6 @@ export class DeviceStore {
     return this.db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  findByIdentity(identity: string): Promise<DeviceRow | undefined> {
-    return this.db.selectFrom('devices').selectAll().where('identity', '=', identity).executeTakeFirst();
-  }
-
   async get(id: number): Promise<DeviceDetail | undefined> {
     const row = await this.getRow(id);
     if (!row) return undefined;

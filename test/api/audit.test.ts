@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { ADMIN, adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN, adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 
 interface AuditRecord {
   id: number;
@@ -22,8 +22,7 @@ describe.each(testDatabases())('audit log ($kind)', (database) => {
   let cookie: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key, cookie } = await adminWithKey(server, 'auditor'));
+    ({ server, key, cookie } = await startServerWithAdmin(database, { keyName: 'auditor' }));
     // A varied history, written through the API as a user would cause it.
     const login = (password: string) => server.request('/api/auth/login', { method: 'POST', json: { username: ADMIN.username, password } });
     await login('wrong password one');

@@ -8,6 +8,7 @@ import {
   adminWithKey,
   readJson,
   sessionCookie,
+  startServerWithAdmin,
   startTestServer,
   type RequestOptions,
   type TestServer,
@@ -202,8 +203,7 @@ describe.each(testDatabases())('login, logout and me ($kind)', (database) => {
   let cookie: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key, cookie } = await adminWithKey(server, 'cli-key'));
+    ({ server, key, cookie } = await startServerWithAdmin(database, { keyName: 'cli-key' }));
   });
   afterAll(() => server?.close());
 
@@ -365,8 +365,7 @@ describe.each(testDatabases())('login throttling ($kind)', (database) => {
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
   });
   afterAll(() => server?.close());
 
@@ -435,8 +434,7 @@ describe.each(testDatabases())('client address behind a trusted proxy ($kind)', 
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
   });
   afterAll(() => server?.close());
 
@@ -457,8 +455,7 @@ describe.each(testDatabases())('Secure session cookie ($kind)', (database) => {
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
   });
   afterAll(() => server?.close());
 
@@ -486,8 +483,7 @@ describe.each(testDatabases())('password change ($kind)', (database) => {
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ cookie: current, key } = await adminWithKey(server));
+    ({ server, cookie: current, key } = await startServerWithAdmin(database));
     other = sessionCookie(await login(server, ADMIN));
   });
   afterAll(() => server?.close());
@@ -570,8 +566,7 @@ describe.each(testDatabases())('Origin check on cookie-authenticated writes ($ki
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ cookie, key } = await adminWithKey(server));
+    ({ server, cookie, key } = await startServerWithAdmin(database));
   });
   afterAll(() => server?.close());
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itRejectsBadBodies } from '../helpers/bad-input.js';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startTestServer, type RequestOptions, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type RequestOptions, type TestServer } from '../helpers/server.js';
 
 const NOT_AUTHENTICATED = { detail: 'Not authenticated' };
 const KEY_FORMAT = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -45,8 +45,7 @@ describe.each(testDatabases())('API keys ($kind)', (database) => {
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ cookie, key } = await adminWithKey(server, 'admin-key'));
+    ({ server, cookie, key } = await startServerWithAdmin(database, { keyName: 'admin-key' }));
   });
   afterAll(() => server?.close());
 
@@ -319,8 +318,7 @@ describe.each(testDatabases())('failed API key attempts in the audit log ($kind)
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ cookie, key } = await adminWithKey(server, 'reader'));
+    ({ server, cookie, key } = await startServerWithAdmin(database, { keyName: 'reader' }));
   });
   afterAll(() => server?.close());
 

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 
 describe.each(testDatabases())('health and authentication basics ($kind)', (database) => {
   let server: TestServer;
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
   });
   afterAll(() => server?.close());
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -53,8 +53,7 @@ describe.each(testDatabases())('health, API description and HTTP behaviour ($kin
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
   });
   afterAll(() => server?.close());
 
@@ -332,8 +331,7 @@ describe.each(testDatabases())('health when the database is gone ($kind)', (data
   let key: string;
 
   beforeAll(async () => {
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
     expect((await server.request('/health')).status).toBe(200);
     await server.store.close();
   });

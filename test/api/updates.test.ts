@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 
 const RELEASE = {
   tag_name: 'v1.2.3',
@@ -96,8 +96,7 @@ describe.each(testDatabases())('update check ($kind)', (database) => {
 
   beforeAll(async () => {
     await feed.start();
-    server = await startTestServer(database);
-    ({ key } = await adminWithKey(server));
+    ({ server, key } = await startServerWithAdmin(database));
   });
   afterAll(async () => {
     await server?.close();

@@ -98,6 +98,24 @@ export async function adminWithKey(server: TestServer, name = 'test-key'): Promi
   return { cookie, key: body.key, keyId: body.id };
 }
 
+/**
+ * The usual start of a test: the real server over a fresh database, its administrator set up, and
+ * an API key created through the API.
+ */
+export async function startServerWithAdmin(
+  database: TestDatabase,
+  options: StartOptions & { keyName?: string } = {},
+): Promise<{ server: TestServer; cookie: string; key: string; keyId: number }> {
+  const { keyName, ...start } = options;
+  const server = await startTestServer(database, start);
+  try {
+    return { server, ...(await adminWithKey(server, keyName)) };
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+}
+
 /** The response body parsed as JSON (typed loosely: tests assert on its shape). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function readJson(res: Response): Promise<any> {

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
-import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 import { labCtl, labUnavailableReason } from './lab.js';
 
 const unavailable = await labUnavailableReason();
@@ -90,13 +90,12 @@ describe.skipIf(unavailable !== null || !hasNmap)('change detection on the names
 
   beforeAll(async () => {
     await buildLab();
-    server = await startTestServer(testDatabases()[0], {
+    ({ server, key } = await startServerWithAdmin(testDatabases()[0], {
       settings: {
         network: { subnet: SUBNET },
         scanning: { engine: 'nmap', port_range: PORT_RANGE, host_timeout_seconds: 60, os_detection: false },
       },
-    });
-    ({ key } = await adminWithKey(server));
+    }));
   }, 420_000);
   afterAll(async () => {
     await server?.close();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
-import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 import { labCtl, labUnavailableReason } from './lab.js';
 
 const unavailable = await labUnavailableReason();
@@ -96,13 +96,12 @@ describe.skipIf(unavailable !== null)('namespace lab (bridge nwlab0, 10.66.0.0/2
     let key: string;
 
     beforeAll(async () => {
-      server = await startTestServer(database, {
+      ({ server, key } = await startServerWithAdmin(database, {
         settings: {
           network: { subnet: SUBNET },
           scanning: { engine: 'nmap', port_range: PORT_RANGE, host_timeout_seconds: 60, os_detection: false },
         },
-      });
-      ({ key } = await adminWithKey(server));
+      }));
     });
     afterAll(async () => {
       await server?.close();
@@ -234,13 +233,12 @@ describe.skipIf(unavailable !== null)('namespace lab (bridge nwlab0, 10.66.0.0/2
     let key: string;
 
     beforeAll(async () => {
-      server = await startTestServer(testDatabases()[0], {
+      ({ server, key } = await startServerWithAdmin(testDatabases()[0], {
         settings: {
           network: { subnet: SUBNET },
           scanning: { engine: 'native', port_range: PORT_RANGE, host_timeout_seconds: 60, os_detection: false },
         },
-      });
-      ({ key } = await adminWithKey(server));
+      }));
     });
     afterAll(async () => {
       await server?.close();

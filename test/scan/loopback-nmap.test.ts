@@ -3,7 +3,7 @@ import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { bannerListener, closedPort, httpListener, type Listener } from '../helpers/listeners.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
-import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
 
 const hasNmap = (await nmapVersion()) !== null;
 if (!hasNmap) console.warn('nmap is not installed: skipping the nmap loopback scan tests (apt-get install nmap; .ci/run installs it)');
@@ -21,10 +21,9 @@ describe.skipIf(!hasNmap).each(testDatabases())('nmap engine on loopback listene
     http = await httpListener('127.0.0.10', 'nginx/1.18.0');
     listeners.push(ssh, http);
     closed = await closedPort('127.0.0.9');
-    server = await startTestServer(database, {
+    ({ server, key } = await startServerWithAdmin(database, {
       settings: { scanning: { engine: 'nmap', port_range: `${ssh.port},${http.port},${closed}`, host_timeout_seconds: 60, os_detection: false } },
-    });
-    ({ key } = await adminWithKey(server));
+    }));
   });
   afterAll(async () => {
     await server?.close();

@@ -66,11 +66,12 @@ describe('probeTcp', () => {
     try {
       const registry = new SocketRegistry();
       const started = performance.now();
-      const pending = probeTcp('127.0.0.5', hold.port, { timeoutMs: 5000, registry });
+      const pending = probeTcp('127.0.0.5', hold.port, { timeoutMs: 30_000, registry });
       setTimeout(() => registry.cancel(), 50);
       const result = await pending;
       expect(result.state).toBe('aborted');
-      expect(performance.now() - started).toBeLessThan(1000);
+      // Well before the 30 s timeout: the cancel ended the wait.
+      expect(performance.now() - started).toBeLessThan(10_000);
       expect(registry.size).toBe(0);
       expect((await probeTcp('127.0.0.5', hold.port, { timeoutMs: 5000, registry })).state).toBe('aborted');
     } finally {
@@ -194,8 +195,9 @@ describe('connectScan', () => {
       expect(result.open).toEqual([]);
       expect(result.filtered).toEqual([hold.port]);
       expect(result.closedCount).toBe(1);
-      // First try at most the initial 1000 ms, the retry at most 1500 ms.
-      expect(performance.now() - started).toBeLessThan(3500);
+      // First try at most the initial 1000 ms, the retry at most 1500 ms: not an open-ended wait
+      // (a generous bound for a busy machine).
+      expect(performance.now() - started).toBeLessThan(10_000);
     } finally {
       await hold.close();
     }
@@ -251,7 +253,8 @@ describe('connectScan', () => {
     setTimeout(() => controller.abort(), 100);
     await connectScan(['127.0.0.9'], ports, { maxSockets: 256, timeouts: DEFAULT_PORT_TIMEOUTS, registry });
     expect(registry.cancelled).toBe(true);
-    expect(performance.now() - started).toBeLessThan(1500);
+    // Far less than probing all 65,535 ports would take on a busy machine.
+    expect(performance.now() - started).toBeLessThan(5_000);
     expect(registry.size).toBe(0);
     registry.dispose();
   });

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from './index.js';
+import type { MigrationContext } from './context.js';
 
 export async function up(db: Kysely<unknown>, { idColumn }: MigrationContext): Promise<void> {
   await db.schema

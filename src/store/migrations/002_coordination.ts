@@ -9,7 +9,7 @@
  *   racing each other (in one process or in two) the database lets exactly one through.
  */
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from './index.js';
+import type { MigrationContext } from './context.js';
 
 export async function up(db: Kysely<unknown>, _ctx: MigrationContext): Promise<void> {
   await db.schema

@@ -1,15 +1,8 @@
-import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import type { Dialect, MigrationContext } from './context.js';
+export type { Dialect, MigrationContext } from './context.js';
 import * as m001 from './001_initial.js';
 import * as m002 from './002_coordination.js';
-
-export type Dialect = 'sqlite' | 'postgres';
-
-/** What a migration needs to know about the database it runs on. */
-export interface MigrationContext {
-  dialect: Dialect;
-  /** Column definition for an auto-generated integer primary key in this dialect. */
-  idColumn: (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
-}
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 

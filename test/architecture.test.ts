@@ -1,0 +1,87 @@
+/**
+ * The layering of docs/architecture.md, enforced: each folder of src/ imports only from the layers
+ * it may, and no module imports itself back through a cycle.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+
+/** Which layers each layer may import from (besides itself). */
+const ALLOWED: Record<string, string[]> = {
+  util: [],
+  core: ['util'],
+  store: ['core', 'util'],
+  config: ['core', 'store', 'util'],
+  auth: ['core', 'store', 'util'],
+  cve: ['core', 'util'],
+  updates: ['core', 'util'],
+  scan: ['core', 'cve', 'store', 'util'],
+  jobs: ['auth', 'core', 'store', 'util'],
+  api: ['auth', 'config', 'core', 'cve', 'jobs', 'scan', 'store', 'updates', 'util', '(root)'],
+  cli: ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'store', 'updates', 'util', '(root)'],
+  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'store', 'updates', 'util'],
+};
+
+function* sources(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'web') yield* sources(path);
+    } else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+      yield path;
+    }
+  }
+}
+
+function layerOf(file: string): string {
+  const parts = relative(SRC, file).split('/');
+  return parts.length === 1 ? '(root)' : parts[0];
+}
+
+/** Relative imports (static, dynamic and type-only) of a file, resolved to source paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)) {
+    out.push(resolve(dirname(file), m[1]).replace(/\.js$/, '.ts'));
+  }
+  return out;
+}
+
+const files = [...sources(SRC)];
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+describe('architecture', () => {
+  it('imports only go down the layers of docs/architecture.md', () => {
+    const violations: string[] = [];
+    for (const [file, imports] of graph) {
+      const from = layerOf(file);
+      expect(ALLOWED[from], `${relative(SRC, file)} is in a folder docs/architecture.md does not list`).toBeDefined();
+      for (const target of imports) {
+        const to = layerOf(target);
+        if (to !== from && !ALLOWED[from].includes(to)) violations.push(`${relative(SRC, file)} → ${relative(SRC, target)}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    const cycles: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'visiting') {
+        cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(SRC, f)).join(' → '));
+        return;
+      }
+      state.set(file, 'visiting');
+      for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+});

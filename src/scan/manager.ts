@@ -172,7 +172,8 @@ export class ScanManager {
       // Recording what discovery found is still discovery: 'saving' is the last stretch of the bar.
       onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
       const at = nowIso();
-      const seen = await this.inventory.recordDiscovery(scan.id, live, at);
+      const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, at);
+      for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
       const base = ipv4ToInt(network.network);
       const excluded = request.device
         ? []

@@ -12,6 +12,8 @@
  *   h5 10.66.0.9  DC:A6:32:66:00:05   22 SSH; off the segment for the first scan, joins for the second
  *                                     (10.66.0.15 is the block's broadcast address, not probed)
  *
+ * Then h1 and h2 swap addresses before a third scan: both stay themselves.
+ *
  * The stale-neighbour case: lab.sh move normally deletes the scanner's ARP entry for the old
  * address, as a real network does after a while. With `--keep-neighbour` the entry stays (still
  * complete, with the moved host's MAC), as right after a DHCP renumbering: the native engine then
@@ -48,6 +50,9 @@ async function resetLab(): Promise<void> {
   await labCtl.up(5);
   await labCtl.move('h4', '10.66.0.14');
   await labCtl.move('h5', '10.66.0.9');
+  await labCtl.move('h1', '10.66.0.8');
+  await labCtl.move('h2', '10.66.0.12');
+  await labCtl.move('h1', '10.66.0.11');
   for (const h of ['h1', 'h2', 'h3', 'h4']) await labCtl.start(h);
   await labCtl.stop('h5');
 }
@@ -167,6 +172,38 @@ describe.skipIf(unavailable !== null)('device identity on the namespace lab (bri
               ['device_removed', '10.66.0.13', MAC.h3],
             ]);
             expect(changes.some((c) => c.device_mac === MAC.h4)).toBe(false);
+          },
+          TEST_TIMEOUT_MS,
+        );
+
+        it(
+          'two hosts that swapped addresses stay themselves',
+          async () => {
+            const before = await devices();
+            const [first, second] = [byMac(before, MAC.h1), byMac(before, MAC.h2)];
+            expect([first.ip_address, second.ip_address]).toEqual(['10.66.0.11', '10.66.0.12']);
+            const put = await server.request(`/api/devices/${first.id}`, { method: 'PUT', key, json: { label: 'lab pi' } });
+            expect(put.status).toBe(200);
+
+            const move = keepNeighbour ? labCtl.moveKeepingNeighbour : labCtl.move;
+            await move('h1', '10.66.0.8');
+            await move('h2', '10.66.0.11');
+            await move('h1', '10.66.0.12');
+
+            const third = await scan();
+            expect(third.devices_found).toBe(4);
+            const after = await devices();
+            expect(after.map((d) => [d.ip_address, d.mac_address, d.online])).toEqual([
+              ['10.66.0.9', MAC.h5, true],
+              ['10.66.0.10', MAC.h4, true],
+              ['10.66.0.11', MAC.h2, true],
+              ['10.66.0.12', MAC.h1, true],
+              ['10.66.0.13', MAC.h3, false],
+            ]);
+            expect(byMac(after, MAC.h1)).toMatchObject({ id: first.id, label: 'lab pi', open_ports: [22] });
+            expect(byMac(after, MAC.h2)).toMatchObject({ id: second.id, open_ports: [21] });
+            const changes: Change[] = await readJson(await server.request(`/api/changes?scan_id=${third.scan_id}`, { key }));
+            expect(changes.filter((c) => c.change_type === 'device_added' || c.change_type === 'device_removed')).toEqual([]);
           },
           TEST_TIMEOUT_MS,
         );

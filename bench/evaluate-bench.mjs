@@ -552,7 +552,7 @@ async function runShell(dist, scans) {
       const scan = await store.scans.create({ status: 'running', profile: 'normal', subnet, scan_type: 'network', target: null, started_at: new Date().toISOString(), completed_at: null, duration_seconds: null, error: null, triggered_by: 'bench', progress: null });
       const at = new Date(Date.UTC(2026, 0, 1 + n)).toISOString();
       const t0 = performance.now();
-      const seen = await inventory.recordDiscovery(scan.id, devices.map((d) => ({ ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null })), at);
+      const { seen } = await inventory.recordDiscovery(scan.id, devices.map((d) => ({ ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null })), at);
       const t1 = performance.now();
       const byIp = new Map(seen.map((s) => [s.ip, s.deviceId]));
       await inventory.recordPorts(

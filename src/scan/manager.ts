@@ -335,7 +335,8 @@ export class ScanManager {
     const live = await engine.discover({ cidr: network.cidr, exclude, ...engineOptions });
     // Recording what discovery found is still discovery: 'saving' is the last stretch of the bar.
     onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
-    const seen = await this.inventory.recordDiscovery(scan.id, live, nowIso());
+    const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, nowIso());
+    for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
     const base = ipv4ToInt(network.network);
     const excluded = exclude.flatMap((e) => {
       const net = parseIpv4Network(e);

@@ -14,6 +14,20 @@ export interface SeenDevice {
   previousIp: string | null;
 }
 
+/** A decision of identity resolution that is not the plain one (src/core/identity.ts), for the scan's log. */
+export interface IdentityNote {
+  ip: string;
+  mac: string | null;
+  /** The device the host was recorded as; null when it was not recorded. */
+  deviceId: number | null;
+  reason: string;
+}
+
+export interface DiscoveryRecord {
+  seen: SeenDevice[];
+  notes: IdentityNote[];
+}
+
 /** Writes scan results into the device inventory, one transaction per phase. */
 export class InventoryWriter {
   constructor(
@@ -23,15 +37,18 @@ export class InventoryWriter {
 
   /**
    * Records the live hosts of a discovery: new devices are created, known ones (matched by MAC,
-   * else IP) get their address, MAC, vendor and hostname refreshed. Label, zone, trust and notes
-   * are never touched.
+   * else IP; the rules are in src/core/identity.ts) get their address, MAC, vendor and hostname
+   * refreshed. Label, zone, trust and notes are never touched. Whatever the engine reported, this
+   * does not violate devices.identity: hosts that cannot be placed are left out, with a note.
    */
-  async recordDiscovery(scanId: number, hosts: DiscoveredHost[], at: string): Promise<SeenDevice[]> {
-    const seen = await this.db.transaction().execute(async (trx) => {
+  async recordDiscovery(scanId: number, hosts: DiscoveredHost[], at: string): Promise<DiscoveryRecord> {
+    const record = await this.db.transaction().execute(async (trx) => {
       const known = await trx.selectFrom('devices').select(['id', 'identity', 'ip_address', 'mac_address', 'last_seen']).execute();
       const previousIp = new Map(known.map((d) => [d.id, d.ip_address]));
-      const out: SeenDevice[] = [];
-      for (const decision of matchHosts(hosts, known)) {
+      const { decisions, dropped } = matchHosts(hosts, known);
+      const seen: SeenDevice[] = [];
+      const notes: IdentityNote[] = dropped.map(({ host, reason }) => ({ ip: String(host.ip), mac: host.mac, deviceId: null, reason }));
+      for (const decision of decisions) {
         const { host } = decision;
         const common = {
           identity: decision.identity,
@@ -56,7 +73,7 @@ export class InventoryWriter {
             .returning('id')
             .executeTakeFirstOrThrow();
           deviceId = row.id;
-          out.push({ deviceId, ip: host.ip, isNew: true, previousIp: null });
+          seen.push({ deviceId, ip: host.ip, isNew: true, previousIp: null });
         } else {
           await trx
             .updateTable('devices')
@@ -69,14 +86,15 @@ export class InventoryWriter {
             .where('id', '=', deviceId)
             .execute();
           const before = previousIp.get(deviceId) ?? null;
-          out.push({ deviceId, ip: host.ip, isNew: false, previousIp: before !== host.ip ? before : null });
+          seen.push({ deviceId, ip: host.ip, isNew: false, previousIp: before !== host.ip ? before : null });
         }
+        if (decision.reason) notes.push({ ip: host.ip, mac: host.mac, deviceId, reason: decision.reason });
         await recordIp(trx, deviceId, host.ip, at);
       }
-      return out;
+      return { seen, notes };
     });
     this.onWrite();
-    return seen;
+    return record;
   }
 
   /** Marks the devices inside the scanned range that this scan did not see as offline. */

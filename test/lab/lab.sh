@@ -12,7 +12,10 @@
 #   lab.sh filter HOST PORT        iptables DROP for that TCP port inside the host's namespace
 #   lab.sh unfilter HOST PORT
 #   lab.sh stop HOST | start HOST  take the host off the segment / put it back (namespace kept)
-#   lab.sh move HOST NEW_IP        give the host a new address in 10.66.0.0/24, keeping its MAC
+#   lab.sh move HOST NEW_IP [--keep-neighbour]
+#                                  give the host a new address in 10.66.0.0/24, keeping its MAC; with
+#                                  --keep-neighbour the scanner's ARP entry for the old address stays
+#                                  (refreshed to REACHABLE: a stale entry, as right after a renumbering)
 #   lab.sh ip HOST | mac HOST      the host's current address / its MAC
 #   lab.sh neigh-flush             forget the scanner's ARP entries on nwlab0 (cold cache for a benchmark)
 #
@@ -285,6 +288,8 @@ cmd_move() {
   local i new old j
   i=$(index_of "${1:?usage: lab.sh move HOST NEW_IP}")
   new=${2:?usage: lab.sh move HOST NEW_IP}
+  local keep=${3:-}
+  [[ -z $keep || $keep == --keep-neighbour ]] || die "usage: lab.sh move HOST NEW_IP [--keep-neighbour]"
   valid_lab_ip "$new" || die "NEW_IP must be an address in 10.66.0.2..10.66.0.254, got '$new'"
   lock
   require_host "$i"
@@ -298,8 +303,13 @@ cmd_move() {
   ns=$(ns_of "$i")
   ip -n "$ns" addr flush dev eth0 scope global
   ip -n "$ns" addr add "$new/24" dev eth0
-  # Forget the old address on the scanner's side too, as a real network would after a while.
-  [[ -z $old ]] || ip neigh del "$old" dev "$BRIDGE" 2>/dev/null || true
+  if [[ -z $keep ]]; then
+    # Forget the old address on the scanner's side too, as a real network would after a while.
+    [[ -z $old ]] || ip neigh del "$old" dev "$BRIDGE" 2>/dev/null || true
+  elif [[ -n $old ]]; then
+    # The scanner still believes the old address is this MAC, and will not re-check it for a while.
+    ip neigh replace "$old" lladdr "$(mac_of "$i")" dev "$BRIDGE" nud reachable
+  fi
   log "h$i moved ${old:-?} -> $new (MAC $(mac_of "$i") kept)"
 }
 
@@ -444,7 +454,7 @@ cmd_status() {
   done < <(cmd_hosts)
 }
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd=${1:-}

@@ -105,6 +105,8 @@ export const labCtl = {
   start: (host: string) => lab('start', host),
   /** New address in 10.66.0.0/24, same MAC. */
   move: (host: string, ip: string) => lab('move', host, ip),
+  /** As `move`, but the scanner's ARP entry for the old address stays, complete, with the host's MAC. */
+  moveKeepingNeighbour: (host: string, ip: string) => lab('move', host, ip, '--keep-neighbour'),
   status: () => lab('status'),
   async hosts(): Promise<LabHost[]> {
     const out = await lab('hosts');

@@ -2,10 +2,25 @@
  * Host discovery without privileges: TCP connect probes to a handful of common ports (any answer,
  * a connection or a refusal, means the host is up) plus the kernel neighbour table (a host on the
  * local segment that answered ARP is up even when every probed port is filtered).
+ *
+ * A neighbour entry proves life only when it is news: it appeared, or changed MAC, during the scan,
+ * or the kernel confirmed it again after the host was first probed. An entry already complete
+ * before the scan may be the leftover of a host that has gone (unplugged, or moved to another
+ * address keeping its MAC): the kernel keeps an entry REACHABLE for up to 1.5 × base_reachable_time
+ * (45 s by default) after its last confirmation whatever happened since, and re-checks it only when
+ * traffic is sent after that (stale → delay 5 s → 3 unicast probes → failed). So such entries are
+ * settled after the probes: their hosts are probed again every second until the kernel has either
+ * confirmed the entry anew (visible through iproute2, `ip -s neigh`: up) or dropped it; then the
+ * address is resolved afresh and whoever answers now is up (another host may have taken the
+ * address, as when two hosts swap addresses), else it is down. Without iproute2 a confirmation cannot be seen; then an entry that survived `staleVerifyMs`
+ * counts, as weaker evidence (`cache`), and such a host is left out when its MAC answered a probe
+ * at another address (the old address of a host that moved): the engine does not report one MAC
+ * twice where it can tell which address is real. Identity resolution copes with the rest
+ * (src/core/identity.ts).
  */
 import { performance } from 'node:perf_hooks';
-import { RttTracker, probeWithRetry, runPool, type SocketRegistry } from './connect-pool.js';
-import { readNeighbourTable, type NeighbourEntry } from './neighbours.js';
+import { RttTracker, probeTcp, probeWithRetry, runPool, type SocketRegistry } from './connect-pool.js';
+import { readNeighbourTable, type NeighbourEntry, type NeighbourStatus, type NeighbourStatusReader } from './neighbours.js';
 
 /** Ports most devices answer on (open or refused): web, SSH, SMB, RDP, DNS, iOS lockdown, alt-web. */
 export const DISCOVERY_PORTS: readonly number[] = [80, 443, 22, 445, 139, 3389, 8080, 53, 62078, 8443];
@@ -20,12 +35,18 @@ export interface DiscoveryOptions {
   neighbourTablePath: string;
   /** How often the neighbour table is read while probes run. */
   neighbourPollMs: number;
+  /** The kernel's state and last confirmation of each entry (iproute2); null when it cannot be read. */
+  neighbourStatus: NeighbourStatusReader;
   /**
-   * A neighbour entry that was already complete before the scan may be a stale leftover of a host
-   * that has gone. The kernel re-validates it once traffic is sent (stale → delay 5 s → 3 unicast
-   * probes → failed), so such an entry counts only after this long since the host's first probe.
+   * When the entry's confirmations cannot be seen: an entry that was complete before the scan
+   * counts once it survived this long since the host's first probe (the kernel drops the entry of
+   * a host that has gone within about 8 s of traffic, once the entry is stale).
    */
   staleVerifyMs: number;
+  /** When they can: how long at most, from the host's first probe, to wait for the kernel to confirm or drop the entry. */
+  revalidateMaxMs: number;
+  /** How often a host whose entry is being settled is probed again (traffic makes the kernel re-check the entry). */
+  revalidatePollMs: number;
   onProgress: (hostsDone: number, hostsFound: number, hostsTotal: number) => void;
 }
 
@@ -34,13 +55,19 @@ export interface LiveHost {
   /** Smallest connect RTT seen, null when found through the neighbour table alone. */
   rttMs: number | null;
   mac: string | null;
-  via: 'tcp' | 'arp';
+  /**
+   * tcp: answered a probe. arp: its neighbour entry is news (new, changed or confirmed again during
+   * the scan). cache: only an entry older than the scan that survived staleVerifyMs.
+   */
+  via: Evidence;
 }
+
+type Evidence = 'tcp' | 'arp' | 'cache';
 
 interface HostState {
   ip: string;
   up: boolean;
-  via: 'tcp' | 'arp' | null;
+  via: Evidence | null;
   rttMs: number | null;
   firstProbeAt: number | null;
   completed: number;
@@ -80,7 +107,7 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
     s.registry?.dispose();
     s.registry = null;
   };
-  const markUp = (s: HostState, via: 'tcp' | 'arp', rttMs: number | null): void => {
+  const markUp = (s: HostState, via: Evidence, rttMs: number | null): void => {
     if (rttMs !== null) s.rttMs = s.rttMs === null ? rttMs : Math.min(s.rttMs, rttMs);
     if (s.up) return;
     s.up = true;
@@ -91,13 +118,8 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
     report();
   };
 
-  /** A complete neighbour entry is proof of life when it appeared during the scan or survived re-validation. */
-  const arpProves = (s: HostState, entry: NeighbourEntry | undefined, now: number): boolean => {
-    if (!entry) return false;
-    const previous = before.get(s.ip);
-    if (!previous || previous.mac !== entry.mac) return true;
-    return s.firstProbeAt !== null && now - s.firstProbeAt >= options.staleVerifyMs;
-  };
+  /** An entry that was not complete before the scan, or had another MAC then, is news. */
+  const isNews = (entry: NeighbourEntry): boolean => before.get(entry.ip)?.mac !== entry.mac;
 
   // Adaptive probe timeout over the whole target: hosts of one network have similar round trips.
   const rtt = new RttTracker({ initialMs: options.timeoutMs, minMs: Math.min(options.minTimeoutMs, options.timeoutMs), maxMs: options.timeoutMs, rttFactor: 4 });
@@ -105,10 +127,9 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
   let latest = before;
   const checkNeighbours = async (): Promise<void> => {
     latest = await readNeighbourTable(options.neighbourTablePath);
-    const now = performance.now();
     for (const [ip, entry] of latest) {
       const s = states.get(ip);
-      if (s && !s.up && s.firstProbeAt !== null && arpProves(s, entry, now)) markUp(s, 'arp', null);
+      if (s && !s.up && s.firstProbeAt !== null && isNews(entry)) markUp(s, 'arp', null);
     }
   };
 
@@ -155,17 +176,11 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
   }
   if (registry.cancelled) return [];
 
-  // Hosts whose probes all went unanswered: still up if the neighbour table proves it. A pre-existing
-  // entry needs re-validation time; wait for it (bounded by staleVerifyMs) only when such hosts exist.
+  // Hosts whose probes all went unanswered but that had an entry before the scan: settled with the kernel.
   await checkNeighbours();
-  const candidates = [...states.values()].filter((s) => !s.up && latest.has(s.ip) && before.has(s.ip) && s.firstProbeAt !== null);
-  if (candidates.length > 0) {
-    const newest = candidates.reduce((max, s) => Math.max(max, s.firstProbeAt as number), 0);
-    const wait = options.staleVerifyMs - (performance.now() - newest);
-    if (wait > 0) await sleep(wait + 250, () => registry.cancelled);
-    if (registry.cancelled) return [];
-    await checkNeighbours();
-  }
+  const pending = [...states.values()].filter((s) => !s.up && s.firstProbeAt !== null && before.has(s.ip));
+  await settle(pending);
+  if (registry.cancelled) return [];
   for (const s of states.values()) finishHost(s);
   report();
 
@@ -175,5 +190,72 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
     const entry = targets.has(s.ip) ? latest.get(s.ip) : undefined;
     live.push({ ip: s.ip, rttMs: s.rttMs, mac: entry?.mac ?? null, via: s.via });
   }
-  return live;
+  return withoutCachedDuplicates(live);
+
+  /**
+   * Decides each host that answered no probe but had a neighbour entry before the scan: probes it
+   * again every revalidatePollMs until the kernel has confirmed the entry anew (up), or dropped it
+   * and found nobody when resolving the address afresh (down: the host left; when another host took
+   * the address, as when two hosts swap addresses, the fresh resolution finds it: up), or the time
+   * allowed ran out (down: nothing new was heard from it).
+   */
+  async function settle(hosts: HostState[]): Promise<void> {
+    if (hosts.length === 0) return;
+    const open = new Set(hosts);
+    // When each host's old entry was seen gone; a new entry after that is a fresh resolution.
+    const droppedAt = new Map<HostState, number>();
+    const reResolveMs = 4 * options.revalidatePollMs;
+    let readAt = performance.now();
+    let status = await options.neighbourStatus();
+    const seenStatus = status !== null;
+    while (open.size > 0 && !registry.cancelled) {
+      for (const s of open) {
+        const entry = latest.get(s.ip);
+        const since = readAt - (s.firstProbeAt as number);
+        let verdict: Evidence | 'up' | 'down' | 'pending';
+        if (s.up) verdict = 'up';
+        else if (!entry) {
+          const dropped = droppedAt.get(s) ?? droppedAt.set(s, readAt).get(s)!;
+          verdict = readAt - dropped >= reResolveMs ? 'down' : 'pending';
+        } else if (droppedAt.has(s) || isNews(entry)) verdict = 'arp';
+        else verdict = judgeOld(status?.get(s.ip), since, seenStatus);
+        if (verdict === 'pending') continue;
+        if (verdict === 'arp' || verdict === 'cache') markUp(s, verdict, null);
+        open.delete(s);
+      }
+      if (open.size === 0) break;
+      const port = options.ports[0];
+      const probes = port === undefined ? [] : [...open].map(async (s) => {
+        const r = await probeTcp(s.ip, port, { timeoutMs: Math.max(50, options.revalidatePollMs - 50), registry });
+        if (r.state === 'open' || r.state === 'closed') markUp(s, 'tcp', r.rttMs);
+      });
+      await sleep(options.revalidatePollMs, () => registry.cancelled);
+      await Promise.all(probes);
+      latest = await readNeighbourTable(options.neighbourTablePath);
+      readAt = performance.now();
+      // A failed read mid-way leaves nothing to judge a confirmation by: those hosts run out of time.
+      if (seenStatus) status = (await options.neighbourStatus()) ?? new Map();
+    }
+  }
+
+  /** The verdict on a complete entry older than the scan, `since` ms after the host's first probe. */
+  function judgeOld(entry: NeighbourStatus | undefined, since: number, seenStatus: boolean): Evidence | 'down' | 'pending' {
+    if (!seenStatus || (!entry && since >= options.staleVerifyMs)) {
+      // No way to see confirmations (or the kernel does not list the entry): survival is the evidence.
+      return since >= options.staleVerifyMs ? 'cache' : 'pending';
+    }
+    if (entry && entry.states.some((s) => s === 'PERMANENT' || s === 'NOARP')) return 'down'; // configured, never checked
+    // Ages are whole seconds, rounded down: a confirmation after the first probe for certain.
+    if (entry?.confirmedSecondsAgo != null && (entry.confirmedSecondsAgo + 1) * 1000 <= since) return 'arp';
+    return since >= options.revalidateMaxMs ? 'down' : 'pending';
+  }
+}
+
+/**
+ * One MAC at several addresses: an address known only from an old neighbour entry is dropped when
+ * the MAC answered at another address (typically the address a host had before it moved).
+ */
+export function withoutCachedDuplicates(live: LiveHost[]): LiveHost[] {
+  const answered = new Set(live.filter((h) => h.mac && h.via !== 'cache').map((h) => h.mac));
+  return live.filter((h) => !(h.via === 'cache' && h.mac && answered.has(h.mac)));
 }

@@ -14,7 +14,7 @@ import { type DiscoveredHost, type ScannedHost, type ScannedPort } from '../../c
 import { DEFAULT_BANNER_TIMEOUTS, collectEvidence, type BannerTimeouts } from './banners.js';
 import { DEFAULT_PORT_TIMEOUTS, SocketRegistry, connectScan, runPool, type TimeoutPolicy } from './connect-pool.js';
 import { DISCOVERY_PORTS, discoverLiveHosts } from './discovery.js';
-import { PROC_NET_ARP, readNeighbourTable } from './neighbours.js';
+import { PROC_NET_ARP, readNeighbourStatus, readNeighbourTable, type NeighbourStatusReader } from './neighbours.js';
 import { expandTargets } from './targets.js';
 
 export interface NativeEngineOptions {
@@ -39,8 +39,14 @@ export interface NativeEngineOptions {
   neighbourTablePath?: string;
   /** How often the neighbour table is read during discovery in ms (default 250). */
   neighbourPollMs?: number;
-  /** Re-validation time for neighbour entries older than the scan in ms (default 9000); see discovery.ts. */
+  /** Without iproute2: how long a neighbour entry older than the scan must survive to count, in ms (default 9000); see discovery.ts. */
   staleNeighbourVerifyMs?: number;
+  /** With iproute2: how long at most to wait for the kernel to confirm or drop such an entry, in ms (default 60000). */
+  neighbourRevalidateMaxMs?: number;
+  /** The kernel's neighbour states and confirmation times (default: `ip -j -s -4 neigh show`, null without iproute2). */
+  neighbourStatus?: NeighbourStatusReader;
+  /** How often a host whose old neighbour entry is being settled is probed again, in ms (default 1000). */
+  neighbourRevalidatePollMs?: number;
   /** Reverse DNS; defaults to node:dns with a short timeout. Used only when the request asks for hostnames. */
   reverseLookup?: (ip: string) => Promise<string[]>;
   /** Minimum interval between progress reports in ms (default 250). */
@@ -95,6 +101,9 @@ export class NativeEngine implements ScanEngine {
   private readonly neighbourTablePath: string;
   private readonly neighbourPollMs: number;
   private readonly staleVerifyMs: number;
+  private readonly revalidateMaxMs: number;
+  private readonly neighbourStatus: NeighbourStatusReader;
+  private readonly revalidatePollMs: number;
   private readonly reverseLookup: ((ip: string) => Promise<string[]>) | null;
   private readonly progressIntervalMs: number;
   /** Connect RTT per host seen during discovery: the port scan's first timeout follows it. */
@@ -113,6 +122,9 @@ export class NativeEngine implements ScanEngine {
     this.neighbourTablePath = options.neighbourTablePath ?? PROC_NET_ARP;
     this.neighbourPollMs = options.neighbourPollMs ?? 250;
     this.staleVerifyMs = options.staleNeighbourVerifyMs ?? 9000;
+    this.revalidateMaxMs = options.neighbourRevalidateMaxMs ?? 60_000;
+    this.neighbourStatus = options.neighbourStatus ?? (() => readNeighbourStatus());
+    this.revalidatePollMs = Math.max(50, options.neighbourRevalidatePollMs ?? 1000);
     this.reverseLookup = options.reverseLookup ?? null;
     this.progressIntervalMs = options.progressIntervalMs ?? 250;
   }
@@ -138,6 +150,9 @@ export class NativeEngine implements ScanEngine {
         neighbourTablePath: this.neighbourTablePath,
         neighbourPollMs: this.neighbourPollMs,
         staleVerifyMs: this.staleVerifyMs,
+        neighbourStatus: this.neighbourStatus,
+        revalidateMaxMs: this.revalidateMaxMs,
+        revalidatePollMs: this.revalidatePollMs,
         onProgress: (hostsDone, hostsFound) => {
           const fraction = total === 0 ? 1 : hostsDone / total;
           emit({ phase: 'discovery', percent: percent(fraction), hostsTotal: total, hostsFound, hostsDone, etaSeconds: eta(startedAt, fraction) });

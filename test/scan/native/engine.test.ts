@@ -6,6 +6,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NativeEngine, type NativeEngineOptions } from '../../../src/scan/native/engine.js';
@@ -140,6 +141,81 @@ describe('NativeEngine.discover', () => {
     } finally {
       await hold.close();
     }
+  });
+
+  describe('neighbour entries older than the scan (hosts that left, moved or swapped addresses)', () => {
+    const line = (ip: string, mac: string, flags = '0x2') => `${ip.padEnd(17)}0x1         ${flags}         ${mac.toLowerCase()}     *        lo\n`;
+    const status = (ip: string, confirmedSecondsAgo: number, state = 'REACHABLE') => new Map([[ip, { ip, states: [state], confirmedSecondsAgo }]]);
+    const MAC_A = 'DC:A6:32:00:00:07';
+    const MAC_B = 'B8:27:EB:00:00:08';
+    let hold: Awaited<ReturnType<typeof unansweringPort>>;
+
+    beforeAll(async () => {
+      hold = await unansweringPort('127.0.0.7');
+      if (!hold) console.warn('SKIPPED: python3 is not installed, no unanswering loopback port for the neighbour-entry tests');
+    });
+    afterAll(async () => {
+      await hold?.close();
+    });
+
+    it('without iproute2, drops the old address of a MAC that answered a probe elsewhere (a host that moved)', async () => {
+      if (!hold) return;
+      // 127.0.0.6 answers (a refusal); 127.0.0.7 only has its old entry, with the same MAC.
+      const table = join(arpDir, 'moved');
+      await writeFile(table, ARP_HEADER + line('127.0.0.6', MAC_A) + line('127.0.0.7', MAC_A));
+      const options = { neighbourTablePath: table, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, staleNeighbourVerifyMs: 400, neighbourRevalidatePollMs: 100 };
+      const hosts = await engine({ ...options, neighbourStatus: async () => null }).discover(discoveryRequest({ cidr: '127.0.0.6/31' }));
+      expect(hosts.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.6', MAC_A]]);
+
+      // With another MAC the old entry is all there is to go by: counted once it survived.
+      await writeFile(table, ARP_HEADER + line('127.0.0.6', MAC_A) + line('127.0.0.7', MAC_B));
+      const both = await engine({ ...options, neighbourStatus: async () => null }).discover(discoveryRequest({ cidr: '127.0.0.6/31' }));
+      expect(both.map((h) => [h.ip, h.mac])).toEqual([
+        ['127.0.0.6', MAC_A],
+        ['127.0.0.7', MAC_B],
+      ]);
+    });
+
+    it('with iproute2, counts an old entry only when the kernel confirmed it again after the first probe', async () => {
+      if (!hold) return;
+      const table = join(arpDir, 'confirmed');
+      await writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A));
+      const options = { neighbourTablePath: table, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, neighbourRevalidatePollMs: 100 };
+
+      // Still REACHABLE from before the scan, never confirmed since: a leftover, not proof (down once the time allowed ran out).
+      const leftover = await engine({ ...options, neighbourRevalidateMaxMs: 1500, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(
+        discoveryRequest({ cidr: '127.0.0.7/32' }),
+      );
+      expect(leftover).toEqual([]);
+
+      // Confirmed anew (an ARP reply) a while after the first probe: up.
+      const t0 = performance.now();
+      const fresh = async () => status('127.0.0.7', performance.now() - t0 > 1500 ? 0 : 40);
+      const alive = await engine({ ...options, neighbourRevalidateMaxMs: 10_000, neighbourStatus: fresh }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(alive.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.7', MAC_A]]);
+
+      // A configured (permanent) entry proves nothing.
+      const permanent = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 0, 'PERMANENT') }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(permanent).toEqual([]);
+    });
+
+    it('after the kernel dropped an old entry, whoever answers the fresh resolution is the host there (swapped addresses)', async () => {
+      if (!hold) return;
+      const table = join(arpDir, 'swapped');
+      await writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A));
+      const options = { neighbourTablePath: table, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, neighbourRevalidatePollMs: 200 };
+      // The old entry fails, then the address resolves to another MAC.
+      setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', '00:00:00:00:00:00', '0x0')), 300);
+      setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_B)), 700);
+      const hosts = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(hosts.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.7', MAC_B]]);
+
+      // Nobody answers the fresh resolution: down.
+      await writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A));
+      setTimeout(() => void writeFile(table, ARP_HEADER), 300);
+      const gone = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(gone).toEqual([]);
+    });
   });
 
   it('resolves hostnames only when asked', async () => {

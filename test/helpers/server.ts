@@ -1,7 +1,10 @@
 import { buildApp, type App } from '../../src/api/app.js';
+import type { EngineSelector } from '../../src/scan/engines.js';
+import { ScanManager } from '../../src/scan/manager.js';
 import { initialise } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
 import { createLogger } from '../../src/server.js';
+import type { UpdateChecker } from '../../src/updates/checker.js';
 import type { TestDatabase } from './databases.js';
 
 export interface TestServer {
@@ -30,6 +33,10 @@ export interface StartOptions {
   admin?: { username: string; password: string };
   /** Folder of the built web UI (default: dist/web/). */
   webRoot?: string;
+  /** Chooses the scan engine (default: the real one: nmap or the native engine). */
+  engines?: EngineSelector;
+  /** Answers /api/updates/check (default: the real checker). */
+  updateChecker?: UpdateChecker;
 }
 
 /**
@@ -44,7 +51,15 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
   await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
-  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger, webRoot: options.webRoot });
+  const scanManager = options.engines ? new ScanManager(db.store, logger, options.engines) : undefined;
+  const app = await buildApp({
+    store: db.store,
+    version: '0.0.0-test',
+    logger,
+    webRoot: options.webRoot,
+    scanManager,
+    updateChecker: options.updateChecker,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');

@@ -6,23 +6,31 @@
  */
 import type { EngineInfo, EngineSetting } from '../../src/scan/engines.js';
 import { EngineSelector } from '../../src/scan/engines.js';
-import type { DiscoveredHost, DiscoveryRequest, PortScanRequest, ScanEngine, ScannedHost } from '../../src/scan/types.js';
+import { ScanAbortedError, type DiscoveredHost, type DiscoveryRequest, type PortScanRequest, type ScanEngine, type ScannedHost } from '../../src/scan/types.js';
 import type { Settings } from '../../src/core/settings.js';
 import { UpdateChecker, type UpdateCheckResult } from '../../src/updates/checker.js';
 
-/** An engine that records what it was asked to scan and reports that no host answered. */
+/**
+ * An engine that records what it was asked to scan and reports that no host answered. A scan of
+ * a target in `held` stays in discovery until it is cancelled, so there is a running scan to
+ * cancel or report on.
+ */
 export class RecordingEngine implements ScanEngine {
   readonly name = 'native' as const;
+  /** Every target discovery was asked to probe. */
   readonly discovered: string[] = [];
-  readonly portScans: string[][] = [];
+  readonly held = new Set<string>();
 
   async discover(request: DiscoveryRequest): Promise<DiscoveredHost[]> {
     this.discovered.push(request.cidr);
+    if (this.held.has(request.cidr)) {
+      if (!request.signal.aborted) await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
+      throw new ScanAbortedError();
+    }
     return [];
   }
 
-  async scanPorts(request: PortScanRequest): Promise<ScannedHost[]> {
-    this.portScans.push(request.hosts);
+  async scanPorts(_request: PortScanRequest): Promise<ScannedHost[]> {
     return [];
   }
 }
@@ -51,10 +59,7 @@ export const CLOSED_FEED_URL = 'http://127.0.0.1:9/releases/latest';
 
 /** The real checker (cache, errors, answer shape), always reading a feed on a closed loopback port. */
 export class LoopbackUpdateChecker extends UpdateChecker {
-  readonly requestedFeeds: string[] = [];
-
   override check(settings: Settings['updates'], force: boolean): Promise<UpdateCheckResult> {
-    this.requestedFeeds.push(settings.feed_url);
     return super.check({ ...settings, feed_url: CLOSED_FEED_URL }, force);
   }
 }

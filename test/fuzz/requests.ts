@@ -52,16 +52,35 @@ const headerText = fc
   .string({ unit: 'binary-ascii', maxLength: 300 })
   .map((s) => s.replace(/[^\t\x20-\x7e\x80-\xff]/g, ''));
 
+/** Credential headers no server issued: odd text, empty or duplicated cookies, keys of the wrong shape, other schemes. */
 const GARBAGE_CREDENTIALS = fc.oneof(
-  fc.record({ cookie: fc.oneof(headerText, fc.constantFrom('netwarden_session=%ff', 'netwarden_session=', 'netwarden_session="x"', `netwarden_session=${'a'.repeat(200)}`, 'netwarden_session=a; netwarden_session=b', '=;=;', 'netwarden_session')) }),
+  fc.record({
+    cookie: fc.oneof(
+      headerText,
+      fc.constantFrom(
+        'netwarden_session=%ff',
+        'netwarden_session=',
+        'netwarden_session="x"',
+        `netwarden_session=${'a'.repeat(200)}`,
+        'netwarden_session=a; netwarden_session=b',
+        '=;=;',
+        'netwarden_session',
+      ),
+    ),
+  }),
   fc.record({ 'x-api-key': fc.oneof(headerText, fc.constantFrom('', 'svc_', `svc_${'A'.repeat(44)}é`, `svc_${'-'.repeat(45)}`, 'null')) }),
-  fc.record({ authorization: fc.oneof(headerText, fc.constantFrom('Bearer', 'Bearer ', 'Bearer  a b', 'bearer svc_x', 'Basic', 'Basic %%%', 'Digest x', 'Bearer svc_é')) }),
+  fc.record({
+    authorization: fc.oneof(headerText, fc.constantFrom('Bearer', 'Bearer ', 'Bearer  a b', 'bearer svc_x', 'Basic', 'Basic %%%', 'Digest x', 'Bearer svc_é')),
+  }),
 );
 
 /** Headers a client or proxy may add: forwarded addresses (honoured once config trusts proxies), odd origins. */
 const NOISE_HEADERS = fc.record(
   {
-    'x-forwarded-for': fc.oneof(headerText, fc.constantFrom('10.66.0.1', '127.0.0.2, 10.66.0.1', 'unknown', '::1', '[::1]:80', '999.1.1.1', '127.0.0.1'.repeat(50))),
+    'x-forwarded-for': fc.oneof(
+      headerText,
+      fc.constantFrom('10.66.0.1', '127.0.0.2, 10.66.0.1', 'unknown', '::1', '[::1]:80', '999.1.1.1', '127.0.0.1'.repeat(50)),
+    ),
     origin: fc.oneof(headerText, fc.constantFrom('null', 'http://[::1', '://', 'http://127.0.0.1', 'file://')),
     accept: fc.constantFrom('text/html', 'application/xml', '*/*', 'application/json;q=0', ''),
   },
@@ -69,7 +88,7 @@ const NOISE_HEADERS = fc.record(
 );
 
 export const JSON_CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8'];
-/** Content types a JSON endpoint must refuse (415), including JSON declared in another charset. */
+/** Content types a JSON endpoint must refuse (415). */
 export const WRONG_CONTENT_TYPES = [
   'text/plain',
   'text/plain; charset=utf-8',
@@ -78,8 +97,9 @@ export const WRONG_CONTENT_TYPES = [
   'application/xml',
   'text/html',
   'application/octet-stream',
-  'application/json; charset=utf-16',
 ];
+/** JSON declared in a charset other than UTF-8 (RFC 8259): refused (415) rather than misread. The body is sent as UTF-8 regardless. */
+export const FOREIGN_CHARSETS = ['application/json; charset=utf-16', 'application/json; charset=utf-16le', 'application/json; charset=iso-8859-1'];
 
 /** Percent-escapes that do not decode to text, and separators, inserted into a URL as they are. */
 const RAW_URL_TOKENS = ['%ff', '%', '%zz', '%C0%80', '%ED%A0%80', '%00', '+', '%2B', '%20', '%E2%80%AE', '%25', '%2F', '%3F', '%23', ';'];
@@ -115,35 +135,42 @@ function textOf(value: Json): string {
 const MAX_URL_TEXT = 1200;
 const MAX_BODY_TEXT = 20_000;
 
-/** One parameter's value, already encoded for the URL. */
-function parameterText(parameter: Parameter, hints: Hints): fc.Arbitrary<string> {
+/**
+ * One parameter's value, encoded for the URL, both ways: one its schema accepts (steered by the
+ * hints), and any value at all. A clean case uses only the first, so that handlers with many
+ * filters (GET /api/devices has ten) still see valid combinations.
+ */
+function parameterText(parameter: Parameter, hints: Hints): fc.Arbitrary<{ fitting: string; any: string }> {
   const options = { hints, corrupt: false, partial: false, maxString: MAX_URL_TEXT };
-  return fc.oneof(
-    { weight: 5, arbitrary: valueFor(parameter.schema, parameter.name, options).map((v) => percentEncode(textOf(v))) },
+  const fitting = valueFor(parameter.schema, parameter.name, options).map((v) => percentEncode(textOf(v)));
+  const any = fc.oneof(
+    { weight: 5, arbitrary: fitting },
     { weight: 4, arbitrary: nastyString(MAX_URL_TEXT).map(percentEncode) },
     { weight: 1, arbitrary: fc.constantFrom(...RAW_URL_TOKENS) },
   );
+  return fc.record({ fitting, any });
 }
 
 function urlFor(operation: Operation, hints: Hints): fc.Arbitrary<string> {
   const pathParameters = operation.parameters.filter((p) => p.in === 'path');
   const queryParameters = operation.parameters.filter((p) => p.in === 'query');
   const pathValues = fc.tuple(...pathParameters.map((p) => parameterText(p, hints)));
-  const queryPairs = fc.tuple(
-    ...queryParameters.map((p) =>
-      fc.option(fc.array(parameterText(p, hints), { minLength: 1, maxLength: 2 }).map((values) => values.map((v) => `${p.name}=${v}`)), {
-        freq: 2,
-        nil: [] as string[],
-      }),
-    ),
+  // Absent, once, or repeated (`?limit=1&limit=2`).
+  const queryValues = fc.tuple(
+    ...queryParameters.map((p) => fc.option(fc.array(parameterText(p, hints), { minLength: 1, maxLength: 2 }), { freq: 2, nil: [] })),
   );
-  const strays = fc.oneof({ weight: 6, arbitrary: fc.constant([] as string[]) }, { weight: 1, arbitrary: fc.array(fc.constantFrom(...RAW_QUERY_PIECES), { minLength: 1, maxLength: 2 }) });
-  return fc.tuple(pathValues, queryPairs, strays).map(([values, pairs, stray]) => {
+  const strays = fc.oneof(
+    { weight: 6, arbitrary: fc.constant([] as string[]) },
+    { weight: 1, arbitrary: fc.array(fc.constantFrom(...RAW_QUERY_PIECES), { minLength: 1, maxLength: 2 }) },
+  );
+  return fc.tuple(fc.boolean(), pathValues, queryValues, strays).map(([clean, pathTexts, queryTexts, stray]) => {
+    const pick = (t: { fitting: string; any: string }) => (clean ? t.fitting : t.any);
     let path = operation.path;
     pathParameters.forEach((p, i) => {
-      path = path.replace(`{${p.name}}`, values[i]);
+      path = path.replace(`{${p.name}}`, pick(pathTexts[i]));
     });
-    const query = [...pairs.flat(), ...stray];
+    const pairs = queryParameters.flatMap((p, i) => (clean ? queryTexts[i].slice(0, 1) : queryTexts[i]).map((t) => `${p.name}=${pick(t)}`));
+    const query = clean ? pairs : [...pairs, ...stray];
     return query.length > 0 ? `${path}?${query.join('&')}` : path;
   });
 }
@@ -188,6 +215,7 @@ function bodyFor(operation: Operation, hints: Hints): fc.Arbitrary<BodyPart> {
   const contentType = fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom(...JSON_CONTENT_TYPES).map((type) => ({ type: type as string | null, wrong: false })) },
     { weight: 2, arbitrary: fc.constantFrom(...WRONG_CONTENT_TYPES).map((type) => ({ type: type as string | null, wrong: true })) },
+    { weight: 2, arbitrary: fc.constantFrom(...FOREIGN_CHARSETS).map((type) => ({ type: type as string | null, wrong: true })) },
     { weight: 1, arbitrary: fc.constant({ type: null as string | null, wrong: true }) },
   );
   // An open body (a partial document such as PUT /api/config) is generated from the shape of the answer.

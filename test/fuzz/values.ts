@@ -262,7 +262,13 @@ function stringFor(schema: Schema): fc.Arbitrary<string> {
   if (schema.pattern) {
     return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= minLength && s.length <= maxLength);
   }
-  return fc.string({ minLength, maxLength: Math.max(minLength, Math.min(maxLength, 40)), unit: fc.oneof(fc.string({ minLength: 1, maxLength: 1 }), fc.constantFrom(...ODD_UNICODE)) });
+  // NUL and lone surrogates are valid in a schema string too: they must reach the handlers and the stores.
+  const unit = fc.oneof(
+    { weight: 10, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) },
+    { weight: 2, arbitrary: fc.constantFrom(...ODD_UNICODE) },
+    { weight: 1, arbitrary: fc.constantFrom('\u0000', ...LONE_SURROGATES) },
+  );
+  return fc.string({ minLength, maxLength: Math.max(minLength, Math.min(maxLength, 40)), unit });
 }
 
 function objectFor(schema: Schema, options: ValueOptions): fc.Arbitrary<Json> {
@@ -274,9 +280,12 @@ function objectFor(schema: Schema, options: ValueOptions): fc.Arbitrary<Json> {
     return options.partial ? fc.oneof({ weight: 6, arbitrary: value }, { weight: 1, arbitrary: fc.constant(null) }) : value;
   };
   const required = options.partial ? [] : (schema.required ?? []).filter((k) => keys.includes(k));
-  const record = fc
-    .record(Object.fromEntries(keys.map((k) => [k, field(k)])), { requiredKeys: required })
-    .filter((o) => Object.keys(o).length >= (schema.minProperties ?? 0));
+  const record = options.partial
+    ? // A partial update names a key or two: one that named every key would nearly always hold something invalid.
+      fc.subarray(keys, { minLength: 1, maxLength: 2 }).chain((chosen) => fc.record(Object.fromEntries(chosen.map((k) => [k, field(k)]))))
+    : fc
+        .record(Object.fromEntries(keys.map((k) => [k, field(k)])), { requiredKeys: required })
+        .filter((o) => Object.keys(o).length >= (schema.minProperties ?? 0));
   if (!options.corrupt) return record.map((o) => objectOf(Object.entries(o) as Array<[string, Json]>));
   const extras = fc.oneof(
     { weight: 4, arbitrary: fc.constant([] as Array<[string, Json]>) },

@@ -20,7 +20,7 @@ import { testDatabases } from '../helpers/databases.js';
 import { triggerScan } from '../helpers/scans.js';
 import { seedInventory } from '../helpers/seed.js';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.js';
-import { Credentials, Tally, describeFailure, problemsWith, send } from './harness.js';
+import { CaseFailure, Credentials, Tally, describeFailure, problemsWith, send } from './harness.js';
 import { FixedEngineSelector, LoopbackUpdateChecker, RecordingEngine } from './inert-services.js';
 import { type OpenApiDocument, operationsOf } from './openapi.js';
 import { requestsFor, type RequestPlan } from './requests.js';
@@ -139,12 +139,12 @@ describe.each(testDatabases())('every operation in /openapi.json, fuzzed ($kind)
         // Keeps the known password, so later login cases can still succeed.
         if (operation.id === 'POST /api/auth/password' && exchange.status === 200) await credentials.restorePassword();
         const problems = problemsWith(operation, plan, exchange);
-        if (problems.length > 0) throw new Error(describeFailure(problems, exchange));
+        if (problems.length > 0) throw new CaseFailure(problems, exchange);
       });
       const run = await fc.check(property, { seed, numRuns: RUNS, path: PATH });
       await held?.stop();
       if (run.failed) {
-        const reason = run.errorInstance instanceof Error ? run.errorInstance.message : String(run.errorInstance);
+        const reason = run.errorInstance instanceof CaseFailure ? describeFailure(run.errorInstance) : String(run.errorInstance);
         const replay = `FUZZ_SEED=${SEED} FUZZ_PATH=${run.counterexamplePath} npx vitest run test/fuzz/api-fuzz.test.ts -t '${operation.id}'`;
         expect.fail(`${operation.id} failed after ${run.numRuns} passing cases (generate it again: ${replay}):\n${reason}`);
       }

@@ -94,9 +94,12 @@ export interface Exchange {
   target: string;
   headers: Record<string, string>;
   body?: string | Uint8Array<ArrayBuffer>;
+  /** 0 when no HTTP answer came (see `error`). */
   status: number;
   contentType: string;
   text: string;
+  /** Why no HTTP answer came. */
+  error?: string;
 }
 
 export async function send(baseUrl: string, plan: RequestPlan, credentials: Credentials): Promise<Exchange> {
@@ -110,7 +113,7 @@ export async function send(baseUrl: string, plan: RequestPlan, credentials: Cred
     const res = await fetch(url, { method: plan.method, headers, body, redirect: 'manual' });
     return { ...exchange, status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
   } catch (err) {
-    throw new Error(`No HTTP answer (${(err as Error).cause ?? err}) to:\n${describeRequest(exchange)}`);
+    return { ...exchange, status: 0, contentType: '', text: '', error: String((err as Error).cause ?? err) };
   }
 }
 
@@ -121,6 +124,7 @@ const CONTRACT_STATUSES = new Set([200, 201, 400, 401, 403, 404, 405, 409, 413, 
 export function problemsWith(operation: Operation, plan: RequestPlan, exchange: Exchange): string[] {
   const problems: string[] = [];
   const { status, contentType, text } = exchange;
+  if (exchange.error !== undefined) return [`no HTTP answer: ${exchange.error}`];
   if (status >= 500) problems.push(`status ${status}: a server fault on client input`);
   else if (!CONTRACT_STATUSES.has(status)) problems.push(`status ${status} is not one the contract uses`);
   for (const marker of LEAK_MARKERS) {
@@ -153,11 +157,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A case whose answer broke a rule: thrown inside the property, described once fast-check has shrunk it. */
+export class CaseFailure extends Error {
+  constructor(
+    readonly problems: string[],
+    readonly exchange: Exchange,
+  ) {
+    super(problems.join('; '));
+  }
+}
+
 /** Longest body written into a failure message; a longer one goes to a file named in the message. */
 const SHOWN_BODY = 2000;
 
 /** The request as sent: method, target, headers, then the body as a JSON string literal (exact, control characters visible). */
-export function describeRequest(exchange: Pick<Exchange, 'method' | 'target' | 'headers' | 'body'>): string {
+function describeRequest(exchange: Exchange): string {
   const lines = [`${exchange.method} ${exchange.target}`, ...Object.entries(exchange.headers).map(([k, v]) => `${k}: ${v}`)];
   if (exchange.body === undefined) return [...lines, '(no body)'].join('\n');
   const literal = bodyLiteral(exchange.body);
@@ -177,14 +191,15 @@ function bodyLiteral(body: string | Uint8Array): string {
   return `bytes "${out}"`;
 }
 
-export function describeFailure(problems: string[], exchange: Exchange): string {
-  const answer = exchange.text.length > SHOWN_BODY ? `${exchange.text.slice(0, SHOWN_BODY)}…` : exchange.text;
+/** The problems, the exact request, and the answer. A body too long to show is saved to a file. */
+export function describeFailure({ problems, exchange }: CaseFailure): string {
+  const answer = exchange.error ?? (exchange.text.length > SHOWN_BODY ? `${exchange.text.slice(0, SHOWN_BODY)}…` : exchange.text);
   return [
     problems.map((p) => `- ${p}`).join('\n'),
     '',
     describeRequest(exchange),
     '',
-    `→ ${exchange.status} ${exchange.contentType}`,
+    `→ ${exchange.status || 'no answer'} ${exchange.contentType}`,
     answer,
   ].join('\n');
 }

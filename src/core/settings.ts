@@ -153,18 +153,25 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
  * Deep-merges `patch` into `base`: objects merge key by key, arrays and scalars replace,
- * and `null` resets a key to its default. Returns a new object.
+ * and `null` resets a key to its default. A key with no default stays `null`, for validation
+ * to name as unknown. Returns a new object.
  */
 export function mergeSettings(base: unknown, patch: unknown, defaults: unknown = defaultSettings()): unknown {
   if (!isObject(patch) || !isObject(base)) return patch;
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(patch)) {
-    const fallback = isObject(defaults) ? defaults[key] : undefined;
-    if (value === null) out[key] = structuredClone(fallback);
-    else if (isObject(value) && isObject(base[key])) out[key] = mergeSettings(base[key], value, fallback);
+    // Own keys only: `toString` or `constructor` in a patch are unknown keys, not Object.prototype's.
+    const fallback = ownValue(defaults, key);
+    const current = ownValue(base, key);
+    if (value === null) out[key] = fallback === undefined ? null : structuredClone(fallback);
+    else if (isObject(value) && isObject(current)) out[key] = mergeSettings(current, value, fallback);
     else out[key] = value;
   }
   return out;
+}
+
+function ownValue(object: unknown, key: string): unknown {
+  return isObject(object) && Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
 /** Checks a complete settings document; the first problem is reported as `path.to.key: message`. */

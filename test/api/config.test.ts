@@ -108,6 +108,20 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
     await expectRejected({ network: { subnet: '10.0.0.0/24', vlan: 4 } }, 'network.vlan');
   });
 
+  it('refuses null for an unknown key, even one named like an Object method, as an unknown key', async () => {
+    // Found by test/fuzz: `null` resets a key to its default, and `toString` found Object.prototype's (a 500).
+    for (const [patch, path] of [
+      [{ scanning: { toString: null } }, 'scanning.toString'],
+      [{ constructor: null }, 'constructor'],
+      [{ network: { hasOwnProperty: null } }, 'network.hasOwnProperty'],
+      [{ scanning: { port_rnage: null } }, 'scanning.port_rnage'],
+    ] as const) {
+      await expectRejected(patch, path);
+      const res = await putConfig(patch);
+      expect((await readJson(res)).detail).toBe(`${path}: is not a known configuration key`);
+    }
+  });
+
   it('refuses an invalid network.subnet with 400 naming it', async () => {
     for (const subnet of ['not-a-subnet', '10.0.0.0/33', '300.1.1.0/24', '10.0.0/24', 'fe80::/64', '', ' 10.0.0.0/24 x']) {
       await expectRejected({ network: { subnet } }, 'network.subnet');

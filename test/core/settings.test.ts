@@ -27,6 +27,11 @@ describe('mergeSettings', () => {
     expect(merged).toEqual({ a: { x: 1, y: 3 }, list: [9], z: 'default' });
     expect(base.a.y).toBe(2);
   });
+
+  it('leaves null on a key with no default, including names Object.prototype has', () => {
+    const merged = mergeSettings({ a: 1 }, { toString: null, constructor: null, b: null }, { a: 0 });
+    expect(Object.entries(merged as object)).toEqual([['a', 1], ['toString', null], ['constructor', null], ['b', null]]);
+  });
 });
 
 describe('applySettingsPatch', () => {

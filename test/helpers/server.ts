@@ -1,7 +1,11 @@
 import { buildApp, type App } from '../../src/api/app.js';
+import { scanAllowFromEnvironment } from '../../src/config/environment.js';
+import type { EngineSelector } from '../../src/scan/engines.js';
+import { ScanManager } from '../../src/scan/manager.js';
 import { initialise } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
 import { createLogger } from '../../src/server.js';
+import type { UpdateChecker } from '../../src/updates/checker.js';
 import type { TestDatabase } from './databases.js';
 
 export interface TestServer {
@@ -32,6 +36,10 @@ export interface StartOptions {
   webRoot?: string;
   /** NETWARDEN_SCAN_ALLOW's list; null lets the stored scanning.allowed_targets apply (default: the environment's). */
   scanAllow?: string[] | null;
+  /** Chooses the scan engine (default: the real one: nmap or the native engine). */
+  engines?: EngineSelector;
+  /** Answers /api/updates/check (default: the real checker). */
+  updateChecker?: UpdateChecker;
 }
 
 /**
@@ -46,7 +54,17 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
   await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
-  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger, webRoot: options.webRoot, scanAllow: options.scanAllow });
+  const scanAllow = options.scanAllow === undefined ? scanAllowFromEnvironment(process.env) : options.scanAllow;
+  const scanManager = options.engines ? new ScanManager({ store: db.store, log: logger, engines: options.engines, scanAllow }) : undefined;
+  const app = await buildApp({
+    store: db.store,
+    version: '0.0.0-test',
+    logger,
+    webRoot: options.webRoot,
+    scanManager,
+    scanAllow,
+    updateChecker: options.updateChecker,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');

@@ -26,7 +26,7 @@ import { scanRoutes } from './routes/scans.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
-import { requestedPath, rerouteFrameworkErrors, routerErrorOf } from './router-errors.js';
+import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
 
@@ -87,6 +87,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     trustProxy: (address: string) => isTrustedProxy(store, address),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: rerouteFrameworkErrors(() => app, MAX_PARAM_LENGTH),
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());

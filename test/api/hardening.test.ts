@@ -3,6 +3,7 @@
  * PostgreSQL refuses), router failures answered by Fastify itself, login CSRF and non-UTF-8
  * charsets. Every test speaks HTTP to the real server on each store.
  */
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -254,5 +255,48 @@ describe.each(testDatabases())('request body charset ($kind)', (database) => {
       const res = await createKey(contentType, JSON.stringify({ name: `utf8-key-${i}` }));
       expect(res.status, contentType).toBe(201);
     }
+  });
+});
+
+describe('requests the HTTP parser rejects', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer(testDatabases()[0]);
+  });
+  afterAll(() => server?.close());
+
+  /** Sends raw bytes and returns what came back before the server closed the connection. */
+  function raw(request: string): Promise<string> {
+    const port = Number(new URL(server.baseUrl).port);
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(request));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      // A reset after the answer (the server closes on an unread request) still leaves the answer.
+      socket.on('error', (err) => (answer ? resolve(answer) : reject(err)));
+      socket.on('close', () => resolve(answer));
+    });
+  }
+
+  function parse(answer: string): { status: number; headers: Map<string, string>; body: unknown } {
+    const [head, body] = answer.split('\r\n\r\n');
+    const [statusLine, ...headerLines] = head.split('\r\n');
+    const headers = new Map(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
+  }
+
+  it('answers a malformed request with 400 and a detail body', async () => {
+    const answer = parse(await raw('GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nNot a header line\r\n\r\n'));
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ detail: 'Malformed HTTP request' });
+    expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('answers headers over the size limit with 431 and a detail body', async () => {
+    const answer = parse(await raw(`GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`));
+    expect(answer.status).toBe(431);
+    expect(answer.body).toEqual({ detail: 'The request headers are too large' });
   });
 });

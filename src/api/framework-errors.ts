@@ -1,5 +1,12 @@
-import type { IncomingMessage } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/*
+ * Failures Fastify would otherwise answer by itself, outside the hooks and the error handler,
+ * with its own body: the answers here follow the contract (`{"detail": ...}`) like every other.
+ */
 
 /**
  * A request the router could not match at all (malformed percent-encoding in the path, a path
@@ -48,4 +55,30 @@ export function routerErrorOf(request: FastifyRequest): RouterError | undefined 
 /** The path the client asked for, without the query: for logs and messages. */
 export function requestedPath(request: FastifyRequest): string {
   return routerErrors.get(request.raw)?.path ?? request.url.split('?')[0];
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: a request Node's HTTP parser rejects (malformed, headers
+ * too large, too slow) never becomes a request, so nothing else can answer it. Answered in the
+ * contract's shape, with an id that the warning in the log carries too.
+ */
+export function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, detail] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request was not received in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request headers are too large']
+        : [400, 'Malformed HTTP request'];
+  const id = randomUUID();
+  this.log.warn({ reqId: id, status, err: error }, 'malformed HTTP request refused');
+  if (socket.writable) {
+    const body = JSON.stringify({ detail });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

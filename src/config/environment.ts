@@ -116,8 +116,7 @@ function postgresUrlProblem(url: string): string | null {
   } catch {
     const reasons = ['it does not parse as a URL'];
     if (/\s/.test(url)) reasons.push('it contains a space');
-    // The port is not secret; the user name and password before the last @ are.
-    const port = url.slice(url.lastIndexOf('@') + 1).match(/^[^/?#]*?:([^/?#:\]]*)(?:[/?#]|$)/)?.[1];
+    const port = portOf(url);
     if (port !== undefined && !/^\d*$/.test(port)) reasons.push(`the port '${port}' is not a number`);
     return reasons.join('; ');
   }
@@ -129,6 +128,15 @@ function postgresUrlProblem(url: string): string | null {
     return 'malformed percent-encoding';
   }
   return null;
+}
+
+/** The port as written in a URL that may not parse (a hint only). It is not secret; the user name and password before the @ are. */
+function portOf(url: string): string | undefined {
+  const afterScheme = url.replace(/^[a-z]+:\/\//i, '');
+  const hostAndPort = afterScheme.slice(afterScheme.lastIndexOf('@') + 1).split(/[/?#]/)[0];
+  const afterHost = hostAndPort.startsWith('[') ? hostAndPort.slice(hostAndPort.indexOf(']') + 1) : hostAndPort;
+  const colon = afterHost.indexOf(':');
+  return colon === -1 ? undefined : afterHost.slice(colon + 1);
 }
 
 function parsePort(value: unknown): number {

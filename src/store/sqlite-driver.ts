@@ -139,9 +139,9 @@ class ResilientSqliteDriver implements Driver {
   }
 
   /**
-   * Runs `attempt` until it does not fail with SQLITE_BUSY, pausing between attempts; `between`
-   * runs after a failed attempt and `resume` before the next (a BEGIN uses them to let other
-   * queries through while it waits).
+   * Runs `attempt` until it does not fail with SQLITE_BUSY, pausing between attempts, and gives
+   * up at the deadline. `between` runs after a failed attempt and `resume` before the next: a
+   * caller outside a transaction lets go of the connection there, so others can use it meanwhile.
    */
   async retryWhileBusy<T>(attempt: () => T, between?: () => void, resume?: () => Promise<void>): Promise<T> {
     const { deadlineMs, firstDelayMs, maxDelayMs } = this.options.retry;

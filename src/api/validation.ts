@@ -70,6 +70,9 @@ export function declaredCharset(contentType: string | undefined): string | undef
 
 /** preParsing hook: a body declared in a charset other than UTF-8 gets 415 before it is parsed as UTF-8. */
 export async function rejectForeignCharsets(request: FastifyRequest): Promise<void> {
+  const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
+  // Without a body the declared charset describes nothing.
+  if ((length === undefined || length === '0') && encoding === undefined) return;
   const charset = declaredCharset(request.headers['content-type']);
   if (charset !== undefined && charset !== 'utf-8') {
     throw new HttpError(415, `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);

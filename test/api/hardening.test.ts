@@ -250,6 +250,11 @@ describe.each(testDatabases())('request body charset ($kind)', (database) => {
     expect(keys.map((k) => k.name)).not.toContain('latin1-key');
   });
 
+  it('ignores the charset of a request without a body', async () => {
+    const res = await server.request('/api/keys', { cookie, headers: { 'Content-Type': 'application/json; charset=utf-16' } });
+    expect(res.status).toBe(200);
+  });
+
   it('accepts UTF-8 in any spelling, quoted or not, and no charset at all', async () => {
     for (const [i, contentType] of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json;CHARSET=Utf-8', 'application/json'].entries()) {
       const res = await createKey(contentType, JSON.stringify({ name: `utf8-key-${i}` }));

@@ -197,7 +197,8 @@ describe.runIf(pgUrl)('a PostgreSQL database that stops accepting connections (p
 
   beforeAll(async () => {
     await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
+    // From template0, which nobody can be connected to (a session on template1 would make this fail).
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0`);
     server = await startTestServer(ownDatabase);
     ({ key } = await adminWithKey(server));
   });

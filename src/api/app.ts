@@ -27,7 +27,8 @@ import { scanRoutes } from './routes/scans.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
-import { createValidatorCompiler } from './validation.js';
+import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
+import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
 
 export interface AppOptions {
@@ -69,6 +70,7 @@ declare module 'fastify' {
 export type App = FastifyInstance;
 
 export const BODY_LIMIT = 1024 * 1024;
+const MAX_PARAM_LENGTH = 200;
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store, version } = options;
@@ -80,14 +82,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
       ? { loggerInstance: options.logger as FastifyServerOptions['loggerInstance'] }
       : { logger: (options.logger as FastifyServerOptions['logger']) ?? false };
 
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     ...loggerOption,
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: (address: string) => isTrustedProxy(store, address),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: rerouteFrameworkErrors(() => app, MAX_PARAM_LENGTH),
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -120,10 +124,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { method: request.method, url: requestedPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
     );
   });
+  // Input checks every route shares, whatever its schema declares.
+  app.addHook('preParsing', rejectForeignCharsets);
+  app.addHook('preValidation', rejectNulCharacters);
 
   await app.register(cookie);
   await app.register(helmet, {
@@ -209,9 +216,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const webUi = await registerWebUi(app, options.webRoot);
 
   app.setNotFoundHandler(async (request, reply) => {
-    if (webUi.fallback(request, reply)) return reply;
-    const path = request.url.split('?')[0];
+    const routerError = routerErrorOf(request);
+    if (!routerError && webUi.fallback(request, reply)) return reply;
+    const path = requestedPath(request);
     if (path.startsWith('/api/') && !(await authenticator.authenticate(request))) throw notAuthenticated();
+    if (routerError) throw new HttpError(routerError.status, routerError.detail);
     const methods = allowed(path);
     if (methods.length > 0) {
       throw new HttpError(405, `Method ${request.method} is not allowed on ${path}; use ${methods.join(', ')}`, {}, { Allow: methods.join(', ') });

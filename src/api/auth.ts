@@ -63,9 +63,7 @@ export class Authenticator {
     const now = nowIso();
     const session = token.length <= 128 ? await this.store.sessions.findActive(sha256Hex(token), now) : undefined;
     if (!session) throw notAuthenticated();
-    if (UNSAFE_METHODS.has(request.method) && !sameOrigin(request)) {
-      throw forbidden('Cross-origin request refused: the Origin header does not match this server');
-    }
+    refuseCrossSiteWrite(request);
     if (Date.parse(now) - Date.parse(session.last_seen_at) > TOUCH_INTERVAL_MS) {
       this.store.sessions.touch(session.id, now).catch((err) => request.log.warn({ err }, 'could not update session'));
     }
@@ -101,6 +99,17 @@ function presentedApiKey(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
+/**
+ * A browser sends the session cookie (and can post a login form) on requests other sites make:
+ * such writes are refused, so another site can neither act with a user's session nor log the
+ * browser into an account of its choosing (login CSRF).
+ */
+function refuseCrossSiteWrite(request: FastifyRequest): void {
+  if (UNSAFE_METHODS.has(request.method) && !sameOrigin(request)) {
+    throw forbidden('Cross-origin request refused: the Origin header does not match this server');
+  }
+}
+
 /** True when there is no Origin header (not a browser cross-site request) or it names this server. */
 function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
@@ -120,7 +129,12 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
     // The Swagger UI's own routes (registered by @fastify/swagger-ui) are public like /openapi.json.
-    if (request.is404 || request.routeOptions.config.public || request.url.startsWith('/docs')) return;
+    if (request.is404 || request.url.startsWith('/docs')) return;
+    if (request.routeOptions.config.public) {
+      // Public writes (set-up, login) need no credentials but are still refused from other sites.
+      refuseCrossSiteWrite(request);
+      return;
+    }
     const principal = await authenticator.authenticate(request);
     if (!principal) throw notAuthenticated();
     request.principal = principal;

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ScanRequestError } from '../scan/errors.js';
+import { DatabaseUnavailableError } from '../store/errors.js';
 
 /** An error whose status and `detail` are meant for the client. */
 export class HttpError extends Error {
@@ -94,13 +95,35 @@ export function errorHandler(error: FastifyError & { validationContext?: string 
     return reply.code(status).send({ detail: error.message });
   }
   request.log.error({ err: error }, 'request failed');
+  if (error instanceof DatabaseUnavailableError) {
+    if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
+    return reply.code(503).send({ detail: error.detail });
+  }
   if (isDatabaseUnavailable(error)) {
     return reply.code(503).header('Retry-After', '5').send({ detail: 'The database is unavailable; try again shortly' });
   }
   return reply.code(500).send({ detail: 'Internal server error; the server log has the details' });
 }
 
+/**
+ * SQLSTATEs of a server going away under a connection in use. Failing to get a connection at all
+ * (55000 not accepting connections, 57P03 starting up, 53300 too many clients, timeouts, …) is
+ * already a DatabaseUnavailableError, whatever the code (store/db.ts).
+ */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+]);
+const UNAVAILABLE_SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** A connection that failed or was dropped while in use, as opposed to a query the database refused. */
 function isDatabaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? '';
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '08001', 'SQLITE_BUSY', 'SQLITE_CANTOPEN'].includes(code);
+  const { code = '', message = '' } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && code !== '') {
+    // Class 08: connection exception.
+    return code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_ERRORS.has(code) || code.startsWith('SQLITE_BUSY') || code === 'SQLITE_CANTOPEN';
+  }
+  // node-postgres's own words when the server hangs up on a connection in use.
+  return typeof message === 'string' && /^Connection terminated( unexpectedly| due to connection timeout)?$/.test(message);
 }

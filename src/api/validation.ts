@@ -1,6 +1,7 @@
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { HttpError, badRequest } from './errors.js';
 
 const common: Options = {
   removeAdditional: false,
@@ -22,4 +23,58 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     const ajv = httpPart === 'body' ? bodyAjv : textAjv;
     return ajv.compile(schema as object);
   };
+}
+
+const NUL = '\u0000';
+
+/**
+ * Where a parsed request part holds U+0000 (PostgreSQL cannot store it in text; no legitimate
+ * input needs it): the dotted path of the first string or field name containing it, `''` for the
+ * part itself, undefined when there is none.
+ */
+export function findNul(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes(NUL) ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
+  for (const [key, item] of entries) {
+    const name = String(key);
+    const itemPath = path ? `${path}.${name}` : name;
+    if (name.includes(NUL)) return itemPath.replaceAll(NUL, '\\0');
+    const found = findNul(item, itemPath);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** preValidation hook: every path parameter, query parameter and body string, however deep, is free of NUL. */
+export async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
+  const parts: Array<[unknown, string]> = [
+    [request.params, 'path'],
+    [request.query, 'query'],
+    [request.body, 'body'],
+  ];
+  for (const [value, partName] of parts) {
+    const where = findNul(value);
+    if (where !== undefined) throw badRequest(`${where || partName}: must not contain the NUL character`);
+  }
+}
+
+/**
+ * The charset a Content-Type declares, lower-cased and unquoted; undefined when it names none.
+ * JSON is UTF-8 (RFC 8259), so any other declared charset is refused rather than misread.
+ */
+export function declaredCharset(contentType: string | undefined): string | undefined {
+  const m = contentType?.match(/;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i);
+  return m ? (m[1] ?? m[2]).toLowerCase() : undefined;
+}
+
+/** preParsing hook: a body declared in a charset other than UTF-8 gets 415 before it is parsed as UTF-8. */
+export async function rejectForeignCharsets(request: FastifyRequest): Promise<void> {
+  const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
+  // Without a body the declared charset describes nothing.
+  if ((length === undefined || length === '0') && encoding === undefined) return;
+  const charset = declaredCharset(request.headers['content-type']);
+  if (charset !== undefined && charset !== 'utf-8') {
+    throw new HttpError(415, `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);
+  }
 }

@@ -39,6 +39,9 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = pro
   const port = parsePort(env.NETWARDEN_PORT ?? fromFile.port ?? 8080);
   const host = env.NETWARDEN_HOST ?? str(fromFile.host, 'host') ?? '0.0.0.0';
   const rawDb = env.NETWARDEN_DATABASE_URL ?? str(fromFile.database_url, 'database_url');
+  if (rawDb && isPostgresUrl(rawDb)) {
+    checkPostgresUrl(rawDb, env.NETWARDEN_DATABASE_URL !== undefined ? 'NETWARDEN_DATABASE_URL' : `config file ${file}: "database_url"`);
+  }
   const databaseUrl = !rawDb ? join(dataDir, 'netwarden.db') : isPostgresUrl(rawDb) ? rawDb : resolve(cwd, rawDb.replace(/^sqlite:(\/\/)?/, ''));
   const logLevel = env.NETWARDEN_LOG_LEVEL ?? str(fromFile.log_level, 'log_level') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`log level '${logLevel}' is not one of ${LOG_LEVELS.join(', ')}`);
@@ -88,6 +91,51 @@ function readConfigFile(file: string): Record<string, unknown> {
   const unknown = Object.keys(parsed).filter((k) => !FILE_KEYS.includes(k));
   if (unknown.length) throw new ConfigError(`config file ${file}: unknown key(s) ${unknown.join(', ')}; known: ${FILE_KEYS.join(', ')}`);
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * A PostgreSQL URL must parse before the store opens it: otherwise the failure is a bare
+ * "Invalid URL" deep in the driver that names neither the setting nor the fix. The value itself
+ * is not repeated: it holds the password.
+ */
+function checkPostgresUrl(url: string, source: string): void {
+  const problem = postgresUrlProblem(url);
+  if (problem) {
+    throw new ConfigError(
+      `${source} is not a valid PostgreSQL URL (${problem}): expected postgres://user:password@host:port/database, ` +
+        'with special characters in the user name or password percent-encoded (a space as %20, @ as %40, / as %2F)',
+    );
+  }
+}
+
+function postgresUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    const reasons = ['it does not parse as a URL'];
+    if (/\s/.test(url)) reasons.push('it contains a space');
+    const port = portOf(url);
+    if (port !== undefined && !/^\d*$/.test(port)) reasons.push(`the port '${port}' is not a number`);
+    return reasons.join('; ');
+  }
+  try {
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
+    decodeURIComponent(parsed.pathname);
+  } catch {
+    return 'malformed percent-encoding';
+  }
+  return null;
+}
+
+/** The port as written in a URL that may not parse (a hint only). It is not secret; the user name and password before the @ are. */
+function portOf(url: string): string | undefined {
+  const afterScheme = url.replace(/^[a-z]+:\/\//i, '');
+  const hostAndPort = afterScheme.slice(afterScheme.lastIndexOf('@') + 1).split(/[/?#]/)[0];
+  const afterHost = hostAndPort.startsWith('[') ? hostAndPort.slice(hostAndPort.indexOf(']') + 1) : hostAndPort;
+  const colon = afterHost.indexOf(':');
+  return colon === -1 ? undefined : afterHost.slice(colon + 1);
 }
 
 function parsePort(value: unknown): number {

@@ -1,10 +1,14 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { DatabaseUnavailableError } from './errors.js';
 import { migrationProvider, type Dialect } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { resilientSqliteDialect, type LockRetry } from './sqlite-driver.js';
+
+export { DatabaseUnavailableError } from './errors.js';
 
 // PostgreSQL returns bigint (count(*), ip_sort) as strings; every value we store fits a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
@@ -17,6 +21,10 @@ export interface DatabaseOptions {
   pgSchema?: string;
   /** PostgreSQL only: pool size. */
   poolSize?: number;
+  /** PostgreSQL only: how long to wait for a new connection (ms, default 5000). */
+  connectTimeoutMs?: number;
+  /** SQLite only: how long to keep retrying while another process holds a lock on the file. */
+  lockRetry?: Partial<LockRetry>;
 }
 
 export interface DatabaseHandle {
@@ -24,6 +32,8 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /** A human-readable description without credentials, for logs. */
   description: string;
+  /** Throws DatabaseUnavailableError when the database can be seen to be unusable without a query (SQLite: its file is gone). */
+  check(): void;
   close(): Promise<void>;
 }
 
@@ -33,66 +43,133 @@ export function isPostgresUrl(url: string): boolean {
 
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (isPostgresUrl(options.url)) return openPostgres(options);
-  return openSqlite(options.url);
+  return openSqlite(options.url, options.lockRetry);
 }
 
-function openSqlite(file: string): DatabaseHandle {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+/**
+ * SQLite itself waits this long for a lock (synchronously, blocking the event loop); the driver
+ * does the rest of the waiting between attempts (see sqlite-driver.ts).
+ */
+const SQLITE_BUSY_TIMEOUT_MS = 50;
+const DEFAULT_LOCK_RETRY: LockRetry = { deadlineMs: 3000, firstDelayMs: 10, maxDelayMs: 250 };
+
+function openSqlite(file: string, lockRetry: Partial<LockRetry> = {}): DatabaseHandle {
+  const onDisk = file !== ':memory:';
+  if (onDisk) createPrivately(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
+  const watch = onDisk ? watchFile(file) : null;
+  const dialect = resilientSqliteDialect({
+    sqlite,
+    retry: { ...DEFAULT_LOCK_RETRY, ...lockRetry },
+    beforeWrite: () => watch?.check(1000),
+  });
+  const db = new Kysely<Database>({ dialect });
   return {
     db,
     dialect: 'sqlite',
     description: `sqlite:${file}`,
+    check: () => watch?.check(0),
     close: () => db.destroy(),
   };
 }
 
 /**
- * Kysely prepares every query anew; preparing costs more than running a cached statement, so the
- * statements are kept by SQL text (bounded, least recently used first out). Safe because Kysely
- * runs one query at a time on the single SQLite connection and nothing here streams results.
+ * The database holds password hashes and the whole inventory: a new data directory is created
+ * 0700 and a new database file 0600, whatever the umask (SQLite gives its -wal and -shm files
+ * the database file's mode). Existing files and directories keep the mode they have.
  */
-function cachingStatements(sqlite: SQLite.Database, max = 500) {
-  const cache = new Map<string, SQLite.Statement>();
+function createPrivately(file: string): void {
+  const dir = resolve(dirname(file));
+  const firstCreated = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (firstCreated) {
+    // mkdir's mode is filtered by the umask; set it exactly on each directory created here.
+    let path = resolve(firstCreated);
+    chmodSync(path, 0o700);
+    for (const part of relative(path, dir).split(sep).filter(Boolean)) {
+      path = resolve(path, part);
+      chmodSync(path, 0o700);
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw err;
+  }
+  try {
+    chmodSync(file, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * SQLite keeps reading and writing an open database file after it is deleted or replaced: writes
+ * go to the orphaned file and vanish at the next restart. This notices by comparing the file at
+ * the path with the one opened.
+ */
+function watchFile(file: string) {
+  const opened = statSync(file);
+  let checkedAt = 0;
+  let problem: string | null = null;
+  const inspect = (): string | null => {
+    try {
+      const now = statSync(file);
+      return now.ino === opened.ino && now.dev === opened.dev ? null : 'was replaced by another file';
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' || code === 'ENOTDIR' ? 'was deleted' : null;
+    }
+  };
   return {
-    close: () => sqlite.close(),
-    prepare(sqlText: string) {
-      let statement = cache.get(sqlText);
-      if (statement) {
-        cache.delete(sqlText);
-      } else {
-        statement = sqlite.prepare(sqlText);
-        if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+    /** Throws when the file is gone; the answer is reused for `maxAgeMs`. */
+    check(maxAgeMs: number): void {
+      const now = Date.now();
+      if (now - checkedAt >= maxAgeMs) {
+        problem = inspect();
+        checkedAt = now;
       }
-      cache.set(sqlText, statement);
-      return statement;
+      if (problem) {
+        throw new DatabaseUnavailableError(`the database file ${file} ${problem} while the server was running`, {
+          detail:
+            'The database file was deleted or replaced while the server was running; changes are refused so that none is lost. ' +
+            'Restart the server (after restoring the file from a backup, if it was deleted by mistake)',
+        });
+      }
     },
   };
 }
 
-function openPostgres({ url, pgSchema, poolSize }: DatabaseOptions): DatabaseHandle {
+function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs }: DatabaseOptions): DatabaseHandle {
+  const safe = new URL(url);
+  safe.password = '';
+  const description = `postgres://${safe.host}${safe.pathname}${pgSchema ? ` (schema ${pgSchema})` : ''}`;
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize ?? 10,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: connectTimeoutMs ?? 5000,
     ...(pgSchema ? { options: `-c search_path=${quoteIdent(pgSchema)}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const safe = new URL(url);
-  safe.password = '';
-  return {
-    db,
-    dialect: 'postgres',
-    description: `postgres://${safe.host}${safe.pathname}${pgSchema ? ` (schema ${pgSchema})` : ''}`,
-    close: () => db.destroy(),
-  };
+  // Whatever stops a new connection (refused, not accepting connections, too many clients,
+  // starting up or shutting down, timed out) means the database is unavailable, not that the
+  // request was wrong: one place to say so, rather than a list of every SQLSTATE it can be.
+  const connect = () =>
+    pool.connect().catch((err: unknown) => {
+      throw new DatabaseUnavailableError(`PostgreSQL connection failed: ${(err as Error).message}`, {
+        detail: 'The database is unavailable; try again shortly',
+        retryAfterSeconds: 5,
+        cause: err,
+      });
+    });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
+  return { db, dialect: 'postgres', description, check: () => {}, close: () => db.destroy() };
 }
 
 function quoteIdent(name: string): string {
@@ -147,5 +224,6 @@ async function currentSchema(handle: DatabaseHandle): Promise<string | undefined
 
 /** Cheap round trip used by the health probe. */
 export async function ping(handle: DatabaseHandle): Promise<void> {
+  handle.check();
   await sql`select 1`.execute(handle.db);
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DatabaseUnavailableError } from '../../store/errors.js';
 import { Timestamp } from '../schemas.js';
 
 const HealthBody = Type.Object({
@@ -10,6 +11,7 @@ const HealthBody = Type.Object({
   engine: Type.Union([Type.Literal('nmap'), Type.Literal('native'), Type.Null()], {
     description: 'Scan engine a scan started now would use (null when the configuration cannot be read)',
   }),
+  detail: Type.Optional(Type.String({ description: 'When unhealthy: what is wrong' })),
 });
 
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -34,7 +36,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { status: 'healthy', timestamp, version, database: 'ok', engine };
       } catch (err) {
         request.log.warn({ err }, 'health check: database unreachable');
-        return reply.code(503).send({ status: 'unhealthy', timestamp, version, database: 'unreachable', engine: null });
+        const detail = err instanceof DatabaseUnavailableError ? err.detail : 'The database cannot be reached; the server log has the details';
+        if (err instanceof DatabaseUnavailableError && err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
+        return reply.code(503).send({ status: 'unhealthy', timestamp, version, database: 'unreachable', engine: null, detail });
       }
     },
   );

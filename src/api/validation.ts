@@ -33,15 +33,23 @@ const NUL = '\u0000';
  * part itself, undefined when there is none.
  */
 export function findNul(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes(NUL) ? path : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
-  for (const [key, item] of entries) {
-    const name = String(key);
-    const itemPath = path ? `${path}.${name}` : name;
-    if (name.includes(NUL)) return itemPath.replaceAll(NUL, '\\0');
-    const found = findNul(item, itemPath);
-    if (found !== undefined) return found;
+  // Iterative, depth first in document order: a body nested 100,000 levels deep must not overflow the stack.
+  const pending: Array<[unknown, string]> = [[value, path]];
+  while (pending.length > 0) {
+    const [item, itemPath] = pending.pop()!;
+    if (typeof item === 'string') {
+      if (item.includes(NUL)) return itemPath;
+      continue;
+    }
+    if (typeof item !== 'object' || item === null) continue;
+    const children: Array<[unknown, string]> = [];
+    for (const [key, child] of Array.isArray(item) ? item.entries() : Object.entries(item)) {
+      const name = String(key);
+      const childPath = itemPath ? `${itemPath}.${name}` : name;
+      if (name.includes(NUL)) return childPath.replaceAll(NUL, '\\0');
+      children.push([child, childPath]);
+    }
+    for (let i = children.length - 1; i >= 0; i--) pending.push(children[i]);
   }
   return undefined;
 }

@@ -52,7 +52,7 @@ export interface RunningServer {
 
 /** Opens the store, applies migrations, seeds, and listens. */
 export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
-  const store = await openStore({ url: config.databaseUrl });
+  const store = await openStore({ url: config.databaseUrl, warn: (context, message) => logger.warn(context, message) });
   logger.info({ database: store.handle.description }, 'database ready');
   try {
     await initialise(store, config, logger);

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ScanRequestError } from '../scan/errors.js';
+import { ConflictError, InvalidInputError, NetwardenError, NotFoundError } from '../util/errors.js';
 import { DatabaseUnavailableError } from '../store/errors.js';
 
 /** An error whose status and `detail` are meant for the client. */
@@ -64,13 +64,21 @@ export function describeValidationError(errors: AjvError[], context: string | un
   }
 }
 
+/** The HTTP status of each kind of domain error: the one place that decides it. */
+function statusOf(error: NetwardenError): number {
+  if (error instanceof InvalidInputError) return 400;
+  if (error instanceof NotFoundError) return 404;
+  if (error instanceof ConflictError) return 409;
+  return 500;
+}
+
 export function errorHandler(error: FastifyError & { validationContext?: string }, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof HttpError) {
     reply.headers(error.headers);
     return reply.code(error.statusCode).send({ detail: error.detail, ...error.extra });
   }
-  if (error instanceof ScanRequestError) {
-    return reply.code(error.status).send({ detail: error.message, ...error.extra });
+  if (error instanceof NetwardenError) {
+    return reply.code(statusOf(error)).send({ detail: error.message, ...error.extra });
   }
   if (error.validation) {
     return reply.code(400).send({ detail: describeValidationError(error.validation as AjvError[], error.validationContext) });

@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { SCAN_PROFILES } from '../core/model.js';
-import { ScanRequestError } from '../scan/errors.js';
+import { InvalidInputError, NetwardenError } from '../util/errors.js';
 import { ScanManager } from '../scan/manager.js';
 import type { ScanProfile } from '../core/model.js';
 import { CLI_ACTOR, CliError, action, printable, usageError, withStore } from './common.js';
@@ -30,12 +30,12 @@ export function registerScanCommand(program: Command): void {
               actor: { name: CLI_ACTOR.actor, type: CLI_ACTOR.actorType },
             });
           } catch (err) {
-            if (err instanceof ScanRequestError) throw new CliError(err.message, err.status === 400 ? 2 : 1);
+            if (err instanceof NetwardenError) throw new CliError(err.message, err instanceof InvalidInputError ? 2 : 1);
             throw err;
           }
           const interrupt = () => {
             process.stderr.write('\ncancelling the scan…\n');
-            manager.cancel(scan.id).catch(() => {});
+            manager.cancel(scan.id).catch((err) => process.stderr.write(`could not cancel the scan: ${String((err as Error).message)}\n`));
           };
           process.once('SIGINT', interrupt);
           const bar = options.progress && process.stderr.isTTY

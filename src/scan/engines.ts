@@ -1,7 +1,7 @@
 import { nmapVersion, NmapEngine } from './nmap.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import type { ScanEngine } from './types.js';
-import { ScanRequestError } from './errors.js';
+import { EngineUnavailableError } from './errors.js';
 
 export type EngineSetting = 'auto' | 'nmap' | 'native';
 
@@ -36,7 +36,7 @@ export class EngineSelector {
     const version = await this.nmapVersion();
     if (version) return new NmapEngine(this.nmapBinary);
     if (setting === 'nmap') {
-      throw new ScanRequestError(400, 'scanning.engine is "nmap" but nmap is not installed; install nmap or set scanning.engine to auto or native');
+      throw new EngineUnavailableError('scanning.engine is "nmap" but nmap is not installed; install nmap or set scanning.engine to auto or native');
     }
     return this.createNative();
   }

@@ -1,10 +1,43 @@
-/** A scan request the service refuses, with the HTTP status that says why. */
-export class ScanRequestError extends Error {
-  constructor(
-    readonly status: 400 | 404 | 409,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
+/** Why the scan layer refuses a request; `api/errors.ts` and the CLI map these by class. */
+import { ConflictError, InvalidInputError, NotFoundError } from '../util/errors.js';
+
+/** The subnet or address is not a valid scan target (malformed, or larger than scanning.max_hosts). */
+export class InvalidTargetError extends InvalidInputError {
+  override readonly code = 'NW_INVALID_TARGET';
+}
+
+/** The target is valid but outside scanning.allowed_targets / NETWARDEN_SCAN_ALLOW. */
+export class TargetNotAllowedError extends InvalidInputError {
+  override readonly code = 'NW_TARGET_NOT_ALLOWED';
+}
+
+/** The configured engine cannot run here (scanning.engine is nmap, and nmap is not installed). */
+export class EngineUnavailableError extends InvalidInputError {
+  override readonly code = 'NW_ENGINE_UNAVAILABLE';
+}
+
+/** Another scan holds the active slot; `extra.scan_id` names it. */
+export class ScanBusyError extends ConflictError {
+  override readonly code = 'NW_SCAN_BUSY';
+
+  constructor(readonly scanId: number | null) {
+    super('A scan is already running', { scan_id: scanId });
+  }
+}
+
+/** The scan to act on has already ended. */
+export class ScanNotRunningError extends ConflictError {
+  override readonly code = 'NW_SCAN_NOT_RUNNING';
+
+  constructor(scanId: number, status: string) {
+    super(`Scan ${scanId} is not running (status ${status})`, { scan_id: scanId, status });
+  }
+}
+
+export class ScanNotFoundError extends NotFoundError {
+  override readonly code = 'NW_SCAN_NOT_FOUND';
+
+  constructor() {
+    super('Scan not found');
   }
 }

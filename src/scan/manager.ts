@@ -10,7 +10,7 @@ import type { ScanProgress } from '../store/scans.js';
 import type { ScanRow } from '../store/schema.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';
-import { ScanRequestError } from './errors.js';
+import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
@@ -112,7 +112,7 @@ export class ScanManager {
   async trigger(request: ScanRequest): Promise<ScanRow> {
     const settings = await this.store.settings.get();
     const target = resolveTarget(request, settings, this.allowedTargets(settings));
-    if (this.running) throw busy(this.running.id);
+    if (this.running) throw new ScanBusyError(this.running.id);
 
     const engine = await this.engines.select(settings.scanning.engine);
     const now = nowIso();
@@ -129,7 +129,7 @@ export class ScanManager {
     );
     if (!scan) {
       const active = await this.store.scans.active();
-      throw busy(active?.id ?? null);
+      throw new ScanBusyError(active?.id ?? null);
     }
     const abort = new AbortController();
     const running: RunningScan = {
@@ -156,7 +156,7 @@ export class ScanManager {
    */
   async cancel(scanId: number): Promise<void> {
     const scan = await this.store.scans.get(scanId);
-    if (!scan) throw new ScanRequestError(404, 'Scan not found');
+    if (!scan) throw new ScanNotFoundError();
     if (this.running?.id === scanId) {
       this.running.reason = 'cancelled';
       this.running.abort.abort();
@@ -164,7 +164,7 @@ export class ScanManager {
       return;
     }
     if (scan.status !== 'running' && scan.status !== 'queued') {
-      throw new ScanRequestError(409, `Scan ${scanId} is not running (status ${scan.status})`, { scan_id: scanId, status: scan.status });
+      throw new ScanNotRunningError(scanId, scan.status);
     }
     const gone = scan.status === 'queued' ? 'it is queued' : ownerGone(scan, this.owner, Date.now());
     if (gone) {
@@ -462,9 +462,6 @@ export class ScanManager {
   }
 }
 
-function busy(id: number | null): ScanRequestError {
-  return new ScanRequestError(409, 'A scan is already running', { scan_id: id });
-}
 
 /** The validated target of a request, and how many addresses it covers. */
 export function resolveTarget(
@@ -475,8 +472,7 @@ export function resolveTarget(
   const target = parseTarget(request, settings);
   if (!allowed.cidrs.some((cidr) => insideCidr(target.network, cidr))) {
     const field = request.device !== undefined ? 'ip_address' : 'subnet';
-    throw new ScanRequestError(
-      400,
+    throw new TargetNotAllowedError(
       `${field}: ${request.device ?? target.network.cidr} is outside the allowed scan targets (${allowed.source}: ${allowed.cidrs.join(', ')})`,
     );
   }
@@ -492,17 +488,16 @@ function parseTarget(request: Pick<ScanRequest, 'subnet' | 'device'>, settings: 
   if (request.device !== undefined) {
     const parsed = parseIpv4Network(request.device);
     if (!parsed.ok || request.device.includes('/')) {
-      throw new ScanRequestError(400, 'ip_address: must be a single IPv4 address such as 192.168.1.10');
+      throw new InvalidTargetError('ip_address: must be a single IPv4 address such as 192.168.1.10');
     }
     return { network: parsed.value, hosts: 1 };
   }
   const text = request.subnet ?? settings.network.subnet;
   const parsed = parseIpv4Network(text);
-  if (!parsed.ok) throw new ScanRequestError(400, `subnet: ${parsed.error}`);
+  if (!parsed.ok) throw new InvalidTargetError(`subnet: ${parsed.error}`);
   const max = settings.scanning.max_hosts;
   if (parsed.value.size > max) {
-    throw new ScanRequestError(
-      400,
+    throw new InvalidTargetError(
       `subnet: ${parsed.value.cidr} has ${parsed.value.size} addresses, more than the limit of ${max} (scanning.max_hosts); scan a smaller block`,
     );
   }

@@ -25,6 +25,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** SQLite only: how long to keep retrying while another process holds a lock on the file. */
   lockRetry?: Partial<LockRetry>;
+  /** Told about failures no request sees (an idle PostgreSQL connection dropped); default: a process warning. */
+  warn?: (context: Record<string, unknown>, message: string) => void;
 }
 
 export interface DatabaseHandle {
@@ -145,7 +147,7 @@ function watchFile(file: string) {
   };
 }
 
-function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs }: DatabaseOptions): DatabaseHandle {
+function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: DatabaseOptions): DatabaseHandle {
   const safe = new URL(url);
   safe.password = '';
   const description = `postgres://${safe.host}${safe.pathname}${pgSchema ? ` (schema ${pgSchema})` : ''}`;
@@ -156,7 +158,11 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs }: DatabaseOpt
     ...(pgSchema ? { options: `-c search_path=${quoteIdent(pgSchema)}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  pool.on('error', (err) => {
+    const message = 'an idle PostgreSQL connection failed; the pool replaces it';
+    if (warn) warn({ err }, message);
+    else process.emitWarning(`${message}: ${err.message}`);
+  });
   // Whatever stops a new connection (refused, not accepting connections, too many clients,
   // starting up or shutting down, timed out) means the database is unavailable, not that the
   // request was wrong: one place to say so, rather than a list of every SQLSTATE it can be.

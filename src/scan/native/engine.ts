@@ -18,6 +18,8 @@ import { PROC_NET_ARP, readNeighbourStatus, readNeighbourTable, type NeighbourSt
 import { expandTargets } from './targets.js';
 
 export interface NativeEngineOptions {
+  /** Where a progress listener's failure is reported (default: a process warning). */
+  warn?: (context: Record<string, unknown>, message: string) => void;
   /** Sockets in flight at most, over all hosts (default 256). */
   maxSockets?: number;
   /** Ports probed for host discovery (default DISCOVERY_PORTS). */
@@ -62,7 +64,11 @@ function expandPorts(ranges: PortRange[]): number[] {
 }
 
 /** Calls `listener` at most every `intervalMs`, except for forced reports (phase start and end). */
-function throttle(listener: (p: EngineProgress) => void, intervalMs: number): (p: EngineProgress, force?: boolean) => void {
+function throttle(
+  listener: (p: EngineProgress) => void,
+  intervalMs: number,
+  warn: NonNullable<NativeEngineOptions['warn']>,
+): (p: EngineProgress, force?: boolean) => void {
   let last = -Infinity;
   return (p, force = false) => {
     const now = performance.now();
@@ -70,8 +76,9 @@ function throttle(listener: (p: EngineProgress) => void, intervalMs: number): (p
     last = now;
     try {
       listener(p);
-    } catch {
-      /* a listener's failure is not the scan's */
+    } catch (err) {
+      // A listener's failure is not the scan's: report it and carry on scanning.
+      warn({ err, phase: p.phase }, 'a scan progress listener failed');
     }
   };
 }
@@ -109,7 +116,10 @@ export class NativeEngine implements ScanEngine {
   /** Connect RTT per host seen during discovery: the port scan's first timeout follows it. */
   private readonly knownRtt = new Map<string, number>();
 
+  private readonly warn: NonNullable<NativeEngineOptions['warn']>;
+
   constructor(options: NativeEngineOptions = {}) {
+    this.warn = options.warn ?? ((context, message) => process.emitWarning(`${message}: ${String((context.err as Error | undefined)?.message ?? '')}`));
     this.maxSockets = Math.max(1, Math.floor(options.maxSockets ?? 256));
     this.discoveryPorts = options.discoveryPorts ?? DISCOVERY_PORTS;
     this.discoveryTimeoutMs = options.discoveryTimeoutMs ?? 1000;
@@ -132,7 +142,7 @@ export class NativeEngine implements ScanEngine {
   async discover(request: DiscoveryRequest): Promise<DiscoveredHost[]> {
     if (request.signal.aborted) throw new ScanAbortedError();
     const addresses = expandTargets(request.cidr, request.exclude);
-    const emit = throttle(request.onProgress, this.progressIntervalMs);
+    const emit = throttle(request.onProgress, this.progressIntervalMs, this.warn);
     const startedAt = performance.now();
     const total = addresses.length;
     emit({ phase: 'discovery', percent: 0, hostsTotal: total, hostsFound: 0, hostsDone: 0, currentHost: null, etaSeconds: null }, true);
@@ -188,7 +198,7 @@ export class NativeEngine implements ScanEngine {
     }
     const ports = expandPorts(ranges);
     const hosts = [...new Set(request.hosts)];
-    const emit = throttle(request.onProgress, this.progressIntervalMs);
+    const emit = throttle(request.onProgress, this.progressIntervalMs, this.warn);
     const registry = new SocketRegistry(request.signal);
     try {
       // Ports.
@@ -279,7 +289,7 @@ export class NativeEngine implements ScanEngine {
             const [name] = await lookup(ip);
             if (name) names.set(ip, name.replace(/\.$/, ''));
           } catch {
-            /* no name */
+            // No PTR record (or no resolver) is the common case, not a failure: the host has no name.
           }
         },
         () => signal.aborted,

@@ -282,7 +282,7 @@ function objectFor(schema: Schema, options: ValueOptions): fc.Arbitrary<Json> {
   const required = options.partial ? [] : (schema.required ?? []).filter((k) => keys.includes(k));
   const record = options.partial
     ? // A partial update names a key or two: one that named every key would nearly always hold something invalid.
-      fc.subarray(keys, { minLength: 1, maxLength: 2 }).chain((chosen) => fc.record(Object.fromEntries(chosen.map((k) => [k, field(k)]))))
+      fc.subarray(keys, { minLength: 1, maxLength: Math.min(2, keys.length) }).chain((chosen) => fc.record(Object.fromEntries(chosen.map((k) => [k, field(k)]))))
     : fc
         .record(Object.fromEntries(keys.map((k) => [k, field(k)])), { requiredKeys: required })
         .filter((o) => Object.keys(o).length >= (schema.minProperties ?? 0));

@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = {
   scan_completed: 'A scan finished (devices found, duration)',
   scan_failed: 'A scan ended with an error, hit its time limit or was interrupted by a restart',
   scan_cancelled: 'A running scan was cancelled',
+  backup_created: 'A backup of the whole database was taken (GET /api/backup or netwarden backup): file, tables and rows, or the error',
+  restore_completed: 'The data was replaced by a backup (netwarden restore); recorded in the restored data: file, when and by which version it was made',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

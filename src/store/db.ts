@@ -75,15 +75,26 @@ function cachingStatements(sqlite: SQLite.Database, max = 500) {
   };
 }
 
+/**
+ * The advisory lock every Netwarden connection holds shared on its schema while it is open, and
+ * that `netwarden restore` takes exclusively: a class of our own, and the schema's hash (SQL).
+ */
+export const PG_SCHEMA_LOCK = { classId: 0x4e57, key: "hashtext(coalesce(current_schema(), ''))" } as const;
+
 function openPostgres({ url, pgSchema, poolSize }: DatabaseOptions): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize ?? 10,
+    // A running process keeps one connection, and with it the schema lock, even when idle.
+    min: 1,
     connectionTimeoutMillis: 5000,
+    application_name: 'netwarden',
     ...(pgSchema ? { options: `-c search_path=${quoteIdent(pgSchema)}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // Queued before the client's first query; waits while a restore holds the lock exclusively.
+  pool.on('connect', (client) => void client.query(`select pg_advisory_lock_shared(${PG_SCHEMA_LOCK.classId}, ${PG_SCHEMA_LOCK.key})`).catch(() => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const safe = new URL(url);
   safe.password = '';

@@ -82,12 +82,20 @@ interface Snapshot {
  * taken (so a failure to take one can still be reported before any byte is sent); the rows are
  * then produced into `stream` as it is read.
  */
-export async function openBackup(handle: DatabaseHandle, options: { version: string }): Promise<OpenedBackup> {
+export async function openBackup(
+  handle: DatabaseHandle,
+  options: {
+    version: string;
+    /** Runs after the last row and before the stream ends (e.g. to audit a download before it is complete). */
+    beforeEnd?: (summary: BackupSummary) => Promise<void>;
+  },
+): Promise<OpenedBackup> {
   const gzip = createGzip();
   let announce!: (opened: { header: BackupHeader; fileName: string }) => void;
   const ready = new Promise<{ header: BackupHeader; fileName: string }>((resolve) => (announce = resolve));
   const finished = withSnapshot(handle, (snapshot) => writeBackup(snapshot, gzip, options.version, announce)).then(
-    (summary) => {
+    async (summary) => {
+      await options.beforeEnd?.(summary);
       gzip.end();
       return summary;
     },

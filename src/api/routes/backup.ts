@@ -46,26 +46,21 @@ export const backupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       requireSession(request, 'Downloading a backup');
-      const backup = await openBackup(store.handle, { version });
+      const audited = (success: boolean, details: Record<string, unknown>) =>
+        audit(request, { action: 'backup_created', resourceType: 'backup', success, details }).catch((err: unknown) =>
+          request.log.warn({ err }, 'could not audit a backup'),
+        );
+      const backup = await openBackup(store.handle, {
+        version,
+        // Recorded before the last bytes go out: a complete download is always in the audit log.
+        beforeEnd: (summary) =>
+          audited(true, { file: summary.fileName, tables: Object.keys(summary.rows).length, rows: summary.totalRows, migrations: summary.header.migrations }),
+      });
       const fileName = backup.fileName;
-      backup.finished.then(
-        (summary) =>
-          audit(request, {
-            action: 'backup_created',
-            resourceType: 'backup',
-            success: true,
-            details: { file: fileName, tables: Object.keys(summary.rows).length, rows: summary.totalRows, migrations: summary.header.migrations },
-          }),
-        (err: unknown) => {
-          request.log.warn({ err }, 'backup download failed');
-          return audit(request, {
-            action: 'backup_created',
-            resourceType: 'backup',
-            success: false,
-            details: { file: fileName, error: err instanceof Error ? err.message : String(err) },
-          });
-        },
-      ).catch((err: unknown) => request.log.warn({ err }, 'could not audit a backup'));
+      backup.finished.catch((err: unknown) => {
+        request.log.warn({ err }, 'backup download failed');
+        return audited(false, { file: fileName, error: err instanceof Error ? err.message : String(err) });
+      });
       return reply
         .header('Content-Type', 'application/gzip')
         .header('Content-Disposition', `attachment; filename="${fileName}"`)

@@ -88,7 +88,9 @@ export function registerBackupCommands(program: Command): void {
 
         // Refusals that need no database come first: a wrong file, a running service.
         await withFileErrors(file, () => withInput(path, (input) => inspectBackup(input)));
-        refuseWhileRunning(config.dataDir);
+        await Promise.resolve()
+          .then(() => refuseWhileRunning(config.dataDir))
+          .catch(refusal);
 
         let handle: DatabaseHandle;
         try {
@@ -114,7 +116,11 @@ export function registerBackupCommands(program: Command): void {
                 audit: { ...CLI_ACTOR, resourceType: 'backup', details: { file: path, ...(safety ? { safety_backup: safety } : {}) } },
               }),
             ),
-          ).catch(refusal);
+          ).catch((err: unknown) => {
+            // Nothing was changed, so the copy of the current data is not needed.
+            if (safety) rmSync(safety, { force: true });
+            return refusal(err);
+          });
           const { header } = summary;
           process.stdout.write(
             `Restored ${path} into ${where}: ${Object.keys(summary.rows).length} tables, ${summary.totalRows} rows ` +

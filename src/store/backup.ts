@@ -91,6 +91,9 @@ export async function openBackup(
   },
 ): Promise<OpenedBackup> {
   const gzip = createGzip();
+  // A failure is reported through `finished` (and to whoever reads the stream): destroying a stream
+  // nobody reads yet must not raise an uncaught 'error' event.
+  gzip.on('error', () => {});
   let announce!: (opened: { header: BackupHeader; fileName: string }) => void;
   const ready = new Promise<{ header: BackupHeader; fileName: string }>((resolve) => (announce = resolve));
   const finished = withSnapshot(handle, (snapshot) => writeBackup(snapshot, gzip, options.version, announce)).then(
@@ -212,7 +215,7 @@ function sqliteSnapshot(copy: SQLite.Database): Snapshot {
   return {
     dialect: 'sqlite',
     async migrations() {
-      return (copy.prepare('select name from kysely_migration order by name').pluck().all() as string[]);
+      return copy.prepare('select name from kysely_migration order by name').pluck().all() as string[];
     },
     async sequence(table) {
       if (!table.identity) return null;

@@ -83,6 +83,7 @@ describe.each(testDatabases())('GET /api/backup ($kind)', (database) => {
     expect(op.summary).toMatch(/backup of the whole database/i);
     expect(op.description).toMatch(/netwarden restore/);
     expect(op.description).toMatch(/API key gets 403/);
+    expect(op.security).toEqual([{ sessionCookie: [] }]);
     expect(Object.keys(op.responses).sort()).toEqual(['200', '401', '403']);
     expect(op.responses['200'].content).toHaveProperty('application/gzip');
     expect(doc.paths['/api/backup'].head).toBeUndefined();

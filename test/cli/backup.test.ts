@@ -4,9 +4,9 @@
  * backups over HTTP and from the CLI while the service runs, a restore that gives back every row
  * of every table, and the refusals.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -184,6 +184,44 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
     expect(restoredEntry).toHaveLength(1);
     await serve.stop();
     serve = null;
+  });
+
+  it('ignores the marker of a process that has died, and trusts none from another host', async () => {
+    const run = join(ds.env.NETWARDEN_DATA_DIR, 'run');
+    mkdirSync(run, { recursive: true });
+    const dead = spawnSync(process.execPath, ['-e', '']).pid as number;
+    const marker = (host: string, pid: number) => JSON.stringify({ pid, hostname: host, command: 'serve', database: 'x', started_at: '2026-01-01T00:00:00.000Z' });
+    const stale = join(run, `${hostname()}.${dead}.json`);
+    writeFileSync(stale, marker(hostname(), dead));
+    const foreign = join(run, `nas-2.4242.json`);
+    writeFileSync(foreign, marker('nas-2', 4242));
+
+    expectRefused(
+      await runCli(ds, ['restore', cliBackup, '--no-safety-backup']),
+      1,
+      new RegExp(`netwarden serve on host nas-2 \\(pid 4242, since .*cannot be checked from here, marker ${foreign}\\).*may be deleted: ${foreign}`),
+    );
+    expect(existsSync(stale)).toBe(false);
+    rmSync(foreign);
+    expectOk(await runCli(ds, ['restore', httpBackup, '--no-safety-backup']));
+  });
+
+  it('restores onto a new machine: an empty data directory or schema', async () => {
+    const fresh = await create();
+    try {
+      const result = await runCli(fresh, ['restore', cliBackup]);
+      expectOk(result);
+      expect(result.stdout).not.toMatch(/previous data was saved/);
+      const url = fresh.env.NETWARDEN_DATABASE_URL ?? join(fresh.env.NETWARDEN_DATA_DIR, 'netwarden.db');
+      const store = await openStore({ url, poolSize: 1 });
+      try {
+        expect(withoutTrailingAudit(await dumpTables(store), 'restore_completed')).toEqual(cliState);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.cleanup();
+    }
   });
 
   it('refuses files that are not complete backups it can restore, and changes nothing', async () => {

@@ -42,7 +42,7 @@ function compare(a: unknown, b: unknown): number {
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }
 
-/** The next id the table would hand out: inserts a row's worth of nothing? No: reads the counter. */
+/** The last id each table's counter has handed out (null: none yet), read from the counter itself. */
 export async function nextIds(store: Store, tables: string[]): Promise<Record<string, number | null>> {
   const db = store.db as unknown as Kysely<unknown>;
   const out: Record<string, number | null> = {};

@@ -32,6 +32,7 @@ export const backupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['system'],
         summary: 'Download a backup of the whole database (needs a session)',
         description: DESCRIPTION,
+        security: [{ sessionCookie: [] }],
         response: {
           200: {
             description: 'The backup file, as an attachment',

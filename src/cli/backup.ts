@@ -3,17 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import {
-  BackupFileError,
-  RestoreRefusedError,
-  assertNotInUse,
-  backupFileName,
-  databaseMigrations,
-  inspectBackup,
-  openBackup,
-  restoreBackup,
-  type BackupSummary,
-} from '../store/backup.js';
+import { backupFileName, openBackup, type BackupSummary } from '../store/backup.js';
+import { BackupFileError, RestoreRefusedError, assertNotInUse, databaseMigrations, inspectBackup, restoreBackup } from '../store/restore.js';
 import { openDatabase, type DatabaseHandle } from '../store/db.js';
 import { describeMarkers, liveMarkers } from '../store/run-markers.js';
 import { VERSION } from '../version.js';

@@ -133,3 +133,8 @@ function parentsFirst(tables: Array<TableModel & { parents: string[] }>): TableM
   }
   return ordered;
 }
+
+/** `schema.table` of a table in the current PostgreSQL schema, as text for catalogue functions. */
+export function pgTableName(table: string) {
+  return sql<string>`quote_ident(current_schema()) || '.' || quote_ident(${table})`;
+}

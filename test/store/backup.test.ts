@@ -6,7 +6,8 @@
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BackupFileError, openBackup, restoreBackup } from '../../src/store/backup.js';
+import { openBackup } from '../../src/store/backup.js';
+import { BackupFileError, restoreBackup } from '../../src/store/restore.js';
 import type { Store } from '../../src/store/index.js';
 import { testDatabases, type TestDatabase } from '../helpers/databases.js';
 import { SCAN_KEYS, startSeededServer, type Seed } from '../helpers/seed.js';

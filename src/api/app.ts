@@ -17,6 +17,7 @@ import { Authenticator, registerAuthentication } from './auth.js';
 import { HttpError, errorHandler, notAuthenticated } from './errors.js';
 import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
+import { backupRoutes } from './routes/backup.js';
 import { changeRoutes } from './routes/changes.js';
 import { configRoutes } from './routes/config.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -211,6 +212,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(scanRoutes);
   await app.register(changeRoutes);
   await app.register(statsRoutes);
+  await app.register(backupRoutes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   const webUi = await registerWebUi(app, options.webRoot);

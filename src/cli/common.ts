@@ -8,6 +8,7 @@ import { ConfigError, loadServerConfig, type ServerConfig } from '../config/envi
 import { seedSettings } from '../config/seed.js';
 import { isPostgresUrl } from '../store/db.js';
 import { openStore, type Store } from '../store/index.js';
+import { markRunning } from '../store/run-markers.js';
 
 /** Exit status for bad arguments or values (the usage was wrong). */
 export const EXIT_USAGE = 2;
@@ -61,6 +62,7 @@ export async function withStore<T>(fn: (store: Store, config: ServerConfig) => P
   } catch (err) {
     throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
   }
+  const release = markUsing(config);
   try {
     try {
       await seedSettings(store, config.settingsSeed);
@@ -69,7 +71,21 @@ export async function withStore<T>(fn: (store: Store, config: ServerConfig) => P
     }
     return await fn(store, config);
   } finally {
+    release?.();
     await store.close().catch(() => {});
+  }
+}
+
+/**
+ * Records this process as using the data directory, so `netwarden restore` refuses meanwhile;
+ * returns how to withdraw that, or null when the marker could not be written (a read-only data
+ * directory only costs that protection).
+ */
+export function markUsing(config: ServerConfig, command = process.argv[2] ?? 'cli'): (() => void) | null {
+  try {
+    return markRunning(config.dataDir, command, describeDatabase(config.databaseUrl));
+  } catch {
+    return null;
   }
 }
 

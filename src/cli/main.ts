@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
+import { registerBackupCommands } from './backup.js';
 import { EXIT_USAGE } from './common.js';
 import { registerCveCommand } from './cve.js';
 import { registerDbCommands } from './db.js';
@@ -22,6 +23,7 @@ registerKeyCommands(program);
 registerDbCommands(program);
 registerCveCommand(program);
 registerScanCommand(program);
+registerBackupCommands(program);
 
 try {
   await program.parseAsync(process.argv);

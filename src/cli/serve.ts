@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, loadServerConfig } from '../config/environment.js';
+import { markUsing } from './common.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -25,6 +26,8 @@ export function registerServeCommand(program: Command): void {
       // Loaded here, not at the top: the other commands start faster without the HTTP stack.
       const { createLogger, handleShutdown, startServer } = await import('../server.js');
       const logger = createLogger(config.logLevel);
+      // Before the database is opened: `netwarden restore` refuses while this marker is live.
+      if (!markUsing(config, 'serve')) logger.warn({ dataDir: config.dataDir }, 'cannot write to <data dir>/run: netwarden restore will not know that the service runs');
       try {
         const server = await startServer(config, logger);
         handleShutdown(server, logger);

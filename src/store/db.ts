@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { DatabaseUnavailableError } from './errors.js';
+import { withSchemaIntrospection } from './schema-introspection.js';
 import { migrationProvider, type Dialect } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { resilientSqliteDialect, type LockRetry } from './sqlite-driver.js';
@@ -147,6 +148,12 @@ function watchFile(file: string) {
   };
 }
 
+/**
+ * The advisory lock every Netwarden connection holds shared on its schema while it is open, and
+ * that `netwarden restore` takes exclusively: a class of our own, and the schema's hash (SQL).
+ */
+export const PG_SCHEMA_LOCK = { classId: 0x4e57, key: "hashtext(coalesce(current_schema(), ''))" } as const;
+
 function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: DatabaseOptions): DatabaseHandle {
   const safe = new URL(url);
   safe.password = '';
@@ -154,7 +161,10 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize ?? 10,
+    // A running process keeps one connection, and with it the schema lock, even when idle.
+    min: 1,
     connectionTimeoutMillis: connectTimeoutMs ?? 5000,
+    application_name: 'netwarden',
     ...(pgSchema ? { options: `-c search_path=${quoteIdent(pgSchema)}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -162,6 +172,13 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
     const message = 'an idle PostgreSQL connection failed; the pool replaces it';
     if (warn) warn({ err }, message);
     else process.emitWarning(`${message}: ${err.message}`);
+  });
+  // Queued before the client's first query; waits while a restore holds the lock exclusively.
+  pool.on('connect', (client) => {
+    client.query(`select pg_advisory_lock_shared(${PG_SCHEMA_LOCK.classId}, ${PG_SCHEMA_LOCK.key})`).catch((err: Error) => {
+      // The query that follows on this connection fails the same way and is reported there.
+      if (warn) warn({ err }, 'could not take the schema lock on a new PostgreSQL connection');
+    });
   });
   // Whatever stops a new connection (refused, not accepting connections, too many clients,
   // starting up or shutting down, timed out) means the database is unavailable, not that the
@@ -214,7 +231,7 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<Migration
   // would make it skip creating its own and fail. Pin them to the schema the tables go to.
   const migrationTableSchema = handle.dialect === 'postgres' ? await currentSchema(handle) : undefined;
   const migrator = new Migrator({
-    db: handle.db,
+    db: migrationTableSchema ? (withSchemaIntrospection(handle.db as Kysely<unknown>, migrationTableSchema) as Kysely<Database>) : handle.db,
     provider: migrationProvider(handle.dialect),
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });

@@ -110,6 +110,14 @@ function refuseCrossSiteWrite(request: FastifyRequest): void {
   }
 }
 
+/**
+ * Refuses a request another site made in the user's browser, whatever its method: for reads whose
+ * answer is sensitive in itself (the whole database as a download).
+ */
+export function refuseCrossSite(request: FastifyRequest, what: string): void {
+  if (!sameOrigin(request)) throw forbidden(`${what} from another site is refused: open it from this server's own pages`);
+}
+
 /** True when there is no Origin header (not a browser cross-site request) or it names this server. */
 function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;

@@ -30,6 +30,13 @@ describe.each(testDatabases())('GET /api/backup ($kind)', (database) => {
       expect(res.headers.get('content-disposition')).toBeNull();
       expect((await readJson(res)).detail).toBe('Downloading a backup needs a logged-in session; an API key cannot do this');
     }
+    // Another site cannot make the browser download it with the user's session either.
+    for (const headers of [{ Origin: 'http://elsewhere.example' }, { 'Sec-Fetch-Site': 'cross-site' }] as Record<string, string>[]) {
+      const res = await server.request('/api/backup', { cookie, headers });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('content-disposition')).toBeNull();
+      expect((await readJson(res)).detail).toMatch(/^Downloading a backup from another site is refused/);
+    }
     expect(await auditOf('backup_created')).toEqual([]);
   });
 

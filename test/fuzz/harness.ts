@@ -141,6 +141,11 @@ export function problemsWith(operation: Operation, plan: RequestPlan, exchange: 
     if (!isJson) problems.push(`the error's Content-Type is ${contentType || 'missing'}, not application/json`);
     const detail = isRecord(parsed) ? parsed.detail : undefined;
     if (typeof detail !== 'string' || detail.trim() === '') problems.push('the error body is not {"detail": "<message>", ...}');
+  } else if (!operation.successTypes.includes('application/json')) {
+    // A download (the backup): its declared type, never JSON.
+    if (!operation.successTypes.some((type) => contentType.toLowerCase().startsWith(type))) {
+      problems.push(`the answer's Content-Type is ${contentType || 'missing'}, not one of ${operation.successTypes.join(', ')}`);
+    }
   } else if (!isJson || parsed === undefined) {
     problems.push('the answer is not JSON');
   }

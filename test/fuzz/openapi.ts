@@ -47,6 +47,8 @@ export interface Operation {
   body?: Schema;
   /** Schema of the success answer: describes what an open body (a partial document) may contain. */
   success?: Schema;
+  /** Content types the success answer is declared with (`application/json`, or a download's type). */
+  successTypes: string[];
 }
 
 interface OpenApiOperation {
@@ -79,6 +81,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         parameters,
         body: op.requestBody?.content?.['application/json']?.schema,
         success: success?.content?.['application/json']?.schema,
+        successTypes: Object.keys(success?.content ?? { 'application/json': {} }),
       });
     }
   }

@@ -3,10 +3,16 @@
  * store kind into the other), consistency while the service writes, and refusal of every kind of
  * file that is not a complete backup this version can restore, leaving the data untouched.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kysely } from 'kysely';
 import { openBackup } from '../../src/store/backup.js';
+import { migrateThrough } from '../../src/store/backup-tables.js';
+import { openDatabase } from '../../src/store/db.js';
 import { BackupFileError, restoreBackup } from '../../src/store/restore.js';
 import type { Store } from '../../src/store/index.js';
 import { testDatabases, type TestDatabase } from '../helpers/databases.js';
@@ -292,6 +298,39 @@ if (databases.length === 2) describe('backup from one store kind restored into t
       expect(await target.store.apiKeys.list()).toHaveLength(2);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe.each(databases)('a backup made by an older schema ($kind)', (database) => {
+  it('restores into the current schema and applies the newer migrations', async () => {
+    // A database as the first release left it: only 001_initial applied.
+    const dir = mkdtempSync(join(tmpdir(), 'netwarden-old-schema-'));
+    const old = openDatabase({ url: join(dir, 'old.db') });
+    const target = await database.open();
+    try {
+      await migrateThrough(old.db as Kysely<unknown>, 'sqlite', ['001_initial']);
+      await old.db
+        .insertInto('scans')
+        .values({ status: 'completed', profile: 'quick', subnet: '192.168.1.0/24', scan_type: 'network', created_at: '2026-01-01T00:00:00.000Z', devices_found: 3 } as never)
+        .execute();
+      const backup = await openBackup(old, { version: '0.1.0' });
+      const chunks: Buffer[] = [];
+      for await (const chunk of backup.stream) chunks.push(chunk as Buffer);
+      await backup.finished;
+      const file = Buffer.concat(chunks);
+      expect(JSON.parse(linesOf(file)[0]).migrations).toEqual(['001_initial']);
+
+      await restore(target.store, file);
+      const scans = await target.store.db.selectFrom('scans').selectAll().execute();
+      expect(scans).toHaveLength(1);
+      // The newer migration's columns exist and start empty; its tables exist too.
+      expect(scans[0]).toMatchObject({ subnet: '192.168.1.0/24', devices_found: 3, active_slot: null, owner_id: null });
+      expect(await target.store.db.selectFrom('login_failures').selectAll().execute()).toEqual([]);
+    } finally {
+      await old.close();
+      await target.cleanup();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

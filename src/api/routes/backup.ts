@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { openBackup } from '../../store/backup.js';
 import { audit } from '../audit.js';
-import { requireSession } from '../auth.js';
+import { refuseCrossSite, requireSession } from '../auth.js';
 import { errorResponses } from '../schemas.js';
 
 const DESCRIPTION = [
   'Downloads a consistent snapshot of the whole database, taken while the service keeps running: every table',
   '(users with their password hashes, API key and session hashes, configuration, inventory, scan history, changes,',
-  'audit log). Needs a logged-in session: an API key gets 403. Keep the file as private as the database itself.',
+  'audit log). Needs a logged-in session: an API key gets 403, and so does a request another site makes in the browser. Keep the file as private as the database itself.',
   '',
   'The file (`netwarden-backup-<UTC time>.jsonl.gz`) is gzip-compressed JSON lines: a header line',
   '`{"format":"netwarden-backup","format_version":1,"dialect":…,"migrations":[…],"created_at":…,"version":…,"tables":[…]}`,',
@@ -47,6 +47,7 @@ export const backupRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       requireSession(request, 'Downloading a backup');
+      refuseCrossSite(request, 'Downloading a backup');
       const audited = (success: boolean, details: Record<string, unknown>) =>
         audit(request, { action: 'backup_created', resourceType: 'backup', success, details }).catch((err: unknown) =>
           request.log.warn({ err }, 'could not audit a backup'),

@@ -13,16 +13,17 @@ const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 const ALLOWED: Record<string, string[]> = {
   util: [],
   core: ['util'],
-  store: ['core', 'util'],
+  schemas: ['core', 'util'],
+  store: ['core', 'schemas', 'util'],
   config: ['core', 'store', 'util'],
   auth: ['core', 'store', 'util'],
   cve: ['core', 'util'],
   updates: ['core', 'util'],
-  scan: ['core', 'cve', 'store', 'util'],
+  scan: ['core', 'cve', 'schemas', 'store', 'util'],
   jobs: ['auth', 'core', 'store', 'util'],
-  api: ['auth', 'config', 'core', 'cve', 'jobs', 'scan', 'store', 'updates', 'util', '(root)'],
-  cli: ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'store', 'updates', 'util', '(root)'],
-  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'store', 'updates', 'util'],
+  api: ['auth', 'config', 'core', 'cve', 'jobs', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  cli: ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'schemas', 'store', 'updates', 'util'],
 };
 
 function* sources(dir: string): Generator<string> {

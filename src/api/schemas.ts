@@ -1,19 +1,12 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
-/** A string enum that validates with one clear "must be one of" error (TypeBox unions give several). */
-export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
-}
-
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export { Nullable, StringEnum, Timestamp } from '../schemas/common.js';
 
 const errorBody = (description: string) =>
   Type.Object(
     { detail: Type.String({ description: 'What went wrong, in words a person can act on' }) },
     { additionalProperties: true, description },
   );
-
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, e.g. 2026-11-22T02:48:08.123Z' });
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 

@@ -15,7 +15,9 @@
 
 import { worse, type Severity } from './severity.js';
 import { isOpenPort } from './model.js';
-export type ChangeKind = 'device_added' | 'device_removed' | 'port_opened' | 'port_closed' | 'service_changed';
+/** What a change can be: the five kinds a scan reports against its baseline. */
+export const CHANGE_TYPES = ['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed'] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
 
 export interface PortState {
   port: number;
@@ -37,7 +39,7 @@ export interface DeviceState {
 }
 
 export interface ChangeDraft {
-  change_type: ChangeKind;
+  change_type: ChangeType;
   severity: Severity;
   device_id: number;
   device_ip: string;

@@ -7,6 +7,10 @@
 export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
 export type ScanProfile = (typeof SCAN_PROFILES)[number];
 
+/** A scan's lifecycle: queued → running → completed | failed | cancelled. */
+export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type ScanStatus = (typeof SCAN_STATUSES)[number];
+
 export interface ScannedPort {
   port: number;
   protocol: 'tcp' | 'udp';

@@ -6,7 +6,7 @@ import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
-import type { ScanProgress } from '../store/scans.js';
+import type { ScanProgress } from '../schemas/scan.js';
 import type { ScanRow } from '../store/schema.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';

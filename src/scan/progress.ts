@@ -1,5 +1,5 @@
 /** Turning engine progress events into one overall progress record. Pure apart from the clock passed in. */
-import type { ScanProgress } from '../store/scans.js';
+import type { ScanProgress } from '../schemas/scan.js';
 import type { EngineProgress, ScanPhase } from './types.js';
 import type { ScanProfile } from '../core/model.js';
 

@@ -1,10 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Severity } from '../core/severity.js';
+import type { Change } from '../schemas/change.js';
 import type { ChangeRow, Database, NewChange } from './schema.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
 
-export const CHANGE_TYPES = ['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed'] as const;
-export type ChangeType = (typeof CHANGE_TYPES)[number];
 
 export interface ChangeQuery {
   scanId?: number;
@@ -15,10 +13,8 @@ export interface ChangeQuery {
   offset: number;
 }
 
-export type ChangeRecord = Omit<ChangeRow, 'severity' | 'change_type'> & {
-  change_type: ChangeType;
-  severity: Severity;
-};
+/** A stored change is exactly what the API shows. */
+export type ChangeRecord = Change;
 
 export class ChangeStore {
   constructor(

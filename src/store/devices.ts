@@ -10,100 +10,11 @@ import type {
   RiskFindingsTable,
 } from './schema.js';
 import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
+import type { DeviceDetail, DeviceSummary, FindingRecord, PortRecord } from '../schemas/device.js';
+import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
 
-
-export interface DeviceSummary {
-  id: number;
-  ip_address: string;
-  mac_address: string | null;
-  mac_randomized: boolean;
-  hostname: string | null;
-  vendor: string | null;
-  device_type: string | null;
-  os_name: string | null;
-  label: string | null;
-  zone: string | null;
-  is_trusted: boolean;
-  notes: string | null;
-  risk_level: RiskLevel;
-  risk_score: number;
-  open_ports: number[];
-  first_seen: string;
-  last_seen: string;
-  last_scan_id: number | null;
-  online: boolean;
-}
-
-export interface PortRecord {
-  port: number;
-  protocol: string;
-  state: string;
-  service: string | null;
-  product: string | null;
-  version: string | null;
-  extra_info: string | null;
-  cpe: string[];
-}
-
-export interface FindingRecord {
-  port: number | null;
-  protocol: string | null;
-  severity: string;
-  score: number;
-  service: string | null;
-  title: string;
-  description: string;
-  recommendation: string;
-  cve_ids: string[];
-}
-
-export interface RiskDetails {
-  level: RiskLevel;
-  score: number;
-  summary: string | null;
-  top_recommendation: string | null;
-  findings: FindingRecord[];
-}
-
-export interface CveRecord {
-  id: string;
-  severity: string;
-  cvss_score: number | null;
-  description: string;
-  remediation: string | null;
-  references: string[];
-  confidence: string;
-  port: number | null;
-  matched_product: string | null;
-  matched_version: string | null;
-}
-
-export interface IpHistoryRecord {
-  ip_address: string;
-  first_seen: string;
-  last_seen: string;
-}
-
-export interface DeviceDetail extends DeviceSummary {
-  ports: PortRecord[];
-  risk_details: RiskDetails;
-  cves: CveRecord[];
-  ip_history: IpHistoryRecord[];
-}
-
-export interface ScanDeviceRecord {
-  device_id: number;
-  ip_address: string;
-  mac_address: string | null;
-  hostname: string | null;
-  vendor: string | null;
-  os_name: string | null;
-  open_ports: number[];
-  risk_level: string;
-  risk_score: number;
-}
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
@@ -286,7 +197,7 @@ export class DeviceStore {
     return rows.map((r) => r.zone as string);
   }
 
-  async scanDevices(scanId: number): Promise<ScanDeviceRecord[]> {
+  async scanDevices(scanId: number): Promise<ScanDevice[]> {
     const rows = await this.db
       .selectFrom('device_snapshots')
       .selectAll()

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { nowIso } from './clock.js';
 import type { Database, NewScan, ScanRow, ScanUpdate } from './schema.js';
+import type { ScanStatus } from '../core/model.js';
+import type { ScanProgress, ScanRecord } from '../schemas/scan.js';
 
 /** Who runs a scan, and until when its claim holds unless renewed. */
 export interface ScanLease {
@@ -8,36 +10,6 @@ export interface ScanLease {
   host: string;
   pid: number;
   leaseExpiresAt: string;
-}
-
-export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
-export type ScanStatus = (typeof SCAN_STATUSES)[number];
-
-export interface ScanProgress {
-  phase: string;
-  percent: number;
-  hosts_total: number | null;
-  hosts_found: number;
-  hosts_done: number;
-  current_host: string | null;
-  elapsed_seconds: number;
-  eta_seconds: number | null;
-}
-
-export interface ScanRecord {
-  scan_id: number;
-  status: ScanStatus;
-  profile: string;
-  subnet: string;
-  scan_type: 'network' | 'device';
-  target: string | null;
-  started_at: string | null;
-  completed_at: string | null;
-  duration_seconds: number | null;
-  devices_found: number;
-  error: string | null;
-  triggered_by: string | null;
-  progress: ScanProgress | null;
 }
 
 export function toScanRecord(row: ScanRow): ScanRecord {

@@ -1,31 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
+import type { Stats, TrendPoint } from '../schemas/stats.js';
 import { AT_RISK_LEVELS } from '../core/severity.js';
 
-export interface Stats {
-  total_devices: number;
-  devices_at_risk: number;
-  critical: number;
-  high: number;
-  medium: number;
-  low: number;
-  online_devices: number;
-  open_ports: number;
-  total_scans: number;
-  last_scan: string | null;
-}
-
-export interface TrendPoint {
-  scan_id: number;
-  timestamp: string;
-  devices: number;
-  at_risk: number;
-  critical: number;
-  high: number;
-  open_ports: number;
-  avg_risk_score: number;
-  changes: number;
-}
+export type { Stats, TrendPoint } from '../schemas/stats.js';
 
 /**
  * Another instance sharing a PostgreSQL database may have written since we last looked; cached

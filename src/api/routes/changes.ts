@@ -1,24 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { CHANGE_TYPES } from '../../core/changes.js';
 import { SEVERITIES } from '../../core/severity.js';
-import { CHANGE_TYPES } from '../../store/changes.js';
+import { Change } from '../../schemas/change.js';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
-
-const Change = Type.Object({
-  id: Type.Integer(),
-  scan_id: Type.Integer(),
-  change_type: StringEnum(CHANGE_TYPES),
-  severity: StringEnum(SEVERITIES),
-  device_id: Nullable(Type.Integer()),
-  device_ip: Nullable(Type.String()),
-  device_mac: Nullable(Type.String()),
-  port: Nullable(Type.Integer()),
-  protocol: Nullable(Type.String()),
-  old_value: Nullable(Type.String()),
-  new_value: Nullable(Type.String()),
-  description: Type.String(),
-  detected_at: Timestamp,
-});
 
 export const changeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(

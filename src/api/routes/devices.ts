@@ -2,88 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { RISK_LEVELS } from '../../core/severity.js';
-import { DEVICE_SORT_KEYS, type DeviceDetail, type DeviceSummary as DeviceSummaryRecord, type DeviceUserFields } from '../../store/devices.js';
+import { DeviceDetail, DeviceSummary } from '../../schemas/device.js';
+import { DEVICE_SORT_KEYS, type DeviceUserFields } from '../../store/devices.js';
 import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
-
-const Severity = Type.String({ description: 'critical, high, medium, low or info' });
-
-const deviceSummaryFields = {
-  id: Type.Integer(),
-  ip_address: Type.String(),
-  mac_address: Nullable(Type.String()),
-  mac_randomized: Type.Boolean({ description: 'The MAC is locally administered (randomised by the device)' }),
-  hostname: Nullable(Type.String()),
-  vendor: Nullable(Type.String()),
-  device_type: Nullable(Type.String()),
-  os_name: Nullable(Type.String()),
-  label: Nullable(Type.String()),
-  zone: Nullable(Type.String()),
-  is_trusted: Type.Boolean(),
-  notes: Nullable(Type.String()),
-  risk_level: StringEnum(RISK_LEVELS),
-  risk_score: Type.Integer({ minimum: 0, maximum: 100 }),
-  open_ports: Type.Array(Type.Integer()),
-  first_seen: Timestamp,
-  last_seen: Timestamp,
-  last_scan_id: Nullable(Type.Integer()),
-  online: Type.Boolean(),
-};
-
-export const DeviceSummary = Type.Object(deviceSummaryFields);
-
-export const DeviceDetailSchema = Type.Object({
-  ...deviceSummaryFields,
-  ports: Type.Array(
-    Type.Object({
-      port: Type.Integer(),
-      protocol: Type.String(),
-      state: Type.String(),
-      service: Nullable(Type.String()),
-      product: Nullable(Type.String()),
-      version: Nullable(Type.String()),
-      extra_info: Nullable(Type.String()),
-      cpe: Type.Array(Type.String()),
-    }),
-  ),
-  risk_details: Type.Object({
-    level: StringEnum(RISK_LEVELS),
-    score: Type.Integer(),
-    summary: Nullable(Type.String()),
-    top_recommendation: Nullable(Type.String()),
-    findings: Type.Array(
-      Type.Object({
-        port: Nullable(Type.Integer()),
-        protocol: Nullable(Type.String()),
-        severity: Severity,
-        score: Type.Integer({ description: 'What this finding added to the device score' }),
-        service: Nullable(Type.String()),
-        title: Type.String(),
-        description: Type.String(),
-        recommendation: Type.String(),
-        cve_ids: Type.Array(Type.String()),
-      }),
-    ),
-  }),
-  cves: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      severity: Severity,
-      cvss_score: Nullable(Type.Number()),
-      description: Type.String(),
-      remediation: Nullable(Type.String()),
-      references: Type.Array(Type.String()),
-      confidence: Type.String({ description: '`confirmed` (product and version match) or `likely`' }),
-      port: Nullable(Type.Integer()),
-      matched_product: Nullable(Type.String()),
-      matched_version: Nullable(Type.String()),
-    }),
-  ),
-  ip_history: Type.Array(Type.Object({ ip_address: Type.String(), first_seen: Timestamp, last_seen: Timestamp })),
-});
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -147,7 +72,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['devices'],
         summary: 'One device with its ports, risk details, CVEs and IP history',
         params: Type.Object({ device_id: Id }),
-        response: { 200: DeviceDetailSchema, ...errorResponses(400, 401, 404) },
+        response: { 200: DeviceDetail, ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => {
@@ -175,7 +100,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
           },
           { additionalProperties: false, minProperties: 1 },
         ),
-        response: { 200: DeviceDetailSchema, ...errorResponses(400, 401, 403, 404, 413, 415) },
+        response: { 200: DeviceDetail, ...errorResponses(400, 401, 403, 404, 413, 415) },
       },
     },
     async (request) => {
@@ -244,8 +169,8 @@ async function checkZone(store: Store, zone: string | null | undefined): Promise
 /** Writes `device_updated` with old and new values of the fields that changed; false when none did. */
 async function auditDeviceUpdate(
   request: FastifyRequest,
-  before: DeviceSummaryRecord,
-  after: DeviceSummaryRecord,
+  before: DeviceSummary,
+  after: DeviceSummary,
   fields: DeviceUserFields,
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {

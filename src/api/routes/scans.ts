@@ -1,59 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { SCAN_PROFILES } from '../../core/model.js';
+import { ScanDevice, ScanRecord, ScanStatusReport } from '../../schemas/scan.js';
 import type { ScanRequest } from '../../scan/manager.js';
-import { SCAN_STATUSES, toScanRecord } from '../../store/scans.js';
+import { toScanRecord } from '../../store/scans.js';
 import { principalOf } from '../auth.js';
 import { notFound } from '../errors.js';
 import type { FastifyRequest } from 'fastify';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
-
-export const ScanProgress = Type.Object({
-  phase: Type.String(),
-  percent: Type.Number({ minimum: 0, maximum: 100 }),
-  hosts_total: Nullable(Type.Integer()),
-  hosts_found: Type.Integer(),
-  hosts_done: Type.Integer(),
-  current_host: Nullable(Type.String()),
-  elapsed_seconds: Type.Number(),
-  eta_seconds: Nullable(Type.Number()),
-});
-
-export const ScanRecord = Type.Object({
-  scan_id: Type.Integer(),
-  status: StringEnum(SCAN_STATUSES),
-  profile: Type.String(),
-  subnet: Type.String(),
-  scan_type: StringEnum(['network', 'device'] as const),
-  target: Nullable(Type.String()),
-  started_at: Nullable(Timestamp),
-  completed_at: Nullable(Timestamp),
-  duration_seconds: Nullable(Type.Number()),
-  devices_found: Type.Integer(),
-  error: Nullable(Type.String()),
-  triggered_by: Nullable(Type.String()),
-  progress: Nullable(ScanProgress),
-});
-
-const ScanStatus = Type.Object({
-  scanning: Type.Boolean(),
-  scan_id: Nullable(Type.Integer()),
-  subnet: Nullable(Type.String()),
-  profile: Nullable(Type.String()),
-  progress: Nullable(ScanProgress),
-});
-
-const ScanDevice = Type.Object({
-  device_id: Type.Integer(),
-  ip_address: Type.String(),
-  mac_address: Nullable(Type.String()),
-  hostname: Nullable(Type.String()),
-  vendor: Nullable(Type.String()),
-  os_name: Nullable(Type.String()),
-  open_ports: Type.Array(Type.Integer()),
-  risk_level: Type.String(),
-  risk_score: Type.Integer(),
-});
 
 const Started = Type.Object({
   status: Type.Literal('started'),
@@ -151,7 +105,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['scans'],
         summary: 'Whether a scan is running, and its progress',
         description: 'When idle, `scan_id`, `subnet`, `profile` and `progress` are null.',
-        response: { 200: ScanStatus, ...errorResponses(401) },
+        response: { 200: ScanStatusReport, ...errorResponses(401) },
       },
     },
     async () => {

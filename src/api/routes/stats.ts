@@ -1,36 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp, errorResponses } from '../schemas.js';
-
-const Stats = Type.Object({
-  total_devices: Type.Integer(),
-  devices_at_risk: Type.Integer({ description: 'Devices whose risk level is medium, high or critical' }),
-  critical: Type.Integer(),
-  high: Type.Integer(),
-  medium: Type.Integer(),
-  low: Type.Integer(),
-  online_devices: Type.Integer(),
-  open_ports: Type.Integer(),
-  total_scans: Type.Integer({ description: 'Completed scans' }),
-  last_scan: Nullable(Timestamp),
-});
-
-const Trends = Type.Object({
-  days: Type.Integer(),
-  points: Type.Array(
-    Type.Object({
-      scan_id: Type.Integer(),
-      timestamp: Timestamp,
-      devices: Type.Integer(),
-      at_risk: Type.Integer(),
-      critical: Type.Integer(),
-      high: Type.Integer(),
-      open_ports: Type.Integer(),
-      avg_risk_score: Type.Number(),
-      changes: Type.Integer(),
-    }),
-  ),
-});
+import { Stats, Trends } from '../../schemas/stats.js';
+import { errorResponses } from '../schemas.js';
 
 export const statsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;

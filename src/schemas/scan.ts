@@ -1,0 +1,60 @@
+/**
+ * A scan as the API shows it: the record, its progress, the status of the running scan, and the
+ * devices as one scan saw them. The one definition for routes, store and OpenAPI.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { SCAN_STATUSES } from '../core/model.js';
+import { Nullable, StringEnum, Timestamp } from './common.js';
+
+export const ScanProgress = Type.Object({
+  phase: Type.String(),
+  percent: Type.Number({ minimum: 0, maximum: 100 }),
+  hosts_total: Nullable(Type.Integer()),
+  hosts_found: Type.Integer(),
+  hosts_done: Type.Integer(),
+  current_host: Nullable(Type.String()),
+  elapsed_seconds: Type.Number(),
+  eta_seconds: Nullable(Type.Number()),
+});
+
+export const ScanRecord = Type.Object({
+  scan_id: Type.Integer(),
+  status: StringEnum(SCAN_STATUSES),
+  profile: Type.String(),
+  subnet: Type.String(),
+  scan_type: StringEnum(['network', 'device'] as const),
+  target: Nullable(Type.String()),
+  started_at: Nullable(Timestamp),
+  completed_at: Nullable(Timestamp),
+  duration_seconds: Nullable(Type.Number()),
+  devices_found: Type.Integer(),
+  error: Nullable(Type.String()),
+  triggered_by: Nullable(Type.String()),
+  progress: Nullable(ScanProgress),
+});
+
+/** `GET /api/scan/status`: whether a scan is running, and its progress. */
+export const ScanStatusReport = Type.Object({
+  scanning: Type.Boolean(),
+  scan_id: Nullable(Type.Integer()),
+  subnet: Nullable(Type.String()),
+  profile: Nullable(Type.String()),
+  progress: Nullable(ScanProgress),
+});
+
+export const ScanDevice = Type.Object({
+  device_id: Type.Integer(),
+  ip_address: Type.String(),
+  mac_address: Nullable(Type.String()),
+  hostname: Nullable(Type.String()),
+  vendor: Nullable(Type.String()),
+  os_name: Nullable(Type.String()),
+  open_ports: Type.Array(Type.Integer()),
+  risk_level: Type.String(),
+  risk_score: Type.Integer(),
+});
+
+export type ScanProgress = Static<typeof ScanProgress>;
+export type ScanRecord = Static<typeof ScanRecord>;
+export type ScanStatusReport = Static<typeof ScanStatusReport>;
+export type ScanDevice = Static<typeof ScanDevice>;

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import type { toKeyRecord } from '../api/routes/keys.js';
 import { generateApiKey } from '../auth/tokens.js';
-import { apiKeyStatus } from '../store/api-keys.js';
+import { apiKeyStatus, toKeyRecord } from '../store/api-keys.js';
 import { addSeconds, nowIso } from '../store/clock.js';
 import type { ApiKeyRow } from '../store/schema.js';
 import { CLI_ACTOR, CliError, action, positiveInteger, printable, usageError, withStore } from './common.js';
@@ -9,23 +8,6 @@ import { CLI_ACTOR, CliError, action, positiveInteger, printable, usageError, wi
 /** Same limits as POST /api/keys. */
 const NAME_MAX_LENGTH = 100;
 const MAX_EXPIRY_DAYS = 3650;
-
-/**
- * The record GET /api/keys returns. Built here rather than imported so the CLI does not load the
- * HTTP layer; the return type keeps it identical to the route's.
- */
-function keyRecord(row: ApiKeyRow): ReturnType<typeof toKeyRecord> {
-  return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    created_at: row.created_at,
-    last_used_at: row.last_used_at,
-    expires_at: row.expires_at,
-    revoked_at: row.revoked_at,
-    status: apiKeyStatus(row),
-  };
-}
 
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('Manage API keys directly in the datastore (no web session needed)');
@@ -80,7 +62,7 @@ export function registerKeyCommands(program: Command): void {
     .action(
       action(async (options: { json?: boolean }) => {
         await withStore(async (store) => {
-          const records = (await store.apiKeys.list()).map(keyRecord);
+          const records = (await store.apiKeys.list()).map(toKeyRecord);
           if (options.json) {
             process.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
             return;

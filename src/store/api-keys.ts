@@ -1,13 +1,28 @@
 import type { Insertable, Kysely } from 'kysely';
 import { nowIso } from './clock.js';
+import type { ApiKeyStatus, KeyRecord } from '../schemas/key.js';
 import type { ApiKeyRow, ApiKeysTable, Database } from './schema.js';
 
-export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+export type { ApiKeyStatus } from '../schemas/key.js';
 
 export function apiKeyStatus(key: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>, now = nowIso()): ApiKeyStatus {
   if (key.revoked_at) return 'revoked';
   if (key.expires_at && key.expires_at <= now) return 'expired';
   return 'active';
+}
+
+/** The record `GET /api/keys` and `netwarden keys list` show for a stored key. */
+export function toKeyRecord(row: ApiKeyRow): KeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+    status: apiKeyStatus(row),
+  };
 }
 
 export class ApiKeyStore {

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { AuditAction } from '../core/audit-actions.js';
 import { nowIso } from './clock.js';
+import type { ActorType, AuditRecord } from '../schemas/audit.js';
 import type { AuditLogRow, Database } from './schema.js';
 
-export type ActorType = 'user' | 'api_key' | 'system';
+export type { ActorType } from '../schemas/audit.js';
 
 export interface AuditEntry {
   action: AuditAction;
@@ -14,20 +15,6 @@ export interface AuditEntry {
   details?: Record<string, unknown> | null;
   ipAddress?: string | null;
   userAgent?: string | null;
-  success: boolean;
-}
-
-export interface AuditRecord {
-  id: number;
-  timestamp: string;
-  action: string;
-  actor: string | null;
-  actor_type: ActorType;
-  resource_type: string | null;
-  resource_id: string | null;
-  details: Record<string, unknown> | null;
-  ip_address: string | null;
-  user_agent: string | null;
   success: boolean;
 }
 

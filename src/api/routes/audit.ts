@@ -1,21 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUDIT_ACTION_NAMES } from '../../core/audit-actions.js';
+import { AuditRecord } from '../../schemas/audit.js';
 import { Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
-
-const AuditRecord = Type.Object({
-  id: Type.Integer(),
-  timestamp: Timestamp,
-  action: Type.String(),
-  actor: Nullable(Type.String()),
-  actor_type: StringEnum(['user', 'api_key', 'system'] as const),
-  resource_type: Nullable(Type.String()),
-  resource_id: Nullable(Type.String()),
-  details: Nullable(Type.Record(Type.String(), Type.Unknown())),
-  ip_address: Nullable(Type.String()),
-  user_agent: Nullable(Type.String()),
-  success: Type.Boolean(),
-});
 
 export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;

@@ -1,46 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { generateApiKey } from '../../auth/tokens.js';
-import { apiKeyStatus } from '../../store/api-keys.js';
+import { CreatedKey, KeyRecord } from '../../schemas/key.js';
+import { toKeyRecord } from '../../store/api-keys.js';
 import { addSeconds, nowIso } from '../../store/clock.js';
-import type { ApiKeyRow } from '../../store/schema.js';
 import { audit } from '../audit.js';
 import { requireSession } from '../auth.js';
 import { badRequest, notFound } from '../errors.js';
-import { Id, Nullable, StringEnum, Timestamp, errorResponses } from '../schemas.js';
-
-const KeyRecord = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  prefix: Type.String({ description: 'First characters of the key, to recognise it' }),
-  created_at: Timestamp,
-  last_used_at: Nullable(Timestamp),
-  expires_at: Nullable(Timestamp),
-  revoked_at: Nullable(Timestamp),
-  status: StringEnum(['active', 'revoked', 'expired'] as const),
-});
-
-const CreatedKey = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  key: Type.String({ description: 'The key itself: shown only in this response' }),
-  prefix: Type.String(),
-  created_at: Timestamp,
-  expires_at: Nullable(Timestamp),
-});
-
-export function toKeyRecord(row: ApiKeyRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    prefix: row.prefix,
-    created_at: row.created_at,
-    last_used_at: row.last_used_at,
-    expires_at: row.expires_at,
-    revoked_at: row.revoked_at,
-    status: apiKeyStatus(row),
-  };
-}
+import { Id, errorResponses } from '../schemas.js';
 
 export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;

@@ -290,25 +290,23 @@ export async function seedInventory(store: Store, now: number = Date.now()): Pro
     });
     const { seen, notes } = await inventory.recordDiscovery(created.id, hosts, at);
     if (notes.length > 0 || seen.length !== hosts.length) throw new Error(`seed: identity resolution did not place every host: ${JSON.stringify(notes)}`);
+    const seenIds = seen.map((s) => s.deviceId);
     const network = parseIpv4Network(plan.subnet);
     if (!network.ok) throw new Error(network.error);
     const low = ipv4ToInt(network.value.network);
-    await inventory.markUnseenOffline({ low, high: low + network.value.size - 1 }, seen.map((s) => s.deviceId));
-    const seenIds = seen.map((s) => s.deviceId);
-    await inventory.recordPorts(
-      seen.map((s, i) => ({ deviceId: s.deviceId, host: hosts[i] })),
-      at,
-    );
+    await inventory.markUnseenOffline({ low, high: low + network.value.size - 1 }, seenIds);
+    const deviceAt = new Map(seen.map((s) => [s.ip, s.deviceId]));
+    await inventory.recordPorts(hosts.map((host) => ({ deviceId: deviceAt.get(host.ip)!, host })), at);
     const scan = (await store.scans.get(created.id)) as ScanRow;
     await evaluator.evaluate({ scan, seenDeviceIds: seenIds, portsScanned: plan.profile !== 'quick', portList: portList(plan.profile, settings.scanning.port_range), at });
     await inventory.recordSnapshots(created.id, seenIds);
     await store.scans.update(created.id, { status: 'completed', completed_at: at, duration_seconds: plan.duration, devices_found: seen.length });
 
     // The user labels what a scan found for the first time.
-    for (const [i, { device }] of sightings.entries()) {
+    for (const { device, ip } of sightings) {
       if (ids.has(device)) continue;
-      ids.set(device, seen[i].deviceId);
-      await store.devices.updateUserFields(seen[i].deviceId, DEVICE_PLANS[device].user);
+      ids.set(device, deviceAt.get(ip)!);
+      await store.devices.updateUserFields(deviceAt.get(ip)!, DEVICE_PLANS[device].user);
     }
   }
 

@@ -69,6 +69,12 @@ describe('architecture', () => {
     expect(violations).toEqual([]);
   });
 
+  it('reads and writes tables only in store/, so every write goes through one path', () => {
+    const query = /\b(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\s*\(|\bsql\s*`|\.transaction\s*\(\s*\)/;
+    const outside = files.filter((f) => layerOf(f) !== 'store' && query.test(readFileSync(f, 'utf8'))).map((f) => relative(SRC, f));
+    expect(outside).toEqual([]);
+  });
+
   it('has no import cycles', () => {
     const cycles: string[] = [];
     const state = new Map<string, 'visiting' | 'done'>();

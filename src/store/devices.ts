@@ -1,19 +1,9 @@
 import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
-import type {
-  CveMatchesTable,
-  Database,
-  DeviceRow,
-  DeviceSnapshotsTable,
-  DevicesTable,
-  NewDevice,
-  PortsTable,
-  RiskFindingsTable,
-} from './schema.js';
+import type { Database, DeviceRow, DeviceSnapshotsTable, DevicesTable, NewDevice } from './schema.js';
 import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
 import type { DeviceDetail, DeviceSummary, FindingRecord, PortRecord } from '../schemas/device.js';
 import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
-import { chunks, rowsPerInsert } from '../util/batches.js';
 
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
@@ -218,7 +208,7 @@ export class DeviceStore {
     }));
   }
 
-  // ---- writes used by the scan pipeline (and by tests that seed data) ----
+  // ---- direct writes: scans write through InventoryWriter and store.evaluation; tests build fixtures with these ----
 
   async insert(device: NewDevice): Promise<DeviceRow> {
     const row = await this.db.insertInto('devices').values(device).returningAll().executeTakeFirstOrThrow();
@@ -231,48 +221,9 @@ export class DeviceStore {
     this.onWrite();
   }
 
-  /** Replaces a device's current ports. */
-  async replacePorts(deviceId: number, ports: Omit<Insertable<PortsTable>, 'device_id'>[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('ports').where('device_id', '=', deviceId).execute();
-      for (const batch of chunks(ports, rowsPerInsert(12))) {
-        await trx
-          .insertInto('ports')
-          .values(batch.map((p) => ({ ...p, device_id: deviceId })))
-          .execute();
-      }
-    });
-    this.onWrite();
-  }
-
-  async replaceFindings(deviceId: number, findings: Omit<Insertable<RiskFindingsTable>, 'device_id'>[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('risk_findings').where('device_id', '=', deviceId).execute();
-      if (findings.length) await trx.insertInto('risk_findings').values(findings.map((f) => ({ ...f, device_id: deviceId }))).execute();
-    });
-    this.onWrite();
-  }
-
-  async replaceCves(deviceId: number, cves: Omit<Insertable<CveMatchesTable>, 'device_id'>[]): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('cve_matches').where('device_id', '=', deviceId).execute();
-      if (cves.length) await trx.insertInto('cve_matches').values(cves.map((c) => ({ ...c, device_id: deviceId }))).execute();
-    });
-    this.onWrite();
-  }
-
   async insertSnapshot(snapshot: Insertable<DeviceSnapshotsTable>): Promise<void> {
     await this.db.insertInto('device_snapshots').values(snapshot).execute();
     this.onWrite();
-  }
-
-  /** Records that the device was seen at `ip` at time `at`. */
-  async recordIp(deviceId: number, ip: string, at: string): Promise<void> {
-    await this.db
-      .insertInto('ip_history')
-      .values({ device_id: deviceId, ip_address: ip, first_seen: at, last_seen: at })
-      .onConflict((oc) => oc.columns(['device_id', 'ip_address']).doUpdateSet({ last_seen: at }))
-      .execute();
   }
 
   private async openPortsOf(deviceIds: number[]): Promise<Map<number, number[]>> {

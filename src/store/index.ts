@@ -3,6 +3,7 @@ import { AuditStore } from './audit.js';
 import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
 import { DeviceStore } from './devices.js';
+import { EvaluationStore } from './evaluation.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
 import { RetentionStore } from './retention.js';
@@ -21,6 +22,7 @@ export class Store {
   readonly settings: SettingsStore;
   readonly scans: ScanStore;
   readonly devices: DeviceStore;
+  readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
   readonly stats: StatsStore;
   readonly loginFailures: LoginFailureStore;
@@ -41,6 +43,7 @@ export class Store {
     this.settings = new SettingsStore(db);
     this.scans = new ScanStore(db, bump);
     this.devices = new DeviceStore(db, bump);
+    this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.stats = new StatsStore(db, () => this.dataVersion);
     this.loginFailures = new LoginFailureStore(db);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewChange } from '../../src/store/schema.js';
+import type { ChangeRow } from '../../src/store/schema.js';
 import { testDatabases } from '../helpers/databases.js';
 import { readJson, type TestServer } from '../helpers/server.js';
 import { startSeededServer, type Seed } from '../helpers/seed.js';
@@ -23,8 +23,6 @@ const CHANGE_KEYS = [
   'detected_at',
 ];
 
-type ChangeBody = NewChange & { id: number };
-
 describe.each(testDatabases())('change API ($kind)', (database) => {
   let server: TestServer;
   let key: string;
@@ -35,22 +33,20 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
   });
   afterAll(() => server?.close());
 
-  /** Seeded changes, newest (last inserted) first, matching `keep`. */
-  const expected = (keep: (c: NewChange) => boolean = () => true) => [...seed.changes].reverse().filter(keep);
+  /** Changes the seeded scans detected, newest (last inserted) first, matching `keep`. */
+  const expected = (keep: (c: ChangeRow) => boolean = () => true) => [...seed.changes].reverse().filter(keep);
 
-  async function list(query: string): Promise<{ body: ChangeBody[]; total: string | null }> {
+  async function list(query: string): Promise<{ body: ChangeRow[]; total: string | null }> {
     const res = await server.request(`/api/changes${query}`, { key });
     expect(res.status, `${query}: ${await res.clone().text()}`).toBe(200);
     return { body: await readJson(res), total: res.headers.get('x-total-count') };
   }
 
-  const strip = (rows: ChangeBody[]) => rows.map(({ id: _id, ...rest }) => rest);
-
   it('lists every change newest first with every field of the change record', async () => {
     const { body, total } = await list('');
     expect(total).toBe(String(seed.changes.length));
     for (const c of body) expect(Object.keys(c).sort()).toEqual([...CHANGE_KEYS].sort());
-    expect(strip(body)).toEqual(expected());
+    expect(body).toEqual(expected());
     const ids = body.map((c) => c.id);
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
     // The seed covers every change type and severity.
@@ -63,7 +59,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
       const scanId = seed.scans[k].id;
       const want = expected((c) => c.scan_id === scanId);
       const { body, total } = await list(`?scan_id=${scanId}`);
-      expect(strip(body), k).toEqual(want);
+      expect(body, k).toEqual(want);
       expect(total).toBe(String(want.length));
     }
   });
@@ -73,7 +69,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
       const want = expected((c) => c.change_type === type);
       expect(want.length, type).toBeGreaterThan(0);
       const { body, total } = await list(`?change_type=${type}`);
-      expect(strip(body), type).toEqual(want);
+      expect(body, type).toEqual(want);
       expect(total).toBe(String(want.length));
     }
   });
@@ -83,7 +79,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
       const want = expected((c) => c.severity === severity);
       expect(want.length, severity).toBeGreaterThan(0);
       const { body, total } = await list(`?severity=${severity}`);
-      expect(strip(body), severity).toEqual(want);
+      expect(body, severity).toEqual(want);
       expect(total).toBe(String(want.length));
     }
   });
@@ -93,7 +89,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
       const deviceId = seed.devices[k].id;
       const want = expected((c) => c.device_id === deviceId);
       const { body, total } = await list(`?device_id=${deviceId}`);
-      expect(strip(body), k).toEqual(want);
+      expect(body, k).toEqual(want);
       expect(total).toBe(String(want.length));
     }
     expect(await list('?device_id=999999')).toEqual({ body: [], total: '0' });
@@ -102,7 +98,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
   it('combines filters with AND', async () => {
     const second = seed.scans.second.id;
     const nas = seed.devices.nas.id;
-    const cases: [string, (c: NewChange) => boolean][] = [
+    const cases: [string, (c: ChangeRow) => boolean][] = [
       [`scan_id=${second}&change_type=port_opened`, (c) => c.scan_id === second && c.change_type === 'port_opened'],
       [`scan_id=${second}&change_type=port_opened&severity=critical`, (c) => c.scan_id === second && c.change_type === 'port_opened' && c.severity === 'critical'],
       [`device_id=${nas}&change_type=service_changed`, (c) => c.device_id === nas && c.change_type === 'service_changed'],
@@ -113,7 +109,7 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
       const want = expected(keep);
       sizes.push(want.length);
       const { body, total } = await list(`?${query}`);
-      expect(strip(body), query).toEqual(want);
+      expect(body, query).toEqual(want);
       expect(total, query).toBe(String(want.length));
     }
     expect(sizes.some((n) => n > 1)).toBe(true);
@@ -122,13 +118,13 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
 
   it('pages with limit and offset', async () => {
     const all = expected();
-    expect(strip((await list('?limit=3')).body)).toEqual(all.slice(0, 3));
+    expect((await list('?limit=3')).body).toEqual(all.slice(0, 3));
     const page = await list('?limit=3&offset=3');
-    expect(strip(page.body)).toEqual(all.slice(3, 6));
+    expect(page.body).toEqual(all.slice(3, 6));
     expect(page.total).toBe(String(all.length));
     const filtered = expected((c) => c.scan_id === seed.scans.second.id);
     const fpage = await list(`?scan_id=${seed.scans.second.id}&limit=2&offset=1`);
-    expect(strip(fpage.body)).toEqual(filtered.slice(1, 3));
+    expect(fpage.body).toEqual(filtered.slice(1, 3));
     expect(fpage.total).toBe(String(filtered.length));
   });
 

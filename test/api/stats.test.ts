@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ipv4ToInt } from '../../src/core/net.js';
+import type { ScannedHost } from '../../src/core/model.js';
+import { ScanEvaluator } from '../../src/scan/evaluate.js';
+import { InventoryWriter } from '../../src/store/inventory.js';
 import { testDatabases } from '../helpers/databases.js';
 import { readJson, type TestServer } from '../helpers/server.js';
-import { DEVICE_KEYS, SCAN_KEYS, startSeededServer, type Seed } from '../helpers/seed.js';
+import { DEVICE_KEYS, SCAN_KEYS, assessPorts, startSeededServer, type Seed } from '../helpers/seed.js';
 
 const DAY_MS = 86_400_000;
 const AT_RISK = ['critical', 'high', 'medium'];
@@ -10,11 +12,12 @@ const AT_RISK = ['critical', 'high', 'medium'];
 /** GET /api/stats as computed by hand from the seed. */
 function expectedStats(seed: Seed) {
   const devices = DEVICE_KEYS.map((k) => seed.devices[k]);
-  const count = (level: string) => devices.filter((d) => d.risk_level === level).length;
+  const levels = DEVICE_KEYS.map((k) => seed.assessments[k].risk.level as string);
+  const count = (level: string) => levels.filter((l) => l === level).length;
   const completed = SCAN_KEYS.map((k) => seed.scans[k]).filter((s) => s.status === 'completed');
   return {
     total_devices: devices.length,
-    devices_at_risk: devices.filter((d) => AT_RISK.includes(d.risk_level)).length,
+    devices_at_risk: levels.filter((l) => AT_RISK.includes(l)).length,
     critical: count('critical'),
     high: count('high'),
     medium: count('medium'),
@@ -77,45 +80,47 @@ describe.each(testDatabases())('stats and trends API ($kind)', (database) => {
     expect(want.last_scan).toBe(seed.scans.device.completed_at);
   });
 
-  it('reflects a write through the store on the very next request', async () => {
+  it('reflects a scan written through the store on the very next request', async () => {
     const before = await get('/api/stats');
     const scan = await server.store.scans.create({
       status: 'running',
-      profile: 'quick',
-      subnet: '192.168.50.0/24',
-      scan_type: 'network',
+      profile: 'normal',
+      subnet: '192.168.50.77/32',
+      scan_type: 'device',
+      target: '192.168.50.77',
       devices_found: 0,
     });
     expect(await get('/api/stats')).toEqual(before);
-    const ip = '192.168.50.77';
-    const device = await server.store.devices.insert({
-      identity: `ip:${ip}`,
-      ip_address: ip,
-      ip_sort: ipv4ToInt(ip),
-      mac_randomized: 0,
-      is_trusted: 0,
-      risk_level: 'high',
-      risk_score: 60,
-      first_seen: new Date().toISOString(),
-      last_seen: new Date().toISOString(),
-      online: 1,
-      last_scan_id: scan.id,
-    });
-    await server.store.devices.replacePorts(device.id, [
-      { port: 23, protocol: 'tcp', state: 'open', service: 'telnet', cpe: '[]', first_seen: device.first_seen, last_seen: device.last_seen },
-      { port: 25, protocol: 'tcp', state: 'closed', service: 'smtp', cpe: '[]', first_seen: device.first_seen, last_seen: device.last_seen },
-    ]);
-    const completedAt = new Date().toISOString();
-    await server.store.scans.update(scan.id, { status: 'completed', completed_at: completedAt, devices_found: 1 });
+    // A new device with telnet open and SMTP closed, written as the scan manager writes it.
+    const at = new Date().toISOString();
+    const host: ScannedHost = {
+      ip: '192.168.50.77',
+      mac: null,
+      vendor: null,
+      hostname: null,
+      os_name: null,
+      device_type: null,
+      ports: [
+        { port: 23, protocol: 'tcp', state: 'open', service: 'telnet', product: null, version: null, extra_info: null, cpe: [] },
+        { port: 25, protocol: 'tcp', state: 'closed', service: 'smtp', product: null, version: null, extra_info: null, cpe: [] },
+      ],
+    };
+    const inventory = new InventoryWriter(server.store.db, () => server.store.touch());
+    const { seen } = await inventory.recordDiscovery(scan.id, [host], at);
+    await inventory.recordPorts([{ deviceId: seen[0].deviceId, host }], at);
+    await new ScanEvaluator(server.store).evaluate({ scan, seenDeviceIds: [seen[0].deviceId], portsScanned: true, portList: [{ low: 1, high: 1000 }] });
+    const { level } = assessPorts(host.ports, null).risk;
+    expect(AT_RISK).toContain(level);
+    await server.store.scans.update(scan.id, { status: 'completed', completed_at: at, devices_found: 1 });
     expect(await get('/api/stats')).toEqual({
       ...before,
       total_devices: before.total_devices + 1,
       devices_at_risk: before.devices_at_risk + 1,
-      high: before.high + 1,
+      [level]: before[level] + 1,
       online_devices: before.online_devices + 1,
       open_ports: before.open_ports + 1,
       total_scans: before.total_scans + 1,
-      last_scan: completedAt,
+      last_scan: at,
     });
   });
 });

@@ -9,7 +9,6 @@
  *   h4 10.66.0.14 00:16:3E:66:00:04 (Xensource)                 22 SSH (dropbear banner)
  *   10.66.0.8, .9, .10 and .15: no host.
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -21,8 +20,6 @@ const unavailable = await labUnavailableReason();
 if (unavailable) console.warn(`skipping namespace-lab tests: ${unavailable}`);
 const hasNmap = unavailable ? false : (await nmapVersion()) !== null;
 if (!unavailable && !hasNmap) console.warn('skipping the nmap namespace-lab tests: nmap is not installed (apt-get install nmap)');
-const hasNative = existsSync(new URL('../../src/scan/native/engine.ts', import.meta.url));
-if (!unavailable && !hasNative) console.warn('skipping the native-engine namespace-lab tests: src/scan/native/engine.ts does not exist yet');
 
 const SUBNET = '10.66.0.8/29';
 const ABSENT = ['10.66.0.8', '10.66.0.9', '10.66.0.10', '10.66.0.15'];
@@ -228,7 +225,7 @@ describe.skipIf(unavailable !== null)('namespace lab (bridge nwlab0, 10.66.0.0/2
     );
   });
 
-  describe.skipIf(!hasNative)('native engine (sqlite)', () => {
+  describe('native engine (sqlite)', () => {
     let server: TestServer;
     let key: string;
 

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ipv4ToInt } from '../../src/core/net.js';
+import type { ScannedPort } from '../../src/core/model.js';
+import type { RiskFinding } from '../../src/core/risk.js';
+import type { FindingSeverity } from '../../src/core/severity.js';
+import type { DeviceAssessment, StoredCveMatch } from '../../src/store/evaluation.js';
 import type { Store } from '../../src/store/index.js';
+import { InventoryWriter } from '../../src/store/inventory.js';
 import { testDatabases, type TestDatabase } from '../helpers/databases.js';
 
 type Opened = Awaited<ReturnType<TestDatabase['open']>>;
@@ -90,32 +95,71 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
   });
 
   it('keeps the first sighting of an address and moves its last one', async () => {
-    const device = await addDevice(store, '172.16.2.1');
-    await store.devices.recordIp(device.id, '172.16.2.1', '2026-01-01T00:00:00.000Z');
-    await store.devices.recordIp(device.id, '172.16.2.9', '2026-01-02T00:00:00.000Z');
-    await store.devices.recordIp(device.id, '172.16.2.1', '2026-01-03T00:00:00.000Z');
-    const detail = await store.devices.get(device.id);
+    const inventory = new InventoryWriter(store.db, () => store.touch());
+    const scan = await store.scans.create({ status: 'running', profile: 'quick', subnet: '172.16.2.0/24', scan_type: 'network', devices_found: 0 });
+    const host = (ip: string) => ({ ip, mac: '00:16:3E:00:02:01', vendor: null, hostname: null });
+    await inventory.recordDiscovery(scan.id, [host('172.16.2.1')], '2026-01-01T00:00:00.000Z');
+    await inventory.recordDiscovery(scan.id, [host('172.16.2.9')], '2026-01-02T00:00:00.000Z');
+    const { seen } = await inventory.recordDiscovery(scan.id, [host('172.16.2.1')], '2026-01-03T00:00:00.000Z');
+    const detail = await store.devices.get(seen[0].deviceId);
     expect(detail?.ip_history).toEqual([
       { ip_address: '172.16.2.1', first_seen: '2026-01-01T00:00:00.000Z', last_seen: '2026-01-03T00:00:00.000Z' },
       { ip_address: '172.16.2.9', first_seen: '2026-01-02T00:00:00.000Z', last_seen: '2026-01-02T00:00:00.000Z' },
     ]);
   });
 
-  it('replaces ports, findings and CVEs instead of adding to them', async () => {
+  it('replaces ports, findings and CVEs instead of adding to them, and serves them worst first', async () => {
+    const inventory = new InventoryWriter(store.db, () => store.touch());
     const device = await addDevice(store, '172.16.3.1');
-    const port = (n: number, state = 'open') => ({ port: n, protocol: 'tcp', state, cpe: '[]', first_seen: AT, last_seen: AT });
-    await store.devices.replacePorts(device.id, [port(80), port(22)]);
-    await store.devices.replacePorts(device.id, [port(443), port(8443, 'closed')]);
-    const finding = (title: string) => ({ severity: 'low', score: 1, title, description: 'd', recommendation: 'r', cve_ids: '[]' });
-    await store.devices.replaceFindings(device.id, [finding('a'), finding('b')]);
-    await store.devices.replaceFindings(device.id, [finding('c')]);
-    const cve = (id: string, score: number | null) => ({ cve_id: id, severity: 'high', cvss_score: score, description: 'd', references: '[]', confidence: 'likely' });
-    await store.devices.replaceCves(device.id, [cve('CVE-2020-0001', 5)]);
-    await store.devices.replaceCves(device.id, [cve('CVE-2021-0002', null), cve('CVE-2021-0003', 7.5), cve('CVE-2021-0001', 7.5)]);
+    const scan = await store.scans.create({ status: 'running', profile: 'normal', subnet: '172.16.3.1/32', scan_type: 'device', devices_found: 0 });
+    const port = (n: number, state = 'open'): ScannedPort => ({ port: n, protocol: 'tcp', state, service: null, product: null, version: null, extra_info: null, cpe: [] });
+    const host = (ports: ScannedPort[]) => ({ ip: '172.16.3.1', mac: null, vendor: null, hostname: null, os_name: null, device_type: null, ports });
+    await inventory.recordPorts([{ deviceId: device.id, host: host([port(80), port(22)]) }], AT);
+    await inventory.recordPorts([{ deviceId: device.id, host: host([port(443), port(8443, 'filtered')]) }], AT);
+
+    const finding = (title: string, severity: FindingSeverity, score: number): RiskFinding => ({
+      port: null,
+      protocol: null,
+      severity,
+      score,
+      service: null,
+      title,
+      description: 'd',
+      recommendation: `fix ${title}`,
+      cve_ids: [],
+    });
+    const cve = (id: string, cvss_score: number | null): StoredCveMatch => ({
+      id,
+      severity: 'high',
+      cvss_score,
+      description: 'd',
+      remediation: null,
+      references: [],
+      confidence: 'likely',
+      port: 443,
+      matched_product: null,
+      matched_version: null,
+    });
+    const assessment = (level: FindingSeverity, findings: RiskFinding[], cves: StoredCveMatch[]): DeviceAssessment => ({
+      deviceId: device.id,
+      risk: { level, score: findings.reduce((n, f) => n + f.score, 0), summary: `${level} risk`, findings },
+      cves,
+    });
+    await store.evaluation.replaceAssessments(scan.id, [assessment('high', [finding('a', 'high', 40), finding('b', 'low', 1)], [cve('CVE-2020-0001', 5)])]);
+    // Written out of order: a low finding before a medium one, and a medium one with fewer points first.
+    await store.evaluation.replaceAssessments(scan.id, [
+      assessment(
+        'medium',
+        [finding('c', 'low', 1), finding('d', 'medium', 4), finding('e', 'medium', 15)],
+        [cve('CVE-2021-0002', null), cve('CVE-2021-0003', 7.5), cve('CVE-2021-0001', 7.5)],
+      ),
+    ]);
     const detail = await store.devices.get(device.id);
     expect(detail?.ports.map((p) => p.port)).toEqual([443, 8443]);
     expect(detail?.open_ports).toEqual([443]);
-    expect(detail?.risk_details.findings.map((f) => f.title)).toEqual(['c']);
+    expect(detail?.risk_details).toMatchObject({ level: 'medium', score: 20, summary: 'medium risk', top_recommendation: 'fix e' });
+    // Worst severity first, the finding that added more points first within a severity.
+    expect(detail?.risk_details.findings.map((f) => f.title)).toEqual(['e', 'd', 'c']);
     // Highest score first, ties by CVE id, unscored last on both databases.
     expect(detail?.cves.map((c) => c.id)).toEqual(['CVE-2021-0001', 'CVE-2021-0003', 'CVE-2021-0002']);
   });

@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely';
+import type { DeviceState, PortState } from '../core/changes.js';
+import type { CveMatch } from '../core/cve.js';
+import type { ScannedPort } from '../core/model.js';
+import type { RiskAssessment } from '../core/risk.js';
+import type { Database } from './schema.js';
+import { groupBy } from '../util/group-by.js';
+import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+
+/** A device as risk assessment sees it: its OS and its current ports. */
+export interface DevicePorts {
+  id: number;
+  os_name: string | null;
+  ports: ScannedPort[];
+}
+
+/** What the CVE matcher found on a device, as far as it is stored. */
+export type StoredCveMatch = Pick<
+  CveMatch,
+  'id' | 'severity' | 'cvss_score' | 'description' | 'remediation' | 'references' | 'confidence' | 'port' | 'matched_product' | 'matched_version'
+>;
+
+/** The outcome of assessing one device: its risk and the CVEs matched on its ports. */
+export interface DeviceAssessment {
+  deviceId: number;
+  risk: Pick<RiskAssessment, 'level' | 'score' | 'summary' | 'findings'>;
+  cves: StoredCveMatch[];
+}
+
+/**
+ * What evaluation after a scan reads and writes: the devices' ports to assess, their findings, CVE
+ * matches and risk, and the states change detection compares (now, and as earlier scans saw them).
+ */
+export class EvaluationStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onWrite: () => void,
+  ) {}
+
+  /** The given devices (those that exist) with their OS and current ports. */
+  async portsOf(deviceIds: number[]): Promise<DevicePorts[]> {
+    const out: DevicePorts[] = [];
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const [devices, ports] = await Promise.all([
+        this.db.selectFrom('devices').select(['id', 'os_name']).where('id', 'in', ids).execute(),
+        this.db.selectFrom('ports').selectAll().where('device_id', 'in', ids).execute(),
+      ]);
+      const byDevice = groupBy(ports, (p) => p.device_id);
+      for (const device of devices) {
+        out.push({
+          id: device.id,
+          os_name: device.os_name,
+          ports: (byDevice.get(device.id) ?? []).map((p) => ({
+            port: p.port,
+            protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
+            state: p.state,
+            service: p.service,
+            product: p.product,
+            version: p.version,
+            extra_info: p.extra_info,
+            cpe: JSON.parse(p.cpe) as string[],
+          })),
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Replaces the findings and CVE matches of each assessed device and sets its risk level, score
+   * and summary, in one transaction: a reader never sees a device half assessed.
+   */
+  async replaceAssessments(scanId: number | null, batch: DeviceAssessment[]): Promise<void> {
+    if (batch.length === 0) return;
+    const findingRows = batch.flatMap(({ deviceId, risk }) =>
+      risk.findings.map((f) => ({ ...f, device_id: deviceId, scan_id: scanId, cve_ids: JSON.stringify(f.cve_ids) })),
+    );
+    const cveRows = batch.flatMap(({ deviceId, cves }) =>
+      cves.map((m) => ({
+        device_id: deviceId,
+        scan_id: scanId,
+        cve_id: m.id,
+        severity: m.severity,
+        cvss_score: m.cvss_score,
+        description: m.description,
+        remediation: m.remediation,
+        references: JSON.stringify(m.references),
+        confidence: m.confidence,
+        port: m.port,
+        matched_product: m.matched_product,
+        matched_version: m.matched_version,
+      })),
+    );
+    await this.db.transaction().execute(async (trx) => {
+      for (const ids of chunks(batch.map((a) => a.deviceId), IDS_PER_STATEMENT)) {
+        await trx.deleteFrom('risk_findings').where('device_id', 'in', ids).execute();
+        await trx.deleteFrom('cve_matches').where('device_id', 'in', ids).execute();
+      }
+      for (const { deviceId, risk } of batch) {
+        await trx
+          .updateTable('devices')
+          .set({ risk_level: risk.level, risk_score: risk.score, risk_summary: risk.summary })
+          .where('id', '=', deviceId)
+          .execute();
+      }
+      for (const rows of chunks(findingRows, rowsPerInsert(12))) await trx.insertInto('risk_findings').values(rows).execute();
+      for (const rows of chunks(cveRows, rowsPerInsert(14))) await trx.insertInto('cve_matches').values(rows).execute();
+    });
+    this.onWrite();
+  }
+
+  /** The given devices as they are now, with their ports, for change detection. */
+  async currentStates(deviceIds: number[]): Promise<DeviceState[]> {
+    const out: DeviceState[] = [];
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const [devices, ports] = await Promise.all([
+        this.db.selectFrom('devices').select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute(),
+        this.db
+          .selectFrom('ports')
+          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
+          .where('device_id', 'in', ids)
+          .execute(),
+      ]);
+      const byDevice = groupBy(ports, (p) => p.device_id);
+      for (const d of devices) {
+        out.push({
+          deviceId: d.id,
+          ip: d.ip_address,
+          mac: d.mac_address,
+          label: d.label,
+          vendor: d.vendor,
+          trusted: d.is_trusted === 1,
+          ports: (byDevice.get(d.id) ?? []).map(({ device_id: _, ...p }) => p),
+        });
+      }
+    }
+    return out;
+  }
+
+  /** The devices as scan `scanId` saw them (its snapshots), with their label, vendor and trust as they are now. */
+  async snapshotsOf(scanId: number): Promise<DeviceState[]> {
+    const snapshots = await this.db
+      .selectFrom('device_snapshots')
+      .select(['device_id', 'ip_address', 'mac_address', 'ports'])
+      .where('scan_id', '=', scanId)
+      .execute();
+    return this.statesFromSnapshots(snapshots);
+  }
+
+  /** The device as the latest completed scan before `beforeScanId` that saw it saw it; undefined when none did. */
+  async latestSnapshotOf(deviceId: number, beforeScanId: number): Promise<DeviceState | undefined> {
+    const snapshot = await this.db
+      .selectFrom('device_snapshots as s')
+      .innerJoin('scans as sc', 'sc.id', 's.scan_id')
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports'])
+      .where('s.device_id', '=', deviceId)
+      .where('sc.status', '=', 'completed')
+      .where('sc.id', '<', beforeScanId)
+      .orderBy('sc.id', 'desc')
+      .executeTakeFirst();
+    return snapshot ? (await this.statesFromSnapshots([snapshot]))[0] : undefined;
+  }
+
+  /** The device most recently seen at `ip`. */
+  async deviceIdAt(ip: string): Promise<number | undefined> {
+    const row = await this.db.selectFrom('devices').select('id').where('ip_address', '=', ip).orderBy('last_seen', 'desc').executeTakeFirst();
+    return row?.id;
+  }
+
+  private async statesFromSnapshots(
+    snapshots: { device_id: number; ip_address: string; mac_address: string | null; ports: string }[],
+  ): Promise<DeviceState[]> {
+    const meta = new Map<number, { label: string | null; vendor: string | null; is_trusted: number }>();
+    for (const ids of chunks(snapshots.map((s) => s.device_id), IDS_PER_STATEMENT)) {
+      const rows = await this.db.selectFrom('devices').select(['id', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute();
+      for (const r of rows) meta.set(r.id, r);
+    }
+    return snapshots.map((s) => ({
+      deviceId: s.device_id,
+      ip: s.ip_address,
+      mac: s.mac_address,
+      label: meta.get(s.device_id)?.label ?? null,
+      vendor: meta.get(s.device_id)?.vendor ?? null,
+      trusted: meta.get(s.device_id)?.is_trusted === 1,
+      ports: JSON.parse(s.ports) as PortState[],
+    }));
+  }
+}

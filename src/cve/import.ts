@@ -15,7 +15,7 @@ import {
   validateCveEntry,
   type CveAffected,
   type CveEntry,
-} from '../core/cve.js';
+} from '../core/cve/index.js';
 import { compileRange, type VersionRange } from '../core/versions.js';
 import {
   emptyImportedFile,

@@ -11,7 +11,7 @@ import {
   windowsReleasesIn,
   type CveEntry,
   type CveMatch,
-} from '../../src/core/cve.js';
+} from '../../src/core/cve/index.js';
 import { severityFromCvss } from '../../src/core/severity.js';
 import { loadShippedCves, shippedFamilies } from '../../src/cve/dataset.js';
 import type { ScannedPort } from '../../src/core/model.js';

@@ -3,7 +3,7 @@
  * Pure functions, no I/O: the shell (src/cve/) loads the shipped dataset and imported data, this
  * module indexes it once and matches scan results against it. Import it from here, not from the
  * modules behind it:
- * - `entry.ts`: the dataset record and its validation;
+ * - `entry.ts`: the dataset record (TypeBox schema, types) and its validation;
  * - `cvss.ts`: CVSS base scores from vectors; `cpe.ts`: CPE names;
  * - `products.ts`: product aliases, canonical product keys, what products a port is;
  * - `windows.ts`: the Windows releases a scan names;
@@ -22,5 +22,14 @@ export { cvssBaseScore } from './cvss.js';
 export { parseCpe, splitCpe23, type ParsedCpe } from './cpe.js';
 export { PRODUCT_ALIASES, WINDOWS_KEY, canonicalProductKey, productKeyForName } from './products.js';
 export { windowsReleasesIn } from './windows.js';
-export { CVE_ID_PATTERN, validateCveEntry, type CveAffected, type CveEntry } from './entry.js';
+export {
+  CVE_ID_PATTERN,
+  CVSS_VERSIONS,
+  CveAffectedSchema,
+  CveEntrySchema,
+  validateCveEntry,
+  type CveAffected,
+  type CveEntry,
+  type CveEntryCheckOptions,
+} from './entry.js';
 export { buildCveIndex, matchCves, sortCveMatches, type CveConfidence, type CveIndex, type CveMatch, type HostContext } from './match.js';

@@ -5,6 +5,7 @@
  * extra info and CPEs. Product names and CPE vendor:product pairs follow nmap's
  * nmap-service-probes so both engines describe the same software the same way.
  */
+import { FTP_PORTS, SMTP_PORTS, TLS_PORTS, TLS_SERVICE_NAMES, wellKnownService } from './ports.js';
 
 export interface ServiceInfo {
   service: string | null;
@@ -43,51 +44,6 @@ interface Match {
 }
 
 const EMPTY: ServiceInfo = { service: null, product: null, version: null, extra_info: null, cpe: [] };
-
-/* ------------------------------------------------------------------------------------------------
- * Well-known ports (names as in nmap-services), the fallback when nothing was recognised.
- * --------------------------------------------------------------------------------------------- */
-
-const WELL_KNOWN: Record<number, string> = {
-  7: 'echo', 13: 'daytime', 20: 'ftp-data', 21: 'ftp', 22: 'ssh', 23: 'telnet', 25: 'smtp',
-  37: 'time', 43: 'whois', 49: 'tacacs', 53: 'domain', 67: 'dhcps', 69: 'tftp', 79: 'finger', 80: 'http',
-  81: 'hosts2-ns', 88: 'kerberos-sec', 102: 'iso-tsap', 110: 'pop3', 111: 'rpcbind', 113: 'ident', 119: 'nntp',
-  123: 'ntp', 135: 'msrpc', 137: 'netbios-ns', 139: 'netbios-ssn', 143: 'imap', 161: 'snmp', 179: 'bgp',
-  389: 'ldap', 427: 'svrloc', 443: 'https', 445: 'microsoft-ds', 465: 'smtps', 500: 'isakmp', 502: 'mbap',
-  512: 'exec', 513: 'login', 514: 'shell', 515: 'printer', 548: 'afp', 554: 'rtsp', 587: 'submission',
-  631: 'ipp', 636: 'ldapssl', 873: 'rsync', 990: 'ftps', 993: 'imaps', 995: 'pop3s', 1080: 'socks',
-  1194: 'openvpn', 1433: 'ms-sql-s', 1521: 'oracle', 1723: 'pptp', 1883: 'mqtt', 1900: 'upnp', 2049: 'nfs',
-  2375: 'docker', 2376: 'docker', 3000: 'ppp', 3128: 'squid-http', 3268: 'globalcatLDAP', 3306: 'mysql',
-  3389: 'ms-wbt-server', 3689: 'rendezvous', 5000: 'upnp', 5060: 'sip', 5222: 'xmpp-client', 5353: 'mdns',
-  5432: 'postgresql', 5601: 'esmagent', 5672: 'amqp', 5900: 'vnc', 5985: 'wsman', 5986: 'wsmans',
-  6379: 'redis', 6443: 'sun-sr-https', 6667: 'irc', 7000: 'afs3-fileserver', 8000: 'http-alt', 8008: 'http',
-  8080: 'http-proxy', 8081: 'blackice-icecap', 8443: 'https-alt', 8883: 'secure-mqtt', 8888: 'sun-answerbook',
-  9000: 'cslistener', 9090: 'zeus-admin', 9100: 'jetdirect', 9200: 'wap-wsp', 9418: 'git', 11211: 'memcache',
-  27017: 'mongod', 49152: 'unknown', 62078: 'iphone-sync',
-};
-
-/** nmap-services name for a TCP port, or null when the port has no usual service. */
-export function wellKnownService(port: number): string | null {
-  return WELL_KNOWN[port] ?? null;
-}
-
-/** Ports where a client speaks first with HTTP: send the request at once instead of waiting. */
-export const HTTP_PORTS: ReadonlySet<number> = new Set([
-  80, 81, 443, 591, 2375, 3000, 4443, 5000, 5601, 5985, 5986, 7001, 8000, 8008, 8009, 8080, 8081, 8088, 8090, 8181,
-  8443, 8888, 9000, 9090, 9200, 9443, 10443,
-]);
-
-/** Ports usually spoken inside TLS from the first byte (implicit TLS). */
-export const TLS_PORTS: ReadonlySet<number> = new Set([
-  443, 465, 563, 636, 853, 989, 990, 992, 993, 994, 995, 2376, 3269, 4443, 5061, 5986, 6443, 6697, 8443, 8883,
-  9443, 10443,
-]);
-
-/** Services named for their TLS-wrapped form (nmap-services names). */
-const TLS_NAMES: Record<string, string> = {
-  http: 'https', imap: 'imaps', pop3: 'pop3s', smtp: 'smtps', ftp: 'ftps', ldap: 'ldapssl', nntp: 'nntps',
-  irc: 'ircs', telnet: 'telnets', mqtt: 'secure-mqtt',
-};
 
 /* ------------------------------------------------------------------------------------------------
  * Helpers
@@ -498,8 +454,8 @@ export function parseGreeting(bytes: Uint8Array, port: number): ServiceInfo | nu
   if (/^500 OOPS: /.test(text)) return parseFtpBanner(text);
   if (/^(?:220|421|554)[ -]/.test(text)) {
     // FTP and SMTP both greet with 220; the text usually says which, the port decides otherwise.
-    const smtpPort = [25, 465, 587, 2525].includes(port);
-    const ftpPort = [21, 990, 2121].includes(port);
+    const smtpPort = SMTP_PORTS.has(port);
+    const ftpPort = FTP_PORTS.has(port);
     const saysFtp = /\bFTP\b|FTPd|ftpd|FileZilla|ProFTPD/i.test(text);
     const saysSmtp = /\bE?SMTP\b|Postfix|Exim|Sendmail|\bMTA\b|\bmail\b/i.test(firstLine(text));
     if (saysFtp && !saysSmtp) return parseFtpBanner(text) ?? finish({ service: 'ftp' });
@@ -545,7 +501,7 @@ export function identifyService(evidence: ServiceEvidence): ServiceInfo {
   if (evidence.tls) {
     let service = info.service;
     // A protocol recognised inside TLS takes its TLS name; a port-table name already is one (443 → https).
-    if (recognised && service && TLS_NAMES[service]) service = TLS_NAMES[service];
+    if (recognised && service && TLS_SERVICE_NAMES[service]) service = TLS_SERVICE_NAMES[service];
     else if (!recognised) service = TLS_PORTS.has(evidence.port) && service ? service : 'ssl';
     const cert = describeCertificate(evidence.tls);
     info = { ...info, service, extra_info: joinExtra([info.extra_info, cert]) };

@@ -705,7 +705,7 @@ async function main() {
   const dist = new URL('../dist/', import.meta.url);
   const { detectChanges } = await import(new URL('core/changes.js', dist));
   const { assessRisk, compileRiskRules, portRiskSeverity } = await import(new URL('core/risk.js', dist));
-  const { matchCves, buildCveIndex } = await import(new URL('core/cve.js', dist));
+  const { matchCves, buildCveIndex } = await import(new URL('core/cve/index.js', dist));
   const { loadShippedCves } = await import(new URL('cve/dataset.js', dist));
   const core = { detectChanges, assessRisk, compileRiskRules, portRiskSeverity, matchCves, buildCveIndex };
   if (!globalThis.gc) log('note: run with node --expose-gc (npm run bench:evaluate does) for a collection before each run');

@@ -5,6 +5,7 @@
  * extra info and CPEs. Product names and CPE vendor:product pairs follow nmap's
  * nmap-service-probes so both engines describe the same software the same way.
  */
+import { FTP_PORTS, SMTP_PORTS, TLS_PORTS, TLS_SERVICE_NAMES, wellKnownService } from './ports.js';
 
 export interface ServiceInfo {
   service: string | null;
@@ -43,51 +44,6 @@ interface Match {
 }
 
 const EMPTY: ServiceInfo = { service: null, product: null, version: null, extra_info: null, cpe: [] };
-
-/* ------------------------------------------------------------------------------------------------
- * Well-known ports (names as in nmap-services), the fallback when nothing was recognised.
- * --------------------------------------------------------------------------------------------- */
-
-const WELL_KNOWN: Record<number, string> = {
-  7: 'echo', 13: 'daytime', 20: 'ftp-data', 21: 'ftp', 22: 'ssh', 23: 'telnet', 25: 'smtp',
-  37: 'time', 43: 'whois', 49: 'tacacs', 53: 'domain', 67: 'dhcps', 69: 'tftp', 79: 'finger', 80: 'http',
-  81: 'hosts2-ns', 88: 'kerberos-sec', 102: 'iso-tsap', 110: 'pop3', 111: 'rpcbind', 113: 'ident', 119: 'nntp',
-  123: 'ntp', 135: 'msrpc', 137: 'netbios-ns', 139: 'netbios-ssn', 143: 'imap', 161: 'snmp', 179: 'bgp',
-  389: 'ldap', 427: 'svrloc', 443: 'https', 445: 'microsoft-ds', 465: 'smtps', 500: 'isakmp', 502: 'mbap',
-  512: 'exec', 513: 'login', 514: 'shell', 515: 'printer', 548: 'afp', 554: 'rtsp', 587: 'submission',
-  631: 'ipp', 636: 'ldapssl', 873: 'rsync', 990: 'ftps', 993: 'imaps', 995: 'pop3s', 1080: 'socks',
-  1194: 'openvpn', 1433: 'ms-sql-s', 1521: 'oracle', 1723: 'pptp', 1883: 'mqtt', 1900: 'upnp', 2049: 'nfs',
-  2375: 'docker', 2376: 'docker', 3000: 'ppp', 3128: 'squid-http', 3268: 'globalcatLDAP', 3306: 'mysql',
-  3389: 'ms-wbt-server', 3689: 'rendezvous', 5000: 'upnp', 5060: 'sip', 5222: 'xmpp-client', 5353: 'mdns',
-  5432: 'postgresql', 5601: 'esmagent', 5672: 'amqp', 5900: 'vnc', 5985: 'wsman', 5986: 'wsmans',
-  6379: 'redis', 6443: 'sun-sr-https', 6667: 'irc', 7000: 'afs3-fileserver', 8000: 'http-alt', 8008: 'http',
-  8080: 'http-proxy', 8081: 'blackice-icecap', 8443: 'https-alt', 8883: 'secure-mqtt', 8888: 'sun-answerbook',
-  9000: 'cslistener', 9090: 'zeus-admin', 9100: 'jetdirect', 9200: 'wap-wsp', 9418: 'git', 11211: 'memcache',
-  27017: 'mongod', 49152: 'unknown', 62078: 'iphone-sync',
-};
-
-/** nmap-services name for a TCP port, or null when the port has no usual service. */
-export function wellKnownService(port: number): string | null {
-  return WELL_KNOWN[port] ?? null;
-}
-
-/** Ports where a client speaks first with HTTP: send the request at once instead of waiting. */
-export const HTTP_PORTS: ReadonlySet<number> = new Set([
-  80, 81, 443, 591, 2375, 3000, 4443, 5000, 5601, 5985, 5986, 7001, 8000, 8008, 8009, 8080, 8081, 8088, 8090, 8181,
-  8443, 8888, 9000, 9090, 9200, 9443, 10443,
-]);
-
-/** Ports usually spoken inside TLS from the first byte (implicit TLS). */
-export const TLS_PORTS: ReadonlySet<number> = new Set([
-  443, 465, 563, 636, 853, 989, 990, 992, 993, 994, 995, 2376, 3269, 4443, 5061, 5986, 6443, 6697, 8443, 8883,
-  9443, 10443,
-]);
-
-/** Services named for their TLS-wrapped form (nmap-services names). */
-const TLS_NAMES: Record<string, string> = {
-  http: 'https', imap: 'imaps', pop3: 'pop3s', smtp: 'smtps', ftp: 'ftps', ldap: 'ldapssl', nntp: 'nntps',
-  irc: 'ircs', telnet: 'telnets', mqtt: 'secure-mqtt',
-};
 
 /* ------------------------------------------------------------------------------------------------
  * Helpers
@@ -143,9 +99,73 @@ function finish(m: Match): ServiceInfo {
   };
 }
 
+const WINDOWS_CPE = 'cpe:/o:microsoft:windows';
+
+/** One way a greeting names its software: the pattern, and what a match of it says. */
+interface BannerRule {
+  pattern: RegExp;
+  product?: string;
+  /** The capture group holding the version. */
+  version?: number;
+  /** CPE vendor:product, given the version when there is one. */
+  cpe?: string;
+  /** CPEs added as they are (the operating system; a product whose CPE carries no version). */
+  fixedCpe?: string[] | ((m: RegExpMatchArray, context: string) => string[]);
+  /** extra_info parts, from the match and the parser's context (the whole text, or the SSH comment). */
+  extra?: (m: RegExpMatchArray, context: string) => (string | null | undefined)[];
+}
+
+/** The first rule whose pattern matches `text`, as a partial identification; null when none does. */
+function matchRules(rules: readonly BannerRule[], service: string, text: string, context: string): Match | null {
+  for (const rule of rules) {
+    const m = text.match(rule.pattern);
+    if (!m) continue;
+    const version = rule.version ? (m[rule.version] ?? null) : null;
+    const fixed = typeof rule.fixedCpe === 'function' ? rule.fixedCpe(m, context) : (rule.fixedCpe ?? []);
+    return {
+      service,
+      product: rule.product ?? null,
+      version,
+      extra: rule.extra?.(m, context) ?? [],
+      cpe: [...(rule.cpe ? [cpeOf(rule.cpe, version)] : []), ...fixed],
+    };
+  }
+  return null;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * SSH
  * --------------------------------------------------------------------------------------------- */
+
+/** The operating system an OpenSSH distribution comment names. */
+function sshDistroCpe(distro: string | null): string[] {
+  if (distro?.startsWith('Debian') || distro?.startsWith('Raspbian')) return ['cpe:/o:debian:debian_linux'];
+  if (distro?.startsWith('Ubuntu')) return ['cpe:/o:canonical:ubuntu_linux'];
+  if (distro?.startsWith('FreeBSD')) return ['cpe:/o:freebsd:freebsd'];
+  return [];
+}
+
+const OPENSSH: Omit<BannerRule, 'pattern'> = {
+  product: 'OpenSSH',
+  version: 1,
+  cpe: 'openbsd:openssh',
+  fixedCpe: (_, comment) => sshDistroCpe(distroComment(comment)),
+  extra: (m, comment) => [distroComment(comment), m[2] ? `${m[2]} patch` : null],
+};
+
+/** SSH implementations by the software field of their identification string; the context is its comment. */
+const SSH_RULES: readonly BannerRule[] = [
+  { pattern: /^OpenSSH_for_Windows_([\w.]+)/, product: 'OpenSSH', version: 1, cpe: 'openbsd:openssh', fixedCpe: [WINDOWS_CPE], extra: () => ['for Windows'] },
+  { pattern: /^OpenSSH_([\w.+]+?)(?:[-_](hpn\w+|\w*FIPS\w*|PKIX\S*))?$/, ...OPENSSH },
+  { pattern: /^OpenSSH_([\w.]+)/, ...OPENSSH },
+  { pattern: /^dropbear(?:_([\w.-]+))?$/i, product: 'Dropbear sshd', version: 1, cpe: 'matt_johnston:dropbear_ssh_server' },
+  { pattern: /^libssh[_-]?([\w.-]+)?$/, product: 'libssh', version: 1, cpe: 'libssh:libssh' },
+  { pattern: /^Cisco-([\d.]+)$/, product: 'Cisco SSH', version: 1, cpe: 'cisco:ssh', fixedCpe: ['cpe:/o:cisco:ios'] },
+  { pattern: /^ROSSSH$/, product: 'MikroTik RouterOS sshd', fixedCpe: ['cpe:/o:mikrotik:routeros'] },
+  { pattern: /^Go$/, product: 'Golang x/crypto/ssh server' },
+  { pattern: /^AsyncSSH_([\w.]+)$/, product: 'AsyncSSH', version: 1 },
+  { pattern: /^paramiko_([\w.]+)$/, product: 'Paramiko Python sshd', version: 1, cpe: 'paramiko:paramiko' },
+];
 
 /** `SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3` and friends. */
 export function parseSshBanner(text: string): ServiceInfo | null {
@@ -153,38 +173,11 @@ export function parseSshBanner(text: string): ServiceInfo | null {
   if (!m) return null;
   const [, protocol, software, comment] = m;
   const proto = `protocol ${protocol}`;
-  let r: RegExpMatchArray | null;
-  if ((r = software.match(/^OpenSSH_for_Windows_([\w.]+)/))) {
-    return finish({ service: 'ssh', product: 'OpenSSH', version: r[1], extra: ['for Windows', proto], cpe: [cpeOf('openbsd:openssh', r[1]), 'cpe:/o:microsoft:windows'] });
-  }
-  if ((r = software.match(/^OpenSSH_([\w.+]+?)(?:[-_](hpn\w+|\w*FIPS\w*|PKIX\S*))?$/)) || (r = software.match(/^OpenSSH_([\w.]+)/))) {
-    const version = r[1];
-    const distro = distroComment(comment);
-    const cpe = [cpeOf('openbsd:openssh', version)];
-    if (distro?.startsWith('Debian') || distro?.startsWith('Raspbian')) cpe.push('cpe:/o:debian:debian_linux');
-    else if (distro?.startsWith('Ubuntu')) cpe.push('cpe:/o:canonical:ubuntu_linux');
-    else if (distro?.startsWith('FreeBSD')) cpe.push('cpe:/o:freebsd:freebsd');
-    return finish({ service: 'ssh', product: 'OpenSSH', version, extra: [distro, r[2] ? `${r[2]} patch` : null, proto], cpe });
-  }
-  if ((r = software.match(/^dropbear(?:_([\w.-]+))?$/i))) {
-    const version = r[1] ?? null;
-    return finish({ service: 'ssh', product: 'Dropbear sshd', version, extra: [proto], cpe: [cpeOf('matt_johnston:dropbear_ssh_server', version)] });
-  }
-  if ((r = software.match(/^libssh[_-]?([\w.-]+)?$/))) {
-    const version = r[1] ?? null;
-    return finish({ service: 'ssh', product: 'libssh', version, extra: [proto], cpe: [cpeOf('libssh:libssh', version)] });
-  }
-  if ((r = software.match(/^Cisco-([\d.]+)$/))) {
-    return finish({ service: 'ssh', product: 'Cisco SSH', version: r[1], extra: [proto], cpe: [cpeOf('cisco:ssh', r[1]), 'cpe:/o:cisco:ios'] });
-  }
-  if (software === 'ROSSSH') return finish({ service: 'ssh', product: 'MikroTik RouterOS sshd', extra: [proto], cpe: ['cpe:/o:mikrotik:routeros'] });
-  if (software === 'Go') return finish({ service: 'ssh', product: 'Golang x/crypto/ssh server', extra: [proto] });
-  if ((r = software.match(/^AsyncSSH_([\w.]+)$/))) return finish({ service: 'ssh', product: 'AsyncSSH', version: r[1], extra: [proto] });
-  if ((r = software.match(/^paramiko_([\w.]+)$/))) return finish({ service: 'ssh', product: 'Paramiko Python sshd', version: r[1], extra: [proto], cpe: [cpeOf('paramiko:paramiko', r[1])] });
+  const known = matchRules(SSH_RULES, 'ssh', software, comment ?? '');
+  if (known) return finish({ ...known, extra: [...(known.extra ?? []), proto] });
   // Unknown implementation: keep its self-description as product and version when it looks like `name_1.2`.
-  if ((r = software.match(/^([A-Za-z][\w.-]*?)[_-](\d[\w.-]*)$/))) {
-    return finish({ service: 'ssh', product: r[1], version: r[2], extra: [distroComment(comment), proto] });
-  }
+  const r = software.match(/^([A-Za-z][\w.-]*?)[_-](\d[\w.-]*)$/);
+  if (r) return finish({ service: 'ssh', product: r[1], version: r[2], extra: [distroComment(comment), proto] });
   return finish({ service: 'ssh', product: null, extra: [software ? `software ${software}` : null, proto] });
 }
 
@@ -192,56 +185,62 @@ export function parseSshBanner(text: string): ServiceInfo | null {
  * FTP, SMTP (both greet with 220)
  * --------------------------------------------------------------------------------------------- */
 
+/** FTP servers by their greeting (the whole text). */
+const FTP_RULES: readonly BannerRule[] = [
+  { pattern: /vsFTPd ([\w.-]+)/i, product: 'vsftpd', version: 1, cpe: 'vsftpd:vsftpd' },
+  { pattern: /^500 OOPS: /, product: 'vsftpd', cpe: 'vsftpd:vsftpd', extra: () => ['broken'] },
+  { pattern: /ProFTPD (\d[\w.]*)/, product: 'ProFTPD', version: 1, cpe: 'proftpd:proftpd', extra: (_, text) => [text.match(/ProFTPD \S+ Server \((Debian|Ubuntu)\)/)?.[1]] },
+  { pattern: /ProFTPD/, product: 'ProFTPD', cpe: 'proftpd:proftpd' },
+  { pattern: /Pure-?FTPd(?: (\d[\w.]*))?/i, product: 'Pure-FTPd', version: 1, cpe: 'pureftpd:pure-ftpd' },
+  { pattern: /FileZilla Server(?: version)?(?: (\d[\w.]*(?: beta)?))?/i, product: 'FileZilla ftpd', version: 1, cpe: 'filezilla-project:filezilla_server', fixedCpe: [WINDOWS_CPE] },
+  { pattern: /Microsoft FTP Service(?: \(Version (\d[^)]*)\))?/, product: 'Microsoft ftpd', version: 1, cpe: 'microsoft:ftp_service', fixedCpe: [WINDOWS_CPE] },
+  { pattern: /\bwu-([\d.]+\S*)/, product: 'WU-FTPD', version: 1, cpe: 'washington_university:wu-ftpd' },
+  // An FTP server that does not say which.
+  { pattern: /\bFTP\b|FTPd|ftpd/i },
+];
+
 export function parseFtpBanner(text: string): ServiceInfo | null {
   if (!/^(?:220|120|421|500|530|550)[ -]/.test(text)) return null;
-  let r: RegExpMatchArray | null;
-  if ((r = text.match(/vsFTPd ([\w.-]+)/i))) return finish({ service: 'ftp', product: 'vsftpd', version: r[1], cpe: [cpeOf('vsftpd:vsftpd', r[1])] });
-  if (/^500 OOPS: /.test(text)) return finish({ service: 'ftp', product: 'vsftpd', extra: ['broken'], cpe: [cpeOf('vsftpd:vsftpd')] });
-  if ((r = text.match(/ProFTPD (\d[\w.]*)/))) {
-    const distro = text.match(/ProFTPD \S+ Server \((Debian|Ubuntu)\)/)?.[1];
-    return finish({ service: 'ftp', product: 'ProFTPD', version: r[1], extra: [distro], cpe: [cpeOf('proftpd:proftpd', r[1])] });
-  }
-  if (/ProFTPD/.test(text)) return finish({ service: 'ftp', product: 'ProFTPD', cpe: [cpeOf('proftpd:proftpd')] });
-  if ((r = text.match(/Pure-?FTPd(?: (\d[\w.]*))?/i))) {
-    return finish({ service: 'ftp', product: 'Pure-FTPd', version: r[1] ?? null, cpe: [cpeOf('pureftpd:pure-ftpd', r[1])] });
-  }
-  if ((r = text.match(/FileZilla Server(?: version)?(?: (\d[\w.]*(?: beta)?))?/i))) {
-    const version = r[1] ?? null;
-    return finish({ service: 'ftp', product: 'FileZilla ftpd', version, cpe: [cpeOf('filezilla-project:filezilla_server', version?.replace(/ /g, '_')), 'cpe:/o:microsoft:windows'] });
-  }
-  if ((r = text.match(/Microsoft FTP Service(?: \(Version (\d[^)]*)\))?/))) {
-    const version = r[1] ?? null;
-    return finish({ service: 'ftp', product: 'Microsoft ftpd', version, cpe: [cpeOf('microsoft:ftp_service', version), 'cpe:/o:microsoft:windows'] });
-  }
-  if ((r = text.match(/\bwu-([\d.]+\S*)/))) return finish({ service: 'ftp', product: 'WU-FTPD', version: r[1], cpe: [cpeOf('washington_university:wu-ftpd', r[1])] });
-  if (/\bFTP\b|FTPd|ftpd/i.test(text)) return finish({ service: 'ftp' });
-  return null;
+  const known = matchRules(FTP_RULES, 'ftp', text, text);
+  return known && finish(known);
 }
+
+const host = (m: RegExpMatchArray): string => `host ${m[1]}`;
+
+/** Mail servers by the first line of their greeting; group 1 is the host name they give. */
+const SMTP_RULES: readonly BannerRule[] = [
+  { pattern: /^220[ -](\S+) E?SMTP Postfix(?: \(([^)]*)\))?/, product: 'Postfix smtpd', cpe: 'postfix:postfix', extra: (m) => [m[2], host(m)] },
+  { pattern: /^220[ -](\S+) .*\bPostfix\b(?: \(([^)]*)\))?/, product: 'Postfix smtpd', cpe: 'postfix:postfix', extra: (m) => [m[2], host(m)] },
+  { pattern: /^220[ -](\S+) E?SMTP Exim (V?\d[\w.]*)/, product: 'Exim smtpd', version: 2, cpe: 'exim:exim', extra: (m) => [host(m)] },
+  { pattern: /^220[ -](\S+) .*\bExim\b/, product: 'Exim smtpd', cpe: 'exim:exim', extra: (m) => [host(m)] },
+  {
+    pattern: /^220[ -](\S+) E?SMTP Sendmail (\d[^;/ ]*)(?:\/([^; ]+))?/,
+    product: 'Sendmail',
+    version: 2,
+    cpe: 'sendmail:sendmail',
+    extra: (m) => [m[3] ? `config ${m[3]}` : null, host(m)],
+  },
+  { pattern: /^220[ -](\S+) .*\bSendmail\b/, product: 'Sendmail', cpe: 'sendmail:sendmail', extra: (m) => [host(m)] },
+  { pattern: /^220[ -](\S+) E?SMTP OpenSMTPD/, product: 'OpenSMTPD', cpe: 'openbsd:opensmtpd', extra: (m) => [host(m)] },
+  {
+    pattern: /^220[ -](\S+) Microsoft ESMTP MAIL Service(?:, Version: ([\w.]+))?/,
+    product: 'Microsoft Exchange smtpd',
+    version: 2,
+    fixedCpe: ['cpe:/a:microsoft:exchange_server', WINDOWS_CPE],
+    extra: (m) => [host(m)],
+  },
+  { pattern: /^220[ -](\S+) .*\bqmail\b/i, product: 'qmail smtpd', cpe: 'djb:qmail', extra: (m) => [host(m)] },
+  { pattern: /^220[ -](\S+) .*\bHaraka(?:\/([\d.]+))?/, product: 'Haraka smtpd', version: 2, extra: (m) => [host(m)] },
+  // A mail server that does not say which: the host, when it looks like a host name.
+  { pattern: /^220[ -](\S+) E?SMTP\b/i, extra: (m) => [/^[\w.-]+$/.test(m[1]) ? host(m) : null] },
+  { pattern: /^220[ -](\S+) .*\bE?SMTP\b/i, extra: (m) => [/^[\w.-]+$/.test(m[1]) ? host(m) : null] },
+];
 
 export function parseSmtpBanner(text: string): ServiceInfo | null {
   const first = firstLine(text);
   if (!/^(?:220|421|554)[ -]/.test(first)) return null;
-  let r: RegExpMatchArray | null;
-  if ((r = first.match(/^220[ -](\S+) E?SMTP Postfix(?: \(([^)]*)\))?/)) || (r = first.match(/^220[ -](\S+) .*\bPostfix\b(?: \(([^)]*)\))?/))) {
-    return finish({ service: 'smtp', product: 'Postfix smtpd', extra: [r[2], `host ${r[1]}`], cpe: [cpeOf('postfix:postfix')] });
-  }
-  if ((r = first.match(/^220[ -](\S+) E?SMTP Exim (V?\d[\w.]*)/))) {
-    return finish({ service: 'smtp', product: 'Exim smtpd', version: r[2], extra: [`host ${r[1]}`], cpe: [cpeOf('exim:exim', r[2])] });
-  }
-  if ((r = first.match(/^220[ -](\S+) .*\bExim\b/))) return finish({ service: 'smtp', product: 'Exim smtpd', extra: [`host ${r[1]}`], cpe: [cpeOf('exim:exim')] });
-  if ((r = first.match(/^220[ -](\S+) E?SMTP Sendmail (\d[^;/ ]*)(?:\/([^; ]+))?/))) {
-    return finish({ service: 'smtp', product: 'Sendmail', version: r[2], extra: [r[3] ? `config ${r[3]}` : null, `host ${r[1]}`], cpe: [cpeOf('sendmail:sendmail', r[2])] });
-  }
-  if ((r = first.match(/^220[ -](\S+) .*\bSendmail\b/))) return finish({ service: 'smtp', product: 'Sendmail', extra: [`host ${r[1]}`], cpe: [cpeOf('sendmail:sendmail')] });
-  if ((r = first.match(/^220[ -](\S+) E?SMTP OpenSMTPD/))) return finish({ service: 'smtp', product: 'OpenSMTPD', extra: [`host ${r[1]}`], cpe: [cpeOf('openbsd:opensmtpd')] });
-  if ((r = first.match(/^220[ -](\S+) Microsoft ESMTP MAIL Service(?:, Version: ([\w.]+))?/))) {
-    return finish({ service: 'smtp', product: 'Microsoft Exchange smtpd', version: r[2] ?? null, extra: [`host ${r[1]}`], cpe: [cpeOf('microsoft:exchange_server'), 'cpe:/o:microsoft:windows'] });
-  }
-  if ((r = first.match(/^220[ -](\S+) .*\bqmail\b/i))) return finish({ service: 'smtp', product: 'qmail smtpd', extra: [`host ${r[1]}`], cpe: [cpeOf('djb:qmail')] });
-  if ((r = first.match(/^220[ -](\S+) .*\bHaraka(?:\/([\d.]+))?/))) return finish({ service: 'smtp', product: 'Haraka smtpd', version: r[2] ?? null, extra: [`host ${r[1]}`] });
-  if ((r = first.match(/^220[ -](\S+) E?SMTP\b/i)) || (r = first.match(/^220[ -](\S+) .*\bE?SMTP\b/i))) {
-    return finish({ service: 'smtp', extra: [/^[\w.-]+$/.test(r[1]) ? `host ${r[1]}` : null] });
-  }
+  const known = matchRules(SMTP_RULES, 'smtp', first, first);
+  if (known) return finish(known);
   if (/\bSMTP\b|\bmail\b|\bMTA\b/i.test(first) && !/\bFTP\b/i.test(first)) return finish({ service: 'smtp' });
   return null;
 }
@@ -250,41 +249,40 @@ export function parseSmtpBanner(text: string): ServiceInfo | null {
  * POP3, IMAP
  * --------------------------------------------------------------------------------------------- */
 
+const dovecotDistro = (_: RegExpMatchArray, first: string): (string | undefined)[] => [first.match(/Dovecot \((Debian|Ubuntu)\)/i)?.[1]];
+
+/** POP3 servers by the first line of their greeting. */
+const POP3_RULES: readonly BannerRule[] = [
+  { pattern: /\bDovecot\b/i, product: 'Dovecot pop3d', cpe: 'dovecot:dovecot', extra: dovecotDistro },
+  { pattern: /^\+OK Hello there\./, product: 'Courier pop3d', cpe: 'courier-mta:courier' },
+  { pattern: /Cyrus POP3 v?(\d[\w.-]*)/, product: 'Cyrus pop3d', version: 1, cpe: 'cmu:cyrus_imap_server' },
+  { pattern: /Qpopper \(version (\d[\w.]*)\)/i, product: 'Qpopper pop3d', version: 1, cpe: 'qualcomm:qpopper' },
+  { pattern: /Microsoft Exchange/i, product: 'Microsoft Exchange pop3d', fixedCpe: ['cpe:/a:microsoft:exchange_server', WINDOWS_CPE] },
+];
+
 export function parsePop3Banner(text: string): ServiceInfo | null {
   const first = firstLine(text);
   if (!/^\+OK\b/.test(first)) return null;
-  let r: RegExpMatchArray | null;
-  if (/\bDovecot\b/i.test(first)) {
-    const distro = first.match(/Dovecot \((Debian|Ubuntu)\)/i)?.[1];
-    return finish({ service: 'pop3', product: 'Dovecot pop3d', extra: [distro], cpe: [cpeOf('dovecot:dovecot')] });
-  }
-  if (/^\+OK Hello there\./.test(first)) return finish({ service: 'pop3', product: 'Courier pop3d', cpe: [cpeOf('courier-mta:courier')] });
-  if ((r = first.match(/Cyrus POP3 v?(\d[\w.-]*)/))) return finish({ service: 'pop3', product: 'Cyrus pop3d', version: r[1], cpe: [cpeOf('cmu:cyrus_imap_server', r[1])] });
-  if ((r = first.match(/Qpopper \(version (\d[\w.]*)\)/i))) return finish({ service: 'pop3', product: 'Qpopper pop3d', version: r[1], cpe: [cpeOf('qualcomm:qpopper', r[1])] });
-  if (/Microsoft Exchange/i.test(first)) return finish({ service: 'pop3', product: 'Microsoft Exchange pop3d', cpe: [cpeOf('microsoft:exchange_server'), 'cpe:/o:microsoft:windows'] });
-  return finish({ service: 'pop3' });
+  return finish(matchRules(POP3_RULES, 'pop3', first, first) ?? { service: 'pop3' });
 }
+
+/** IMAP servers by the first line of their greeting. */
+const IMAP_RULES: readonly BannerRule[] = [
+  { pattern: /\bDovecot\b/i, product: 'Dovecot imapd', cpe: 'dovecot:dovecot', extra: dovecotDistro },
+  { pattern: /Cyrus IMAP4? (?:Murder )?v?(\d[\w.+-]*?)(?:-(?:Debian|Red Hat|OS X)[^ ]*)? server ready/, product: 'Cyrus imapd', version: 1, cpe: 'cmu:cyrus_imap_server' },
+  { pattern: /Courier-IMAP/, product: 'Courier Imapd', cpe: 'courier-mta:courier' },
+  { pattern: /Microsoft Exchange Server (\d+)? ?IMAP4/, product: 'Microsoft Exchange imapd', version: 1, cpe: 'microsoft:exchange_server', fixedCpe: [WINDOWS_CPE] },
+  { pattern: /\bUW IMAP4rev1 (?:server )?(?:v|version )?(\d[\w.-]*)/i, product: 'UW imapd', version: 1, cpe: 'university_of_washington:imap_toolkit' },
+  { pattern: /IMAP4rev1 (20\d\d\.[\w.-]+) at/, product: 'UW imapd', version: 1, cpe: 'university_of_washington:imap_toolkit' },
+  // An IMAP server that does not say which.
+  { pattern: /IMAP|ready/i },
+];
 
 export function parseImapBanner(text: string): ServiceInfo | null {
   const first = firstLine(text);
   if (!/^\* (?:OK|PREAUTH|BYE)\b/.test(first)) return null;
-  let r: RegExpMatchArray | null;
-  if (/\bDovecot\b/i.test(first)) {
-    const distro = first.match(/Dovecot \((Debian|Ubuntu)\)/i)?.[1];
-    return finish({ service: 'imap', product: 'Dovecot imapd', extra: [distro], cpe: [cpeOf('dovecot:dovecot')] });
-  }
-  if ((r = first.match(/Cyrus IMAP4? (?:Murder )?v?(\d[\w.+-]*?)(?:-(?:Debian|Red Hat|OS X)[^ ]*)? server ready/))) {
-    return finish({ service: 'imap', product: 'Cyrus imapd', version: r[1], cpe: [cpeOf('cmu:cyrus_imap_server', r[1])] });
-  }
-  if (/Courier-IMAP/.test(first)) return finish({ service: 'imap', product: 'Courier Imapd', cpe: [cpeOf('courier-mta:courier')] });
-  if ((r = first.match(/Microsoft Exchange Server (\d+)? ?IMAP4/))) {
-    return finish({ service: 'imap', product: 'Microsoft Exchange imapd', version: r[1] ?? null, cpe: [cpeOf('microsoft:exchange_server', r[1]), 'cpe:/o:microsoft:windows'] });
-  }
-  if ((r = first.match(/\bUW IMAP4rev1 (?:server )?(?:v|version )?(\d[\w.-]*)/i)) || (r = first.match(/IMAP4rev1 (20\d\d\.[\w.-]+) at/))) {
-    return finish({ service: 'imap', product: 'UW imapd', version: r[1], cpe: [cpeOf('university_of_washington:imap_toolkit', r[1])] });
-  }
-  if (/IMAP|ready/i.test(first)) return finish({ service: 'imap' });
-  return null;
+  const known = matchRules(IMAP_RULES, 'imap', first, first);
+  return known && finish(known);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -383,8 +381,8 @@ const SERVER_RULES: ServerRule[] = [
   { token: 'nginx', product: 'nginx', cpe: 'igor_sysoev:nginx' },
   { token: 'apache', product: 'Apache httpd', cpe: 'apache:http_server' },
   { token: 'lighttpd', product: 'lighttpd', cpe: 'lighttpd:lighttpd' },
-  { token: 'microsoft-iis', product: 'Microsoft IIS httpd', cpe: 'microsoft:internet_information_services', extraCpe: ['cpe:/o:microsoft:windows'] },
-  { token: 'microsoft-httpapi', product: 'Microsoft HTTPAPI httpd', extraCpe: ['cpe:/o:microsoft:windows'] },
+  { token: 'microsoft-iis', product: 'Microsoft IIS httpd', cpe: 'microsoft:internet_information_services', extraCpe: [WINDOWS_CPE] },
+  { token: 'microsoft-httpapi', product: 'Microsoft HTTPAPI httpd', extraCpe: [WINDOWS_CPE] },
   { token: 'openresty', product: 'OpenResty web app server', cpe: 'openresty:ngx_openresty' },
   { token: 'caddy', product: 'Caddy httpd', cpe: 'matt_holt:caddy' },
   { token: 'apache-coyote', product: 'Apache Tomcat/Coyote JSP engine', cpe: 'apache:coyote_http_connector' },
@@ -498,8 +496,8 @@ export function parseGreeting(bytes: Uint8Array, port: number): ServiceInfo | nu
   if (/^500 OOPS: /.test(text)) return parseFtpBanner(text);
   if (/^(?:220|421|554)[ -]/.test(text)) {
     // FTP and SMTP both greet with 220; the text usually says which, the port decides otherwise.
-    const smtpPort = [25, 465, 587, 2525].includes(port);
-    const ftpPort = [21, 990, 2121].includes(port);
+    const smtpPort = SMTP_PORTS.has(port);
+    const ftpPort = FTP_PORTS.has(port);
     const saysFtp = /\bFTP\b|FTPd|ftpd|FileZilla|ProFTPD/i.test(text);
     const saysSmtp = /\bE?SMTP\b|Postfix|Exim|Sendmail|\bMTA\b|\bmail\b/i.test(firstLine(text));
     if (saysFtp && !saysSmtp) return parseFtpBanner(text) ?? finish({ service: 'ftp' });
@@ -545,7 +543,7 @@ export function identifyService(evidence: ServiceEvidence): ServiceInfo {
   if (evidence.tls) {
     let service = info.service;
     // A protocol recognised inside TLS takes its TLS name; a port-table name already is one (443 → https).
-    if (recognised && service && TLS_NAMES[service]) service = TLS_NAMES[service];
+    if (recognised && service && TLS_SERVICE_NAMES[service]) service = TLS_SERVICE_NAMES[service];
     else if (!recognised) service = TLS_PORTS.has(evidence.port) && service ? service : 'ssl';
     const cert = describeCertificate(evidence.tls);
     info = { ...info, service, extra_info: joinExtra([info.extra_info, cert]) };

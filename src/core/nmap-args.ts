@@ -3,6 +3,7 @@
  * Pure: the shell spawns what these return.
  */
 import type { ScanProfile } from './model.js';
+import { NMAP_DISCOVERY_PORTS } from './ports.js';
 
 export interface NmapCommonOptions {
   privileged: boolean;
@@ -11,7 +12,7 @@ export interface NmapCommonOptions {
 }
 
 /** Probes for hosts that ignore ping: SSH, web, SMB, RDP and common IoT/admin ports. */
-const DISCOVERY_TCP_PORTS = '22,80,443,445,3389,8080,8443,139,53,5000,62078';
+const DISCOVERY_TCP_PORTS = NMAP_DISCOVERY_PORTS.join(',');
 
 function common(options: NmapCommonOptions): string[] {
   return [

@@ -19,6 +19,7 @@
  */
 
 import type { FindingSeverity } from './severity.js';
+import { tlsPortsOf } from './ports.js';
 
 /** A port as a rule condition sees it (normalised by `risk.ts`). */
 export interface RulePortView {
@@ -101,7 +102,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     protocol: 'tcp',
     services: ['telnet'],
     transport: 'plain',
-    tlsPorts: [992],
+    tlsPorts: tlsPortsOf('telnet'),
   },
   {
     id: 'rexec',
@@ -154,7 +155,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     protocol: 'tcp',
     services: ['ftp'],
     transport: 'plain',
-    tlsPorts: [990],
+    tlsPorts: tlsPortsOf('ftp'),
   },
   {
     id: 'tftp',
@@ -430,7 +431,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     services: ['docker'],
     product: /^docker\b(?!.*registry)/i,
     transport: 'plain',
-    tlsPorts: [2376],
+    tlsPorts: tlsPortsOf('docker'),
   },
   {
     id: 'docker-api-tls',
@@ -447,7 +448,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     portNames: ['https', 'ssl', 'http'],
     portProduct: GOLANG_HTTP,
     transport: 'tls',
-    tlsPorts: [2376],
+    tlsPorts: tlsPortsOf('docker'),
   },
   {
     id: 'kubernetes-api',
@@ -562,7 +563,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     services: ['mqtt'],
     product: /mosquitto|emqx|hivemq|vernemq|\bmqtt\b/i,
     transport: 'plain',
-    tlsPorts: [8883],
+    tlsPorts: tlsPortsOf('mqtt'),
   },
   {
     id: 'modbus',
@@ -600,7 +601,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     ports: [5060],
     services: ['sip', 'sip-proxy'],
     transport: 'plain',
-    tlsPorts: [5061],
+    tlsPorts: tlsPortsOf('sip'),
   },
   {
     id: 'ldap',
@@ -614,7 +615,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     protocol: 'tcp',
     services: ['ldap'],
     transport: 'plain',
-    tlsPorts: [636, 3269],
+    tlsPorts: tlsPortsOf('ldap'),
   },
   {
     id: 'java-rmi',

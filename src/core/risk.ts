@@ -32,7 +32,7 @@
  *   the level's band: a device whose worst finding is medium scores 15–39 and is never critical,
  *   a device with a critical finding is critical and scores at least 70.
  */
-import { wellKnownService } from './banners.js';
+import { TLS_WRAPPED_NAMES, wellKnownService } from './ports.js';
 import { BUILTIN_RISK_RULES, type RiskRule, type RulePortView } from './risk-rules.js';
 import { RISK_SCORE_BANDS, SEVERITY_RANK, asFindingSeverity, severityFromCvss, worstFirst, type FindingSeverity, type RiskLevel } from './severity.js';
 import { isOpenPort } from './model.js';
@@ -248,11 +248,6 @@ interface PortView extends RulePortView {
 
 /** Names that mean "not identified". */
 const UNIDENTIFIED = new Set(['unknown', 'tcpwrapped', 'ssl', 'tls']);
-/** Service names that say the service is TLS-wrapped. */
-const TLS_NAMES = new Set([
-  'ssl', 'tls', 'https', 'https-alt', 'ftps', 'ftps-data', 'telnets', 'imaps', 'pop3s', 'smtps', 'ldapssl', 'ldaps', 'ircs', 'nntps',
-  'secure-mqtt', 'docker-s', 'wsmans', 'sip-tls', 'sips',
-]);
 
 function text(value: string | null | undefined): string | null {
   const t = value?.trim();
@@ -266,7 +261,7 @@ function viewPort(p: RiskPortInput): PortView {
     tls = true;
     name = text(name.slice(4));
   }
-  if (name !== null && TLS_NAMES.has(name)) tls = true;
+  if (name !== null && TLS_WRAPPED_NAMES.has(name)) tls = true;
   const service = name === null || UNIDENTIFIED.has(name) ? null : name;
   const product = text(p.product);
   const version = text(p.version);

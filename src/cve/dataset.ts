@@ -1,7 +1,7 @@
 /**
  * Where the CVE data comes from: the curated dataset shipped in the repository (data/cve/*.json)
  * and what users imported from NVD and CISA feeds (`<data dir>/cve-imported.json`), merged by CVE
- * id. The matcher itself is pure (src/core/cve.ts); this module only reads files.
+ * id. The matcher itself is pure (src/core/cve/); this module only reads files.
  *
  * The imported file sits directly in the data directory, not in a `cve/` folder: with the default
  * data directory (`./data`) that folder would be the shipped dataset's own.
@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildCveIndex, canonicalProductKey, validateCveEntry, type CveEntry, type CveIndex } from '../core/cve.js';
+import { buildCveIndex, canonicalProductKey, validateCveEntry, type CveEntry, type CveIndex } from '../core/cve/index.js';
 
 /** data/cve/ in the repository (works from src/ under vitest and from dist/ once built). */
 export const SHIPPED_CVE_DIR = fileURLToPath(new URL('../../data/cve/', import.meta.url));

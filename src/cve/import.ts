@@ -15,7 +15,7 @@ import {
   validateCveEntry,
   type CveAffected,
   type CveEntry,
-} from '../core/cve.js';
+} from '../core/cve/index.js';
 import { compileRange, type VersionRange } from '../core/versions.js';
 import {
   emptyImportedFile,
@@ -120,7 +120,8 @@ function convertNvdCve(id: string, cve: Record<string, unknown>, warnings: strin
       id,
       cvss_score: metric?.score ?? null,
       cvss_vector: metric?.vector ?? null,
-      cvss_version: metric?.version ?? null,
+      // The feed's own version string; validateCveEntry refuses one the dataset does not know.
+      cvss_version: (metric?.version ?? null) as CveEntry['cvss_version'],
       description: description || `${id} (no description in the feed)`,
       remediation: remediationFor(affected) ?? action,
       references: [nvdLink, ...new Set(refs.filter((u) => u !== nvdLink))].slice(0, 10),

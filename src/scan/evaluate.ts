@@ -1,5 +1,5 @@
 import { detectChanges, type DeviceState } from '../core/changes.js';
-import { matchCves } from '../core/cve.js';
+import { matchCves } from '../core/cve/index.js';
 import type { PortRange } from '../core/net.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
 import { isOpenPort } from '../core/model.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DeviceState, PortState } from '../core/changes.js';
-import type { CveMatch } from '../core/cve.js';
+import type { CveMatch } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
 import type { RiskAssessment } from '../core/risk.js';
 import type { Database } from './schema.js';

@@ -10,9 +10,9 @@ import {
   parseMysqlHandshake,
   parseServerHeader,
   parseSshBanner,
-  wellKnownService,
   type ServiceEvidence,
 } from '../../src/core/banners.js';
+import { wellKnownService } from '../../src/core/ports.js';
 
 const bytes = (text: string): Uint8Array => Buffer.from(text, 'latin1');
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { Value } from '@sinclair/typebox/value';
 import {
   buildCveIndex,
   canonicalProductKey,
+  CveEntrySchema,
   cvssBaseScore,
   matchCves,
   parseCpe,
@@ -11,7 +13,7 @@ import {
   windowsReleasesIn,
   type CveEntry,
   type CveMatch,
-} from '../../src/core/cve.js';
+} from '../../src/core/cve/index.js';
 import { severityFromCvss } from '../../src/core/severity.js';
 import { loadShippedCves, shippedFamilies } from '../../src/cve/dataset.js';
 import type { ScannedPort } from '../../src/core/model.js';
@@ -411,6 +413,91 @@ describe('matchCves on a custom dataset', () => {
   it('scores unscored CVEs as medium', () => {
     const idx = buildCveIndex([{ ...entry('CVE-2000-0004', [{ cpe: 'openbsd:openssh', versionEndExcluding: '9.0' }]), cvss_score: null }]);
     expect(matchCves([port({ port: 22, product: 'OpenSSH', version: '8.0' })], idx)[0].severity).toBe('medium');
+  });
+});
+
+describe('validateCveEntry', () => {
+  const good = {
+    id: 'CVE-2024-6387',
+    cvss_score: 8.1,
+    cvss_vector: 'CVSS:3.1/AV:N/AC:H/PR:N/UI:N/S:U/C:H/I:H/A:H',
+    cvss_version: '3.1',
+    description: 'regreSSHion',
+    remediation: 'Upgrade OpenSSH to 9.8p1 or later.',
+    references: ['https://nvd.nist.gov/vuln/detail/CVE-2024-6387'],
+    kev: false,
+    published: '2024-07-01',
+    affected: [{ cpe: 'openbsd:openssh', versionStartIncluding: '8.5p1', versionEndExcluding: '9.8p1' }],
+  };
+
+  it('accepts a valid record, and the schema agrees', () => {
+    expect(validateCveEntry(good)).toEqual([]);
+    expect(Value.Check(CveEntrySchema, good)).toBe(true);
+    for (const e of shipped) expect(Value.Check(CveEntrySchema, e), e.id).toBe(true);
+  });
+
+  it('names every wrong field, in field order, prefixed with the id', () => {
+    const bad = { ...good, id: 'CVE-24-1', cvss_score: 11, cvss_vector: 5, cvss_version: '3.2', description: ' ', remediation: 1, references: ['ftp://x'], kev: 'no', published: 'July', last_modified: 3, severity: 'high' };
+    expect(validateCveEntry(bad)).toEqual([
+      "CVE-24-1: unknown field 'severity'",
+      'CVE-24-1: id must look like CVE-2024-6387',
+      'CVE-24-1: cvss_score must be 0-10 or null',
+      'CVE-24-1: cvss_vector must be a string or null',
+      'CVE-24-1: cvss_version must be 2.0, 3.0, 3.1, 4.0 or null',
+      'CVE-24-1: description must be a non-empty string',
+      'CVE-24-1: remediation must be a string or null',
+      'CVE-24-1: references must be an array of URLs',
+      'CVE-24-1: kev must be true or false',
+      'CVE-24-1: published must be a date (YYYY-MM-DD)',
+      'CVE-24-1: last_modified must be a string',
+    ]);
+    expect(Value.Check(CveEntrySchema, bad)).toBe(false);
+    expect(validateCveEntry([])).toEqual(['not an object']);
+    expect(validateCveEntry({})).toEqual([
+      '?: id must look like CVE-2024-6387',
+      '?: cvss_score must be 0-10 or null',
+      '?: cvss_vector must be a string or null',
+      '?: cvss_version must be 2.0, 3.0, 3.1, 4.0 or null',
+      '?: description must be a non-empty string',
+      '?: remediation must be a string or null',
+      '?: references must be an array of URLs',
+      '?: kev must be true or false',
+      '?: affected must be a non-empty array',
+    ]);
+  });
+
+  it('checks the score and version against the vector unless told not to', () => {
+    expect(validateCveEntry({ ...good, cvss_score: 9.8 })).toEqual(['CVE-2024-6387: cvss_score 9.8 disagrees with its vector (8.1)']);
+    expect(validateCveEntry({ ...good, cvss_vector: 'CVSS:3.1/AV:N', cvss_version: '2.0' })).toEqual([
+      "CVE-2024-6387: cvss_vector 'CVSS:3.1/AV:N' is not a CVSS v2/v3 vector",
+      'CVE-2024-6387: cvss_version 2.0 disagrees with the vector (3.1)',
+    ]);
+    expect(validateCveEntry({ ...good, cvss_score: 9.8, cvss_version: '3.0' }, { checkScore: false })).toEqual([]);
+  });
+
+  it('names what is wrong with each affected product', () => {
+    expect(validateCveEntry({ ...good, affected: [] })).toEqual(['CVE-2024-6387: affected must be a non-empty array']);
+    expect(validateCveEntry({ ...good, affected: [] }, { allowEmptyAffected: true })).toEqual([]);
+    const affected = [
+      'openssh',
+      { cpe: 'OpenBSD:OpenSSH', services: 'ssh', windowsReleases: ['7', 'vista sp2'], versionIndependent: false, maxConfidence: 'confirmed', vendor: 'x' },
+      { cpe: 'openbsd:openssh', versionIndependent: true, versionEndExcluding: '9.8p1' },
+      { cpe: 'openbsd:openssh', versionStartIncluding: '9.8p1', versionEndExcluding: '8.5p1' },
+      { cpe: 'openbsd:openssh', versionEndExcluding: 'latest' },
+    ];
+    expect(validateCveEntry({ ...good, affected })).toEqual([
+      'CVE-2024-6387: affected item must be an object',
+      "CVE-2024-6387: affected: unknown field 'vendor'",
+      "CVE-2024-6387: affected cpe 'OpenBSD:OpenSSH' must be vendor:product in lower case",
+      'CVE-2024-6387: affected services must be an array of strings',
+      "CVE-2024-6387: unknown Windows release 'vista sp2'",
+      'CVE-2024-6387: versionIndependent must be true when given',
+      "CVE-2024-6387: maxConfidence must be 'likely' when given",
+      'CVE-2024-6387: a version-independent entry cannot have version bounds',
+      'CVE-2024-6387: range start 9.8p1 is not below its end 8.5p1',
+      "CVE-2024-6387: affected openbsd:openssh: versionEndExcluding 'latest' is not a version",
+    ]);
+    expect(validateCveEntry({ ...good, affected: [{ cpe: 'openbsd:openssh', version: 9 }] })).toContain('CVE-2024-6387: affected version must be a string');
   });
 });
 

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { registerCveCommand } from '../../src/cli/cve.js';
-import { matchCves } from '../../src/core/cve.js';
+import { matchCves } from '../../src/core/cve/index.js';
 import type { ScannedPort } from '../../src/core/model.js';
 import {
   CveDatabase,

@@ -17,7 +17,7 @@
  * appear; the device scan finds a newer NAS admin interface.
  * 192.168.50.x addresses are data only; nothing is ever contacted.
  */
-import { matchCves, type CveMatch } from '../../src/core/cve.js';
+import { matchCves, type CveMatch } from '../../src/core/cve/index.js';
 import type { DiscoveredHost, ScannedHost, ScannedPort } from '../../src/core/model.js';
 import { isOpenPort } from '../../src/core/model.js';
 import { ipv4ToInt, parseIpv4Network, parsePortRanges, type PortRange } from '../../src/core/net.js';

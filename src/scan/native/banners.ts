@@ -5,7 +5,8 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import { HTTP_PORTS, TLS_PORTS, looksLikeTlsOnly, type ServiceEvidence, type TlsEvidence } from '../../core/banners.js';
+import { looksLikeTlsOnly, type ServiceEvidence, type TlsEvidence } from '../../core/banners.js';
+import { GREETING_PORTS, HTTP_PORTS, TLS_PORTS } from '../../core/ports.js';
 import type { SocketRegistry } from './connect-pool.js';
 
 export interface BannerTimeouts {
@@ -31,11 +32,6 @@ export const DEFAULT_BANNER_TIMEOUTS: BannerTimeouts = {
   responseMs: 2500,
   idleMs: 300,
 };
-
-/** Ports whose protocols speak first: worth waiting longer for their greeting. */
-const GREETING_PORTS: ReadonlySet<number> = new Set([
-  21, 22, 23, 25, 110, 119, 143, 220, 465, 587, 990, 992, 993, 995, 1433, 2121, 2222, 2525, 3306, 5900, 5901, 6667,
-]);
 
 const HEAD_REQUEST = Buffer.from('HEAD / HTTP/1.0\r\n\r\n', 'latin1');
 const MAX_BYTES = 16 * 1024;

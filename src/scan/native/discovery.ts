@@ -22,9 +22,6 @@ import { performance } from 'node:perf_hooks';
 import { RttTracker, probeTcp, probeWithRetry, runPool, type SocketRegistry } from './connect-pool.js';
 import { readNeighbourTable, type NeighbourEntry, type NeighbourStatus, type NeighbourStatusReader } from './neighbours.js';
 
-/** Ports most devices answer on (open or refused): web, SSH, SMB, RDP, DNS, iOS lockdown, alt-web. */
-export const DISCOVERY_PORTS: readonly number[] = [80, 443, 22, 445, 139, 3389, 8080, 53, 62078, 8443];
-
 export interface DiscoveryOptions {
   ports: readonly number[];
   /** Timeout of a probe until answers were seen; then 4 × the largest RTT seen, within [minTimeoutMs, timeoutMs]. */

@@ -6,14 +6,15 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { performance } from 'node:perf_hooks';
-import { identifyService, wellKnownService } from '../../core/banners.js';
+import { identifyService } from '../../core/banners.js';
+import { DISCOVERY_PORTS, wellKnownService } from '../../core/ports.js';
 import { parsePortRanges, type PortRange } from '../../core/net.js';
 import { vendorForMac } from '../oui.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest, type ScanEngine } from '../types.js';
 import { type DiscoveredHost, type ScannedHost, type ScannedPort } from '../../core/model.js';
 import { DEFAULT_BANNER_TIMEOUTS, collectEvidence, type BannerTimeouts } from './banners.js';
 import { DEFAULT_PORT_TIMEOUTS, SocketRegistry, connectScan, runPool, type TimeoutPolicy } from './connect-pool.js';
-import { DISCOVERY_PORTS, discoverLiveHosts } from './discovery.js';
+import { discoverLiveHosts } from './discovery.js';
 import { PROC_NET_ARP, readNeighbourStatus, readNeighbourTable, type NeighbourStatusReader } from './neighbours.js';
 import { expandTargets } from './targets.js';
 

@@ -1,0 +1,260 @@
+/**
+ * The matcher: which CVEs of an indexed dataset the open ports of a scan are exposed to, and how
+ * sure that is. See `index.ts` for the confidence rules.
+ */
+import { isOpenPort, type ScannedPort } from '../model.js';
+import { severityFromCvss, type Severity } from '../severity.js';
+import { compileRange, distroIn, parseVersionSpec, specInRange, type CompiledRange, type VersionSpec } from '../versions.js';
+import type { CveAffected, CveEntry } from './entry.js';
+import { WINDOWS_KEY, canonicalProductKey, identify, isWindowsHost, labelFor, type Identity } from './products.js';
+import { windowsReleasesIn } from './windows.js';
+
+export type CveConfidence = 'confirmed' | 'likely';
+
+/** A CVE found on a port: the device's `cves` record of the API (see /openapi.json) plus what explains it. */
+export interface CveMatch {
+  id: string;
+  severity: Severity;
+  cvss_score: number | null;
+  description: string;
+  remediation: string | null;
+  references: string[];
+  confidence: CveConfidence;
+  port: number;
+  matched_product: string | null;
+  matched_version: string | null;
+  protocol: 'tcp' | 'udp';
+  cvss_vector: string | null;
+  kev: boolean;
+  /** Why the confidence is what it is, in words. */
+  confidence_reason: string;
+}
+
+/** What the host tells beyond its ports (optional). */
+export interface HostContext {
+  os_name?: string | null;
+}
+
+/** One affected product of an entry, with its version range compiled once. */
+interface IndexedAffected {
+  entry: CveEntry;
+  affected: CveAffected;
+  range: CompiledRange | null;
+}
+
+interface MatchTemplate {
+  entry: CveEntry;
+  confidence: CveConfidence;
+  reason: string;
+  remediation: string | null;
+}
+
+export interface CveIndex {
+  readonly size: number;
+  readonly entries: ReadonlyMap<string, CveEntry>;
+  /** Affected entries by canonical product key. */
+  readonly byProduct: ReadonlyMap<string, readonly IndexedAffected[]>;
+  /** Entries whose ranges could not be read (skipped, with the reason). */
+  readonly rejected: readonly { id: string; reason: string }[];
+  /** Memo of match results by product, version and evidence (many devices run the same software). */
+  readonly memo: Map<string, MatchTemplate[]>;
+  /** Memo of resolved port descriptions (service, product, version, extra info, CPEs, host OS). */
+  readonly portMemo: Map<string, ResolvedMatch[]>;
+}
+
+const MEMO_LIMIT = 100_000;
+
+/** Indexes a dataset by product once; reuse the index for every scan. */
+export function buildCveIndex(entries: Iterable<CveEntry>): CveIndex {
+  const byId = new Map<string, CveEntry>();
+  for (const entry of entries) byId.set(entry.id, entry);
+  const byProduct = new Map<string, IndexedAffected[]>();
+  const rejected: { id: string; reason: string }[] = [];
+  for (const entry of byId.values()) {
+    for (const affected of entry.affected) {
+      let range: CompiledRange | null = null;
+      try {
+        if (!affected.versionIndependent) range = compileRange(affected);
+      } catch (err) {
+        rejected.push({ id: entry.id, reason: `${affected.cpe}: ${(err as Error).message}` });
+        continue;
+      }
+      const key = canonicalProductKey(affected.cpe);
+      const list = byProduct.get(key);
+      const item = { entry, affected, range };
+      if (list) list.push(item);
+      else byProduct.set(key, [item]);
+    }
+  }
+  return { size: byId.size, entries: byId, byProduct, rejected, memo: new Map(), portMemo: new Map() };
+}
+
+function serviceName(service: string | null): string {
+  return (service ?? '').toLowerCase().replace(/^(?:ssl|tls)\//, '');
+}
+
+const OS_DISTRO_CPE = /cpe:\/o:(?:canonical|debian|redhat|centos|fedoraproject|suse|opensuse|novell|alpinelinux|amazon|freebsd|netbsd|rocky|almalinux|raspberrypi|gentoo|mageia)\b/i;
+
+/** Which distribution packaged this service, from the version suffix, nmap's extra info or an OS CPE. */
+function distroEvidence(port: ScannedPort, version: string | null, extraDistro: string | null): string | null {
+  const fromVersion = version ? (version.match(/^\s*[vV]?\d[0-9A-Za-z.]*(.*)$/s)?.[1] ?? '') : '';
+  const named = distroIn(fromVersion) ?? extraDistro;
+  if (named) return named;
+  const os = port.cpe.find((c) => OS_DISTRO_CPE.test(c));
+  if (!os) return null;
+  return distroIn(os.replace(/_/g, ' ')) ?? (/canonical/i.test(os) ? 'Ubuntu' : 'the operating system vendor');
+}
+
+/**
+ * The CVEs each port is exposed to. `index` is built once by buildCveIndex (an array is indexed
+ * on the fly, which is slow for repeated calls). Ports that are not open are skipped. Each CVE is
+ * reported once per port, with the highest confidence any affected entry gives.
+ */
+export function matchCves(ports: readonly ScannedPort[], index: CveIndex | readonly CveEntry[], host: HostContext = {}): CveMatch[] {
+  const idx = isIndex(index) ? index : buildCveIndex(index);
+  const out: CveMatch[] = [];
+  const os = host.os_name ?? '';
+  for (const port of ports) {
+    if (!isOpenPort(port)) continue;
+    // Many devices run identical software: resolve each distinct port description once.
+    // nmap's extra info counts only for the distribution it names (host names, workgroups vary per device).
+    const extraDistro = distroIn(port.extra_info);
+    const signature = `${port.service ?? ''}\u0000${port.product ?? ''}\u0000${port.version ?? ''}\u0000${extraDistro ?? ''}\u0000${port.cpe.join('\u0001')}\u0000${os}`;
+    let resolved = idx.portMemo.get(signature);
+    if (!resolved) {
+      resolved = resolvePort(port, idx, os, extraDistro);
+      if (idx.portMemo.size >= MEMO_LIMIT) idx.portMemo.clear();
+      idx.portMemo.set(signature, resolved);
+    }
+    for (const r of resolved) out.push(toMatch(r.template, port, r.identity));
+  }
+  return out;
+}
+
+interface ResolvedMatch {
+  template: MatchTemplate;
+  identity: Identity;
+}
+
+/** The CVEs one port description matches, each once, with the highest confidence found. */
+function resolvePort(port: ScannedPort, idx: CveIndex, os: string, extraDistro: string | null): ResolvedMatch[] {
+  const service = serviceName(port.service);
+  const identities = identify(port, service, isWindowsHost(port, os));
+  const out: ResolvedMatch[] = [];
+  const seen = new Map<string, number>();
+  for (const identity of identities) {
+    const candidates = idx.byProduct.get(identity.key);
+    if (!candidates) continue;
+    const isWindows = identity.key === WINDOWS_KEY;
+    const distro = isWindows ? null : distroEvidence(port, identity.version, extraDistro);
+    const windows = isWindows ? windowsReleasesIn([port.product, os, ...port.cpe]) : new Set<string>();
+    const memoKey = `${identity.key}\u0000${identity.version ?? ''}\u0000${service}\u0000${distro ?? ''}\u0000${[...windows].sort().join(',')}`;
+    let templates = idx.memo.get(memoKey);
+    if (!templates) {
+      templates = evaluate(candidates, identity, service, distro, windows);
+      if (idx.memo.size >= MEMO_LIMIT) idx.memo.clear();
+      idx.memo.set(memoKey, templates);
+    }
+    for (const template of templates) {
+      const at = seen.get(template.entry.id);
+      if (at !== undefined) {
+        if (out[at].template.confidence === 'likely' && template.confidence === 'confirmed') out[at] = { template, identity };
+        continue;
+      }
+      seen.set(template.entry.id, out.length);
+      out.push({ template, identity });
+    }
+  }
+  return out;
+}
+
+function isIndex(value: CveIndex | readonly CveEntry[]): value is CveIndex {
+  return !Array.isArray(value) && (value as CveIndex).byProduct instanceof Map;
+}
+
+const versionSpecs = new Map<string, VersionSpec>();
+
+function specOf(version: string | null): VersionSpec {
+  if (!version) return { kind: 'unknown' };
+  let spec = versionSpecs.get(version);
+  if (!spec) {
+    spec = parseVersionSpec(version);
+    if (versionSpecs.size > 50_000) versionSpecs.clear();
+    versionSpecs.set(version, spec);
+  }
+  return spec;
+}
+
+function evaluate(
+  candidates: readonly IndexedAffected[],
+  identity: Identity,
+  service: string,
+  distro: string | null,
+  windows: Set<string>,
+): MatchTemplate[] {
+  const best = new Map<string, MatchTemplate>();
+  const spec = specOf(identity.version);
+  for (const { entry, affected, range } of candidates) {
+    if (affected.services && !affected.services.includes(service)) continue;
+    if (affected.requiresDistro && !(distro && affected.requiresDistro.includes(distro.toLowerCase()))) continue;
+    if (affected.windowsReleases && windows.size > 0 && !affected.windowsReleases.some((r) => windows.has(r))) continue;
+    let confidence: CveConfidence;
+    let reason: string;
+    let note: string | null = null;
+    if (affected.versionIndependent || !range) {
+      confidence = 'likely';
+      reason = affected.requiresDistro
+        ? `The product matches and the scan shows a package from ${distro}, which this CVE concerns; the scan cannot see whether the fix is installed.`
+        : 'The product matches a version-independent entry: the scan cannot see the patch level, so check that the fix is installed.';
+    } else {
+      if (specInRange(spec, range) !== 'yes') continue;
+      if (distro) {
+        confidence = 'likely';
+        reason = `The upstream version is in the affected range, but the service is packaged by ${distro}: distributions backport security fixes without changing the upstream version.`;
+        note = `Note: this service is packaged by ${distro}, which may have backported the fix without changing the version; check the installed package against ${distro}'s security advisory before upgrading.`;
+      } else if (affected.maxConfidence === 'likely') {
+        confidence = 'likely';
+        reason = 'The version is in the affected range, but it does not reveal the patch level: check that the update is installed.';
+      } else {
+        confidence = 'confirmed';
+        reason = 'The product and version match an affected range.';
+      }
+    }
+    const previous = best.get(entry.id);
+    if (previous && (previous.confidence === 'confirmed' || confidence === 'likely')) continue;
+    const remediation = note ? [entry.remediation, note].filter(Boolean).join(' ') : entry.remediation;
+    best.set(entry.id, { entry, confidence, reason, remediation });
+  }
+  return [...best.values()];
+}
+
+function toMatch(t: MatchTemplate, port: ScannedPort, identity: Identity): CveMatch {
+  const e = t.entry;
+  return {
+    id: e.id,
+    severity: severityFromCvss(e.cvss_score),
+    cvss_score: e.cvss_score,
+    description: e.description,
+    remediation: t.remediation,
+    references: e.references,
+    confidence: t.confidence,
+    port: port.port,
+    matched_product: port.product ?? labelFor(identity.key),
+    matched_version: identity.key === WINDOWS_KEY ? port.version : identity.version,
+    protocol: port.protocol,
+    cvss_vector: e.cvss_vector,
+    kev: e.kev,
+    confidence_reason: t.reason,
+  };
+}
+
+/** Orders matches for display: by port, then most severe first (known exploited first on ties), then id. */
+export function sortCveMatches(matches: CveMatch[]): CveMatch[] {
+  return matches.sort(
+    (a, b) =>
+      a.port - b.port ||
+      (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
+      Number(b.kev) - Number(a.kev) ||
+      a.id.localeCompare(b.id),
+  );
+}

@@ -4,7 +4,7 @@ import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { plural } from '../format';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
-import type { Change, Cve, DeviceDetail, Finding, Port, Scan } from '../types';
+import type { Change, Cve, DeviceDetail, DeviceUpdate, Finding, Port, Scan, ScanStarted, Zones } from '../types';
 import './devices.css';
 
 const CHANGES_PAGE = 10;
@@ -195,7 +195,7 @@ function RiskSummary({ device: d }: { device: DeviceDetail }) {
 
 /** Label, zone, trust and notes: the fields that belong to the user and survive every scan. */
 function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCancel: () => void; onSaved: (device: DeviceDetail) => void }) {
-  const zones = useResource((signal) => api<string[]>('/api/zones', { signal }), []);
+  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
   const [label, setLabel] = useState(device.label ?? '');
   const [zone, setZone] = useState(device.zone ?? '');
   const [trusted, setTrusted] = useState(device.is_trusted);
@@ -207,10 +207,8 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
   if (device.zone && !zoneOptions.includes(device.zone)) zoneOptions.push(device.zone);
 
   const save = useAction(async () => {
-    const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, {
-      method: 'PUT',
-      json: { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null },
-    });
+    const json: DeviceUpdate = { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null };
+    const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, { method: 'PUT', json });
     onSaved(updated);
   });
   const submit = (event: Event) => {
@@ -265,7 +263,7 @@ function useDeviceScan(ip: string, onFinished: () => void) {
   const running = run !== null && (run.scan === null || run.scan.status === 'queued' || run.scan.status === 'running');
   const startScan = useAction(async () => {
     setRun(null);
-    const started = await api<{ scan_id: number }>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
+    const started = await api<ScanStarted>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
     setRun({ id: started.scan_id, scan: null });
   });
 

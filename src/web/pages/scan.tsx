@@ -3,7 +3,7 @@ import { api, apiPage } from '../api';
 import { ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize, plural } from '../format';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
-import { SCAN_PROFILES, type Config, type Scan, type ScanProfile, type ScanProgress, type ScanState } from '../types';
+import { SCAN_PROFILES, type Config, type Scan, type ScanProfile, type ScanProgress, type ScanStarted, type ScanState } from '../types';
 
 const POLL_MS = 1000;
 
@@ -50,7 +50,7 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
   const chosen = profile ?? config?.scanning.default_profile ?? 'normal';
 
   const start = useAction(async () => {
-    const started = await api<{ scan_id: number }>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
+    const started = await api<ScanStarted>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
     onStarted(started.scan_id);
   });
   const submit = (event: Event) => {

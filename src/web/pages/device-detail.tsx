@@ -1,5 +1,6 @@
 import { useRoute } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { plural } from '../format';
@@ -222,7 +223,7 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
       <form onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
         <ErrorMessage error={save.error} />
         <Field label="Label" hint="A name of your own; shown instead of the hostname.">
-          <input ref={first} value={label} maxLength={200} onInput={(e) => setLabel(e.currentTarget.value)} />
+          <input ref={first} value={label} maxLength={DEVICE_LABEL_MAX_LENGTH} onInput={(e) => setLabel(e.currentTarget.value)} />
         </Field>
         <Field label="Zone">
           <select value={zone} onChange={(e) => setZone(e.currentTarget.value)}>
@@ -240,7 +241,7 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
           Trusted
         </label>
         <Field label="Notes">
-          <textarea value={notes} maxLength={10_000} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
+          <textarea value={notes} maxLength={DEVICE_NOTES_MAX_LENGTH} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
         </Field>
         <div class="button-row">
           <button type="submit" class="primary" disabled={save.busy}>

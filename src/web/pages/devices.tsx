@@ -1,6 +1,7 @@
 import { useLocation } from 'preact-iso';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
+import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
 import { formatNumber, humanize, plural } from '../format';
 import { useAction, useResource, useTitle } from '../hooks';
@@ -280,7 +281,7 @@ function SearchInput({ value, onSearch, ...rest }: { value: string; onSearch: (q
       placeholder="IP, name, MAC, vendor, port…"
       autocomplete="off"
       spellcheck={false}
-      maxLength={200}
+      maxLength={DEVICE_SEARCH_MAX_LENGTH}
       onInput={(e) => setText(e.currentTarget.value)}
       onKeyDown={(e) => e.key === 'Enter' && send(e.currentTarget.value)}
     />

@@ -1,5 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
+import { PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '../../core/limits.js';
 import { api } from '../api';
 import { ThemeToggle } from '../components/layout';
 import { SubnetField } from '../components/subnet-field';
@@ -65,16 +66,24 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
     <form onSubmit={submit}>
       <p>Create the administrator account. You will use it to log in to this web interface.</p>
       <ErrorMessage error={create.error} />
-      <Field label="Username" hint="3–64 letters, digits, dots, dashes or underscores.">
-        <input name="username" autocomplete="username" required minLength={3} maxLength={64} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+      <Field label="Username" hint={`${USERNAME_MIN_LENGTH}–${USERNAME_MAX_LENGTH} letters, digits, dots, dashes or underscores.`}>
+        <input
+          name="username"
+          autocomplete="username"
+          required
+          minLength={USERNAME_MIN_LENGTH}
+          maxLength={USERNAME_MAX_LENGTH}
+          value={username}
+          onInput={(e) => setUsername(e.currentTarget.value)}
+        />
       </Field>
-      <Field label="Password" hint="At least 10 characters.">
+      <Field label="Password" hint={`At least ${PASSWORD_MIN_LENGTH} characters.`}>
         <input
           name="password"
           type="password"
           autocomplete="new-password"
           required
-          minLength={10}
+          minLength={PASSWORD_MIN_LENGTH}
           value={password}
           onInput={(e) => setPassword(e.currentTarget.value)}
         />

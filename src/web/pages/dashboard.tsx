@@ -4,7 +4,7 @@ import { LineChart } from '../components/chart';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize } from '../format';
 import { useInterval, useResource, useTitle } from '../hooks';
-import type { Change, DeviceSummary, Scan, ScanState, Stats, TrendPoint, Trends } from '../types';
+import type { Change, DeviceSummary, Scan, ScanState, Stats, Trends } from '../types';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;

@@ -3,10 +3,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '../../core/limits.js';
 import { api } from '../api';
 import { ThemeToggle } from '../components/layout';
+import { ProfileSelect } from '../components/profile-select';
 import { SubnetField } from '../components/subnet-field';
 import { ErrorMessage, Field } from '../components/ui';
 import { useAction, useTitle } from '../hooks';
-import { SCAN_PROFILES, type Config, type Me, type ScanProfile } from '../types';
+import type { Config, Me, ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
@@ -151,18 +152,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
         Scan page.
       </p>
       <ErrorMessage error={start.error} />
-      <Field
-        label="Profile"
-        hint="quick only finds devices; normal checks the configured ports and identifies services; intensive checks all 65,535 ports with deeper service detection and takes much longer."
-      >
-        <select value={profile} onChange={(e) => setProfile(e.currentTarget.value as ScanProfile)}>
-          {SCAN_PROFILES.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <ProfileSelect value={profile} onChange={setProfile} />
       <div class="button-row">
         <button type="button" class="primary" disabled={start.busy} onClick={() => void start.run()}>
           Start first scan

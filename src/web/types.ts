@@ -52,6 +52,7 @@ export type TrendPoint = Trends['points'][number];
 export type ApiKey = Answer<'/api/keys'>[number];
 export type NewApiKey = Answer<'/api/keys', 'post'>;
 export type AuditEntry = Answer<'/api/audit-logs'>[number];
+export type AuditActions = Answer<'/api/audit-logs/actions'>;
 export type UpdateCheck = Answer<'/api/updates/check'>;
 export type NetworkDetection = Answer<'/api/network/detect'>;
 export type Zones = Answer<'/api/zones'>;

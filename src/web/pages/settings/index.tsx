@@ -8,6 +8,7 @@ import { ApiKeys } from './api-keys';
 import { AuditLog } from './audit-log';
 import { NetworkSettings } from './network';
 import { PasswordChange } from './password';
+import { RetentionSettings } from './retention';
 import { Updates } from './updates';
 import { ZoneSettings } from './zones';
 import './settings.css';
@@ -28,6 +29,7 @@ export function SettingsPage() {
       <PageHeader title="Settings" />
       <Section title="Network and scanning">{configOr((c) => <NetworkSettings config={c} onSaved={setSaved} />)}</Section>
       <Section title="Zones">{configOr((c) => <ZoneSettings zones={c.zones} onSaved={setSaved} />)}</Section>
+      <Section title="Data retention">{configOr((c) => <RetentionSettings config={c} onSaved={setSaved} />)}</Section>
       <Section title="API keys">
         <ApiKeys />
       </Section>

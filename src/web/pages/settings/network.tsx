@@ -11,6 +11,7 @@ import { saveConfig, type ConfigSectionProps } from './config';
 interface NetworkForm {
   subnet: string;
   exclude: string;
+  allowedTargets: string;
   portRange: string;
   engine: ScanEngine;
   profile: ScanProfile;
@@ -23,6 +24,7 @@ function networkForm(config: Config): NetworkForm {
     subnet: config.network.subnet,
     // The server stores single addresses as /32 blocks; show them as typed.
     exclude: config.network.exclude.map((e) => e.replace(/\/32$/, '')).join('\n'),
+    allowedTargets: config.scanning.allowed_targets.join('\n'),
     portRange: config.scanning.port_range,
     engine: config.scanning.engine,
     profile: config.scanning.default_profile,
@@ -39,6 +41,10 @@ function parseList(text: string): string[] {
     .filter(Boolean);
 }
 
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((entry, i) => entry === b[i]);
+}
+
 /**
  * "network.exclude.2: ..." names a position in a list; add the entry itself so it can be found
  * in a long list. `lists` maps each list's path to what was sent.
@@ -50,7 +56,7 @@ function withListEntry(error: unknown, lists: Record<string, string[] | undefine
   return entry === undefined ? error : new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body);
 }
 
-/** Subnet, excluded addresses, ports, engine, default profile, name lookups, host timeout. */
+/** Subnet, excluded and allowed addresses, ports, engine, default profile, name lookups, host timeout. */
 export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState(() => networkForm(config));
   const [done, setDone] = useState(false);
@@ -64,6 +70,10 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const save = useAction(async () => {
     setDone(false);
     const exclude = parseList(form.exclude);
+    // Sent only when edited: a server started with NETWARDEN_SCAN_ALLOW refuses any change to
+    // the list (400, shown here), and must not block saving the rest of the form.
+    const allowed = parseList(form.allowedTargets);
+    const allowedTargets = sameList(allowed, config.scanning.allowed_targets) ? undefined : allowed;
     const patch: ConfigPatch = {
       network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
       scanning: {
@@ -71,10 +81,11 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         engine: form.engine,
         default_profile: form.profile,
         host_timeout_seconds: Number(form.hostTimeout),
+        ...(allowedTargets && { allowed_targets: allowedTargets }),
       },
     };
     const next = await saveConfig(patch).catch((err: unknown) => {
-      throw withListEntry(err, { 'network.exclude': exclude });
+      throw withListEntry(err, { 'network.exclude': exclude, 'scanning.allowed_targets': allowedTargets });
     });
     onSaved(next);
     setForm(networkForm(next));
@@ -94,6 +105,12 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
       />
       <Field label="Excluded addresses" hint="Never scanned. One IPv4 address or CIDR block per line (commas work too), such as 192.168.1.1 or 10.0.0.0/28.">
         <textarea name="exclude" rows={3} value={form.exclude} onInput={(e) => update({ exclude: e.currentTarget.value })} />
+      </Field>
+      <Field
+        label="Allowed scan targets"
+        hint="Scans may only reach addresses inside these IPv4 CIDR blocks, one per line (commas work too); a scan of anything else is refused. When the server was started with NETWARDEN_SCAN_ALLOW, that list applies and cannot be changed here."
+      >
+        <textarea name="allowed_targets" rows={3} value={form.allowedTargets} onInput={(e) => update({ allowedTargets: e.currentTarget.value })} />
       </Field>
       <div class="settings-grid">
         <Field label="Port range" hint={`Ports the normal profile checks (${PORTS.min}–${PORTS.max}): 1-1000, or a list such as 22,80,443,8000-8100.`}>

@@ -1,15 +1,16 @@
 // The API's shapes under the names the UI uses. Every record type is taken from api-types.ts,
 // which scripts/generate-api-types.mjs generates from the server's OpenAPI document: a field
 // renamed or retyped in a route schema is a type error here or where the UI uses it.
-// Lists of values the UI offers (filters, selects) come from the server's pure modules in
-// src/core/ where they live there, or are checked against the generated types (`everyValue`).
+// Lists of values the UI offers (filters, selects) come from the server's import-free modules in
+// src/core/ where they are defined there, and are written out here otherwise; either way they are
+// checked against the API's enums (`everyValue`).
 import { SCAN_PROFILES as PROFILES } from '../core/model.js';
 import { RISK_LEVELS as LEVELS, SEVERITIES as SEVERITY_SCALE } from '../core/severity.js';
 import type { paths } from './api-types';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
-/** The JSON body of the successful (2xx) answer to `method` on `path`. */
+/** The JSON body of the successful (200, 201 or 202) answer to `method` on `path`. */
 type Answer<P extends keyof paths, M extends Method = 'get'> = paths[P][M] extends { responses: infer R }
   ? {
       [S in keyof R]: S extends 200 | 201 | 202 ? (R[S] extends { content: { 'application/json': infer T } } ? T : never) : never;

@@ -53,6 +53,24 @@ function importsOf(file: string): string[] {
 }
 
 const files = [...sources(SRC)];
+
+/** The web UI's own files (bundled for the browser by Vite). */
+function* webSources(): Generator<string> {
+  const walk = function* (dir: string): Generator<string> {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) yield* walk(path);
+      else if (/\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts')) yield path;
+    }
+  };
+  yield* walk(join(SRC, 'web'));
+}
+
+/** Imports of packages (anything not relative) of a file, type-only ones included. */
+function packageImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*'([^.'][^']*)'/g)].map((m) => m[1]);
+}
 const graph = new Map(files.map((f) => [f, importsOf(f)]));
 
 describe('architecture', () => {
@@ -73,6 +91,21 @@ describe('architecture', () => {
     const query = /\b(selectFrom|insertInto|updateTable|deleteFrom|replaceInto)\s*\(|\bsql\s*`|\.transaction\s*\(\s*\)/;
     const outside = files.filter((f) => layerOf(f) !== 'store' && query.test(readFileSync(f, 'utf8'))).map((f) => relative(SRC, f));
     expect(outside).toEqual([]);
+  });
+
+  it('the web UI imports from the server only modules of core/ that import nothing', () => {
+    // The browser bundle may share the server's pure facts (limits, severities, profiles), never
+    // code that needs Node or a package the bundle would drag in.
+    const violations: string[] = [];
+    for (const file of webSources()) {
+      for (const target of importsOf(file)) {
+        if (target.startsWith(join(SRC, 'web'))) continue;
+        const name = relative(SRC, target);
+        if (layerOf(target) !== 'core') violations.push(`${relative(SRC, file)} → ${name}`);
+        else if (importsOf(target).length + packageImportsOf(target).length > 0) violations.push(`${relative(SRC, file)} → ${name}, which imports others`);
+      }
+    }
+    expect(violations).toEqual([]);
   });
 
   it('has no import cycles', () => {

@@ -2,6 +2,9 @@
  * Vitest global set-up: compiles src/ into dist/ once per run (`tsc -p tsconfig.build.json`), so
  * tests that start the real program (`node bin/netwarden.js`, which imports dist/) run the
  * current code, and builds the web UI into dist/web/ for the tests that load it in a browser.
+ * Before that it writes src/web/api-types.ts, the UI's types generated from the server's OpenAPI
+ * document (scripts/generate-api-types.mjs), which `npm run typecheck` and
+ * test/web/api-types.test.ts check the UI against.
  * Each step is skipped when its output is already newer than its sources.
  */
 import { execFile } from 'node:child_process';
@@ -10,10 +13,12 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
+import { API_TYPES_FILE, generateApiTypes } from '../scripts/generate-api-types.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export default async function setup(): Promise<void> {
+  if (!apiTypesAreFresh()) await generateApiTypes();
   if (!webIsFresh()) {
     await build({ configFile: join(root, 'src', 'web', 'vite.config.ts'), logLevel: 'warn' });
   }
@@ -39,7 +44,29 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
   });
 }
 
-/** True when dist/web/index.html was written after every file under src/web/ last changed. */
+/**
+ * True when src/web/api-types.ts was written after every server source (the route schemas and
+ * what they import) and the generator itself last changed.
+ */
+function apiTypesAreFresh(): boolean {
+  let written: number;
+  try {
+    written = statSync(API_TYPES_FILE).mtimeMs;
+  } catch {
+    return false;
+  }
+  const generator = ['generate-api-types.mjs', 'openapi-document.ts'].map((f) => join(root, 'scripts', f));
+  for (const source of [...generator, ...walk(join(root, 'src'))]) {
+    if (source.startsWith(join(root, 'src', 'web'))) continue;
+    if (statSync(source).mtimeMs > written) return false;
+  }
+  return true;
+}
+
+/**
+ * True when dist/web/index.html was written after every file under src/web/ last changed.
+ * api-types.ts holds types only, which the build erases: writing it anew needs no rebuild.
+ */
 function webIsFresh(): boolean {
   let built: number;
   try {
@@ -48,7 +75,7 @@ function webIsFresh(): boolean {
     return false;
   }
   for (const source of walk(join(root, 'src', 'web'))) {
-    if (statSync(source).mtimeMs > built) return false;
+    if (source !== API_TYPES_FILE && statSync(source).mtimeMs > built) return false;
   }
   return true;
 }

@@ -1,14 +1,11 @@
 import { hash, verify } from '@node-rs/argon2';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH, USERNAME_PATTERN } from '../core/limits.js';
 
 /** Algorithm.Argon2id in @node-rs/argon2 (a const enum, which isolated modules cannot import). */
 const ARGON2ID = 2;
 
 // OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
 const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
-
-export const USERNAME_PATTERN = '^[A-Za-z0-9._-]{3,64}$';
-export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 1024;
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password, OPTIONS);
@@ -39,5 +36,5 @@ export function passwordProblem(password: string, username?: string): string | n
 }
 
 export function usernameProblem(username: string): string | null {
-  return new RegExp(USERNAME_PATTERN).test(username) ? null : 'must be 3-64 characters of A-Z, a-z, 0-9, dot, underscore or hyphen';
+  return new RegExp(USERNAME_PATTERN).test(username) ? null : `must be ${USERNAME_MIN_LENGTH}-${USERNAME_MAX_LENGTH} characters of A-Z, a-z, 0-9, dot, underscore or hyphen`;
 }

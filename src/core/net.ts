@@ -1,5 +1,6 @@
 /** IPv4 address, CIDR and port-list parsing. Pure functions: no I/O. */
 import ipaddr from 'ipaddr.js';
+import { PORTS } from './limits.js';
 
 export interface Ipv4Network {
   /** Network address in dotted form, host bits cleared. */
@@ -74,7 +75,7 @@ export interface PortRange {
  */
 export function parsePortRanges(text: string): Parsed<PortRange[]> {
   const error =
-    'must be <low>-<high> with 1 ≤ low ≤ high ≤ 65535 (for example 1-1000), or a comma list of ports and ranges such as 22,80,8000-8100';
+    `must be <low>-<high> with ${PORTS.min} ≤ low ≤ high ≤ ${PORTS.max} (for example 1-1000), or a comma list of ports and ranges such as 22,80,8000-8100`;
   if (typeof text !== 'string' || text.trim() === '') return { ok: false, error };
   const ranges: PortRange[] = [];
   for (const part of text.split(',')) {
@@ -82,7 +83,7 @@ export function parsePortRanges(text: string): Parsed<PortRange[]> {
     if (!m) return { ok: false, error };
     const low = Number(m[1]);
     const high = m[2] === undefined ? low : Number(m[2]);
-    if (low < 1 || high > 65535 || low > high) return { ok: false, error };
+    if (low < PORTS.min || high > PORTS.max || low > high) return { ok: false, error };
     ranges.push({ low, high });
   }
   ranges.sort((a, b) => a.low - b.low);

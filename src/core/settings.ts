@@ -4,6 +4,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { SCAN_PROFILES } from './model.js';
@@ -20,12 +21,12 @@ export const SECRET_MASK = '********';
 
 const strict = { additionalProperties: false } as const;
 
-const ZoneName = Type.String({ minLength: 1, maxLength: 40, pattern: '^\\S(.*\\S)?$' });
+const ZoneName = Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, pattern: '^\\S(.*\\S)?$' });
 
 export const RiskRuleSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_.-]*$' }),
-    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+    port: Type.Optional(Type.Integer({ minimum: PORTS.min, maximum: PORTS.max })),
     protocol: Type.Optional(Type.Union([Type.Literal('tcp'), Type.Literal('udp')])),
     service: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     severity: Type.Optional(Type.Union(FINDING_SEVERITIES.map((s) => Type.Literal(s)))),
@@ -43,7 +44,7 @@ export const SettingsSchema = Type.Object(
       {
         subnet: Type.String({ description: 'Default scan target, IPv4 CIDR such as 192.168.1.0/24' }),
         exclude: Type.Array(Type.String(), {
-          maxItems: 256,
+          maxItems: ADDRESS_LIST_MAX_ITEMS,
           description: 'Addresses or CIDR blocks never scanned',
         }),
         resolve_hostnames: Type.Boolean({ description: 'Reverse DNS lookups during scans' }),
@@ -57,12 +58,12 @@ export const SettingsSchema = Type.Object(
         default_profile: Type.Union(SCAN_PROFILES.map((p) => Type.Literal(p))),
         max_hosts: Type.Integer({ minimum: 1, maximum: 16_777_216, description: 'Largest subnet a scan accepts, in addresses' }),
         scan_timeout_minutes: Type.Integer({ minimum: 1, maximum: 1440 }),
-        host_timeout_seconds: Type.Integer({ minimum: 5, maximum: 3600 }),
+        host_timeout_seconds: Type.Integer({ minimum: HOST_TIMEOUT_SECONDS.min, maximum: HOST_TIMEOUT_SECONDS.max }),
         os_detection: Type.Boolean({ description: 'OS detection when privileged (normal and intensive profiles)' }),
         risk_rules: Type.Array(RiskRuleSchema, { maxItems: 500, description: 'Rules added to or overriding the built-in risk rules, by id' }),
         allowed_targets: Type.Array(Type.String(), {
           minItems: 1,
-          maxItems: 256,
+          maxItems: ADDRESS_LIST_MAX_ITEMS,
           description:
             'IPv4 CIDR blocks scans may target; a scan whose target is not inside one of them is refused. ' +
             'The NETWARDEN_SCAN_ALLOW environment variable, when set, replaces this list and cannot be changed through the API.',
@@ -83,8 +84,8 @@ export const SettingsSchema = Type.Object(
     retention: Type.Object(
       {
         days: Type.Integer({
-          minimum: 0,
-          maximum: 36_500,
+          minimum: RETENTION_DAYS.min,
+          maximum: RETENTION_DAYS.max,
           description: 'Scans, snapshots, changes and audit entries older than this are deleted daily (devices are kept); 0 keeps everything',
         }),
       },

@@ -14,13 +14,13 @@ import { ScansPage } from './pages/scans';
 import { SettingsPage } from './pages/settings';
 import { SetupPage } from './pages/setup';
 import { SessionContext, type Session } from './session';
-import type { Me } from './types';
+import type { AuthStatus, Me } from './types';
 
 type AuthState = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'setup' } | { kind: 'login' } | { kind: 'in'; me: Me };
 
 /** Decides between first-run set-up, login and the app, from the public status and the session. */
 async function loadAuthState(): Promise<AuthState> {
-  const status = await api<{ setup_required: boolean }>('/api/auth/status');
+  const status = await api<AuthStatus>('/api/auth/status');
   if (status.setup_required) return { kind: 'setup' };
   try {
     return { kind: 'in', me: await api<Me>('/api/auth/me') };

@@ -222,6 +222,50 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await browser.screenshot('13-settings');
   });
 
+  it("edits allowed scan targets and retention in Settings, with the API's refusals shown where they happened", async () => {
+    const cookie = await sessionCookie(page);
+    const stored = async () => readJson(await server.request('/api/config', { cookie }));
+    await page.goto(url('/settings'));
+    const network = page.getByRole('region', { name: 'Network and scanning' });
+    const targets = network.getByLabel('Allowed scan targets');
+    // This server runs with NETWARDEN_SCAN_ALLOW: the field shows that list, as enforced.
+    await expect.poll(() => targets.inputValue()).toBe('127.0.0.0/8\n10.66.0.0/24');
+
+    // A bad entry is named by the API's position and by the entry itself.
+    await targets.fill('127.0.0.0/8\nbanana');
+    await network.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => network.getByRole('alert').textContent()).toMatch(/^scanning\.allowed_targets\.1: .*\(entry “banana”\)$/);
+    // A valid change is refused: the environment decides here, and the API says so.
+    await targets.fill('127.0.0.0/8');
+    await network.getByRole('button', { name: 'Save settings' }).click();
+    await expect
+      .poll(() => network.getByRole('alert').textContent())
+      .toBe('scanning.allowed_targets: set by the NETWARDEN_SCAN_ALLOW environment variable on this server; change it there');
+    await browser.screenshot('13a-settings-allowed-targets-refused');
+    expect((await stored()).scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
+
+    // Left as shown, the list does not stand in the way of saving the rest of the form.
+    await targets.fill('127.0.0.0/8\n10.66.0.0/24');
+    await network.getByLabel('Host timeout (seconds)').fill('60');
+    await network.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => network.getByRole('status').textContent()).toBe('Settings saved.');
+    expect((await stored()).scanning.host_timeout_seconds).toBe(60);
+
+    const retention = page.getByRole('region', { name: 'Data retention' });
+    const days = retention.getByLabel('Keep history for (days)');
+    expect(await days.inputValue()).toBe(String((await stored()).retention.days));
+    await days.fill('0');
+    await retention.getByRole('button', { name: 'Save retention' }).click();
+    await expect.poll(() => retention.getByRole('status').textContent()).toBe('Retention saved.');
+    await expect.poll(() => retention.textContent()).toContain('Now: everything is kept.');
+    expect((await stored()).retention).toEqual({ days: 0 });
+    await days.fill('30');
+    await retention.getByRole('button', { name: 'Save retention' }).click();
+    await expect.poll(() => retention.textContent()).toContain('Now: history older than 30 days is deleted.');
+    expect((await stored()).retention).toEqual({ days: 30 });
+    await browser.screenshot('13b-settings-retention');
+  });
+
   it('switches to dark mode, and keeps it after a reload', async () => {
     await page.goto(url('/'));
     const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);

@@ -1,16 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PASSWORD_MAX_LENGTH, USERNAME_PATTERN, hashPassword, passwordProblem, verifyPassword } from '../../auth/passwords.js';
+import { hashPassword, passwordProblem, verifyPassword } from '../../auth/passwords.js';
 import { LOGIN_LIMITS, RateGate, clientKey, userKey } from '../../auth/throttle.js';
 import { generateSessionToken } from '../../auth/tokens.js';
+import { PASSWORD_MAX_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH, USERNAME_PATTERN } from '../../core/limits.js';
 import { addSeconds, nowIso } from '../../store/clock.js';
 import { audit } from '../audit.js';
 import { SESSION_COOKIE, principalOf, requireSession } from '../auth.js';
 import { HttpError, badRequest, conflict } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 
-const Username = Type.String({ pattern: USERNAME_PATTERN, description: '3–64 of A-Z a-z 0-9 . _ -' });
+const Username = Type.String({ pattern: USERNAME_PATTERN, description: `${USERNAME_MIN_LENGTH}–${USERNAME_MAX_LENGTH} of A-Z a-z 0-9 . _ -` });
 const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 const UserBody = Type.Object({ username: Type.String() });
 
@@ -73,7 +74,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'Wrong credentials give 401 `{"detail":"Invalid username or password"}`. Repeated failures from one client or for one username give 429 with Retry-After.',
         security: [],
         body: Type.Object(
-          { username: Type.String({ minLength: 1, maxLength: 64 }), password: Password, remember: Type.Optional(Type.Boolean()) },
+          { username: Type.String({ minLength: 1, maxLength: USERNAME_MAX_LENGTH }), password: Password, remember: Type.Optional(Type.Boolean()) },
           { additionalProperties: false },
         ),
         response: { 200: UserBody, ...errorResponses(400, 401, 413, 415, 429) },

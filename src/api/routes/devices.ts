@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH, DEVICE_SEARCH_MAX_LENGTH, ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
 import { RISK_LEVELS } from '../../core/severity.js';
 import { DeviceDetail, DeviceSummary } from '../../schemas/device.js';
 import { DEVICE_SORT_KEYS, type DeviceUserFields } from '../../store/devices.js';
@@ -27,11 +28,11 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             scan_id: Type.Optional({ ...Id, description: 'Only devices seen by this scan (404 when the scan does not exist)' }),
             risk_level: Type.Optional(StringEnum(RISK_LEVELS)),
             is_trusted: Type.Optional(Type.Boolean()),
-            zone: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+            zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH })),
             online: Type.Optional(Type.Boolean({ description: 'Only devices that answered (true) or did not answer (false) the latest scan' })),
             q: Type.Optional(
               Type.String({
-                maxLength: 200,
+                maxLength: DEVICE_SEARCH_MAX_LENGTH,
                 description:
                   'Free text, case-insensitive: matches part of the IP, MAC, hostname, vendor, label, notes, OS, device type or zone; a number also matches devices with that port open',
               }),
@@ -93,10 +94,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: Type.Object({ device_id: Id }),
         body: Type.Object(
           {
-            label: Type.Optional(Text(200)),
-            zone: Type.Optional(Text(40)),
+            label: Type.Optional(Text(DEVICE_LABEL_MAX_LENGTH)),
+            zone: Type.Optional(Text(ZONE_NAME_MAX_LENGTH)),
             is_trusted: Type.Optional(Type.Boolean()),
-            notes: Type.Optional(Text(10_000)),
+            notes: Type.Optional(Text(DEVICE_NOTES_MAX_LENGTH)),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -129,7 +130,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
           {
             device_ids: Type.Array(Id, { minItems: 1, maxItems: 1000, uniqueItems: true, description: 'Devices to change (1–1000)' }),
             is_trusted: Type.Optional(Type.Boolean()),
-            zone: Type.Optional(Text(40)),
+            zone: Type.Optional(Text(ZONE_NAME_MAX_LENGTH)),
           },
           { additionalProperties: false },
         ),

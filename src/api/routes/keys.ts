@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { generateApiKey } from '../../auth/tokens.js';
+import { API_KEY_NAME_MAX_LENGTH } from '../../core/limits.js';
 import { CreatedKey, KeyRecord } from '../../schemas/key.js';
 import { toKeyRecord } from '../../store/api-keys.js';
 import { addSeconds, nowIso } from '../../store/clock.js';
@@ -28,7 +29,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create an API key (needs a session; the key is shown once)',
         body: Type.Object(
           {
-            name: Type.String({ minLength: 1, maxLength: 100 }),
+            name: Type.String({ minLength: 1, maxLength: API_KEY_NAME_MAX_LENGTH }),
             expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
           },
           { additionalProperties: false },

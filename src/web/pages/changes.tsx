@@ -3,7 +3,7 @@ import { apiPage, withQuery } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, SeverityBadge, Time } from '../components/ui';
 import { formatDateTime, humanize } from '../format';
 import { useResource, useTitle } from '../hooks';
-import { CHANGE_TYPES, SEVERITIES, type Change, type Scan } from '../types';
+import { CHANGE_TYPES, SEVERITIES, isOneOf, type Change, type Scan } from '../types';
 
 const PAGE_SIZE = 50;
 /** Scans offered in the scan filter; older ones stay reachable through links that carry scan_id. */
@@ -16,8 +16,8 @@ function filtersOf(query: Record<string, string>): Filters {
   return {
     scan_id: /^\d+$/.test(query.scan_id ?? '') ? query.scan_id : '',
     device_id: /^\d+$/.test(query.device_id ?? '') ? query.device_id : '',
-    change_type: (CHANGE_TYPES as string[]).includes(query.change_type) ? query.change_type : '',
-    severity: (SEVERITIES as string[]).includes(query.severity) ? query.severity : '',
+    change_type: isOneOf(CHANGE_TYPES, query.change_type) ? query.change_type : '',
+    severity: isOneOf(SEVERITIES, query.severity) ? query.severity : '',
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
   };
 }

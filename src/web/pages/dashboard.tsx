@@ -4,7 +4,7 @@ import { LineChart } from '../components/chart';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize } from '../format';
 import { useInterval, useResource, useTitle } from '../hooks';
-import type { Change, DeviceSummary, Scan, ScanState, Stats, TrendPoint } from '../types';
+import type { Change, DeviceSummary, Scan, ScanState, Stats, Trends } from '../types';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;
@@ -138,7 +138,7 @@ function LastScan({ scan }: { scan: Scan }) {
 
 function Trends() {
   const [days, setDays] = useState(30);
-  const trends = useResource((signal) => api<{ days: number; points: TrendPoint[] }>('/api/trends', { query: { days }, signal }), [days]);
+  const trends = useResource((signal) => api<Trends>('/api/trends', { query: { days }, signal }), [days]);
   const points = trends.data?.points ?? [];
   const labels = axisLabels(points.map((p) => p.timestamp));
   return (

@@ -1,10 +1,11 @@
 import { useRoute } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { plural } from '../format';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
-import type { Change, Cve, DeviceDetail, Finding, Port, Scan } from '../types';
+import type { Change, Cve, DeviceDetail, DeviceUpdate, Finding, Port, Scan, ScanStarted, Zones } from '../types';
 import './devices.css';
 
 const CHANGES_PAGE = 10;
@@ -195,7 +196,7 @@ function RiskSummary({ device: d }: { device: DeviceDetail }) {
 
 /** Label, zone, trust and notes: the fields that belong to the user and survive every scan. */
 function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCancel: () => void; onSaved: (device: DeviceDetail) => void }) {
-  const zones = useResource((signal) => api<string[]>('/api/zones', { signal }), []);
+  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
   const [label, setLabel] = useState(device.label ?? '');
   const [zone, setZone] = useState(device.zone ?? '');
   const [trusted, setTrusted] = useState(device.is_trusted);
@@ -207,10 +208,8 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
   if (device.zone && !zoneOptions.includes(device.zone)) zoneOptions.push(device.zone);
 
   const save = useAction(async () => {
-    const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, {
-      method: 'PUT',
-      json: { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null },
-    });
+    const json: DeviceUpdate = { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null };
+    const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, { method: 'PUT', json });
     onSaved(updated);
   });
   const submit = (event: Event) => {
@@ -224,7 +223,7 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
       <form onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
         <ErrorMessage error={save.error} />
         <Field label="Label" hint="A name of your own; shown instead of the hostname.">
-          <input ref={first} value={label} maxLength={200} onInput={(e) => setLabel(e.currentTarget.value)} />
+          <input ref={first} value={label} maxLength={DEVICE_LABEL_MAX_LENGTH} onInput={(e) => setLabel(e.currentTarget.value)} />
         </Field>
         <Field label="Zone">
           <select value={zone} onChange={(e) => setZone(e.currentTarget.value)}>
@@ -242,7 +241,7 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
           Trusted
         </label>
         <Field label="Notes">
-          <textarea value={notes} maxLength={10_000} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
+          <textarea value={notes} maxLength={DEVICE_NOTES_MAX_LENGTH} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
         </Field>
         <div class="button-row">
           <button type="submit" class="primary" disabled={save.busy}>
@@ -265,7 +264,7 @@ function useDeviceScan(ip: string, onFinished: () => void) {
   const running = run !== null && (run.scan === null || run.scan.status === 'queued' || run.scan.status === 'running');
   const startScan = useAction(async () => {
     setRun(null);
-    const started = await api<{ scan_id: number }>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
+    const started = await api<ScanStarted>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
     setRun({ id: started.scan_id, scan: null });
   });
 

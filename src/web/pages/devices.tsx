@@ -1,10 +1,11 @@
 import { useLocation } from 'preact-iso';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
+import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
 import { formatNumber, humanize, plural } from '../format';
 import { useAction, useResource, useTitle } from '../hooks';
-import { RISK_LEVELS, type DeviceSummary, type RiskLevel, type Scan } from '../types';
+import { RISK_LEVELS, everyValue, isOneOf, type BulkUpdateResult, type DeviceSort, type DeviceSummary, type RiskLevel, type Scan, type Zones } from '../types';
 import './devices.css';
 
 /** Rows per page; the API would give up to 1000, but one screen of rows keeps the page light. */
@@ -12,12 +13,11 @@ const PAGE_SIZE = 50;
 const SEARCH_DELAY_MS = 300;
 const PORTS_SHOWN = 4;
 
-const SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
-type SortKey = (typeof SORT_KEYS)[number];
+const SORT_KEYS = everyValue<DeviceSort>()(['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen']);
 type Order = 'asc' | 'desc';
 
 /** The sortable columns, and the direction a first click sorts in. */
-const SORTABLE: Record<string, { key: SortKey; first: Order }> = {
+const SORTABLE: Record<string, { key: DeviceSort; first: Order }> = {
   IP: { key: 'ip_address', first: 'asc' },
   Name: { key: 'hostname', first: 'asc' },
   Vendor: { key: 'vendor', first: 'asc' },
@@ -33,7 +33,7 @@ interface ListQuery {
   zone?: string;
   is_trusted?: 'true' | 'false';
   online?: 'true' | 'false';
-  sort: SortKey;
+  sort: DeviceSort;
   order: Order;
   offset: number;
   scan_id?: number;
@@ -48,11 +48,11 @@ function readQuery(query: Record<string, string>): ListQuery {
   const scanId = Number(query.scan_id);
   return {
     q: query.q ?? '',
-    risk_level: RISK_LEVELS.includes(query.risk_level as RiskLevel) ? (query.risk_level as RiskLevel) : undefined,
+    risk_level: isOneOf(RISK_LEVELS, query.risk_level) ? query.risk_level : undefined,
     zone: query.zone || undefined,
     is_trusted: bool(query.is_trusted),
     online: bool(query.online),
-    sort: SORT_KEYS.includes(query.sort as SortKey) ? (query.sort as SortKey) : 'ip_address',
+    sort: isOneOf(SORT_KEYS, query.sort) ? query.sort : 'ip_address',
     order: query.order === 'desc' ? 'desc' : 'asc',
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
     scan_id: Number.isInteger(scanId) && scanId > 0 ? scanId : undefined,
@@ -102,7 +102,7 @@ export function DevicesPage() {
   };
   const listKey = JSON.stringify(apiQuery);
   const list = useResource((signal) => apiPage<DeviceSummary>('/api/devices', apiQuery, signal), [listKey]);
-  const zones = useResource((signal) => api<string[]>('/api/zones', { signal }), []);
+  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
 
   const [selected, setSelected] = useState<Map<number, string>>(new Map());
   const [notice, setNotice] = useState<string | null>(null);
@@ -115,7 +115,7 @@ export function DevicesPage() {
   const filtered = FILTER_PARAMS.some((name) => (name === 'q' ? query.q.trim() !== '' : query[name] !== undefined));
   const clearFilters = () => update(Object.fromEntries(FILTER_PARAMS.map((name) => [name, undefined])));
 
-  const sortBy = (key: SortKey, first: Order) => {
+  const sortBy = (key: DeviceSort, first: Order) => {
     const order: Order = query.sort === key ? (query.order === 'asc' ? 'desc' : 'asc') : first;
     const isDefault = key === 'ip_address' && order === 'asc';
     update({ sort: isDefault ? undefined : key, order: isDefault || order === 'asc' ? undefined : order });
@@ -281,7 +281,7 @@ function SearchInput({ value, onSearch, ...rest }: { value: string; onSearch: (q
       placeholder="IP, name, MAC, vendor, port…"
       autocomplete="off"
       spellcheck={false}
-      maxLength={200}
+      maxLength={DEVICE_SEARCH_MAX_LENGTH}
       onInput={(e) => setText(e.currentTarget.value)}
       onKeyDown={(e) => e.key === 'Enter' && send(e.currentTarget.value)}
     />
@@ -325,9 +325,9 @@ function NoRows(props: { total: number; offset: number; filtered: boolean; scanI
 interface TableProps {
   rows: DeviceSummary[];
   stale: boolean;
-  sort: SortKey;
+  sort: DeviceSort;
   order: Order;
-  onSort: (key: SortKey, first: Order) => void;
+  onSort: (key: DeviceSort, first: Order) => void;
   selected: Map<number, string>;
   onSelect: (selected: Map<number, string>) => void;
 }
@@ -439,7 +439,7 @@ function BulkBar({ selected, zones, onClear, onDone }: { selected: Map<number, s
   const [zone, setZone] = useState('');
   const bulk = useAction(async (fields: { is_trusted?: boolean; zone?: string | null }) => {
     const ids = [...selected.keys()];
-    const result = await api<{ updated: number; devices: DeviceSummary[] }>('/api/devices/bulk', { method: 'POST', json: { device_ids: ids, ...fields } });
+    const result = await api<BulkUpdateResult>('/api/devices/bulk', { method: 'POST', json: { device_ids: ids, ...fields } });
     const unchanged = ids.length - result.updated;
     onDone(`Updated ${plural(result.updated, 'device')}.${unchanged > 0 ? ` ${plural(unchanged, 'device')} already had that setting.` : ''}`);
   });

@@ -1,17 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiPage } from '../api';
+import { ProfileSelect } from '../components/profile-select';
 import { ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize, plural } from '../format';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
-import { SCAN_PROFILES, type Config, type Scan, type ScanProfile, type ScanProgress, type ScanState } from '../types';
+import type { Config, Scan, ScanProfile, ScanProgress, ScanStarted, ScanState } from '../types';
 
 const POLL_MS = 1000;
-
-const PROFILE_HINTS: Record<ScanProfile, string> = {
-  quick: 'Finds devices only; no ports. Seconds to a minute.',
-  normal: 'Finds devices, checks the configured ports and identifies services and versions.',
-  intensive: 'All 65,535 ports, OS detection and safe default scripts. Much slower.',
-};
 
 /** Start a scan and follow it live; when none runs, the last scan's result. */
 export function ScanPage() {
@@ -50,7 +45,7 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
   const chosen = profile ?? config?.scanning.default_profile ?? 'normal';
 
   const start = useAction(async () => {
-    const started = await api<{ scan_id: number }>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
+    const started = await api<ScanStarted>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
     onStarted(started.scan_id);
   });
   const submit = (event: Event) => {
@@ -64,15 +59,7 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
       <ErrorMessage error={configError} />
       <ErrorMessage error={start.error} />
       <div class="grid-2">
-        <Field label="Profile" hint={PROFILE_HINTS[chosen]}>
-          <select value={chosen} onChange={(e) => setProfile(e.currentTarget.value as ScanProfile)}>
-            {SCAN_PROFILES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <ProfileSelect value={chosen} onChange={setProfile} />
         <Field
           label="Subnet"
           hint={

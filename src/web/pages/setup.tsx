@@ -1,11 +1,13 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
+import { PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '../../core/limits.js';
 import { api } from '../api';
 import { ThemeToggle } from '../components/layout';
+import { ProfileSelect } from '../components/profile-select';
 import { SubnetField } from '../components/subnet-field';
 import { ErrorMessage, Field } from '../components/ui';
 import { useAction, useTitle } from '../hooks';
-import { SCAN_PROFILES, type Config, type Me, type ScanProfile } from '../types';
+import type { Config, Me, ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
@@ -65,16 +67,24 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
     <form onSubmit={submit}>
       <p>Create the administrator account. You will use it to log in to this web interface.</p>
       <ErrorMessage error={create.error} />
-      <Field label="Username" hint="3–64 letters, digits, dots, dashes or underscores.">
-        <input name="username" autocomplete="username" required minLength={3} maxLength={64} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+      <Field label="Username" hint={`${USERNAME_MIN_LENGTH}–${USERNAME_MAX_LENGTH} letters, digits, dots, dashes or underscores.`}>
+        <input
+          name="username"
+          autocomplete="username"
+          required
+          minLength={USERNAME_MIN_LENGTH}
+          maxLength={USERNAME_MAX_LENGTH}
+          value={username}
+          onInput={(e) => setUsername(e.currentTarget.value)}
+        />
       </Field>
-      <Field label="Password" hint="At least 10 characters.">
+      <Field label="Password" hint={`At least ${PASSWORD_MIN_LENGTH} characters.`}>
         <input
           name="password"
           type="password"
           autocomplete="new-password"
           required
-          minLength={10}
+          minLength={PASSWORD_MIN_LENGTH}
           value={password}
           onInput={(e) => setPassword(e.currentTarget.value)}
         />
@@ -142,18 +152,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
         Scan page.
       </p>
       <ErrorMessage error={start.error} />
-      <Field
-        label="Profile"
-        hint="quick only finds devices; normal checks the configured ports and identifies services; intensive checks all 65,535 ports with deeper service detection and takes much longer."
-      >
-        <select value={profile} onChange={(e) => setProfile(e.currentTarget.value as ScanProfile)}>
-          {SCAN_PROFILES.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <ProfileSelect value={profile} onChange={setProfile} />
       <div class="button-row">
         <button type="button" class="primary" disabled={start.busy} onClick={() => void start.run()}>
           Start first scan

@@ -1,0 +1,48 @@
+/**
+ * Limits the server enforces and the web UI states in its forms (input attributes, hints): one
+ * definition for both. The route and settings schemas import them, and so does the browser
+ * bundle (src/web/), which is why this module imports nothing and does no I/O.
+ */
+
+/** Inclusive range of a number the API accepts. */
+export interface Range {
+  readonly min: number;
+  readonly max: number;
+}
+
+// Accounts ------------------------------------------------------------------------------------
+
+export const USERNAME_MIN_LENGTH = 3;
+export const USERNAME_MAX_LENGTH = 64;
+/** What a username may be made of, as a pattern for schemas and RegExp alike. */
+export const USERNAME_PATTERN = `^[A-Za-z0-9._-]{${USERNAME_MIN_LENGTH},${USERNAME_MAX_LENGTH}}$`;
+
+export const PASSWORD_MIN_LENGTH = 10;
+/** Long enough for any passphrase, short enough that hashing one costs nothing unusual. */
+export const PASSWORD_MAX_LENGTH = 1024;
+
+// API keys ------------------------------------------------------------------------------------
+
+export const API_KEY_NAME_MAX_LENGTH = 100;
+
+// Devices and zones ---------------------------------------------------------------------------
+
+export const DEVICE_LABEL_MAX_LENGTH = 200;
+export const DEVICE_NOTES_MAX_LENGTH = 10_000;
+/** The free-text search of the device list (`q`). */
+export const DEVICE_SEARCH_MAX_LENGTH = 200;
+export const ZONE_NAME_MAX_LENGTH = 40;
+
+// Configuration -------------------------------------------------------------------------------
+
+/** scanning.host_timeout_seconds: how long one device may take before a scan moves on. */
+export const HOST_TIMEOUT_SECONDS: Range = { min: 5, max: 3600 };
+/** retention.days; 0 keeps everything. */
+export const RETENTION_DAYS: Range = { min: 0, max: 36_500 };
+/** Entries in network.exclude and in scanning.allowed_targets. */
+export const ADDRESS_LIST_MAX_ITEMS = 256;
+
+// Ports ---------------------------------------------------------------------------------------
+
+/** TCP and UDP port numbers, in port lists (`1-1000`, `22,80,8000-8100`) and risk rules. */
+export const PORTS: Range = { min: 1, max: 65_535 };

@@ -1,0 +1,176 @@
+import { useId, useState } from 'preact/hooks';
+import { HOST_TIMEOUT_SECONDS, PORTS } from '../../../core/limits.js';
+import { ApiError } from '../../api';
+import { ProfileSelect } from '../../components/profile-select';
+import { SubnetField } from '../../components/subnet-field';
+import { ErrorMessage, Field, Notice } from '../../components/ui';
+import { useAction } from '../../hooks';
+import { SCAN_ENGINES, type Config, type ConfigPatch, type ScanEngine, type ScanProfile } from '../../types';
+import { saveConfig, type ConfigSectionProps } from './config';
+
+interface NetworkForm {
+  subnet: string;
+  exclude: string;
+  allowedTargets: string;
+  portRange: string;
+  engine: ScanEngine;
+  profile: ScanProfile;
+  resolveHostnames: boolean;
+  hostTimeout: string;
+}
+
+function networkForm(config: Config): NetworkForm {
+  return {
+    subnet: config.network.subnet,
+    // The server stores single addresses as /32 blocks; show them as typed.
+    exclude: config.network.exclude.map((e) => e.replace(/\/32$/, '')).join('\n'),
+    allowedTargets: config.scanning.allowed_targets.join('\n'),
+    portRange: config.scanning.port_range,
+    engine: config.scanning.engine,
+    profile: config.scanning.default_profile,
+    resolveHostnames: config.network.resolve_hostnames,
+    hostTimeout: String(config.scanning.host_timeout_seconds),
+  };
+}
+
+/** One entry per line or comma, blanks dropped. */
+function parseList(text: string): string[] {
+  return text
+    .split(/[\n,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((entry, i) => entry === b[i]);
+}
+
+/**
+ * "network.exclude.2: ..." names a position in a list; add the entry itself so it can be found
+ * in a long list. `lists` maps each list's path to what was sent.
+ */
+function withListEntry(error: unknown, lists: Record<string, string[] | undefined>): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const position = error.detail.match(/^([a-z_.]+)\.(\d+):/);
+  const entry = position ? lists[position[1]]?.[Number(position[2])] : undefined;
+  return entry === undefined ? error : new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body);
+}
+
+/** Subnet, excluded and allowed addresses, ports, engine, default profile, name lookups, host timeout. */
+export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
+  const [form, setForm] = useState(() => networkForm(config));
+  const [done, setDone] = useState(false);
+  const resolveId = useId();
+
+  const update = (patch: Partial<NetworkForm>) => {
+    setForm((f) => ({ ...f, ...patch }));
+    setDone(false);
+  };
+
+  const save = useAction(async () => {
+    setDone(false);
+    const exclude = parseList(form.exclude);
+    // Sent only when edited: a server started with NETWARDEN_SCAN_ALLOW refuses any change to
+    // the list (400, shown here), and must not block saving the rest of the form.
+    const allowed = parseList(form.allowedTargets);
+    const allowedTargets = sameList(allowed, config.scanning.allowed_targets) ? undefined : allowed;
+    const patch: ConfigPatch = {
+      network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
+      scanning: {
+        port_range: form.portRange.trim(),
+        engine: form.engine,
+        default_profile: form.profile,
+        host_timeout_seconds: Number(form.hostTimeout),
+        ...(allowedTargets && { allowed_targets: allowedTargets }),
+      },
+    };
+    const next = await saveConfig(patch).catch((err: unknown) => {
+      throw withListEntry(err, { 'network.exclude': exclude, 'scanning.allowed_targets': allowedTargets });
+    });
+    onSaved(next);
+    setForm(networkForm(next));
+    setDone(true);
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void save.run();
+  };
+
+  return (
+    <form onSubmit={submit}>
+      <SubnetField
+        value={form.subnet}
+        onChange={(subnet) => update({ subnet })}
+        hint="The network to scan, in CIDR form such as 192.168.1.0/24. Detect reads this server's network interfaces."
+      />
+      <Field label="Excluded addresses" hint="Never scanned. One IPv4 address or CIDR block per line (commas work too), such as 192.168.1.1 or 10.0.0.0/28.">
+        <textarea name="exclude" rows={3} value={form.exclude} onInput={(e) => update({ exclude: e.currentTarget.value })} />
+      </Field>
+      <Field
+        label="Allowed scan targets"
+        hint="Scans may only reach addresses inside these IPv4 CIDR blocks, one per line (commas work too); a scan of anything else is refused. When the server was started with NETWARDEN_SCAN_ALLOW, that list applies and cannot be changed here."
+      >
+        <textarea name="allowed_targets" rows={3} value={form.allowedTargets} onInput={(e) => update({ allowedTargets: e.currentTarget.value })} />
+      </Field>
+      <div class="settings-grid">
+        <Field label="Port range" hint={`Ports the normal profile checks (${PORTS.min}–${PORTS.max}): 1-1000, or a list such as 22,80,443,8000-8100.`}>
+          <input name="port_range" required value={form.portRange} onInput={(e) => update({ portRange: e.currentTarget.value })} />
+        </Field>
+        <Field
+          label="Host timeout (seconds)"
+          hint={`How long one device may take before the scan moves on (${HOST_TIMEOUT_SECONDS.min}–${HOST_TIMEOUT_SECONDS.max}).`}
+        >
+          <input
+            name="host_timeout_seconds"
+            type="number"
+            inputMode="numeric"
+            required
+            min={HOST_TIMEOUT_SECONDS.min}
+            max={HOST_TIMEOUT_SECONDS.max}
+            step={1}
+            value={form.hostTimeout}
+            onInput={(e) => update({ hostTimeout: e.currentTarget.value })}
+          />
+        </Field>
+        <Field label="Engine" hint="auto uses nmap when it is installed and the built-in scanner otherwise; native never uses nmap.">
+          <select name="engine" value={form.engine} onChange={(e) => update({ engine: e.currentTarget.value as ScanEngine })}>
+            {SCAN_ENGINES.map((engine) => (
+              <option key={engine} value={engine}>
+                {engine}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <ProfileSelect
+          label="Default profile"
+          name="default_profile"
+          hint="The profile preselected on the Scan page."
+          value={form.profile}
+          onChange={(profile) => update({ profile })}
+        />
+      </div>
+      <div class="field">
+        <label class="checkbox">
+          <input
+            type="checkbox"
+            name="resolve_hostnames"
+            checked={form.resolveHostnames}
+            onChange={(e) => update({ resolveHostnames: e.currentTarget.checked })}
+            aria-describedby={resolveId}
+          />
+          Resolve hostnames
+        </label>
+        <span id={resolveId} class="hint">
+          Look up each device's name in DNS during scans. Slower on networks without local DNS.
+        </span>
+      </div>
+      <ErrorMessage error={save.error} />
+      {done && <Notice kind="success">Settings saved.</Notice>}
+      <div class="button-row">
+        <button type="submit" class="primary" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save settings'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -709,7 +709,7 @@ export function validateCveEntry(value: unknown, options: { allowEmptyAffected?:
     if (item.versionIndependent && hasRange) p('a version-independent entry cannot have version bounds');
     if (!item.versionIndependent) {
       try {
-        const r = compileRange(item as VersionRange);
+        const r = compileRange(item);
         const start = r.startIncluding ?? r.startExcluding;
         const end = r.endIncluding ?? r.endExcluding;
         if (start && end) {

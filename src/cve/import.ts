@@ -193,7 +193,7 @@ function affectedFromCpeMatch(m: Record<string, unknown>): CveAffected | null {
   const cpe = `${vendor}:${product}`.toLowerCase();
   const bounds: VersionRange = {};
   for (const f of ['versionStartIncluding', 'versionStartExcluding', 'versionEndIncluding', 'versionEndExcluding'] as const) {
-    if (typeof m[f] === 'string' && m[f] !== '') bounds[f] = m[f] as string;
+    if (typeof m[f] === 'string' && m[f] !== '') bounds[f] = m[f];
   }
   if (version !== '*' && version !== '-') {
     // NVD splits `8.5p1` into version 8.5 and update p1, `1.3.5a` into 1.3.5 and a.

@@ -154,7 +154,7 @@ describe.each(testDatabases())('health, API description and HTTP behaviour ($kin
       for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
         const url = path.replace(/\{(\w+)\}/g, ':$1');
         for (const method of Object.keys(item).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
-          expect(server.app.hasRoute({ method: method.toUpperCase() as 'GET', url }), `${method} ${path}`).toBe(true);
+          expect(server.app.hasRoute({ method: method.toUpperCase(), url }), `${method} ${path}`).toBe(true);
         }
       }
     });

@@ -161,7 +161,7 @@ function promptHidden(prompt: string): Promise<string> {
   let muted = false;
   // readline echoes what is typed to its output; this output swallows it while muted.
   const output = new Writable({
-    write(chunk, encoding, callback) {
+    write(chunk: Buffer, encoding, callback) {
       if (!muted) process.stderr.write(chunk, encoding);
       callback();
     },

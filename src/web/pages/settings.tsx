@@ -259,7 +259,8 @@ function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (config: C
           ))}
         </ul>
       )}
-      <form class="settings-inline-form" onSubmit={add}>
+      {/* add() reports its failures through `save` (useAction), so its promise has nothing left to say. */}
+      <form class="settings-inline-form" onSubmit={(event) => void add(event)}>
         <Field label="New zone">
           <input name="zone" maxLength={40} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
@@ -447,7 +448,8 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
         </Notice>
       )}
       <div class="button-row">
-        <button type="button" onClick={copy}>
+        {/* copy() catches its own failure and falls back to selecting the key. */}
+        <button type="button" onClick={() => void copy()}>
           Copy
         </button>
         <button type="button" class="primary" onClick={onDone}>

@@ -110,7 +110,7 @@ export function positiveInteger(value: string, what: string, max = Number.MAX_SA
 
 /** Makes a value safe to print on a terminal: control characters become `?`. */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 

@@ -17,6 +17,7 @@
 // Also: the page's JS heap and DOM node count on the device list (Chrome DevTools Protocol), and
 // the size of the built files (raw and gzip).
 // Results: bench/results/ui.json and bench/results/ui.md.
+/* global document -- the functions given to page.waitForFunction run in the browser page */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -117,7 +118,6 @@ try {
   await context.addCookies([{ name, value, url: base }]);
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
-  const pager = page.locator('main .pager-range').first();
   const rows = page.locator('main table tbody tr');
   const waitForPager = (pattern) => page.waitForFunction((source) => new RegExp(source).test(document.querySelector('main .pager-range')?.textContent ?? ''), pattern.source);
   const total = DEVICES.toLocaleString('en-GB');

@@ -81,7 +81,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const loggerOption =
     options.logger && typeof (options.logger as { child?: unknown }).child === 'function'
       ? { loggerInstance: options.logger as FastifyServerOptions['loggerInstance'] }
-      : { logger: (options.logger as FastifyServerOptions['logger']) ?? false };
+      : { logger: options.logger ?? false };
 
   const app: FastifyInstance = Fastify({
     ...loggerOption,

@@ -81,7 +81,7 @@ export function errorHandler(error: FastifyError & { validationContext?: string 
     return reply.code(statusOf(error)).send({ detail: error.message, ...error.extra });
   }
   if (error.validation) {
-    return reply.code(400).send({ detail: describeValidationError(error.validation as AjvError[], error.validationContext) });
+    return reply.code(400).send({ detail: describeValidationError(error.validation, error.validationContext) });
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

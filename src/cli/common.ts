@@ -126,7 +126,7 @@ export function positiveInteger(value: string, what: string, max = Number.MAX_SA
 
 /** Makes a value safe to print on a terminal: control characters become `?`. */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
@@ -177,7 +177,7 @@ function promptHidden(prompt: string): Promise<string> {
   let muted = false;
   // readline echoes what is typed to its output; this output swallows it while muted.
   const output = new Writable({
-    write(chunk, encoding, callback) {
+    write(chunk: Buffer, encoding, callback) {
       if (!muted) process.stderr.write(chunk, encoding);
       callback();
     },

@@ -70,7 +70,7 @@ function firstLine(text: string): string {
 }
 
 function clean(text: string): string {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- stripping control characters is the point
   return text.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').trim();
 }
 

@@ -6,7 +6,8 @@ export interface InterfaceAddress {
   address: string;
   /** e.g. 255.255.255.0 */
   netmask: string;
-  family: 'IPv4' | 'IPv6' | string | number;
+  /** 'IPv4' or 'IPv6'; Node 18.0 to 18.3 reported the number 4 or 6 */
+  family: string | number;
   internal: boolean;
   mac: string;
 }

@@ -14,7 +14,7 @@ export interface Release {
  * `{version, url, notes, published_at}` document.
  */
 export function parseReleaseFeed(doc: unknown): Release | { error: string } {
-  const candidate = Array.isArray(doc)
+  const candidate: unknown = Array.isArray(doc)
     ? doc.find((r) => isObject(r) && !r.draft && !r.prerelease)
     : doc;
   if (!isObject(candidate)) return { error: 'the release feed did not contain a release' };

@@ -384,7 +384,7 @@ function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInpu
     if (!id) continue;
     const key = typeof cve.port === 'number' ? cve.port : null;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = new Map()));
+    if (!group) groups.set(key, (group = new Map<string, RiskCveInput>()));
     const seen = group.get(id);
     // The same CVE twice on a port (several CPEs): keep the stronger evidence.
     if (!seen || (seen.confidence !== 'confirmed' && cve.confidence === 'confirmed') || (!seen.kev && cve.kev)) {

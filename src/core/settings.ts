@@ -249,7 +249,7 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
     const s = merged[section];
     if (!isObject(s)) continue;
     const before = current[section] as Record<string, unknown>;
-    const given = isObject(patch[section]) ? (patch[section] as Record<string, unknown>)[key] : undefined;
+    const given = isObject(patch[section]) ? patch[section][key] : undefined;
     const givenAgain = typeof given === 'string' && given !== SECRET_MASK;
     if (s[destination] !== before[destination] && !givenAgain) s[key] = '';
     else if (s[key] === SECRET_MASK) s[key] = before[key];

@@ -255,7 +255,7 @@ export function inCompiledRange(v: ParsedVersion, r: CompiledRange): boolean {
 export function inRange(version: string | ParsedVersion | null | undefined, range: VersionRange | CompiledRange): boolean | null {
   const v = typeof version === 'string' || version === null || version === undefined ? parseVersion(version) : version;
   if (!v) return null;
-  const compiled = 'exact' in range || 'startIncluding' in range ? (range as CompiledRange) : compileRange(range as VersionRange);
+  const compiled = 'exact' in range || 'startIncluding' in range ? (range as CompiledRange) : compileRange(range);
   return inCompiledRange(v, compiled);
 }
 

@@ -43,7 +43,7 @@ export function detectFeedType(json: unknown): FeedKind | null {
   const list = json.vulnerabilities;
   if (!Array.isArray(list)) return null;
   if (json.format === 'NVD_CVE') return 'nvd';
-  if (typeof json.catalogVersion === 'string' || /known exploited/i.test(String(json.title ?? ''))) return 'kev';
+  if (typeof json.catalogVersion === 'string' || (typeof json.title === 'string' && /known exploited/i.test(json.title))) return 'kev';
   const first = list.find(isObject);
   if (!first) return null;
   if (isObject(first.cve) && typeof first.cve.id === 'string') return 'nvd';
@@ -103,7 +103,8 @@ export function importNvdFeed(json: unknown): NvdImportResult {
 
 function convertNvdCve(id: string, cve: Record<string, unknown>, warnings: string[]): { entry: CveEntry } | { skip: string } {
   const descriptions = Array.isArray(cve.descriptions) ? cve.descriptions.filter(isObject) : [];
-  const description = String(descriptions.find((d) => d.lang === 'en')?.value ?? descriptions[0]?.value ?? '').trim();
+  const text = descriptions.find((d) => d.lang === 'en')?.value ?? descriptions[0]?.value;
+  const description = typeof text === 'string' ? text.trim() : '';
   if (cve.vulnStatus === 'Rejected' || /^\*\* ?REJECT/i.test(description)) return { skip: 'rejected' };
 
   const metric = pickMetric(cve.metrics);
@@ -194,7 +195,7 @@ function affectedFromCpeMatch(m: Record<string, unknown>): CveAffected | null {
   const cpe = `${vendor}:${product}`.toLowerCase();
   const bounds: VersionRange = {};
   for (const f of ['versionStartIncluding', 'versionStartExcluding', 'versionEndIncluding', 'versionEndExcluding'] as const) {
-    if (typeof m[f] === 'string' && m[f] !== '') bounds[f] = m[f] as string;
+    if (typeof m[f] === 'string' && m[f] !== '') bounds[f] = m[f];
   }
   if (version !== '*' && version !== '-') {
     // NVD splits `8.5p1` into version 8.5 and update p1, `1.3.5a` into 1.3.5 and a.

@@ -50,7 +50,7 @@ export function resilientSqliteDialect(options: ResilientSqliteOptions): Dialect
   return {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => new ResilientSqliteDriver(options),
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Dialect interface declares this parameter as Kysely<any>
     createIntrospector: (db: Kysely<any>) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
@@ -213,7 +213,7 @@ class Lease implements DatabaseConnection {
     }
   }
 
-  // eslint-disable-next-line require-yield
+  // eslint-disable-next-line require-yield -- Kysely's Driver interface wants an async generator; this one only refuses
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries is not supported by this SQLite driver');
   }

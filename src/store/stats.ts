@@ -61,7 +61,7 @@ export class StatsStore {
       online_devices: Number(devices.online),
       open_ports: Number(ports.n),
       total_scans: Number(scans.n),
-      last_scan: (scans.last as string | null) ?? null,
+      last_scan: scans.last ?? null,
     };
   }
 

@@ -30,7 +30,7 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
       },
     );
     return () => controller.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller's deps decide when to load; `load` is read through loadRef
   }, [...deps, generation]);
 
   const reload = useCallback(() => setGeneration((g) => g + 1), []);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { ADMIN, adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN, readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 
 interface AuditRecord {
   id: number;

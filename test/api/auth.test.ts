@@ -5,7 +5,6 @@ import { itRejectsBadBodies } from '../helpers/bad-input.js';
 import { testDatabases } from '../helpers/databases.js';
 import {
   ADMIN,
-  adminWithKey,
   readJson,
   sessionCookie,
   startServerWithAdmin,

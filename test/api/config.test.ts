@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itRejectsBadBodies } from '../helpers/bad-input.js';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
+import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 
 const DEFAULT_ZONES = ['Servers', 'Network', 'Workstations', 'IoT', 'DMZ', 'Guest'];
 /** startTestServer points the feed at a closed loopback port. */

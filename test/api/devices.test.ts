@@ -173,7 +173,8 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       let empty = 0;
       for (const [query, keep] of cases) {
         const expected = expectedIds(seed, keep);
-        expected.length ? nonEmpty++ : empty++;
+        if (expected.length) nonEmpty++;
+        else empty++;
         const { ids, total } = await listIds(`?${query}`);
         expect(ids, query).toEqual(expected);
         expect(total, query).toBe(String(expected.length));

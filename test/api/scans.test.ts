@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanRow } from '../../src/store/schema.js';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
+import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 import { SCAN_KEYS, compareIp, openPorts, startSeededServer, type Seed } from '../helpers/seed.js';
 
 /** The API's scan record fields. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
+import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 
 describe.each(testDatabases())('health and authentication basics ($kind)', (database) => {
   let server: TestServer;

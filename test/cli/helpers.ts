@@ -98,9 +98,9 @@ export function openDatastore(ds: CliDatastore): Promise<Store> {
 }
 
 /** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set. */
-export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create(): Promise<CliDatastore> }> {
+export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create: () => Promise<CliDatastore> }> {
   const pgUrl = process.env.TEST_DATABASE_URL;
-  const list: Array<{ kind: 'sqlite' | 'postgres'; create(): Promise<CliDatastore> }> = [{ kind: 'sqlite', create: async () => sqliteDatastore() }];
+  const list: Array<{ kind: 'sqlite' | 'postgres'; create: () => Promise<CliDatastore> }> = [{ kind: 'sqlite', create: async () => sqliteDatastore() }];
   if (pgUrl) list.push({ kind: 'postgres', create: () => postgresDatastore(pgUrl) });
   return list;
 }
@@ -204,7 +204,6 @@ export function hasStackTrace(text: string): boolean {
 }
 
 /** A response body as JSON, loosely typed: the tests assert on its shape. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function bodyOf(res: Response): Promise<any> {
   return res.json();
 }

@@ -53,7 +53,7 @@ describe('parseVersion', () => {
   it.each([[''], ['   '], ['unknown'], ['3.X - 4.X'], ['4.x'], ['X.Y'], [null], [undefined], ['v'], ['p1'], ['x'.repeat(200)]])(
     'is null for %j',
     (raw) => {
-      expect(parseVersion(raw as string | null | undefined)).toBeNull();
+      expect(parseVersion(raw)).toBeNull();
     },
   );
 });

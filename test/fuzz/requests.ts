@@ -213,9 +213,9 @@ const encoder = new TextEncoder();
 function bodyFor(operation: Operation, hints: Hints): fc.Arbitrary<BodyPart> {
   const schema = operation.body;
   const contentType = fc.oneof(
-    { weight: 12, arbitrary: fc.constantFrom(...JSON_CONTENT_TYPES).map((type) => ({ type: type as string | null, wrong: false })) },
-    { weight: 2, arbitrary: fc.constantFrom(...WRONG_CONTENT_TYPES).map((type) => ({ type: type as string | null, wrong: true })) },
-    { weight: 2, arbitrary: fc.constantFrom(...FOREIGN_CHARSETS).map((type) => ({ type: type as string | null, wrong: true })) },
+    { weight: 12, arbitrary: fc.constantFrom(...JSON_CONTENT_TYPES).map((type) => ({ type, wrong: false })) },
+    { weight: 2, arbitrary: fc.constantFrom(...WRONG_CONTENT_TYPES).map((type) => ({ type, wrong: true })) },
+    { weight: 2, arbitrary: fc.constantFrom(...FOREIGN_CHARSETS).map((type) => ({ type, wrong: true })) },
     { weight: 1, arbitrary: fc.constant({ type: null as string | null, wrong: true }) },
   );
   // An open body (a partial document such as PUT /api/config) is generated from the shape of the answer.
@@ -246,7 +246,7 @@ function bodyFor(operation: Operation, hints: Hints): fc.Arbitrary<BodyPart> {
     { weight: 1, arbitrary: fc.constant(`{"x":"${'a'.repeat(1024 * 1024)}"}`) },
   );
   const withBody = fc.tuple(text, contentType).map(([body, type]) => ({ body, contentType: type.type, wrongContentType: type.wrong }));
-  const without = fc.constant({ body: undefined, contentType: null, wrongContentType: false } as BodyPart);
+  const without = fc.constant({ body: undefined, contentType: null, wrongContentType: false });
   if (schema) return fc.oneof({ weight: 12, arbitrary: withBody }, { weight: 1, arbitrary: without });
   if (operation.method === 'GET') return without;
   // Operations without a body still parse one when sent.
@@ -258,7 +258,7 @@ export function requestsFor(operation: Operation, hints: Hints): fc.Arbitrary<Re
   return fc
     .record({
       url: urlFor(operation, hints),
-      auth: operation.public ? fc.oneof({ weight: 4, arbitrary: fc.constant('none' as AuthMode) }, ...AUTH_MODES) : fc.oneof(...AUTH_MODES),
+      auth: operation.public ? fc.oneof({ weight: 4, arbitrary: fc.constant('none') }, ...AUTH_MODES) : fc.oneof(...AUTH_MODES),
       garbage: GARBAGE_CREDENTIALS,
       noise: fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: NOISE_HEADERS }),
       body: bodyFor(operation, hints),
@@ -267,7 +267,7 @@ export function requestsFor(operation: Operation, hints: Hints): fc.Arbitrary<Re
       method: operation.method,
       url,
       auth,
-      headers: { ...noise, ...(auth === 'garbage credentials' ? garbage : {}) } as Record<string, string>,
+      headers: { ...noise, ...(auth === 'garbage credentials' ? garbage : {}) },
       ...body,
     }));
 }

@@ -135,7 +135,6 @@ export async function startServerWithAdmin(
 }
 
 /** The response body parsed as JSON (typed loosely: tests assert on its shape). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function readJson(res: Response): Promise<any> {
   return res.json();
 }

@@ -23,7 +23,7 @@ export async function lockFromAnotherProcess(file: string): Promise<ForeignLock>
     process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.stdout.write('released\\n'); });
   `;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const next = () =>
     new Promise<string>((resolve, reject) => {
       lines.once('line', resolve);
@@ -35,7 +35,7 @@ export async function lockFromAnotherProcess(file: string): Promise<ForeignLock>
     child,
     async release() {
       const released = next();
-      child.stdin!.end();
+      child.stdin.end();
       const line = await released;
       if (line !== 'released') throw new Error(`unexpected output from the lock holder: ${line}`);
     },

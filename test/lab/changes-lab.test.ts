@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
-import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
+import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 import { labCtl, labUnavailableReason } from './lab.js';
 
 const unavailable = await labUnavailableReason();

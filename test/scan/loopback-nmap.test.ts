@@ -3,7 +3,7 @@ import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { bannerListener, closedPort, httpListener, type Listener } from '../helpers/listeners.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
-import { adminWithKey, readJson, startServerWithAdmin, startTestServer, type TestServer } from '../helpers/server.js';
+import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 
 const hasNmap = (await nmapVersion()) !== null;
 if (!hasNmap) console.warn('nmap is not installed: skipping the nmap loopback scan tests (apt-get install nmap; .ci/run installs it)');

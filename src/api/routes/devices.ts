@@ -108,7 +108,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const id = request.params.device_id;
       const before = await store.devices.get(id);
       if (!before) throw notFound('Device');
-      const fields = request.body as DeviceUserFields;
+      const fields = request.body;
       await checkZone(store, fields.zone);
       await store.devices.updateUserFields(id, fields);
       const after = (await store.devices.get(id)) as DeviceDetail;

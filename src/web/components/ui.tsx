@@ -54,7 +54,7 @@ export function RiskBadge({ level, score }: { level: RiskLevel; score?: number }
   );
 }
 
-export function SeverityBadge({ severity }: { severity: Severity | string }) {
+export function SeverityBadge({ severity }: { severity: Severity }) {
   return <span class={`badge risk-${severity === 'info' ? 'none' : severity}`}>{humanize(severity)}</span>;
 }
 

@@ -270,7 +270,7 @@ function SearchInput({ value, onSearch, ...rest }: { value: string; onSearch: (q
   useEffect(() => {
     const timer = setTimeout(() => send(text), SEARCH_DELAY_MS);
     return () => clearTimeout(timer);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the timer restarts on a keystroke only; `send` is a new function each render
   }, [text]);
 
   return (

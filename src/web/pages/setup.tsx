@@ -116,7 +116,7 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
 
   useEffect(() => {
     api<Config>('/api/config').then((config) => setSubnet((s) => s || config.network.subnet), save.setError);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- loads the saved subnet once, on mount
   }, []);
 
   const submit = (event: Event) => {

@@ -7,7 +7,9 @@
     var choice = 'system';
     try {
       choice = localStorage.getItem(KEY) || 'system';
-    } catch (e) {}
+    } catch (_error) {
+      // Storage is unavailable (blocked cookies, some private modes): follow the system setting.
+    }
     var theme = choice === 'light' || choice === 'dark' ? choice : media.matches ? 'dark' : 'light';
     document.documentElement.setAttribute('data-theme', theme);
     document.documentElement.setAttribute('data-theme-choice', choice);

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { generateApiKey } from '../auth/tokens.js';
-import { apiKeyStatus, toKeyRecord } from '../store/api-keys.js';
+import { toKeyRecord } from '../store/api-keys.js';
 import { addSeconds, nowIso } from '../store/clock.js';
-import type { ApiKeyRow } from '../store/schema.js';
 import { CLI_ACTOR, CliError, action, positiveInteger, printable, usageError, withStore } from './common.js';
 
 /** Same limits as POST /api/keys. */

@@ -164,7 +164,7 @@ export async function* backupLines(input: Readable): AsyncGenerator<{ text: stri
   try {
     for await (const chunk of source) {
       sawData = true;
-      pending += decoder.write(chunk);
+      pending += decoder.write(chunk as Buffer);
       let newline: number;
       while ((newline = pending.indexOf('\n')) >= 0) {
         const text = pending.slice(0, newline);

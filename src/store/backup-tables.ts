@@ -4,6 +4,7 @@
  */
 import { withSchemaIntrospection } from './schema-introspection.js';
 import { Migrator, NO_MIGRATIONS, sql, type Kysely } from 'kysely';
+import { inspect } from 'node:util';
 import { openDatabase } from './db.js';
 import { migrationProvider, type Dialect } from './migrations/index.js';
 
@@ -36,7 +37,7 @@ export async function migrateThrough(db: Kysely<unknown>, dialect: Dialect, migr
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const { error } = await migrator.migrateTo(migrations.at(-1) ?? NO_MIGRATIONS);
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error(inspect(error));
 }
 
 const models = new Map<string, Promise<TableModel[]>>();

@@ -104,7 +104,7 @@ export async function restoreBackup(handle: DatabaseHandle, input: Readable, opt
         await migrateThrough(db, handle.dialect, latest, schema);
         const upgradedWith = latest.slice(header.migrations.length);
         const totalRows = Object.values(rows).reduce((a, b) => a + b, 0);
-        await new AuditStore(conn as Kysely<Database>).write({
+        await new AuditStore(conn).write({
           ...options.audit,
           action: 'restore_completed',
           success: true,

@@ -23,7 +23,7 @@ export function withSchemaIntrospection(db: Kysely<unknown>, schema: string): Ky
       if (property === 'introspection') return introspection;
       const value: unknown = Reflect.get(target, property);
       // Kysely's methods use private fields: they must run on the real instance.
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -189,7 +189,7 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
   it('ignores the marker of a process that has died, and trusts none from another host', async () => {
     const run = join(ds.env.NETWARDEN_DATA_DIR, 'run');
     mkdirSync(run, { recursive: true });
-    const dead = spawnSync(process.execPath, ['-e', '']).pid as number;
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
     const marker = (host: string, pid: number) => JSON.stringify({ pid, hostname: host, command: 'serve', database: 'x', started_at: '2026-01-01T00:00:00.000Z' });
     const stale = join(run, `${hostname()}.${dead}.json`);
     writeFileSync(stale, marker(hostname(), dead));

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AUDIT_ACTION_NAMES } from '../../core/audit-actions.js';
 import { AuditRecord } from '../../schemas/audit.js';
-import { Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
+import { PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 
 export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;

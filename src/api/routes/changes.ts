@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { CHANGE_TYPES } from '../../core/changes.js';
 import { SEVERITIES } from '../../core/severity.js';
 import { Change } from '../../schemas/change.js';
-import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
+import { Id, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 
 export const changeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(

@@ -8,7 +8,7 @@ import { DEVICE_SORT_KEYS, type DeviceUserFields } from '../../store/devices.js'
 import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
-import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
+import { Id, Nullable, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));

@@ -7,7 +7,7 @@ import { toScanRecord } from '../../store/scans.js';
 import { principalOf } from '../auth.js';
 import { notFound } from '../errors.js';
 import type { FastifyRequest } from 'fastify';
-import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
+import { Id, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 
 const Started = Type.Object({
   status: Type.Literal('started'),

@@ -115,7 +115,7 @@ const affectedField = (name: string, problem: string | ((value: unknown) => stri
 
 /** Windows releases are named as `windowsReleasesIn` names them. */
 const knownWindowsReleases: Check = (item) =>
-  Array.isArray(item.windowsReleases) ? (item.windowsReleases as unknown[]).filter((r) => !WINDOWS_ORDER.includes(r as string)).map((r) => `unknown Windows release '${r}'`) : [];
+  Array.isArray(item.windowsReleases) ? (item.windowsReleases as unknown[]).filter((r) => !WINDOWS_ORDER.includes(r as string)).map((r) => `unknown Windows release '${String(r)}'`) : [];
 
 const noBoundsWhenVersionIndependent: Check = (item) =>
   item.versionIndependent && RANGE_FIELDS.some((f) => item[f] !== undefined) ? ['a version-independent entry cannot have version bounds'] : [];
@@ -124,7 +124,7 @@ const noBoundsWhenVersionIndependent: Check = (item) =>
 const readableRange: Check = (item) => {
   if (item.versionIndependent) return [];
   try {
-    const r = compileRange(item as VersionRange);
+    const r = compileRange(item);
     const start = r.startIncluding ?? r.startExcluding;
     const end = r.endIncluding ?? r.endExcluding;
     if (start && end) {

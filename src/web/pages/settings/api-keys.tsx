@@ -178,7 +178,8 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
         </Notice>
       )}
       <div class="button-row">
-        <button type="button" onClick={copy}>
+        {/* copy() catches its own failure and falls back to selecting the key. */}
+        <button type="button" onClick={() => void copy()}>
           Copy
         </button>
         <button type="button" class="primary" onClick={onDone}>

@@ -59,7 +59,8 @@ export function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (co
           ))}
         </ul>
       )}
-      <form class="settings-inline-form" onSubmit={add}>
+      {/* add() reports its failures through useAction, so its promise has nothing left to say. */}
+      <form class="settings-inline-form" onSubmit={(event) => void add(event)}>
         <Field label="New zone">
           <input name="zone" maxLength={ZONE_NAME_MAX_LENGTH} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>

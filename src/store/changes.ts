@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Change } from '../schemas/change.js';
-import type { ChangeRow, Database, NewChange } from './schema.js';
+import type { Database, NewChange } from './schema.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
 
 

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
 import type { Database, DeviceRow, DeviceSnapshotsTable, DevicesTable, NewDevice } from './schema.js';
 import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
-import type { DeviceDetail, DeviceSummary, FindingRecord, PortRecord } from '../schemas/device.js';
+import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/device.js';
 import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
 

@@ -23,7 +23,6 @@ import {
 import { MIGRATION_TABLES, knownMigrations, migrateThrough, migrationTables, pgTableName, type TableModel } from './backup-tables.js';
 import { PG_SCHEMA_LOCK, type DatabaseHandle } from './db.js';
 import type { Dialect } from './migrations/index.js';
-import type { Database } from './schema.js';
 
 export { BackupFileError, type BackupHeader } from './backup-format.js';
 

@@ -312,7 +312,7 @@ describe.each(databases)('a backup made by an older schema ($kind)', (database) 
       await migrateThrough(old.db as Kysely<unknown>, 'sqlite', ['001_initial']);
       await old.db
         .insertInto('scans')
-        .values({ status: 'completed', profile: 'quick', subnet: '192.168.1.0/24', scan_type: 'network', created_at: '2026-01-01T00:00:00.000Z', devices_found: 3 } as never)
+        .values({ status: 'completed', profile: 'quick', subnet: '192.168.1.0/24', scan_type: 'network', created_at: '2026-01-01T00:00:00.000Z', devices_found: 3 })
         .execute();
       const backup = await openBackup(old, { version: '0.1.0' });
       const chunks: Buffer[] = [];

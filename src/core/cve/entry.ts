@@ -6,7 +6,7 @@
  */
 import { KindGuard, Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { compareParsed, compileRange, type VersionRange } from '../versions.js';
+import { compareParsed, compileRange } from '../versions.js';
 import { cvssBaseScore } from './cvss.js';
 import { WINDOWS_ORDER } from './windows.js';
 

@@ -5,7 +5,10 @@ import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { plural } from '../format';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
-import type { Change, Cve, DeviceDetail, DeviceUpdate, Finding, Port, Scan, ScanStarted, Zones } from '../types';
+import { SEVERITIES, isOneOf, type Change, type Cve, type DeviceDetail, type DeviceUpdate, type Finding, type Port, type Scan, type ScanStarted, type Severity, type Zones } from '../types';
+
+/** The API states findings' and CVEs' severities as plain strings; anything unexpected shows as info. */
+const severityOf = (text: string): Severity => (isOneOf(SEVERITIES, text) ? text : 'info');
 import './devices.css';
 
 const CHANGES_PAGE = 10;
@@ -375,7 +378,7 @@ function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) 
           {findings.map((f, i) => (
             <li key={i}>
               <div class="detail-head">
-                <SeverityBadge severity={f.severity} />
+                <SeverityBadge severity={severityOf(f.severity)} />
                 <strong>{f.title}</strong>
                 {f.port !== null && (
                   <span class="muted small mono">
@@ -445,7 +448,7 @@ function CveItem({ cve: c }: { cve: Cve }) {
     <li id={cveAnchor(c.id)}>
       <div class="detail-head">
         <strong class="mono">{c.id}</strong>
-        <SeverityBadge severity={c.severity} />
+        <SeverityBadge severity={severityOf(c.severity)} />
         <span class="small">CVSS {c.cvss_score ?? '—'}</span>
         <span class="small muted">{c.confidence === 'confirmed' ? 'Product and version match' : `Match: ${c.confidence}`}</span>
       </div>
@@ -523,7 +526,7 @@ function ChangeHistory({ deviceId, version }: { deviceId: number; version: numbe
           {items.map((c) => (
             <li key={c.id}>
               <div class="detail-head">
-                <SeverityBadge severity={c.severity} />
+                <SeverityBadge severity={severityOf(c.severity)} />
                 <span class="wrap-anywhere">{c.description}</span>
               </div>
               <span class="small muted">

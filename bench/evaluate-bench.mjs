@@ -83,7 +83,10 @@ function ensureBuilt() {
   }
   log(missing ? 'dist/ is missing: building (npm run build)' : 'dist/ is older than src/: rebuilding (npm run build)');
   try {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
   } catch {
     console.error('\nThe build failed. Fix the errors above and run `npm run build` (or set BENCH_SKIP_BUILD=1 to use dist/ as it is).');
     process.exit(1);
@@ -104,8 +107,10 @@ const P = (port, service, product = null, version = null, extra = null, cpe = []
   cpe,
 });
 
-const ubuntuSsh = (v, pkg) => P(22, 'ssh', 'OpenSSH', `${v} Ubuntu ${pkg}`, 'Ubuntu Linux; protocol 2.0', [`cpe:/a:openbsd:openssh:${v}`, 'cpe:/o:linux:linux_kernel']);
-const debianSsh = (v, pkg) => P(22, 'ssh', 'OpenSSH', `${v} Debian ${pkg}`, 'protocol 2.0', [`cpe:/a:openbsd:openssh:${v}`, 'cpe:/o:linux:linux_kernel']);
+const ubuntuSsh = (v, pkg) =>
+  P(22, 'ssh', 'OpenSSH', `${v} Ubuntu ${pkg}`, 'Ubuntu Linux; protocol 2.0', [`cpe:/a:openbsd:openssh:${v}`, 'cpe:/o:linux:linux_kernel']);
+const debianSsh = (v, pkg) =>
+  P(22, 'ssh', 'OpenSSH', `${v} Debian ${pkg}`, 'protocol 2.0', [`cpe:/a:openbsd:openssh:${v}`, 'cpe:/o:linux:linux_kernel']);
 const nginx = (port, v, extra = null, service = 'http') => P(port, service, 'nginx', v, extra, [`cpe:/a:igor_sysoev:nginx:${v}`]);
 const apache = (port, v, extra, service = 'http') => P(port, service, 'Apache httpd', v, extra, [`cpe:/a:apache:http_server:${v}`]);
 const mysql = (v) => P(3306, 'mysql', 'MySQL', v, null, [`cpe:/a:mysql:mysql:${v.split('-')[0]}`]);
@@ -138,7 +143,11 @@ const PROFILES = [
       [mysql('8.0.36-0ubuntu0.22.04.1'), mysql('8.0.32-0ubuntu0.22.04.2'), mysql('5.7.42-0ubuntu0.18.04.1')],
       [postgres('14.9 - 14.11'), postgres('12.0 - 12.17')],
       [redis('6.0.16'), redis('7.0.11'), redis('5.0.7')],
-      [P(8080, 'http', 'Apache Tomcat', '9.0.58', null, ['cpe:/a:apache:tomcat:9.0.58']), P(8080, 'http', 'Jetty', '9.4.44.v20210927', null, ['cpe:/a:eclipse:jetty:9.4.44.v20210927']), P(8080, 'http-proxy', null, null, null, [])],
+      [
+        P(8080, 'http', 'Apache Tomcat', '9.0.58', null, ['cpe:/a:apache:tomcat:9.0.58']),
+        P(8080, 'http', 'Jetty', '9.4.44.v20210927', null, ['cpe:/a:eclipse:jetty:9.4.44.v20210927']),
+        P(8080, 'http-proxy', null, null, null, []),
+      ],
     ],
   },
   {
@@ -148,9 +157,16 @@ const PROFILES = [
     oui: '00:25:90',
     os: [null, null, 'Linux 4.15 - 5.8'],
     slots: [
-      [P(21, 'ftp', 'ProFTPD', '1.3.5', null, ['cpe:/a:proftpd:proftpd:1.3.5']), P(21, 'ftp', 'Pure-FTPd', null, null, ['cpe:/a:pureftpd:pure-ftpd']), P(21, 'ftp', 'vsftpd', '3.0.3', null, ['cpe:/a:vsftpd:vsftpd:3.0.3'])],
+      [
+        P(21, 'ftp', 'ProFTPD', '1.3.5', null, ['cpe:/a:proftpd:proftpd:1.3.5']),
+        P(21, 'ftp', 'Pure-FTPd', null, null, ['cpe:/a:pureftpd:pure-ftpd']),
+        P(21, 'ftp', 'vsftpd', '3.0.3', null, ['cpe:/a:vsftpd:vsftpd:3.0.3']),
+      ],
       [debianSsh('9.2p1', '2+deb12u2'), debianSsh('8.4p1', '5+deb11u1'), ubuntuSsh('8.9p1', '3ubuntu0.6')],
-      [P(25, 'smtp', 'Exim smtpd', '4.94.2', null, ['cpe:/a:exim:exim:4.94.2']), P(25, 'smtp', 'Exim smtpd', '4.96', null, ['cpe:/a:exim:exim:4.96'])],
+      [
+        P(25, 'smtp', 'Exim smtpd', '4.94.2', null, ['cpe:/a:exim:exim:4.94.2']),
+        P(25, 'smtp', 'Exim smtpd', '4.96', null, ['cpe:/a:exim:exim:4.96']),
+      ],
       [apache(80, '2.4.49', '(Unix)'), apache(80, '2.4.57', '(Debian)'), apache(80, '2.4.41', '(Ubuntu)'), apache(80, '2.4.62', '(Debian)')],
       [rpcbind()],
       [apache(443, '2.4.49', '(Unix)', 'https'), apache(443, '2.4.57', '(Debian)', 'https'), apache(443, '2.4.62', '(Debian)', 'https')],
@@ -167,11 +183,20 @@ const PROFILES = [
     oui: '3C:D9:2B',
     os: [null, null, 'Microsoft Windows Server 2019', 'Microsoft Windows 10 1909 - 2004', 'Microsoft Windows 7 SP1'],
     slots: [
-      [P(80, 'http', 'Microsoft IIS httpd', '10.0', null, ['cpe:/a:microsoft:internet_information_services:10.0', 'cpe:/o:microsoft:windows']), P(80, 'http', 'Microsoft IIS httpd', '7.5', null, ['cpe:/a:microsoft:internet_information_services:7.5', 'cpe:/o:microsoft:windows'])],
+      [
+        P(80, 'http', 'Microsoft IIS httpd', '10.0', null, ['cpe:/a:microsoft:internet_information_services:10.0', 'cpe:/o:microsoft:windows']),
+        P(80, 'http', 'Microsoft IIS httpd', '7.5', null, ['cpe:/a:microsoft:internet_information_services:7.5', 'cpe:/o:microsoft:windows']),
+      ],
       [winRpc(135)],
       [P(139, 'netbios-ssn', 'Microsoft Windows netbios-ssn', null, null, ['cpe:/o:microsoft:windows'])],
-      [P(445, 'microsoft-ds', null, null, null, []), P(445, 'microsoft-ds', 'Microsoft Windows Server 2008 R2 - 2012 microsoft-ds', null, null, ['cpe:/o:microsoft:windows'])],
-      [P(1433, 'ms-sql-s', 'Microsoft SQL Server 2019', '15.00.2000.00; RTM', null, ['cpe:/a:microsoft:sql_server:2019']), P(1433, 'ms-sql-s', 'Microsoft SQL Server 2012', '11.00.2100.00; RTM', null, ['cpe:/a:microsoft:sql_server:2012'])],
+      [
+        P(445, 'microsoft-ds', null, null, null, []),
+        P(445, 'microsoft-ds', 'Microsoft Windows Server 2008 R2 - 2012 microsoft-ds', null, null, ['cpe:/o:microsoft:windows']),
+      ],
+      [
+        P(1433, 'ms-sql-s', 'Microsoft SQL Server 2019', '15.00.2000.00; RTM', null, ['cpe:/a:microsoft:sql_server:2019']),
+        P(1433, 'ms-sql-s', 'Microsoft SQL Server 2012', '11.00.2100.00; RTM', null, ['cpe:/a:microsoft:sql_server:2012']),
+      ],
       [P(3389, 'ms-wbt-server', 'Microsoft Terminal Services', null, null, ['cpe:/o:microsoft:windows'])],
       [P(5985, 'http', 'Microsoft HTTPAPI httpd', '2.0', 'SSDP/UPnP', ['cpe:/o:microsoft:windows'])],
       [P(5357, 'http', 'Microsoft HTTPAPI httpd', '2.0', 'SSDP/UPnP', ['cpe:/o:microsoft:windows'])],
@@ -186,12 +211,28 @@ const PROFILES = [
     oui: '50:C7:BF',
     os: [null, 'Linux 2.6.32 - 3.10'],
     slots: [
-      [P(22, 'ssh', 'Dropbear sshd', '2019.78', 'protocol 2.0', ['cpe:/a:matt_johnston:dropbear_ssh_server:2019.78', 'cpe:/o:linux:linux_kernel']), P(22, 'ssh', 'Dropbear sshd', '2017.75', 'protocol 2.0', ['cpe:/a:matt_johnston:dropbear_ssh_server:2017.75', 'cpe:/o:linux:linux_kernel'])],
-      [P(23, 'telnet', 'BusyBox telnetd', null, null, ['cpe:/a:busybox:busybox']), P(23, 'telnet', 'Linux telnetd', null, null, ['cpe:/o:linux:linux_kernel'])],
-      [P(53, 'domain', 'dnsmasq', '2.80', null, ['cpe:/a:thekelleys:dnsmasq:2.80']), P(53, 'domain', 'dnsmasq', '2.78', null, ['cpe:/a:thekelleys:dnsmasq:2.78'])],
-      [P(80, 'http', 'lighttpd', '1.4.45', null, ['cpe:/a:lighttpd:lighttpd:1.4.45']), P(80, 'http', 'GoAhead WebServer', null, null, ['cpe:/a:embedthis:goahead']), P(80, 'http', 'Boa HTTPd', '0.94.14rc21', null, ['cpe:/a:boa:boa:0.94.14rc21'])],
+      [
+        P(22, 'ssh', 'Dropbear sshd', '2019.78', 'protocol 2.0', ['cpe:/a:matt_johnston:dropbear_ssh_server:2019.78', 'cpe:/o:linux:linux_kernel']),
+        P(22, 'ssh', 'Dropbear sshd', '2017.75', 'protocol 2.0', ['cpe:/a:matt_johnston:dropbear_ssh_server:2017.75', 'cpe:/o:linux:linux_kernel']),
+      ],
+      [
+        P(23, 'telnet', 'BusyBox telnetd', null, null, ['cpe:/a:busybox:busybox']),
+        P(23, 'telnet', 'Linux telnetd', null, null, ['cpe:/o:linux:linux_kernel']),
+      ],
+      [
+        P(53, 'domain', 'dnsmasq', '2.80', null, ['cpe:/a:thekelleys:dnsmasq:2.80']),
+        P(53, 'domain', 'dnsmasq', '2.78', null, ['cpe:/a:thekelleys:dnsmasq:2.78']),
+      ],
+      [
+        P(80, 'http', 'lighttpd', '1.4.45', null, ['cpe:/a:lighttpd:lighttpd:1.4.45']),
+        P(80, 'http', 'GoAhead WebServer', null, null, ['cpe:/a:embedthis:goahead']),
+        P(80, 'http', 'Boa HTTPd', '0.94.14rc21', null, ['cpe:/a:boa:boa:0.94.14rc21']),
+      ],
       [P(443, 'https', 'lighttpd', '1.4.45', null, ['cpe:/a:lighttpd:lighttpd:1.4.45'])],
-      [P(1900, 'upnp', 'MiniUPnP', '1.9', 'Linux 2.6.36; UPnP 1.0', ['cpe:/a:miniupnp_project:miniupnpd:1.9']), P(1900, 'upnp', 'MiniUPnP', '2.1', 'Linux 4.4; UPnP 1.1', ['cpe:/a:miniupnp_project:miniupnpd:2.1'])],
+      [
+        P(1900, 'upnp', 'MiniUPnP', '1.9', 'Linux 2.6.36; UPnP 1.0', ['cpe:/a:miniupnp_project:miniupnpd:1.9']),
+        P(1900, 'upnp', 'MiniUPnP', '2.1', 'Linux 4.4; UPnP 1.1', ['cpe:/a:miniupnp_project:miniupnpd:2.1']),
+      ],
       [P(5000, 'upnp', 'MiniUPnP', '1.9', null, ['cpe:/a:miniupnp_project:miniupnpd:1.9'])],
       [P(7547, 'http', 'Allegro RomPager', '4.07', 'UPnP/1.0', ['cpe:/a:allegrosoft:rompager:4.07'])],
       [P(8080, 'http', 'mini_httpd', '1.19 19dec2003', 'router admin', ['cpe:/a:acme:mini_httpd:1.19']), P(8080, 'http', null, null, null, [])],
@@ -212,9 +253,20 @@ const PROFILES = [
       [postgres('13.0 - 13.14'), postgres('9.6.0 or later')],
       [redis('5.0.7'), redis('7.0.11'), redis('6.2.6')],
       [P(8080, 'http', 'Jetty', '9.4.44.v20210927', null, ['cpe:/a:eclipse:jetty:9.4.44.v20210927'])],
-      [P(9200, 'http', 'Elasticsearch REST API', '7.10.2', 'name: node-1; cluster: prod; Lucene 8.7.0', ['cpe:/a:elasticsearch:elasticsearch:7.10.2']), P(9200, 'http', 'Elasticsearch REST API', '6.8.23', 'name: es1; cluster: logs; Lucene 7.7.3', ['cpe:/a:elasticsearch:elasticsearch:6.8.23'])],
-      [P(11211, 'memcached', 'Memcached', '1.6.9', 'uptime 1220434 seconds', ['cpe:/a:memcached:memcached:1.6.9']), P(11211, 'memcached', 'Memcached', '1.4.25', 'uptime 4302 seconds', ['cpe:/a:memcached:memcached:1.4.25'])],
-      [P(27017, 'mongodb', 'MongoDB', '4.4.6', null, ['cpe:/a:mongodb:mongodb:4.4.6']), P(27017, 'mongodb', 'MongoDB', '3.6.8', null, ['cpe:/a:mongodb:mongodb:3.6.8'])],
+      [
+        P(9200, 'http', 'Elasticsearch REST API', '7.10.2', 'name: node-1; cluster: prod; Lucene 8.7.0', [
+          'cpe:/a:elasticsearch:elasticsearch:7.10.2',
+        ]),
+        P(9200, 'http', 'Elasticsearch REST API', '6.8.23', 'name: es1; cluster: logs; Lucene 7.7.3', ['cpe:/a:elasticsearch:elasticsearch:6.8.23']),
+      ],
+      [
+        P(11211, 'memcached', 'Memcached', '1.6.9', 'uptime 1220434 seconds', ['cpe:/a:memcached:memcached:1.6.9']),
+        P(11211, 'memcached', 'Memcached', '1.4.25', 'uptime 4302 seconds', ['cpe:/a:memcached:memcached:1.4.25']),
+      ],
+      [
+        P(27017, 'mongodb', 'MongoDB', '4.4.6', null, ['cpe:/a:mongodb:mongodb:4.4.6']),
+        P(27017, 'mongodb', 'MongoDB', '3.6.8', null, ['cpe:/a:mongodb:mongodb:3.6.8']),
+      ],
     ],
   },
   {
@@ -224,8 +276,14 @@ const PROFILES = [
     oui: '00:11:32',
     os: [null, 'Linux 3.2 - 4.9'],
     slots: [
-      [P(21, 'ftp', 'vsftpd', '3.0.3', null, ['cpe:/a:vsftpd:vsftpd:3.0.3']), P(21, 'ftp', 'ProFTPD', '1.3.6', null, ['cpe:/a:proftpd:proftpd:1.3.6'])],
-      [P(22, 'ssh', 'OpenSSH', '8.2', 'protocol 2.0', ['cpe:/a:openbsd:openssh:8.2']), P(22, 'ssh', 'OpenSSH', '7.4', 'protocol 2.0', ['cpe:/a:openbsd:openssh:7.4'])],
+      [
+        P(21, 'ftp', 'vsftpd', '3.0.3', null, ['cpe:/a:vsftpd:vsftpd:3.0.3']),
+        P(21, 'ftp', 'ProFTPD', '1.3.6', null, ['cpe:/a:proftpd:proftpd:1.3.6']),
+      ],
+      [
+        P(22, 'ssh', 'OpenSSH', '8.2', 'protocol 2.0', ['cpe:/a:openbsd:openssh:8.2']),
+        P(22, 'ssh', 'OpenSSH', '7.4', 'protocol 2.0', ['cpe:/a:openbsd:openssh:7.4']),
+      ],
       [nginx(80, null)],
       [rpcbind()],
       [samba(139, '4.6.2'), samba(139, '3.X - 4.X')],
@@ -247,7 +305,10 @@ const PROFILES = [
       [P(25, 'smtp', 'Exim smtpd', '4.92', null, ['cpe:/a:exim:exim:4.92']), P(25, 'smtp', 'Postfix smtpd', null, null, ['cpe:/a:postfix:postfix'])],
       [nginx(80, '1.22.1')],
       [P(110, 'pop3', 'Dovecot pop3d', null, null, ['cpe:/a:dovecot:dovecot'])],
-      [P(143, 'imap', 'Dovecot imapd', null, null, ['cpe:/a:dovecot:dovecot']), P(143, 'imap', 'Dovecot imapd', '2.3.16', null, ['cpe:/a:dovecot:dovecot:2.3.16'])],
+      [
+        P(143, 'imap', 'Dovecot imapd', null, null, ['cpe:/a:dovecot:dovecot']),
+        P(143, 'imap', 'Dovecot imapd', '2.3.16', null, ['cpe:/a:dovecot:dovecot:2.3.16']),
+      ],
       [nginx(443, '1.22.1', null, 'https')],
       [P(465, 'smtp', 'Exim smtpd', '4.92', null, ['cpe:/a:exim:exim:4.92'])],
       [P(587, 'smtp', 'Exim smtpd', '4.92', null, ['cpe:/a:exim:exim:4.92'])],
@@ -336,7 +397,16 @@ function generateScans() {
   const closed = take(d.port_closed);
   const versioned = take(d.version_changed);
   const replaced = take(d.product_changed);
-  const expected = { device_removed: removed.size, device_added: Math.round(n * d.added), port_opened: 0, port_closed: 0, port_closed_out_of_scope: 0, service_changed: 0, version_only: 0, product: 0 };
+  const expected = {
+    device_removed: removed.size,
+    device_added: Math.round(n * d.added),
+    port_opened: 0,
+    port_closed: 0,
+    port_closed_out_of_scope: 0,
+    service_changed: 0,
+    version_only: 0,
+    product: 0,
+  };
 
   const second = [];
   first.forEach((device, i) => {
@@ -486,7 +556,13 @@ function countOutput({ assessments, cveMatches, changes }) {
   const top = [...ids.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
   return {
     changes: { total: changes.length, by_type: sortKeys(changesByType), by_severity: sortKeys(changesBySeverity) },
-    risk: { devices_by_level: sortKeys(levels), findings, rule_findings: findings - cveFindings, cve_findings: cveFindings, findings_by_severity: sortKeys(findingsBySeverity) },
+    risk: {
+      devices_by_level: sortKeys(levels),
+      findings,
+      rule_findings: findings - cveFindings,
+      cve_findings: cveFindings,
+      findings_by_severity: sortKeys(findingsBySeverity),
+    },
     cves: {
       matches: total,
       distinct_ids: ids.size,
@@ -519,11 +595,19 @@ function runVariant(name, core, input, keepIndex) {
     run = { timing: run.timing, heap_growth_mb: run.heap_growth_mb, heap_used_end_mb: run.heap_used_end_mb };
     check(`${name} run ${i + 1} gives the same counts as the warm-up`, JSON.stringify(c) === JSON.stringify(counts));
     runs.push({ ...run.timing, heap_growth_mb: run.heap_growth_mb, heap_used_end_mb: run.heap_used_end_mb });
-    log(`  run ${i + 1}: ${ms(run.timing.total_ms)} ms (index ${ms(run.timing.index_ms)}, CVE+risk ${ms(run.timing.cve_and_risk_ms)}, changes ${ms(run.timing.changes_ms)}), heap +${run.heap_growth_mb} MB`);
+    log(
+      `  run ${i + 1}: ${ms(run.timing.total_ms)} ms (index ${ms(run.timing.index_ms)}, CVE+risk ${ms(run.timing.cve_and_risk_ms)}, changes ${ms(run.timing.changes_ms)}), heap +${run.heap_growth_mb} MB`,
+    );
   }
   const med = (k) => ms(median(runs.map((r) => r[k])));
   return {
-    median: { total_ms: med('total_ms'), rules_ms: med('rules_ms'), index_ms: med('index_ms'), cve_and_risk_ms: med('cve_and_risk_ms'), changes_ms: med('changes_ms') },
+    median: {
+      total_ms: med('total_ms'),
+      rules_ms: med('rules_ms'),
+      index_ms: med('index_ms'),
+      cve_and_risk_ms: med('cve_and_risk_ms'),
+      changes_ms: med('changes_ms'),
+    },
     min_total_ms: ms(Math.min(...runs.map((r) => r.total_ms))),
     max_total_ms: ms(Math.max(...runs.map((r) => r.total_ms))),
     warmup_total_ms: ms(warmTiming.total_ms),
@@ -549,14 +633,33 @@ async function runShell(dist, scans) {
     const subnet = '10.20.0.0/16';
     const out = { database: 'SQLite (better-sqlite3), temporary file', scans: [] };
     for (const [n, devices] of [scans.first, scans.second].entries()) {
-      const scan = await store.scans.create({ status: 'running', profile: 'normal', subnet, scan_type: 'network', target: null, started_at: new Date().toISOString(), completed_at: null, duration_seconds: null, error: null, triggered_by: 'bench', progress: null });
+      const scan = await store.scans.create({
+        status: 'running',
+        profile: 'normal',
+        subnet,
+        scan_type: 'network',
+        target: null,
+        started_at: new Date().toISOString(),
+        completed_at: null,
+        duration_seconds: null,
+        error: null,
+        triggered_by: 'bench',
+        progress: null,
+      });
       const at = new Date(Date.UTC(2026, 0, 1 + n)).toISOString();
       const t0 = performance.now();
-      const { seen } = await inventory.recordDiscovery(scan.id, devices.map((d) => ({ ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null })), at);
+      const { seen } = await inventory.recordDiscovery(
+        scan.id,
+        devices.map((d) => ({ ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null })),
+        at,
+      );
       const t1 = performance.now();
       const byIp = new Map(seen.map((s) => [s.ip, s.deviceId]));
       await inventory.recordPorts(
-        devices.map((d) => ({ deviceId: byIp.get(d.ip), host: { ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null, os_name: d.os_name, device_type: null, ports: d.ports } })),
+        devices.map((d) => ({
+          deviceId: byIp.get(d.ip),
+          host: { ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null, os_name: d.os_name, device_type: null, ports: d.ports },
+        })),
         at,
       );
       const t2 = performance.now();
@@ -570,11 +673,25 @@ async function runShell(dist, scans) {
       await inventory.recordSnapshots(scan.id, seenIds);
       const t5 = performance.now();
       await store.scans.update(scan.id, { status: 'completed', completed_at: new Date().toISOString(), devices_found: seen.length });
-      const count = async (table) => Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('scan_id', '=', scan.id).executeTakeFirstOrThrow()).n);
+      const count = async (table) =>
+        Number(
+          (
+            await store.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('scan_id', '=', scan.id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       // What evaluate wrote: the CVE rows carry each CVE's description and references.
       const { sql } = await import('kysely');
-      const cveText = await sql`select coalesce(sum(length(description) + length("references") + coalesce(length(remediation), 0)), 0) as n from cve_matches where scan_id = ${scan.id}`.execute(store.db);
-      const pages = await sql`select (select page_count from pragma_page_count()) * (select page_size from pragma_page_size()) as n`.execute(store.db);
+      const cveText =
+        await sql`select coalesce(sum(length(description) + length("references") + coalesce(length(remediation), 0)), 0) as n from cve_matches where scan_id = ${scan.id}`.execute(
+          store.db,
+        );
+      const pages = await sql`select (select page_count from pragma_page_count()) * (select page_size from pragma_page_size()) as n`.execute(
+        store.db,
+      );
       const changeRows = await store.db.selectFrom('changes').select(['change_type']).where('scan_id', '=', scan.id).execute();
       const byType = {};
       for (const c of changeRows) byType[c.change_type] = (byType[c.change_type] ?? 0) + 1;
@@ -654,13 +771,30 @@ function markdown(res) {
     '',
     '### What the runs produce (identical in every run)',
     '',
-    `- Changes: ${c.changes.total} (${Object.entries(c.changes.by_type).map(([k, v]) => `${k} ${v}`).join(', ')}); by severity ${Object.entries(c.changes.by_severity).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    `- Changes: ${c.changes.total} (${Object.entries(c.changes.by_type)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}); by severity ${Object.entries(c.changes.by_severity)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
     `  Generated drift: ${res.input.expected.device_removed} devices gone, ${res.input.expected.device_added} new, ${res.input.expected.port_opened} ports opened, ${res.input.expected.port_closed} closed (and ${res.input.expected.port_closed_out_of_scope} outside the port list, not reported), ` +
       `${res.input.expected.version_only} version and ${res.input.expected.product} product changes.`,
-    `- Risk: devices by level ${Object.entries(c.risk.devices_by_level).map(([k, v]) => `${k} ${v}`).join(', ')}; ${c.risk.findings} findings (${c.risk.rule_findings} from rules, ${c.risk.cve_findings} from CVEs; ` +
-      `${Object.entries(c.risk.findings_by_severity).map(([k, v]) => `${k} ${v}`).join(', ')}).`,
-    `- CVEs: ${c.cves.matches} matches of ${c.cves.distinct_ids} distinct CVEs on ${c.cves.devices_with_matches} devices (${Object.entries(c.cves.by_confidence).map(([k, v]) => `${k} ${v}`).join(', ')}; ` +
-      `${Object.entries(c.cves.by_severity).map(([k, v]) => `${k} ${v}`).join(', ')}; ${c.cves.kev_matches} in CISA KEV). Most matched: ${Object.entries(c.cves.most_matched).slice(0, 5).map(([k, v]) => `${k} (${v})`).join(', ')}.`,
+    `- Risk: devices by level ${Object.entries(c.risk.devices_by_level)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}; ${c.risk.findings} findings (${c.risk.rule_findings} from rules, ${c.risk.cve_findings} from CVEs; ` +
+      `${Object.entries(c.risk.findings_by_severity)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}).`,
+    `- CVEs: ${c.cves.matches} matches of ${c.cves.distinct_ids} distinct CVEs on ${c.cves.devices_with_matches} devices (${Object.entries(
+      c.cves.by_confidence,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}; ` +
+      `${Object.entries(c.cves.by_severity)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}; ${c.cves.kev_matches} in CISA KEV). Most matched: ${Object.entries(c.cves.most_matched)
+        .slice(0, 5)
+        .map(([k, v]) => `${k} (${v})`)
+        .join(', ')}.`,
   );
   if (res.shell) {
     lines.push(
@@ -692,7 +826,12 @@ function markdown(res) {
       `Each evaluation rewrites its devices' rows: scan 2's ${s2.rows.cve_matches} \`cve_matches\` rows carry ${s2.cve_match_text_mb} MB of CVE descriptions, references and remediations ` +
         `(copied from the dataset into every row); the database file is ${s2.database_file_mb} MB after scan 2.`,
     );
-    lines.push('', `Changes stored for scan 2: ${Object.entries(s2.changes_by_type).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+    lines.push(
+      '',
+      `Changes stored for scan 2: ${Object.entries(s2.changes_by_type)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
+    );
   }
   lines.push('', res.ok ? 'All sanity checks passed.' : `**FAILED:**\n\n${res.failures.map((f) => `- ${f}`).join('\n')}`, '');
   return lines.join('\n');
@@ -720,10 +859,15 @@ async function main() {
     currentStates: scans.second.map(toState),
   };
   const openPorts = (list) => list.reduce((s, d) => s + d.ports.filter((p) => p.state === 'open').length, 0);
-  check('first scan: 10 open ports per device', scans.first.every((d) => d.ports.length === 10));
+  check(
+    'first scan: 10 open ports per device',
+    scans.first.every((d) => d.ports.length === 10),
+  );
   gc();
   const memory = { heap_after_input_mb: mb(process.memoryUsage().heapUsed), max_rss_after_input_mb: maxRssMb() };
-  log(`input: ${scans.first.length} + ${scans.second.length} devices, ${openPorts(scans.first)} + ${openPorts(scans.second)} open ports, ${entries.length} CVE records; heap ${memory.heap_after_input_mb} MB, peak RSS ${memory.max_rss_after_input_mb} MB`);
+  log(
+    `input: ${scans.first.length} + ${scans.second.length} devices, ${openPorts(scans.first)} + ${openPorts(scans.second)} open ports, ${entries.length} CVE records; heap ${memory.heap_after_input_mb} MB, peak RSS ${memory.max_rss_after_input_mb} MB`,
+  );
 
   const cold = runVariant('cold', core, input, false);
   const steady = runVariant('steady', core, input, true);
@@ -746,9 +890,21 @@ async function main() {
     log('shell: SQLite through InventoryWriter + ScanEvaluator.evaluate');
     shell = await runShell(dist, scans);
     const s2 = shell.scans[1];
-    check('shell: stored changes match the core', JSON.stringify(s2.changes_by_type) === JSON.stringify(steady.counts.changes.by_type), JSON.stringify(s2.changes_by_type));
-    check('shell: stored CVE matches match the core', s2.rows.cve_matches === steady.counts.cves.matches, `${s2.rows.cve_matches} vs ${steady.counts.cves.matches}`);
-    check('shell: stored findings match the core', s2.rows.risk_findings === steady.counts.risk.findings, `${s2.rows.risk_findings} vs ${steady.counts.risk.findings}`);
+    check(
+      'shell: stored changes match the core',
+      JSON.stringify(s2.changes_by_type) === JSON.stringify(steady.counts.changes.by_type),
+      JSON.stringify(s2.changes_by_type),
+    );
+    check(
+      'shell: stored CVE matches match the core',
+      s2.rows.cve_matches === steady.counts.cves.matches,
+      `${s2.rows.cve_matches} vs ${steady.counts.cves.matches}`,
+    );
+    check(
+      'shell: stored findings match the core',
+      s2.rows.risk_findings === steady.counts.risk.findings,
+      `${s2.rows.risk_findings} vs ${steady.counts.risk.findings}`,
+    );
   }
 
   const cpus = os.cpus();
@@ -787,7 +943,9 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'evaluate.json'), JSON.stringify(results, null, 2) + '\n');
   writeFileSync(join(resultsDir, 'evaluate.md'), markdown(results));
-  log(`cold ${cold.median.total_ms} ms, steady ${steady.median.total_ms} ms (median), peak RSS ${memory.max_rss_after_core_mb} MB; results in bench/results/evaluate.{json,md}`);
+  log(
+    `cold ${cold.median.total_ms} ms, steady ${steady.median.total_ms} ms (median), peak RSS ${memory.max_rss_after_core_mb} MB; results in bench/results/evaluate.{json,md}`,
+  );
   if (failures.length) process.exit(1);
 }
 

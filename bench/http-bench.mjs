@@ -233,11 +233,19 @@ async function sanityChecks(base, key) {
   const auth = { 'X-API-Key': key };
   const health = await fetch(`${base}/health`);
   const healthBody = await health.json();
-  await check('GET /health answers 200 healthy', health.status === 200 && healthBody.status === 'healthy', `${health.status} ${JSON.stringify(healthBody)}`);
+  await check(
+    'GET /health answers 200 healthy',
+    health.status === 200 && healthBody.status === 'healthy',
+    `${health.status} ${JSON.stringify(healthBody)}`,
+  );
 
   const devices = await fetch(`${base}/api/devices`, { headers: auth });
   const list = await devices.json();
-  await check('GET /api/devices answers 200 with a page of 100', devices.status === 200 && Array.isArray(list) && list.length === Math.min(100, settings.devices), `${devices.status}, ${Array.isArray(list) ? list.length : typeof list} items`);
+  await check(
+    'GET /api/devices answers 200 with a page of 100',
+    devices.status === 200 && Array.isArray(list) && list.length === Math.min(100, settings.devices),
+    `${devices.status}, ${Array.isArray(list) ? list.length : typeof list} items`,
+  );
   await check(
     `X-Total-Count is ${settings.devices}`,
     Number(devices.headers.get('x-total-count')) === settings.devices,
@@ -246,7 +254,11 @@ async function sanityChecks(base, key) {
 
   const stats = await fetch(`${base}/api/stats`, { headers: auth });
   const statsBody = await stats.json();
-  await check(`GET /api/stats answers 200 with total_devices ${settings.devices}`, stats.status === 200 && statsBody.total_devices === settings.devices, `${stats.status} ${JSON.stringify(statsBody)}`);
+  await check(
+    `GET /api/stats answers 200 with total_devices ${settings.devices}`,
+    stats.status === 200 && statsBody.total_devices === settings.devices,
+    `${stats.status} ${JSON.stringify(statsBody)}`,
+  );
 
   const anonymous = await fetch(`${base}/api/stats`);
   await check('GET /api/stats without a key answers 401', anonymous.status === 401, `${anonymous.status}`);
@@ -364,15 +376,21 @@ function markdown(results) {
   for (const [store, r] of Object.entries(results.stores)) {
     for (const t of TARGETS) row(store, `\`${t.label}\`${t.name === 'health' ? '' : ' + API key'}`, r.targets[t.name]);
   }
-  lines.push('', '## Authenticated `GET /api/stats` against the bare route (aim ≥ 0.5)', '', '| Store | stats req/s | bare req/s | ratio | aim met | CPU-time ratio |', '|---|---:|---:|---:|---|---:|');
+  lines.push(
+    '',
+    '## Authenticated `GET /api/stats` against the bare route (aim ≥ 0.5)',
+    '',
+    '| Store | stats req/s | bare req/s | ratio | aim met | CPU-time ratio |',
+    '|---|---:|---:|---:|---|---:|',
+  );
   for (const [store, r] of Object.entries(results.ratios)) {
     lines.push(`| ${store} | ${r.stats_rps} | ${r.bare_rps} | ${r.stats_over_bare} | ${r.aim_met ? 'yes' : 'no'} | ${r.cpu_time_ratio} |`);
   }
   lines.push(
     '',
-    'CPU-time ratio: the bare server\'s CPU time per request divided by Netwarden\'s for `GET /api/stats`, the ' +
+    "CPU-time ratio: the bare server's CPU time per request divided by Netwarden's for `GET /api/stats`, the " +
       'ratio the throughputs would have if the server process alone limited them. Latencies are whole milliseconds ' +
-      '(autocannon\'s histogram), so 0 means under 1 ms.',
+      "(autocannon's histogram), so 0 means under 1 ms.",
   );
   lines.push('', '## Memory (server process)', '', '| Process | RSS after seeding MB | peak RSS MB |', '|---|---:|---:|');
   lines.push(`| bare Fastify | — | ${results.bare.memory.peak_rss_mb} |`);

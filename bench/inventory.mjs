@@ -188,7 +188,10 @@ export async function seedInventory(store, count, seedValue = 1) {
     const { devices, portsByIdentity } = buildInventory(count, seedValue, scan.id);
     // 21 columns × 500 rows stays far below SQLite's and PostgreSQL's bound-parameter limits.
     for (let i = 0; i < devices.length; i += 500) {
-      await trx.insertInto('devices').values(devices.slice(i, i + 500)).execute();
+      await trx
+        .insertInto('devices')
+        .values(devices.slice(i, i + 500))
+        .execute();
     }
     const ids = await trx.selectFrom('devices').select(['id', 'identity']).execute();
     const ports = [];
@@ -197,7 +200,10 @@ export async function seedInventory(store, count, seedValue = 1) {
     }
     portRows = ports.length;
     for (let i = 0; i < ports.length; i += 1000) {
-      await trx.insertInto('ports').values(ports.slice(i, i + 1000)).execute();
+      await trx
+        .insertInto('ports')
+        .values(ports.slice(i, i + 1000))
+        .execute();
     }
   });
   // A long-running PostgreSQL would have vacuumed and analysed these tables by now; do it here

@@ -52,9 +52,23 @@ const EXCLUDE = ['10.66.0.1/32'];
 const PORTS = '1-1000';
 const HOSTS = 8;
 const REPEAT = positive('BENCH_SCAN_REPEAT', 3);
-const ALL_VARIANTS = ['plain_nmap', 'api_nmap', 'sequential', 'api_native', 'engine_discovery', 'engine_ports', 'exp_overlap', 'exp_discovery_no_retry'];
+const ALL_VARIANTS = [
+  'plain_nmap',
+  'api_nmap',
+  'sequential',
+  'api_native',
+  'engine_discovery',
+  'engine_ports',
+  'exp_overlap',
+  'exp_discovery_no_retry',
+];
 const DEFAULT_VARIANTS = ALL_VARIANTS.filter((v) => !v.startsWith('exp_') || process.env.BENCH_SCAN_EXPERIMENTS === '1');
-const wanted = new Set((process.env.BENCH_SCAN_VARIANTS ?? DEFAULT_VARIANTS.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+const wanted = new Set(
+  (process.env.BENCH_SCAN_VARIANTS ?? DEFAULT_VARIANTS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 const log = (...args) => console.error('[scan-bench]', ...args);
 const failures = [];
@@ -227,8 +241,15 @@ async function startServer(engine) {
     body: JSON.stringify({ username: 'bench', password: 'scan bench password 1' }),
   });
   if (setup.status !== 201) throw new Error(`admin set-up failed: ${setup.status} ${await setup.text()}`);
-  const cookie = setup.headers.getSetCookie().find((c) => c.startsWith('netwarden_session='))?.split(';')[0];
-  const created = await request('/api/keys', { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'scan-bench' }) });
+  const cookie = setup.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('netwarden_session='))
+    ?.split(';')[0];
+  const created = await request('/api/keys', {
+    method: 'POST',
+    headers: { Cookie: cookie, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'scan-bench' }),
+  });
   if (created.status !== 201) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
   const { key } = await created.json();
   const health = await (await request('/health')).json();
@@ -278,7 +299,15 @@ async function nmap(args, stdin = null) {
 }
 
 function openPorts(hosts) {
-  return new Map(hosts.map((h) => [h.ip, h.ports.filter((p) => p.state === 'open').map((p) => p.port).sort((a, b) => a - b)]));
+  return new Map(
+    hosts.map((h) => [
+      h.ip,
+      h.ports
+        .filter((p) => p.state === 'open')
+        .map((p) => p.port)
+        .sort((a, b) => a - b),
+    ]),
+  );
 }
 
 /** Checks that a run found exactly the live hosts and their open ports. */
@@ -424,7 +453,13 @@ async function main() {
         const r = await variants[v].run();
         const problems = check(`${v} run ${rep}`, r.found);
         const { found: _found, ...rest } = r;
-        results[v].runs.push({ ...rest, ms: round(r.ms), hostsFound: r.found.size, openPorts: [...r.found.values()].reduce((n, p) => n + (p?.length ?? 0), 0), problems });
+        results[v].runs.push({
+          ...rest,
+          ms: round(r.ms),
+          hostsFound: r.found.size,
+          openPorts: [...r.found.values()].reduce((n, p) => n + (p?.length ?? 0), 0),
+          problems,
+        });
         log(`run ${rep}/${REPEAT} ${v}: ${Math.round(r.ms)} ms${problems.length ? ` PROBLEMS: ${problems.join('; ')}` : ''}`);
       }
     }
@@ -435,7 +470,13 @@ async function main() {
 
   for (const v of order) {
     const ms = results[v].runs.map((r) => r.ms);
-    Object.assign(results[v], { label: variants[v].label, command: variants[v].command, median_ms: round(median(ms)), min_ms: Math.min(...ms), max_ms: Math.max(...ms) });
+    Object.assign(results[v], {
+      label: variants[v].label,
+      command: variants[v].command,
+      median_ms: round(median(ms)),
+      min_ms: Math.min(...ms),
+      max_ms: Math.max(...ms),
+    });
   }
   const med = (v) => results[v]?.median_ms ?? null;
   const ratio = (a, b) => (a !== null && b !== null ? round(a / b, 2) : null);
@@ -506,7 +547,10 @@ function markdown(r) {
   const s = (ms) => (ms === null || ms === undefined ? '–' : `${(ms / 1000).toFixed(2)} s`);
   const lines = [];
   lines.push('# Scan benchmark', '');
-  lines.push(`${r.date} · ${r.machine.cpu} × ${r.machine.cores} · ${r.machine.memory_gb} GB · ${r.machine.os} · Node ${r.machine.node} · nmap ${r.machine.nmap}`, '');
+  lines.push(
+    `${r.date} · ${r.machine.cpu} × ${r.machine.cores} · ${r.machine.memory_gb} GB · ${r.machine.os} · Node ${r.machine.node} · nmap ${r.machine.nmap}`,
+    '',
+  );
   lines.push(
     `Load average before ${r.machine.load_average_before.join(' / ')}, after ${r.machine.load_average_after.join(' / ')} (1/5/15 min). ` +
       'The machine is shared: compare runs from the same machine and a similar load only.',
@@ -520,20 +564,32 @@ function markdown(r) {
   );
   lines.push('| Variant | Median | Min | Max | Runs | What |', '|---|---:|---:|---:|---|---|');
   for (const [name, v] of Object.entries(r.results)) {
-    lines.push(`| ${name} | ${s(v.median_ms)} | ${s(v.min_ms)} | ${s(v.max_ms)} | ${v.runs.map((x) => s(x.ms)).join(', ')} | ${v.label}: \`${v.command}\` |`);
+    lines.push(
+      `| ${name} | ${s(v.median_ms)} | ${s(v.min_ms)} | ${s(v.max_ms)} | ${v.runs.map((x) => s(x.ms)).join(', ')} | ${v.label}: \`${v.command}\` |`,
+    );
   }
   lines.push('', '## Ratios', '', '| Ratio | Value | Target |', '|---|---:|---|');
   const yes = (b) => (b === null ? '–' : b ? 'met' : '**missed**');
-  lines.push(`| API normal scan (nmap) / plain nmap | ${r.ratios.api_nmap_over_plain_nmap ?? '–'}× | ≤ 1.2× ${yes(r.targets.api_nmap_at_most_1_2x_plain)} |`);
-  lines.push(`| sequential / API normal scan (nmap) | ${r.ratios.sequential_over_api_nmap ?? '–'}× | ≥ 3× ${yes(r.targets.api_nmap_at_least_3x_faster_than_sequential)} |`);
+  lines.push(
+    `| API normal scan (nmap) / plain nmap | ${r.ratios.api_nmap_over_plain_nmap ?? '–'}× | ≤ 1.2× ${yes(r.targets.api_nmap_at_most_1_2x_plain)} |`,
+  );
+  lines.push(
+    `| sequential / API normal scan (nmap) | ${r.ratios.sequential_over_api_nmap ?? '–'}× | ≥ 3× ${yes(r.targets.api_nmap_at_least_3x_faster_than_sequential)} |`,
+  );
   lines.push(`| API normal scan (native) / plain nmap | ${r.ratios.api_native_over_plain_nmap ?? '–'}× | – |`);
   lines.push(`| sequential / API normal scan (native) | ${r.ratios.sequential_over_api_native ?? '–'}× | – |`);
   if (r.breakdown) {
     const b = r.breakdown;
     lines.push('', '## Where the API scan spends its time', '');
-    lines.push(`- Discovery (\`nmap -sn\` over the block, the engine's arguments): ${s(b.discovery_ms)}, ${Math.round(b.discovery_share_of_api * 100)}% of the API scan.`);
-    lines.push(`- Port scan and version detection over the live hosts (the engine's arguments): ${s(b.ports_and_services_ms)} (${b.engine_ports_over_plain_nmap === null ? '–' : b.engine_ports_over_plain_nmap.toFixed(2)}× the plain run).`);
-    lines.push(`- Everything else (spawning, XML parsing, inventory writes, risk evaluation, polling granularity of 50 ms): ${s(b.app_overhead_ms)}.`);
+    lines.push(
+      `- Discovery (\`nmap -sn\` over the block, the engine's arguments): ${s(b.discovery_ms)}, ${Math.round(b.discovery_share_of_api * 100)}% of the API scan.`,
+    );
+    lines.push(
+      `- Port scan and version detection over the live hosts (the engine's arguments): ${s(b.ports_and_services_ms)} (${b.engine_ports_over_plain_nmap === null ? '–' : b.engine_ports_over_plain_nmap.toFixed(2)}× the plain run).`,
+    );
+    lines.push(
+      `- Everything else (spawning, XML parsing, inventory writes, risk evaluation, polling granularity of 50 ms): ${s(b.app_overhead_ms)}.`,
+    );
   }
   const exp = r.results;
   if (exp.exp_overlap || exp.exp_discovery_no_retry) {
@@ -545,7 +601,9 @@ function markdown(r) {
       );
     }
     if (exp.exp_discovery_no_retry) {
-      lines.push(`- Discovery with \`--max-retries 0\` (one ARP request per address, no retransmission): ${s(exp.exp_discovery_no_retry.median_ms)} against ${s(r.breakdown?.discovery_ms)}.`);
+      lines.push(
+        `- Discovery with \`--max-retries 0\` (one ARP request per address, no retransmission): ${s(exp.exp_discovery_no_retry.median_ms)} against ${s(r.breakdown?.discovery_ms)}.`,
+      );
     }
   }
   if (r.failures.length) lines.push('', '## Failed checks', '', ...r.failures.map((f) => `- ${f}`));

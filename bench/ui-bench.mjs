@@ -98,8 +98,15 @@ try {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}`;
 
-  const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('netwarden_session=')).split(';')[0];
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('netwarden_session='))
+    .split(';')[0];
   const apiTotal = async (query) => {
     const res = await fetch(`${base}/api/devices?${query}`, { headers: { Cookie: cookie } });
     await res.arrayBuffer();
@@ -110,7 +117,15 @@ try {
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-quic'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-quic',
+    ],
     viewport: { width: 1280, height: 900 },
     locale: 'en-GB',
   });
@@ -119,10 +134,18 @@ try {
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
   const rows = page.locator('main table tbody tr');
-  const waitForPager = (pattern) => page.waitForFunction((source) => new RegExp(source).test(document.querySelector('main .pager-range')?.textContent ?? ''), pattern.source);
+  const waitForPager = (pattern) =>
+    page.waitForFunction((source) => new RegExp(source).test(document.querySelector('main .pager-range')?.textContent ?? ''), pattern.source);
   const total = DEVICES.toLocaleString('en-GB');
 
-  const results = { devices: DEVICES, seeded, runs: RUNS, chromium: execFileSync(CHROMIUM, ['--version']).toString().trim(), node: process.version, cpus: os.cpus().length };
+  const results = {
+    devices: DEVICES,
+    seeded,
+    runs: RUNS,
+    chromium: execFileSync(CHROMIUM, ['--version']).toString().trim(),
+    node: process.version,
+    cpus: os.cpus().length,
+  };
 
   results.devices_load = await repeat('devices_load', async () => {
     await page.goto(`${base}/devices`);
@@ -134,7 +157,11 @@ try {
   await cdp.send('Performance.enable');
   await cdp.send('HeapProfiler.collectGarbage');
   const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
-  results.device_list_page = { js_heap_used_mb: Math.round((metrics.JSHeapUsedSize / 1048576) * 10) / 10, dom_nodes: metrics.Nodes, rows: await rows.count() };
+  results.device_list_page = {
+    js_heap_used_mb: Math.round((metrics.JSHeapUsedSize / 1048576) * 10) / 10,
+    dom_nodes: metrics.Nodes,
+    rows: await rows.count(),
+  };
 
   const terms = ['apple', 'raspberry', 'synology', 'lan', 'vmware', 'nest', 'ubiquiti', 'hewlett'];
   const expected = {};

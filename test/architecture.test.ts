@@ -102,7 +102,8 @@ describe('architecture', () => {
         if (target.startsWith(join(SRC, 'web'))) continue;
         const name = relative(SRC, target);
         if (layerOf(target) !== 'core') violations.push(`${relative(SRC, file)} → ${name}`);
-        else if (importsOf(target).length + packageImportsOf(target).length > 0) violations.push(`${relative(SRC, file)} → ${name}, which imports others`);
+        else if (importsOf(target).length + packageImportsOf(target).length > 0)
+          violations.push(`${relative(SRC, file)} → ${name}, which imports others`);
       }
     }
     expect(violations).toEqual([]);

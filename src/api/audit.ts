@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AuditEntry } from '../store/audit.js';
 
-type RequestAudit = Omit<AuditEntry, 'actor' | 'actorType' | 'ipAddress' | 'userAgent'> &
-  Partial<Pick<AuditEntry, 'actor' | 'actorType'>>;
+type RequestAudit = Omit<AuditEntry, 'actor' | 'actorType' | 'ipAddress' | 'userAgent'> & Partial<Pick<AuditEntry, 'actor' | 'actorType'>>;
 
 /** Writes an audit entry for this request: actor from its credentials, client address and user agent. */
 export async function audit(request: FastifyRequest, entry: RequestAudit): Promise<void> {

@@ -34,13 +34,13 @@ export function describeValidationError(errors: AjvError[], context: string | un
   const error = errors.find((e) => e.keyword !== 'anyOf' && e.keyword !== 'if') ?? errors[0];
   const base = error.instancePath.replace(/^\//, '').split('/').join('.');
   const where = (name: string) => (base ? `${base}.${name}` : name);
-  const field = base || (context === 'body' ? 'body' : context ?? 'request');
+  const field = base || (context === 'body' ? 'body' : (context ?? 'request'));
   switch (error.keyword) {
     case 'required':
       return `${where(String(error.params.missingProperty))}: is required`;
     case 'additionalProperties': {
       const name = String(error.params.additionalProperty);
-      const kind = context === 'body' ? 'field' : PART_NAMES[context ?? ''] ?? 'field';
+      const kind = context === 'body' ? 'field' : (PART_NAMES[context ?? ''] ?? 'field');
       return `${where(name)}: unknown ${kind}`;
     }
     case 'enum':
@@ -130,7 +130,13 @@ function isDatabaseUnavailable(error: unknown): boolean {
   const { code = '', message = '' } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && code !== '') {
     // Class 08: connection exception.
-    return code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_ERRORS.has(code) || code.startsWith('SQLITE_BUSY') || code === 'SQLITE_CANTOPEN';
+    return (
+      code.startsWith('08') ||
+      UNAVAILABLE_SQLSTATES.has(code) ||
+      UNAVAILABLE_SOCKET_ERRORS.has(code) ||
+      code.startsWith('SQLITE_BUSY') ||
+      code === 'SQLITE_CANTOPEN'
+    );
   }
   // node-postgres's own words when the server hangs up on a connection in use.
   return typeof message === 'string' && /^Connection terminated( unexpectedly| due to connection timeout)?$/.test(message);

@@ -3,17 +3,16 @@ import { Type } from '@sinclair/typebox';
 export { Nullable, StringEnum, Timestamp } from '../schemas/common.js';
 
 const errorBody = (description: string) =>
-  Type.Object(
-    { detail: Type.String({ description: 'What went wrong, in words a person can act on' }) },
-    { additionalProperties: true, description },
-  );
+  Type.Object({ detail: Type.String({ description: 'What went wrong, in words a person can act on' }) }, { additionalProperties: true, description });
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 
 /** `limit` 1–1000 (default 100) and `offset` ≥ 0; the total count is in `X-Total-Count`. */
 export function pagingQuery(defaultLimit = 100) {
   return {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: defaultLimit, description: `Page size, 1–1000 (default ${defaultLimit})` })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: defaultLimit, description: `Page size, 1–1000 (default ${defaultLimit})` }),
+    ),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Items to skip' })),
   };
 }

@@ -36,5 +36,7 @@ export function passwordProblem(password: string, username?: string): string | n
 }
 
 export function usernameProblem(username: string): string | null {
-  return new RegExp(USERNAME_PATTERN).test(username) ? null : `must be ${USERNAME_MIN_LENGTH}-${USERNAME_MAX_LENGTH} characters of A-Z, a-z, 0-9, dot, underscore or hyphen`;
+  return new RegExp(USERNAME_PATTERN).test(username)
+    ? null
+    : `must be ${USERNAME_MIN_LENGTH}-${USERNAME_MAX_LENGTH} characters of A-Z, a-z, 0-9, dot, underscore or hyphen`;
 }

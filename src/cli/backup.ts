@@ -28,7 +28,10 @@ export function registerBackupCommands(program: Command): void {
   program
     .command('backup')
     .description('Write a consistent backup of the whole database to a file (works while the service runs)')
-    .argument('<file>', 'file to write (replaced when the backup is complete), a directory to write netwarden-backup-<time>.jsonl.gz into, or - for standard output')
+    .argument(
+      '<file>',
+      'file to write (replaced when the backup is complete), a directory to write netwarden-backup-<time>.jsonl.gz into, or - for standard output',
+    )
     .addHelpText('after', BACKUP_HELP)
     .action(
       action(async (target: string) => {
@@ -38,8 +41,7 @@ export function registerBackupCommands(program: Command): void {
         }
         await withStore(async (store, config) => {
           const where = describeDatabase(config.databaseUrl);
-          const destination: Destination =
-            target === '-' ? null : (name) => (intoDirectory ? join(resolve(target), name) : resolve(target));
+          const destination: Destination = target === '-' ? null : (name) => (intoDirectory ? join(resolve(target), name) : resolve(target));
           let file = target === '-' ? 'standard output' : resolve(target);
           try {
             const written = await writeBackup(store.handle, destination);
@@ -96,7 +98,9 @@ export function registerBackupCommands(program: Command): void {
           if (options.safetyBackup && (await databaseMigrations(handle)).length) {
             mkdirSync(config.dataDir, { recursive: true });
             const written = await writeBackup(handle, (name) => join(config.dataDir, name), 'netwarden-pre-restore').catch((err: unknown) => {
-              throw new CliError(`could not save the current data first (${messageOf(err)}); nothing was changed. Use --no-safety-backup to restore without that copy`);
+              throw new CliError(
+                `could not save the current data first (${messageOf(err)}); nothing was changed. Use --no-safety-backup to restore without that copy`,
+              );
             });
             safety = written.file;
           }

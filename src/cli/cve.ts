@@ -28,10 +28,11 @@ export function registerCveCommand(program: Command): void {
           throw err;
         }
         for (const report of summary.files) process.stdout.write(`${describe(report)}\n`);
-        const totals = summary.files.reduce(
-          (t, r) => ({ added: t.added + r.added, updated: t.updated + r.updated, kev: t.kev + r.kevFlagsSet }),
-          { added: 0, updated: 0, kev: 0 },
-        );
+        const totals = summary.files.reduce((t, r) => ({ added: t.added + r.added, updated: t.updated + r.updated, kev: t.kev + r.kevFlagsSet }), {
+          added: 0,
+          updated: 0,
+          kev: 0,
+        });
         process.stdout.write(
           `Total: ${totals.added} added, ${totals.updated} updated, ${totals.kev} KEV flag${totals.kev === 1 ? '' : 's'} set.\n` +
             `Saved to ${summary.path} (${summary.totalImported} imported CVE records, ${summary.totalKev} KEV entries). ` +

@@ -38,12 +38,17 @@ export function registerScanCommand(program: Command): void {
             manager.cancel(scan.id).catch((err) => process.stderr.write(`could not cancel the scan: ${String((err as Error).message)}\n`));
           };
           process.once('SIGINT', interrupt);
-          const bar = options.progress && process.stderr.isTTY
-            ? new cliProgress.SingleBar(
-                { stream: process.stderr, format: ' {bar} {percentage}% | {phase} | hosts {found} found, {done} done | ETA {eta_text}', hideCursor: true },
-                cliProgress.Presets.shades_classic,
-              )
-            : null;
+          const bar =
+            options.progress && process.stderr.isTTY
+              ? new cliProgress.SingleBar(
+                  {
+                    stream: process.stderr,
+                    format: ' {bar} {percentage}% | {phase} | hosts {found} found, {done} done | ETA {eta_text}',
+                    hideCursor: true,
+                  },
+                  cliProgress.Presets.shades_classic,
+                )
+              : null;
           bar?.start(100, 0, { phase: 'starting', found: 0, done: 0, eta_text: '?' });
           const timer = setInterval(() => {
             const current = manager.current();
@@ -88,6 +93,10 @@ export function registerScanCommand(program: Command): void {
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }

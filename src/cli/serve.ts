@@ -27,7 +27,8 @@ export function registerServeCommand(program: Command): void {
       const { createLogger, handleShutdown, startServer } = await import('../server.js');
       const logger = createLogger(config.logLevel);
       // Before the database is opened: `netwarden restore` refuses while this marker is live.
-      if (!markUsing(config, 'serve')) logger.warn({ dataDir: config.dataDir }, 'cannot write to <data dir>/run: netwarden restore will not know that the service runs');
+      if (!markUsing(config, 'serve'))
+        logger.warn({ dataDir: config.dataDir }, 'cannot write to <data dir>/run: netwarden restore will not know that the service runs');
       try {
         const server = await startServer(config, logger);
         handleShutdown(server, logger);

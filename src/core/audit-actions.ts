@@ -19,7 +19,8 @@ export const AUDIT_ACTIONS = {
   scan_cancelled: 'A running scan was cancelled',
   retention_run: 'The daily retention job deleted history older than retention.days (counts per kind)',
   backup_created: 'A backup of the whole database was taken (GET /api/backup or netwarden backup): file, tables and rows, or the error',
-  restore_completed: 'The data was replaced by a backup (netwarden restore); recorded in the restored data: file, when and by which version it was made',
+  restore_completed:
+    'The data was replaced by a backup (netwarden restore); recorded in the restored data: file, when and by which version it was made',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -155,7 +155,14 @@ const OPENSSH: Omit<BannerRule, 'pattern'> = {
 
 /** SSH implementations by the software field of their identification string; the context is its comment. */
 const SSH_RULES: readonly BannerRule[] = [
-  { pattern: /^OpenSSH_for_Windows_([\w.]+)/, product: 'OpenSSH', version: 1, cpe: 'openbsd:openssh', fixedCpe: [WINDOWS_CPE], extra: () => ['for Windows'] },
+  {
+    pattern: /^OpenSSH_for_Windows_([\w.]+)/,
+    product: 'OpenSSH',
+    version: 1,
+    cpe: 'openbsd:openssh',
+    fixedCpe: [WINDOWS_CPE],
+    extra: () => ['for Windows'],
+  },
   { pattern: /^OpenSSH_([\w.+]+?)(?:[-_](hpn\w+|\w*FIPS\w*|PKIX\S*))?$/, ...OPENSSH },
   { pattern: /^OpenSSH_([\w.]+)/, ...OPENSSH },
   { pattern: /^dropbear(?:_([\w.-]+))?$/i, product: 'Dropbear sshd', version: 1, cpe: 'matt_johnston:dropbear_ssh_server' },
@@ -189,11 +196,29 @@ export function parseSshBanner(text: string): ServiceInfo | null {
 const FTP_RULES: readonly BannerRule[] = [
   { pattern: /vsFTPd ([\w.-]+)/i, product: 'vsftpd', version: 1, cpe: 'vsftpd:vsftpd' },
   { pattern: /^500 OOPS: /, product: 'vsftpd', cpe: 'vsftpd:vsftpd', extra: () => ['broken'] },
-  { pattern: /ProFTPD (\d[\w.]*)/, product: 'ProFTPD', version: 1, cpe: 'proftpd:proftpd', extra: (_, text) => [text.match(/ProFTPD \S+ Server \((Debian|Ubuntu)\)/)?.[1]] },
+  {
+    pattern: /ProFTPD (\d[\w.]*)/,
+    product: 'ProFTPD',
+    version: 1,
+    cpe: 'proftpd:proftpd',
+    extra: (_, text) => [text.match(/ProFTPD \S+ Server \((Debian|Ubuntu)\)/)?.[1]],
+  },
   { pattern: /ProFTPD/, product: 'ProFTPD', cpe: 'proftpd:proftpd' },
   { pattern: /Pure-?FTPd(?: (\d[\w.]*))?/i, product: 'Pure-FTPd', version: 1, cpe: 'pureftpd:pure-ftpd' },
-  { pattern: /FileZilla Server(?: version)?(?: (\d[\w.]*(?: beta)?))?/i, product: 'FileZilla ftpd', version: 1, cpe: 'filezilla-project:filezilla_server', fixedCpe: [WINDOWS_CPE] },
-  { pattern: /Microsoft FTP Service(?: \(Version (\d[^)]*)\))?/, product: 'Microsoft ftpd', version: 1, cpe: 'microsoft:ftp_service', fixedCpe: [WINDOWS_CPE] },
+  {
+    pattern: /FileZilla Server(?: version)?(?: (\d[\w.]*(?: beta)?))?/i,
+    product: 'FileZilla ftpd',
+    version: 1,
+    cpe: 'filezilla-project:filezilla_server',
+    fixedCpe: [WINDOWS_CPE],
+  },
+  {
+    pattern: /Microsoft FTP Service(?: \(Version (\d[^)]*)\))?/,
+    product: 'Microsoft ftpd',
+    version: 1,
+    cpe: 'microsoft:ftp_service',
+    fixedCpe: [WINDOWS_CPE],
+  },
   { pattern: /\bwu-([\d.]+\S*)/, product: 'WU-FTPD', version: 1, cpe: 'washington_university:wu-ftpd' },
   // An FTP server that does not say which.
   { pattern: /\bFTP\b|FTPd|ftpd/i },
@@ -269,10 +294,26 @@ export function parsePop3Banner(text: string): ServiceInfo | null {
 /** IMAP servers by the first line of their greeting. */
 const IMAP_RULES: readonly BannerRule[] = [
   { pattern: /\bDovecot\b/i, product: 'Dovecot imapd', cpe: 'dovecot:dovecot', extra: dovecotDistro },
-  { pattern: /Cyrus IMAP4? (?:Murder )?v?(\d[\w.+-]*?)(?:-(?:Debian|Red Hat|OS X)[^ ]*)? server ready/, product: 'Cyrus imapd', version: 1, cpe: 'cmu:cyrus_imap_server' },
+  {
+    pattern: /Cyrus IMAP4? (?:Murder )?v?(\d[\w.+-]*?)(?:-(?:Debian|Red Hat|OS X)[^ ]*)? server ready/,
+    product: 'Cyrus imapd',
+    version: 1,
+    cpe: 'cmu:cyrus_imap_server',
+  },
   { pattern: /Courier-IMAP/, product: 'Courier Imapd', cpe: 'courier-mta:courier' },
-  { pattern: /Microsoft Exchange Server (\d+)? ?IMAP4/, product: 'Microsoft Exchange imapd', version: 1, cpe: 'microsoft:exchange_server', fixedCpe: [WINDOWS_CPE] },
-  { pattern: /\bUW IMAP4rev1 (?:server )?(?:v|version )?(\d[\w.-]*)/i, product: 'UW imapd', version: 1, cpe: 'university_of_washington:imap_toolkit' },
+  {
+    pattern: /Microsoft Exchange Server (\d+)? ?IMAP4/,
+    product: 'Microsoft Exchange imapd',
+    version: 1,
+    cpe: 'microsoft:exchange_server',
+    fixedCpe: [WINDOWS_CPE],
+  },
+  {
+    pattern: /\bUW IMAP4rev1 (?:server )?(?:v|version )?(\d[\w.-]*)/i,
+    product: 'UW imapd',
+    version: 1,
+    cpe: 'university_of_washington:imap_toolkit',
+  },
   { pattern: /IMAP4rev1 (20\d\d\.[\w.-]+) at/, product: 'UW imapd', version: 1, cpe: 'university_of_washington:imap_toolkit' },
   // An IMAP server that does not say which.
   { pattern: /IMAP|ready/i },
@@ -304,7 +345,13 @@ export function parseMysqlHandshake(bytes: Uint8Array): ServiceInfo | null {
     if (!/^\d+\.\d+[\w.+~:-]*$/.test(raw)) return null;
     const maria = raw.match(/^(?:5\.5\.5-)?(\d+\.\d+\.\d+)-MariaDB(?:-(.+))?$/);
     if (maria) {
-      return finish({ service: 'mysql', product: 'MariaDB', version: maria[1], extra: [maria[2] ? `package ${maria[2]}` : null], cpe: [cpeOf('mariadb:mariadb', maria[1])] });
+      return finish({
+        service: 'mysql',
+        product: 'MariaDB',
+        version: maria[1],
+        extra: [maria[2] ? `package ${maria[2]}` : null],
+        cpe: [cpeOf('mariadb:mariadb', maria[1])],
+      });
     }
     const mysql = raw.match(/^(\d+\.\d+\.\d+)(?:-(.+))?$/);
     const version = mysql ? mysql[1] : raw;
@@ -312,9 +359,21 @@ export function parseMysqlHandshake(bytes: Uint8Array): ServiceInfo | null {
   }
   if (bytes[4] === 0xff) {
     const message = clean(bytesToText(bytes.subarray(7, 4 + length)));
-    if (/MariaDB/.test(message)) return finish({ service: 'mysql', product: 'MariaDB', extra: [/not allowed/.test(message) ? 'unauthorized' : null], cpe: [cpeOf('mariadb:mariadb')] });
+    if (/MariaDB/.test(message))
+      return finish({
+        service: 'mysql',
+        product: 'MariaDB',
+        extra: [/not allowed/.test(message) ? 'unauthorized' : null],
+        cpe: [cpeOf('mariadb:mariadb')],
+      });
     if (/MySQL|not allowed to connect|Too many connections|blocked because/i.test(message)) {
-      const extra = /not allowed/.test(message) ? 'unauthorized' : /Too many/.test(message) ? 'Too many connections' : /blocked/.test(message) ? 'blocked - too many connection errors' : null;
+      const extra = /not allowed/.test(message)
+        ? 'unauthorized'
+        : /Too many/.test(message)
+          ? 'Too many connections'
+          : /blocked/.test(message)
+            ? 'blocked - too many connection errors'
+            : null;
       return finish({ service: 'mysql', product: 'MySQL', extra: [extra], cpe: [cpeOf('mysql:mysql')] });
     }
   }
@@ -331,7 +390,8 @@ function parseMiscGreeting(text: string, bytes: Uint8Array): ServiceInfo | null 
   if ((r = text.match(/^-ERR (?:unknown command|wrong number of arguments|operation not permitted|NOAUTH)/))) {
     return finish({ service: 'redis', product: 'Redis key-value store', cpe: [cpeOf('redislabs:redis')] });
   }
-  if (/^-NOAUTH Authentication required/.test(text)) return finish({ service: 'redis', product: 'Redis key-value store', extra: ['authentication required'], cpe: [cpeOf('redislabs:redis')] });
+  if (/^-NOAUTH Authentication required/.test(text))
+    return finish({ service: 'redis', product: 'Redis key-value store', extra: ['authentication required'], cpe: [cpeOf('redislabs:redis')] });
   if ((r = text.match(/^RTSP\/1\.0 \d{3}/))) {
     const server = text.match(/\r?\nServer: ([^\r\n]+)/i)?.[1];
     return finish({ service: 'rtsp', product: server ? clean(server) : null });
@@ -463,7 +523,8 @@ export function parseHttpResponse(text: string): ServiceInfo | null {
   const info: ServiceInfo = server ? { service: 'http', ...parseServerHeader(server) } : { ...EMPTY, service: 'http' };
   if (!server) {
     const powered = head.headers['x-powered-by'];
-    if (powered && /^Express$/i.test(powered)) return { ...info, product: 'Node.js', extra_info: 'Express middleware', cpe: [cpeOf('nodejs:node.js')] };
+    if (powered && /^Express$/i.test(powered))
+      return { ...info, product: 'Node.js', extra_info: 'Express middleware', cpe: [cpeOf('nodejs:node.js')] };
     if (/^Basic realm=|^Digest realm=/i.test(head.headers['www-authenticate'] ?? '')) {
       const realm = (head.headers['www-authenticate'] ?? '').match(/realm="?([^",]*)/i)?.[1];
       return { ...info, extra_info: realm ? `realm ${clean(realm).slice(0, 60)}` : null };
@@ -478,7 +539,9 @@ export function looksLikeTlsOnly(bytes: Uint8Array | null): boolean {
   // A TLS record (alert 0x15 or handshake 0x16) with version 3.x.
   if ((bytes[0] === 0x15 || bytes[0] === 0x16) && bytes[1] === 0x03) return true;
   const text = bytesToText(bytes.subarray(0, 2048));
-  return /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server|Client sent an HTTP request to an HTTPS server|The plain HTTP request was sent/i.test(text);
+  return /plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server|Client sent an HTTP request to an HTTPS server|The plain HTTP request was sent/i.test(
+    text,
+  );
 }
 
 /* ------------------------------------------------------------------------------------------------

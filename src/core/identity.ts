@@ -203,7 +203,10 @@ function cleanUp(hosts: readonly DiscoveredHost[], known: readonly KnownDevice[]
     const withMac = group.filter((c) => c.host.mac);
     for (const c of group) {
       if (!c.host.mac && withMac.length > 0) {
-        dropped.push({ host: c.host, reason: `${c.host.ip} was reported with MAC ${withMac[0].host.mac} and without one; the report with the MAC was kept` });
+        dropped.push({
+          host: c.host,
+          reason: `${c.host.ip} was reported with MAC ${withMac[0].host.mac} and without one; the report with the MAC was kept`,
+        });
       } else cleaned.push(c);
     }
   }

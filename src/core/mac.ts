@@ -5,7 +5,7 @@ const MAC = /^([0-9a-f]{2})[:-]?([0-9a-f]{2})[:-]?([0-9a-f]{2})[:-]?([0-9a-f]{2}
 /** `aa-bb-cc-dd-ee-ff`, `aabb.ccdd.eeff`-less forms → `AA:BB:CC:DD:EE:FF`; null when not a MAC. */
 export function normalizeMac(text: string | null | undefined): string | null {
   if (!text) return null;
-  const m = (text.trim()).match(MAC);
+  const m = text.trim().match(MAC);
   if (!m) return null;
   const mac = m.slice(1).join(':').toUpperCase();
   return mac === '00:00:00:00:00:00' || mac === 'FF:FF:FF:FF:FF:FF' ? null : mac;

@@ -74,8 +74,7 @@ export interface PortRange {
  * Overlapping parts are merged; the result is sorted.
  */
 export function parsePortRanges(text: string): Parsed<PortRange[]> {
-  const error =
-    `must be <low>-<high> with ${PORTS.min} ≤ low ≤ high ≤ ${PORTS.max} (for example 1-1000), or a comma list of ports and ranges such as 22,80,8000-8100`;
+  const error = `must be <low>-<high> with ${PORTS.min} ≤ low ≤ high ≤ ${PORTS.max} (for example 1-1000), or a comma list of ports and ranges such as 22,80,8000-8100`;
   if (typeof text !== 'string' || text.trim() === '') return { ok: false, error };
   const ranges: PortRange[] = [];
   for (const part of text.split(',')) {
@@ -107,7 +106,10 @@ export function formatPortRanges(ranges: PortRange[]): string {
 
 /** A comma-separated list of IPv4 CIDR blocks (or addresses), in canonical form. */
 export function parseCidrList(text: string): Parsed<string[]> {
-  const entries = text.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   if (entries.length === 0) return { ok: false, error: 'must list at least one IPv4 CIDR block, such as 192.168.1.0/24' };
   const out: string[] = [];
   for (const entry of entries) {

@@ -33,7 +33,13 @@ const VIRTUAL_NAME = /^(docker|br-|veth|virbr|lxc|lxd|cni|flannel|cali|tun|tap|w
 export function netmaskToPrefix(netmask: string): number {
   return netmask
     .split('.')
-    .map((octet) => Number(octet).toString(2).split('').filter((b) => b === '1').length)
+    .map(
+      (octet) =>
+        Number(octet)
+          .toString(2)
+          .split('')
+          .filter((b) => b === '1').length,
+    )
     .reduce((a, b) => a + b, 0);
 }
 
@@ -42,11 +48,7 @@ export function netmaskToPrefix(netmask: string): number {
  * known, else the first physical-looking private interface. A block wider than /16 is narrowed
  * to the /24 around the address, so the suggestion is always scannable.
  */
-export function detectNetwork(
-  addresses: InterfaceAddress[],
-  hostname: string,
-  defaultRouteInterface: string | null,
-): NetworkDetection {
+export function detectNetwork(addresses: InterfaceAddress[], hostname: string, defaultRouteInterface: string | null): NetworkDetection {
   const interfaces: DetectedInterface[] = addresses
     .filter((a) => (a.family === 'IPv4' || a.family === 4) && !a.internal && !a.address.startsWith('169.254.'))
     .map((a) => {

@@ -30,19 +30,8 @@ function common(options: NmapCommonOptions): string[] {
 
 /** Host discovery only (`-sn`): ARP on the local segment when privileged, ICMP and TCP probes otherwise. */
 export function discoveryArgs(cidr: string, exclude: string[], options: NmapCommonOptions): string[] {
-  const probes = options.privileged
-    ? ['-PE', '-PP', `-PS${DISCOVERY_TCP_PORTS}`, '-PA80,443']
-    : [`-PS${DISCOVERY_TCP_PORTS}`];
-  return [
-    '-sn',
-    ...probes,
-    '-T4',
-    '--max-retries',
-    '2',
-    ...common(options),
-    ...(exclude.length ? ['--exclude', exclude.join(',')] : []),
-    cidr,
-  ];
+  const probes = options.privileged ? ['-PE', '-PP', `-PS${DISCOVERY_TCP_PORTS}`, '-PA80,443'] : [`-PS${DISCOVERY_TCP_PORTS}`];
+  return ['-sn', ...probes, '-T4', '--max-retries', '2', ...common(options), ...(exclude.length ? ['--exclude', exclude.join(',')] : []), cidr];
 }
 
 export interface PortScanOptions extends NmapCommonOptions {

@@ -91,7 +91,9 @@ function mapPort(port: Node): ScannedPort {
     product: (service.product as string | undefined) ?? null,
     version: (service.version as string | undefined) ?? null,
     extra_info: (service.extrainfo as string | undefined) ?? null,
-    cpe: nodes(service.cpe).map(text).filter((c): c is string => c !== null),
+    cpe: nodes(service.cpe)
+      .map(text)
+      .filter((c): c is string => c !== null),
   };
 }
 
@@ -110,9 +112,7 @@ function bestOsMatch(os: Node | undefined): { name: string | null; deviceType: s
   return { name: (match.name as string | undefined) ?? null, deviceType: (osClass?.type as string | undefined) ?? null };
 }
 
-export type NmapStreamEvent =
-  | { kind: 'task'; task: string; percent: number; remaining: number | null }
-  | { kind: 'host'; ip: string; up: boolean };
+export type NmapStreamEvent = { kind: 'task'; task: string; percent: number; remaining: number | null } | { kind: 'host'; ip: string; up: boolean };
 
 const STREAM_ITEM = /<taskprogress\b[^>]*\/>|<host\b[\s\S]*?<\/host>/g;
 

@@ -14,9 +14,7 @@ export interface Release {
  * `{version, url, notes, published_at}` document.
  */
 export function parseReleaseFeed(doc: unknown): Release | { error: string } {
-  const candidate: unknown = Array.isArray(doc)
-    ? doc.find((r) => isObject(r) && !r.draft && !r.prerelease)
-    : doc;
+  const candidate: unknown = Array.isArray(doc) ? doc.find((r) => isObject(r) && !r.draft && !r.prerelease) : doc;
   if (!isObject(candidate)) return { error: 'the release feed did not contain a release' };
   const rawVersion = str(candidate.tag_name) ?? str(candidate.version) ?? str(candidate.name);
   if (!rawVersion) return { error: 'the release feed did not name a version' };
@@ -33,7 +31,10 @@ export function parseReleaseFeed(doc: unknown): Release | { error: string } {
 type Semver = { core: number[]; pre: string[] };
 
 export function parseSemver(text: string): Semver | null {
-  const m = (text.trim().replace(/^v/i, '')).match(/^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/);
+  const m = text
+    .trim()
+    .replace(/^v/i, '')
+    .match(/^(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/);
   if (!m) return null;
   return { core: [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)], pre: m[4] ? m[4].split('.') : [] };
 }
@@ -58,7 +59,6 @@ export function compareSemver(a: string, b: string): number {
   }
   return 0;
 }
-
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v : undefined;

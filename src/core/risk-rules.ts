@@ -146,8 +146,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     id: 'ftp',
     severity: 'medium',
     title: 'FTP (unencrypted file transfer)',
-    description:
-      'FTP sends logins and files in clear text; servers are often left with anonymous access or share the password of a real account.',
+    description: 'FTP sends logins and files in clear text; servers are often left with anonymous access or share the password of a real account.',
     recommendation:
       'Replace FTP with SFTP (part of any SSH server) or FTPS. If FTP must stay, disable anonymous login (vsftpd: `anonymous_enable=NO`), ' +
       'use an account that is used nowhere else, and allow port 21 only from the machines that need it.',
@@ -205,8 +204,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     title: 'NetBIOS name service answers',
     description:
       'The NetBIOS name service (137/udp) tells anyone the machine name, workgroup and logged-in user, and can be abused for name spoofing (NBNS poisoning).',
-    recommendation:
-      'Disable NetBIOS over TCP/IP on this machine (Samba: `disable netbios = yes`, stop nmbd) unless old clients need it.',
+    recommendation: 'Disable NetBIOS over TCP/IP on this machine (Samba: `disable netbios = yes`, stop nmbd) unless old clients need it.',
     ports: [137],
     protocol: 'udp',
     services: ['netbios-ns'],
@@ -332,7 +330,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     description:
       'The database server accepts connections from the network; a permissive pg_hba.conf (`trust`, or `0.0.0.0/0`) or a weak password gives the data away, and superusers can run programs on the host.',
     recommendation:
-      'Set `listen_addresses = \'localhost\'` in postgresql.conf if only local applications use it; otherwise list only the application hosts in pg_hba.conf with `scram-sha-256`, never `trust`, and allow 5432 only from them.',
+      "Set `listen_addresses = 'localhost'` in postgresql.conf if only local applications use it; otherwise list only the application hosts in pg_hba.conf with `scram-sha-256`, never `trust`, and allow 5432 only from them.",
     ports: [5432],
     protocol: 'tcp',
     services: ['postgresql', 'postgres'],
@@ -395,8 +393,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     id: 'memcached',
     severity: 'high',
     title: 'Memcached reachable on the network',
-    description:
-      'Memcached has no authentication: anyone can read and overwrite the cache, and its UDP mode is abused for huge DDoS amplification.',
+    description: 'Memcached has no authentication: anyone can read and overwrite the cache, and its UDP mode is abused for huge DDoS amplification.',
     recommendation:
       'Bind it to localhost (`-l 127.0.0.1` in /etc/memcached.conf), disable UDP (`-U 0`), and allow 11211 only from the application hosts.',
     ports: [11211],
@@ -498,8 +495,7 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     id: 'etcd',
     severity: 'high',
     title: 'etcd key-value store reachable',
-    description:
-      'etcd (port 2379) stores every Kubernetes secret; without client certificate authentication anyone who can reach it reads them all.',
+    description: 'etcd (port 2379) stores every Kubernetes secret; without client certificate authentication anyone who can reach it reads them all.',
     recommendation:
       'Require client certificates (`--client-cert-auth=true` with `--trusted-ca-file`), listen only on the cluster network (`--listen-client-urls`), and firewall 2379/2380 from everything but the control plane.',
     ports: [2379, 2380],
@@ -582,10 +578,8 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     id: 'rtsp',
     severity: 'low',
     title: 'RTSP video stream server',
-    description:
-      'An RTSP server (port 554), typically an IP camera or NVR; streams are often reachable without a password or with the factory one.',
-    recommendation:
-      'Set a strong password on the camera and require it for RTSP, keep cameras on an isolated VLAN, and update the camera firmware.',
+    description: 'An RTSP server (port 554), typically an IP camera or NVR; streams are often reachable without a password or with the factory one.',
+    recommendation: 'Set a strong password on the camera and require it for RTSP, keep cameras on an isolated VLAN, and update the camera firmware.',
     ports: [554, 8554],
     protocol: 'tcp',
     services: ['rtsp'],
@@ -658,7 +652,8 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     title: 'Raw printing port (JetDirect) open',
     description:
       'Port 9100 accepts raw print jobs without authentication, and PJL/PostScript commands sent to it can read printer settings or files and change the configuration.',
-    recommendation: 'Disable raw port 9100 printing in the printer settings if you print over IPP, set an admin password on the printer, and keep printers on a separate VLAN.',
+    recommendation:
+      'Disable raw port 9100 printing in the printer settings if you print over IPP, set an admin password on the printer, and keep printers on a separate VLAN.',
     ports: [9100],
     protocol: 'tcp',
     services: ['jetdirect', 'pdl-datastream'],
@@ -756,7 +751,8 @@ export const BUILTIN_RISK_RULES: readonly RiskRule[] = [
     id: 'backdoor-back-orifice',
     severity: 'critical',
     title: 'Back Orifice trojan port (31337)',
-    description: 'Port 31337 ("eleet") is the default of the Back Orifice trojan and a favourite of other backdoors; it gives remote control of the machine.',
+    description:
+      'Port 31337 ("eleet") is the default of the Back Orifice trojan and a favourite of other backdoors; it gives remote control of the machine.',
     recommendation:
       'Find the listening process (`ss -tulnp | grep 31337` or `netstat -abno | findstr 31337`); if you do not know it, disconnect the machine, investigate and rebuild it from known-good media.',
     ports: [31337],

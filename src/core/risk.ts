@@ -34,7 +34,15 @@
  */
 import { TLS_WRAPPED_NAMES, wellKnownService } from './ports.js';
 import { BUILTIN_RISK_RULES, type RiskRule, type RulePortView } from './risk-rules.js';
-import { RISK_SCORE_BANDS, SEVERITY_RANK, asFindingSeverity, severityFromCvss, worstFirst, type FindingSeverity, type RiskLevel } from './severity.js';
+import {
+  RISK_SCORE_BANDS,
+  SEVERITY_RANK,
+  asFindingSeverity,
+  severityFromCvss,
+  worstFirst,
+  type FindingSeverity,
+  type RiskLevel,
+} from './severity.js';
 import { isOpenPort } from './model.js';
 import type { RiskRuleSetting } from './settings.js';
 
@@ -270,7 +278,17 @@ function viewPort(p: RiskPortInput): PortView {
   const bare = product === null && version === null && extraInfo === null && !(p.cpe && p.cpe.length > 0);
   // Only a name, and the one the port table gives for this port: that is a guess, not a detection.
   const guess = bare && service !== null && protocol === 'tcp' && wellKnownService(p.port)?.toLowerCase() === service;
-  return { port: p.port, protocol, service, product, version, extraInfo, tls, identified: service !== null && !guess, reportedService: text(p.service) };
+  return {
+    port: p.port,
+    protocol,
+    service,
+    product,
+    version,
+    extraInfo,
+    tls,
+    identified: service !== null && !guess,
+    reportedService: text(p.service),
+  };
 }
 
 /** How a rule matched: the detected service (or product), or the port number. */
@@ -299,16 +317,21 @@ function matchRule(set: RiskRuleSet, rule: RiskRule, v: PortView): MatchKind | n
     const tls = v.tls || (rule.tlsPorts?.includes(v.port) ?? false);
     if ((rule.transport === 'plain') === tls) return null;
   }
-  const checked: RulePortView = { port: v.port, protocol: v.protocol, service: v.service, product: v.product, version: v.version, extraInfo: v.extraInfo, tls: v.tls };
+  const checked: RulePortView = {
+    port: v.port,
+    protocol: v.protocol,
+    service: v.service,
+    product: v.product,
+    version: v.version,
+    extraInfo: v.extraInfo,
+    tls: v.tls,
+  };
   if (rule.when && !rule.when(checked, how)) return null;
   return how;
 }
 
 /** The rules an open port matches (generic rules dropped when a specific one matched), with how. */
-export function matchPortRules(
-  port: RiskPortInput,
-  rules: RiskRuleSet | readonly RiskRuleSetting[] = [],
-): { rule: RiskRule; how: MatchKind }[] {
+export function matchPortRules(port: RiskPortInput, rules: RiskRuleSet | readonly RiskRuleSetting[] = []): { rule: RiskRule; how: MatchKind }[] {
   if (!isOpenPort(port)) return [];
   return matchView(resolveRiskRules(rules), viewPort(port));
 }
@@ -420,8 +443,7 @@ function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInpu
     const protocol = port ? port.protocol.toLowerCase() : portNumber === null ? null : 'tcp';
     const named = list.find((c) => text(c.matched_product) !== null);
     const software =
-      (v && detected(v)) ??
-      (named ? `${text(named.matched_product)}${text(named.matched_version) ? ` ${text(named.matched_version)}` : ''}` : null);
+      (v && detected(v)) ?? (named ? `${text(named.matched_product)}${text(named.matched_version) ? ` ${text(named.matched_version)}` : ''}` : null);
     const where = portNumber === null ? 'this device' : `port ${portNumber}/${protocol}`;
     const what = software ? `${software}${portNumber === null ? '' : ` on ${where}`}` : `the software on ${where}`;
     const kev = list.filter((c) => c.kev);

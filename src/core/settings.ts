@@ -151,7 +151,6 @@ export type SettingsResult = { ok: true; settings: Settings } | { ok: false; err
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-
 /**
  * Deep-merges `patch` into `base`: objects merge key by key, arrays and scalars replace,
  * and `null` resets a key to its default. A key with no default stays `null`, for validation

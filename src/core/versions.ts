@@ -264,9 +264,7 @@ export function inRange(version: string | ParsedVersion | null | undefined, rang
  * reports ranges (`9.6.7 - 9.6.12`), wildcards (`3.X - 4.X`) or lower bounds (`2.0.8 or later`).
  */
 export type VersionSpec =
-  | { kind: 'exact'; version: ParsedVersion }
-  | { kind: 'between'; low: ParsedVersion; high: ParsedVersion }
-  | { kind: 'unknown' };
+  { kind: 'exact'; version: ParsedVersion } | { kind: 'between'; low: ParsedVersion; high: ParsedVersion } | { kind: 'unknown' };
 
 export function parseVersionSpec(input: string | null | undefined): VersionSpec {
   if (input === null || input === undefined) return { kind: 'unknown' };
@@ -297,9 +295,7 @@ export function specInRange(spec: VersionSpec, range: CompiledRange): 'yes' | 'n
   if (low && high && !range.exact) return 'yes';
   if (!low && !high) {
     // Both ends outside: no overlap unless the affected range lies strictly inside the reported one.
-    const inside = range.exact
-      ? compareParsed(spec.low, range.exact) < 0 && compareParsed(range.exact, spec.high) < 0
-      : boundsInside(spec, range);
+    const inside = range.exact ? compareParsed(spec.low, range.exact) < 0 && compareParsed(range.exact, spec.high) < 0 : boundsInside(spec, range);
     return inside ? 'unknown' : 'no';
   }
   return 'unknown';

@@ -151,7 +151,16 @@ function pickMetric(metrics: unknown): Metric | null {
     const vector = data.vectorString;
     const score = typeof data.baseScore === 'number' ? data.baseScore : cvssBaseScore(vector);
     if (score === null || score < 0 || score > 10) continue;
-    const version = typeof data.version === 'string' ? data.version : key === 'cvssMetricV2' ? '2.0' : key.endsWith('31') ? '3.1' : key.endsWith('30') ? '3.0' : '4.0';
+    const version =
+      typeof data.version === 'string'
+        ? data.version
+        : key === 'cvssMetricV2'
+          ? '2.0'
+          : key.endsWith('31')
+            ? '3.1'
+            : key.endsWith('30')
+              ? '3.0'
+              : '4.0';
     return { score, vector, version: version === '2' ? '2.0' : version };
   }
   return null;
@@ -233,7 +242,9 @@ export function remediationFor(affected: readonly CveAffected[]): string | null 
   for (const [label, p] of byProduct) {
     if (p.fixed.size) {
       const list = [...p.fixed];
-      parts.push(`Upgrade ${label} to ${list.length === 1 ? `${list[0]} or later` : `a fixed release (${list.join(', ')} or later in the matching branch)`}.`);
+      parts.push(
+        `Upgrade ${label} to ${list.length === 1 ? `${list[0]} or later` : `a fixed release (${list.join(', ')} or later in the matching branch)`}.`,
+      );
     } else if (p.after.size) {
       parts.push(`Upgrade ${label} to a release newer than ${[...p.after].join(' / ')}.`);
     } else if (p.exact) {

@@ -278,7 +278,16 @@ export class ScanManager {
     network: Ipv4Network,
     request: ScanRequest,
   ): Promise<void> {
-    const run: ScanRun = { running, scan, engine, settings, network, request, started: Date.now(), engineOptions: this.engineOptions(running, scan, settings) };
+    const run: ScanRun = {
+      running,
+      scan,
+      engine,
+      settings,
+      network,
+      request,
+      started: Date.now(),
+      engineOptions: this.engineOptions(running, scan, settings),
+    };
     const timer = setTimeout(() => {
       running.reason = 'timeout';
       running.abort.abort();
@@ -328,7 +337,14 @@ export class ScanManager {
   }
 
   /** Finds the live hosts, records them in the inventory and marks the target's unseen devices offline. */
-  private async discoveryPhase({ scan, engine, settings, network, request, engineOptions }: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[] }> {
+  private async discoveryPhase({
+    scan,
+    engine,
+    settings,
+    network,
+    request,
+    engineOptions,
+  }: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[] }> {
     const { onProgress } = engineOptions;
     onProgress({ phase: 'discovery', percent: 0 });
     const exclude = request.device ? [] : settings.network.exclude;
@@ -435,9 +451,9 @@ export class ScanManager {
         return false;
       });
     if (!recorded) return;
-    await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', { error: message }).catch(
-      (e) => this.log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'),
-    );
+    await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', {
+      error: message,
+    }).catch((e) => this.log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'));
   }
 
   private async audit(
@@ -461,7 +477,6 @@ export class ScanManager {
     });
   }
 }
-
 
 /** The validated target of a request, and how many addresses it covers. */
 export function resolveTarget(

@@ -150,4 +150,3 @@ function firstLines(text: string): string {
     .join(' | ')
     .slice(0, 500);
 }
-

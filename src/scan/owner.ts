@@ -53,7 +53,11 @@ export function processAlive(pid: number): boolean {
 }
 
 /** Why a scan's owner counts as gone, or null while it may still be running the scan. */
-export function ownerGone(scan: Pick<ScanRow, 'owner_id' | 'owner_host' | 'owner_pid' | 'lease_expires_at'>, me: ScanOwner, now: number): string | null {
+export function ownerGone(
+  scan: Pick<ScanRow, 'owner_id' | 'owner_host' | 'owner_pid' | 'lease_expires_at'>,
+  me: ScanOwner,
+  now: number,
+): string | null {
   if (scan.owner_id === me.id) return null;
   if (!scan.owner_id) return 'it has no owner (left by an earlier version or a crash before it started)';
   if (scan.owner_host === me.host && scan.owner_pid !== null && !processAlive(scan.owner_pid)) {

@@ -174,7 +174,9 @@ export async function* backupLines(input: Readable): AsyncGenerator<{ text: stri
       }
       const limit = number === 0 ? MAX_HEADER_LINE : MAX_LINE;
       if (pending.length > limit) {
-        throw new BackupFileError(number === 0 ? 'is not a Netwarden backup (no header line)' : `is damaged: line ${number + 1} is longer than ${MAX_LINE} bytes`);
+        throw new BackupFileError(
+          number === 0 ? 'is not a Netwarden backup (no header line)' : `is damaged: line ${number + 1} is longer than ${MAX_LINE} bytes`,
+        );
       }
     }
   } catch (err) {
@@ -205,7 +207,8 @@ export function parseHeader(text: string | undefined): BackupHeader {
     throw new BackupFileError('is not a Netwarden backup (its first line is not JSON)');
   }
   const fields = typeof header === 'object' && header !== null ? (header as Record<string, unknown>) : {};
-  if (fields.format !== BACKUP_FORMAT) throw new BackupFileError(`is not a Netwarden backup (its first line does not say "format":"${BACKUP_FORMAT}")`);
+  if (fields.format !== BACKUP_FORMAT)
+    throw new BackupFileError(`is not a Netwarden backup (its first line does not say "format":"${BACKUP_FORMAT}")`);
   if (typeof fields.format_version === 'number' && fields.format_version > BACKUP_FORMAT_VERSION) {
     throw new BackupFileError(
       `uses backup format version ${fields.format_version} (written by Netwarden ${String(fields.version)}); this Netwarden reads version ${BACKUP_FORMAT_VERSION}: upgrade Netwarden to restore it`,

@@ -74,7 +74,10 @@ async function readModel(migrations: readonly string[]): Promise<TableModel[]> {
       const { rows: columns } = await sql<{ name: string; type: string; pk: number }>`
         select name, type, pk from pragma_table_info(${table.name}) order by cid`.execute(db);
       const { rows: keys } = await sql<{ table: string }>`select "table" from pragma_foreign_key_list(${table.name})`.execute(db);
-      const primaryKey = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+      const primaryKey = columns
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
       const single = primaryKey.length === 1 ? columns.find((c) => c.name === primaryKey[0]) : undefined;
       found.push({
         name: table.name,

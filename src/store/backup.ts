@@ -106,7 +106,10 @@ async function writeBackup(
   const migrations = await snapshot.migrations();
   const known = await knownMigrations();
   const unknown = migrations.filter((m) => !known.includes(m));
-  if (unknown.length) throw new Error(`the database has migrations this Netwarden does not know (${unknown.join(', ')}); back it up with the version that applied them`);
+  if (unknown.length)
+    throw new Error(
+      `the database has migrations this Netwarden does not know (${unknown.join(', ')}); back it up with the version that applied them`,
+    );
   const tables = await migrationTables(migrations);
   const header: BackupHeader = {
     format: BACKUP_FORMAT,

@@ -3,7 +3,6 @@ import type { Change } from '../schemas/change.js';
 import type { Database, NewChange } from './schema.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
 
-
 export interface ChangeQuery {
   scanId?: number;
   changeType?: string;

@@ -5,7 +5,6 @@ import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/devi
 import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
 
-
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
 export type DeviceSortKey = (typeof DEVICE_SORT_KEYS)[number];
@@ -40,7 +39,6 @@ export interface DeviceUserFields {
   notes?: string | null;
 }
 
-
 /** Device inventory: identities, their current ports, findings, CVEs, IP history and per-scan snapshots. */
 export class DeviceStore {
   constructor(
@@ -68,7 +66,13 @@ export class DeviceStore {
         eb.or([
           ...SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', sql<string>`${pattern} escape '\\'`)),
           ...(port !== null && port <= 65535
-            ? [eb('devices.id', 'in', eb.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open'))]
+            ? [
+                eb(
+                  'devices.id',
+                  'in',
+                  eb.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open'),
+                ),
+              ]
             : []),
         ]),
       );

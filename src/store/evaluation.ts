@@ -92,7 +92,10 @@ export class EvaluationStore {
       })),
     );
     await this.db.transaction().execute(async (trx) => {
-      for (const ids of chunks(batch.map((a) => a.deviceId), IDS_PER_STATEMENT)) {
+      for (const ids of chunks(
+        batch.map((a) => a.deviceId),
+        IDS_PER_STATEMENT,
+      )) {
         await trx.deleteFrom('risk_findings').where('device_id', 'in', ids).execute();
         await trx.deleteFrom('cve_matches').where('device_id', 'in', ids).execute();
       }
@@ -171,7 +174,10 @@ export class EvaluationStore {
     snapshots: { device_id: number; ip_address: string; mac_address: string | null; ports: string }[],
   ): Promise<DeviceState[]> {
     const meta = new Map<number, { label: string | null; vendor: string | null; is_trusted: number }>();
-    for (const ids of chunks(snapshots.map((s) => s.device_id), IDS_PER_STATEMENT)) {
+    for (const ids of chunks(
+      snapshots.map((s) => s.device_id),
+      IDS_PER_STATEMENT,
+    )) {
       const rows = await this.db.selectFrom('devices').select(['id', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute();
       for (const r of rows) meta.set(r.id, r);
     }

@@ -98,7 +98,11 @@ export class InventoryWriter {
   }
 
   /** Marks the devices inside the scanned range that this scan did not see as offline. */
-  async markUnseenOffline(range: { low: number; high: number }, seenIds: number[], excluded: (ipSort: number) => boolean = () => false): Promise<number> {
+  async markUnseenOffline(
+    range: { low: number; high: number },
+    seenIds: number[],
+    excluded: (ipSort: number) => boolean = () => false,
+  ): Promise<number> {
     const seen = new Set(seenIds);
     const candidates = await this.db
       .selectFrom('devices')

@@ -10,16 +10,7 @@
 import type { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import { AuditStore, type AuditEntry } from './audit.js';
-import {
-  BackupFileError,
-  TableHeader,
-  Trailer,
-  backupLines,
-  decodeValue,
-  parseHeader,
-  problemWith,
-  type BackupHeader,
-} from './backup-format.js';
+import { BackupFileError, TableHeader, Trailer, backupLines, decodeValue, parseHeader, problemWith, type BackupHeader } from './backup-format.js';
 import { MIGRATION_TABLES, knownMigrations, migrateThrough, migrationTables, pgTableName, type TableModel } from './backup-tables.js';
 import { PG_SCHEMA_LOCK, type DatabaseHandle } from './db.js';
 import type { Dialect } from './migrations/index.js';
@@ -137,7 +128,10 @@ async function sqliteTransaction<T>(db: Kysely<unknown>, fn: InTransaction<T>): 
     try {
       const result = await fn(undefined);
       const { rows } = await sql<{ table: string }>`select "table" from pragma_foreign_key_check`.execute(db);
-      if (rows.length) throw new BackupFileError(`is inconsistent: rows of ${[...new Set(rows.map((r) => r.table))].join(', ')} refer to rows that are not in the backup`);
+      if (rows.length)
+        throw new BackupFileError(
+          `is inconsistent: rows of ${[...new Set(rows.map((r) => r.table))].join(', ')} refer to rows that are not in the backup`,
+        );
       await sql`commit`.execute(db);
       return result;
     } catch (err) {
@@ -159,7 +153,9 @@ async function postgresTransaction<T>(db: Kysely<unknown>, fn: InTransaction<T>)
   try {
     // Another application holding one of our tables must not make the restore hang.
     await sql`set local lock_timeout = '30s'`.execute(db);
-    const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(PG_SCHEMA_LOCK.classId)}, ${sql.raw(PG_SCHEMA_LOCK.key)}) as ok`.execute(db);
+    const { rows } = await sql<{
+      ok: boolean;
+    }>`select pg_try_advisory_xact_lock(${sql.lit(PG_SCHEMA_LOCK.classId)}, ${sql.raw(PG_SCHEMA_LOCK.key)}) as ok`.execute(db);
     if (!rows[0]?.ok) throw new RestoreRefusedError(await describePgUsers(db));
     const { rows: schemaRows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
     const schema = schemaRows[0]?.schema;
@@ -278,7 +274,9 @@ async function insertRows(
     if (Array.isArray(value)) {
       if (!current) throw new BackupFileError(`is damaged: ${where} holds a row before any table`);
       if (value.length !== current.header.columns.length) {
-        throw new BackupFileError(`is damaged: ${where} has ${value.length} values for the ${current.header.columns.length} columns of ${current.table.name}`);
+        throw new BackupFileError(
+          `is damaged: ${where} has ${value.length} values for the ${current.header.columns.length} columns of ${current.table.name}`,
+        );
       }
       try {
         current.batch.push(value.map((v) => decodeValue(v, toSqlite)));
@@ -297,7 +295,9 @@ async function insertRows(
       const expected = (value as Trailer).rows;
       for (const table of tables) {
         if ((counts[table.name] ?? -1) !== expected[table.name]) {
-          throw new BackupFileError(`is incomplete: table ${table.name} should have ${expected[table.name] ?? 'no'} rows but ${counts[table.name] ?? 'none'} were found`);
+          throw new BackupFileError(
+            `is incomplete: table ${table.name} should have ${expected[table.name] ?? 'no'} rows but ${counts[table.name] ?? 'none'} were found`,
+          );
         }
       }
       const after = await lines.next();

@@ -58,19 +58,17 @@ export class ScanStore {
   async list(limit: number, offset: number): Promise<{ rows: ScanRow[]; total: number }> {
     const [rows, total] = await Promise.all([
       this.db.selectFrom('scans').selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-      this.db.selectFrom('scans').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('scans')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(total.n) };
   }
 
   /** The scan currently queued or running, if any. */
   active(): Promise<ScanRow | undefined> {
-    return this.db
-      .selectFrom('scans')
-      .selectAll()
-      .where('status', 'in', ['queued', 'running'])
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
+    return this.db.selectFrom('scans').selectAll().where('status', 'in', ['queued', 'running']).orderBy('id', 'desc').executeTakeFirst();
   }
 
   /** Every scan still queued or running. */

@@ -6,7 +6,10 @@ export class UserStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async count(): Promise<number> {
-    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -55,11 +58,7 @@ export class UserStore {
   }
 
   async setPassword(id: number, passwordHash: string): Promise<void> {
-    await this.db
-      .updateTable('users')
-      .set({ password_hash: passwordHash, password_changed_at: nowIso() })
-      .where('id', '=', id)
-      .execute();
+    await this.db.updateTable('users').set({ password_hash: passwordHash, password_changed_at: nowIso() }).where('id', '=', id).execute();
   }
 
   list(): Promise<UserRow[]> {

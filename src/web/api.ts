@@ -55,7 +55,8 @@ async function send(path: string, options: RequestOptions): Promise<Response> {
     } catch {
       // Not JSON (a proxy's error page, say): the status line is all there is.
     }
-    const detail = typeof body.detail === 'string' && body.detail ? body.detail : `The server answered ${response.status} ${response.statusText}`.trim();
+    const detail =
+      typeof body.detail === 'string' && body.detail ? body.detail : `The server answered ${response.status} ${response.statusText}`.trim();
     if (response.status === 401 && !path.startsWith('/api/auth/')) window.dispatchEvent(new Event(SESSION_ENDED));
     throw new ApiError(response.status, detail, body);
   }

@@ -76,7 +76,8 @@ describe.each(testDatabases())('audit log ($kind)', (database) => {
     const { rows, total } = await list('?action=login_failed');
     expect(total).toBe(2);
     expect(rows).toHaveLength(2);
-    for (const row of rows) expect(row).toMatchObject({ action: 'login_failed', actor: 'admin', success: false, details: { reason: 'wrong password' } });
+    for (const row of rows)
+      expect(row).toMatchObject({ action: 'login_failed', actor: 'admin', success: false, details: { reason: 'wrong password' } });
     const none = await list('?action=device_updated');
     expect(none).toEqual({ rows: [], total: 0 });
   });
@@ -142,7 +143,17 @@ describe.each(testDatabases())('audit log ($kind)', (database) => {
     const seen = new Set((await list('?limit=1000')).rows.map((r) => r.action));
     for (const action of seen) expect(actions).toContain(action);
     // Everything the issue asks to be audited.
-    for (const action of ['setup_completed', 'login_success', 'logout', 'password_changed', 'api_key_created', 'api_key_revoked', 'api_key_rejected', 'config_updated', 'device_updated']) {
+    for (const action of [
+      'setup_completed',
+      'login_success',
+      'logout',
+      'password_changed',
+      'api_key_created',
+      'api_key_revoked',
+      'api_key_rejected',
+      'config_updated',
+      'device_updated',
+    ]) {
       expect(actions).toContain(action);
     }
     // Every listed name is accepted as a filter.

@@ -3,15 +3,7 @@ import { sha256Hex } from '../../src/auth/tokens.js';
 import { createLogger, initialise } from '../../src/server.js';
 import { itRejectsBadBodies } from '../helpers/bad-input.js';
 import { testDatabases } from '../helpers/databases.js';
-import {
-  ADMIN,
-  readJson,
-  sessionCookie,
-  startServerWithAdmin,
-  startTestServer,
-  type RequestOptions,
-  type TestServer,
-} from '../helpers/server.js';
+import { ADMIN, readJson, sessionCookie, startServerWithAdmin, startTestServer, type RequestOptions, type TestServer } from '../helpers/server.js';
 
 const INVALID_LOGIN = { detail: 'Invalid username or password' };
 const NOT_AUTHENTICATED = { detail: 'Not authenticated' };
@@ -118,7 +110,13 @@ describe.each(testDatabases())('first-run set-up ($kind)', (database) => {
     const cookie = sessionCookie(await login(server, ADMIN));
     const entries = await auditEntries(server, { cookie }, 'setup_completed');
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ action: 'setup_completed', actor: ADMIN.username, actor_type: 'user', success: true, ip_address: '127.0.0.1' });
+    expect(entries[0]).toMatchObject({
+      action: 'setup_completed',
+      actor: ADMIN.username,
+      actor_type: 'user',
+      success: true,
+      ip_address: '127.0.0.1',
+    });
   });
 
   itRejectsBadBodies({
@@ -140,7 +138,9 @@ describe.each(testDatabases())('concurrent first-run set-ups ($kind)', (database
     try {
       const statuses = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
-          server.request('/api/auth/setup', { method: 'POST', json: { username: `racer${i}`, password: 'a long enough password' } }).then((r) => r.status),
+          server
+            .request('/api/auth/setup', { method: 'POST', json: { username: `racer${i}`, password: 'a long enough password' } })
+            .then((r) => r.status),
         ),
       );
       expect(statuses.filter((s) => s === 201)).toHaveLength(1);
@@ -371,7 +371,11 @@ describe.each(testDatabases())('login throttling ($kind)', (database) => {
   it('answers 429 with Retry-After after 5 failures for a username, even to the correct password', async () => {
     for (let i = 0; i < 5; i++) {
       // Changing X-Forwarded-For does not help: it is not trusted by default.
-      const res = await login(server, { username: ADMIN.username, password: `wrong password ${i}` }, { headers: { 'X-Forwarded-For': `203.0.113.${i}` } });
+      const res = await login(
+        server,
+        { username: ADMIN.username, password: `wrong password ${i}` },
+        { headers: { 'X-Forwarded-For': `203.0.113.${i}` } },
+      );
       expect(res.status, `attempt ${i + 1}`).toBe(401);
     }
     const throttled = await login(server, { username: ADMIN.username, password: 'wrong password 6' });

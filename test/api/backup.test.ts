@@ -54,7 +54,10 @@ describe.each(testDatabases())('GET /api/backup ($kind)', (database) => {
     expect(disposition, res.headers.get('content-disposition') ?? 'no Content-Disposition').not.toBeNull();
     const [, fileName, stamp] = disposition as RegExpExecArray;
 
-    const lines = gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8').trimEnd().split('\n');
+    const lines = gunzipSync(Buffer.from(await res.arrayBuffer()))
+      .toString('utf8')
+      .trimEnd()
+      .split('\n');
     const header = JSON.parse(lines[0]);
     expect(header).toMatchObject({ format: 'netwarden-backup', format_version: 1, dialect: database.kind, version: '0.0.0-test' });
     expect(header.migrations).toContain('001_initial');

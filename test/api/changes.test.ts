@@ -100,7 +100,10 @@ describe.each(testDatabases())('change API ($kind)', (database) => {
     const nas = seed.devices.nas.id;
     const cases: [string, (c: ChangeRow) => boolean][] = [
       [`scan_id=${second}&change_type=port_opened`, (c) => c.scan_id === second && c.change_type === 'port_opened'],
-      [`scan_id=${second}&change_type=port_opened&severity=critical`, (c) => c.scan_id === second && c.change_type === 'port_opened' && c.severity === 'critical'],
+      [
+        `scan_id=${second}&change_type=port_opened&severity=critical`,
+        (c) => c.scan_id === second && c.change_type === 'port_opened' && c.severity === 'critical',
+      ],
       [`device_id=${nas}&change_type=service_changed`, (c) => c.device_id === nas && c.change_type === 'service_changed'],
       [`device_id=${nas}&scan_id=${second}&severity=info`, (c) => c.device_id === nas && c.scan_id === second && c.severity === 'info'],
     ];

@@ -220,7 +220,11 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
   it('names the API key as the actor of a change made with a key', async () => {
     await putConfig({ scanning: { host_timeout_seconds: 120 } });
     const [entry] = await readJson(await server.request('/api/audit-logs?action=config_updated&limit=1', { key }));
-    expect(entry).toMatchObject({ actor: 'test-key', actor_type: 'api_key', details: { changes: { 'scanning.host_timeout_seconds': { new: 120 } } } });
+    expect(entry).toMatchObject({
+      actor: 'test-key',
+      actor_type: 'api_key',
+      details: { changes: { 'scanning.host_timeout_seconds': { new: 120 } } },
+    });
   });
 
   it('refuses an empty object', async () => {

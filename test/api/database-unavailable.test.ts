@@ -269,7 +269,11 @@ describe('the SQLite file deleted or replaced under the running server (sqlite)'
     await expectUnavailable(await changeSubnet(), /deleted or replaced/, null);
     const health = await server.request('/health');
     expect(health.status).toBe(503);
-    expect(await readJson(health)).toMatchObject({ status: 'unhealthy', database: 'unreachable', detail: expect.stringMatching(/deleted or replaced/) });
+    expect(await readJson(health)).toMatchObject({
+      status: 'unhealthy',
+      database: 'unreachable',
+      detail: expect.stringMatching(/deleted or replaced/),
+    });
   });
 
   it('notices a file replaced by another one (a restore while running)', async () => {

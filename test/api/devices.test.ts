@@ -233,7 +233,10 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       const scoreDesc = [...all].sort((a, b) => score(b) - score(a) || byIp(a, b)).map((d) => d.id);
       expect((await listIds('?sort=risk_score&order=desc')).ids).toEqual(scoreDesc);
       const labelled = all.filter((d) => d.label !== null);
-      const labelAsc = [...labelled.sort((a, b) => (a.label! < b.label! ? -1 : a.label! > b.label! ? 1 : byIp(a, b))), ...all.filter((d) => d.label === null).sort(byIp)];
+      const labelAsc = [
+        ...labelled.sort((a, b) => (a.label! < b.label! ? -1 : a.label! > b.label! ? 1 : byIp(a, b))),
+        ...all.filter((d) => d.label === null).sort(byIp),
+      ];
       expect((await listIds('?sort=label')).ids).toEqual(labelAsc.map((d) => d.id));
       expect((await listIds('?sort=ip_address&order=desc')).ids).toEqual(expectedIds(seed).reverse());
       expect((await listIds('?sort=risk_score&order=desc&limit=2&offset=1')).ids).toEqual(scoreDesc.slice(1, 3));
@@ -303,9 +306,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       // The risk the real rules and the shipped CVE data give those ports, findings worst first
       // (by severity, then by the points each added).
       const { risk, cves: matches } = seed.assessments.nas;
-      const expectedFindings = [...risk.findings].sort(
-        (a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || b.score - a.score,
-      );
+      const expectedFindings = [...risk.findings].sort((a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || b.score - a.score);
       expect(risk_details).toEqual({
         level: risk.level,
         score: risk.score,

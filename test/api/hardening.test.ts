@@ -221,7 +221,11 @@ describe.each(testDatabases())('login and set-up refuse cross-site requests ($ki
   });
 
   it('accepts a same-origin login and one without Origin (curl)', async () => {
-    const same = await server.request('/api/auth/login', { method: 'POST', json: ADMIN, headers: { Origin: server.baseUrl, 'Sec-Fetch-Site': 'same-origin' } });
+    const same = await server.request('/api/auth/login', {
+      method: 'POST',
+      json: ADMIN,
+      headers: { Origin: server.baseUrl, 'Sec-Fetch-Site': 'same-origin' },
+    });
     expect(same.status).toBe(200);
     const curl = await server.request('/api/auth/login', { method: 'POST', json: ADMIN });
     expect(curl.status).toBe(200);
@@ -256,7 +260,12 @@ describe.each(testDatabases())('request body charset ($kind)', (database) => {
   });
 
   it('accepts UTF-8 in any spelling, quoted or not, and no charset at all', async () => {
-    for (const [i, contentType] of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json;CHARSET=Utf-8', 'application/json'].entries()) {
+    for (const [i, contentType] of [
+      'application/json; charset=utf-8',
+      'application/json; charset="UTF-8"',
+      'application/json;CHARSET=Utf-8',
+      'application/json',
+    ].entries()) {
       const res = await createKey(contentType, JSON.stringify({ name: `utf8-key-${i}` }));
       expect(res.status, contentType).toBe(201);
     }

@@ -225,16 +225,7 @@ describe.each(testDatabases())('API keys ($kind)', (database) => {
 
   it('refuses invalid keys with 401, never 429, however many are tried', async () => {
     const almost = key.slice(0, -4) + (key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const candidates = [
-      'garbage',
-      '',
-      'svc_',
-      `svc_${'A'.repeat(43)}`,
-      almost,
-      key.toUpperCase(),
-      `${key}x`,
-      'x'.repeat(4000),
-    ];
+    const candidates = ['garbage', '', 'svc_', `svc_${'A'.repeat(43)}`, almost, key.toUpperCase(), `${key}x`, 'x'.repeat(4000)];
     for (let round = 0; round < 5; round++) {
       for (const candidate of candidates) {
         const res = await server.request('/api/stats', { headers: { 'X-API-Key': candidate } });

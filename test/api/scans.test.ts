@@ -170,8 +170,20 @@ describe.each(testDatabases())('scan status and default paging ($kind)', (databa
   it('reports a running scan with its progress, a queued one without, and idle again afterwards', async () => {
     expect((await get('/api/scan/status')).body).toMatchObject({ scanning: false, scan_id: null });
 
-    const queued = await server.store.scans.create({ status: 'queued', profile: 'quick', subnet: '10.20.0.0/16', scan_type: 'network', devices_found: 0 });
-    expect((await get('/api/scan/status')).body).toEqual({ scanning: true, scan_id: queued.id, subnet: '10.20.0.0/16', profile: 'quick', progress: null });
+    const queued = await server.store.scans.create({
+      status: 'queued',
+      profile: 'quick',
+      subnet: '10.20.0.0/16',
+      scan_type: 'network',
+      devices_found: 0,
+    });
+    expect((await get('/api/scan/status')).body).toEqual({
+      scanning: true,
+      scan_id: queued.id,
+      subnet: '10.20.0.0/16',
+      profile: 'quick',
+      progress: null,
+    });
 
     const progress = {
       phase: 'port_scan',

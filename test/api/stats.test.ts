@@ -25,7 +25,10 @@ function expectedStats(seed: Seed) {
     online_devices: devices.filter((d) => d.online === 1).length,
     open_ports: DEVICE_KEYS.reduce((n, k) => n + seed.ports[k].filter((p) => p.state === 'open').length, 0),
     total_scans: completed.length,
-    last_scan: completed.map((s) => s.completed_at as string).sort().pop(),
+    last_scan: completed
+      .map((s) => s.completed_at as string)
+      .sort()
+      .pop(),
   };
 }
 
@@ -108,7 +111,12 @@ describe.each(testDatabases())('stats and trends API ($kind)', (database) => {
     const inventory = new InventoryWriter(server.store.db, () => server.store.touch());
     const { seen } = await inventory.recordDiscovery(scan.id, [host], at);
     await inventory.recordPorts([{ deviceId: seen[0].deviceId, host }], at);
-    await new ScanEvaluator(server.store).evaluate({ scan, seenDeviceIds: [seen[0].deviceId], portsScanned: true, portList: [{ low: 1, high: 1000 }] });
+    await new ScanEvaluator(server.store).evaluate({
+      scan,
+      seenDeviceIds: [seen[0].deviceId],
+      portsScanned: true,
+      portList: [{ low: 1, high: 1000 }],
+    });
     const { level } = assessPorts(host.ports, null).risk;
     expect(AT_RISK).toContain(level);
     await server.store.scans.update(scan.id, { status: 'completed', completed_at: at, devices_found: 1 });

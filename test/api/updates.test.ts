@@ -42,7 +42,10 @@ class FeedServer {
         case '/releases/older':
           return json(200, { ...RELEASE, tag_name: 'v0.0.0-alpha' });
         case '/releases/list':
-          return json(200, [{ ...RELEASE, tag_name: 'v9.0.0-rc.1', prerelease: true }, { ...RELEASE, tag_name: 'v2.0.0' }]);
+          return json(200, [
+            { ...RELEASE, tag_name: 'v9.0.0-rc.1', prerelease: true },
+            { ...RELEASE, tag_name: 'v2.0.0' },
+          ]);
         case '/releases/error':
           return json(500, { message: 'Internal Server Error' });
         case '/releases/html':

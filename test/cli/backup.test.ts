@@ -15,7 +15,18 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { ADMIN } from '../helpers/server.js';
 import { seedInventory } from '../helpers/seed.js';
 import { dumpTables, type TableDump } from '../helpers/tables.js';
-import { bodyOf, cliDatastores, client, hasStackTrace, runCli, sessionCookieOf, startServe, type CliDatastore, type CliResult, type ServeProcess } from './helpers.js';
+import {
+  bodyOf,
+  cliDatastores,
+  client,
+  hasStackTrace,
+  runCli,
+  sessionCookieOf,
+  startServe,
+  type CliDatastore,
+  type CliResult,
+  type ServeProcess,
+} from './helpers.js';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'netwarden.js');
 
@@ -23,8 +34,11 @@ const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'ne
 function backupToStdout(ds: CliDatastore): Promise<Buffer> {
   const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NETWARDEN_'))), ...ds.env };
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [BIN, 'backup', '-'], { env, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024, timeout: 25_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`backup - failed: ${stderr.toString()}`)) : resolve(stdout),
+    execFile(
+      process.execPath,
+      [BIN, 'backup', '-'],
+      { env, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024, timeout: 25_000 },
+      (error, stdout, stderr) => (error ? reject(new Error(`backup - failed: ${stderr.toString()}`)) : resolve(stdout)),
     );
   });
 }
@@ -83,7 +97,10 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
     expect(setup.status).toBe(201);
     const cookie = sessionCookieOf(setup);
     expect((await http('/api/keys', { method: 'POST', cookie, json: { name: 'grafana', expires_in_days: 90 } })).status).toBe(201);
-    expect((await http('/api/config', { method: 'PUT', cookie, json: { network: { subnet: '192.168.50.0/24' }, scanning: { port_range: '1-1024' } } })).status).toBe(200);
+    expect(
+      (await http('/api/config', { method: 'PUT', cookie, json: { network: { subnet: '192.168.50.0/24' }, scanning: { port_range: '1-1024' } } }))
+        .status,
+    ).toBe(200);
     await withStore((store) => seedInventory(store));
   });
   afterAll(async () => {
@@ -119,23 +136,28 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
 
   it('refuses to restore while the service runs, and changes nothing', async () => {
     const before = await dump();
-    expectRefused(await runCli(ds, ['restore', cliBackup]), 1, /cannot restore now: Netwarden is running on the data directory .*: netwarden serve \(pid \d+, since /);
+    expectRefused(
+      await runCli(ds, ['restore', cliBackup]),
+      1,
+      /cannot restore now: Netwarden is running on the data directory .*: netwarden serve \(pid \d+, since /,
+    );
     expect(await dump()).toEqual(before);
   });
 
   // PostgreSQL only: there another host's service shares the database but not the data directory.
-  if (kind === 'postgres') it('on PostgreSQL, also refuses while a service on another host (another data directory) is connected', async () => {
-    const elsewhere = mkdtempSync(join(tmpdir(), 'netwarden-elsewhere-'));
-    try {
-      expectRefused(
-        await runCli(ds, ['restore', cliBackup], { env: { NETWARDEN_DATA_DIR: elsewhere } }),
-        1,
-        /cannot restore now: another Netwarden process is connected to this database schema \(\d+ connections?: .*netwarden.*\); stop every `netwarden serve`/,
-      );
-    } finally {
-      rmSync(elsewhere, { recursive: true, force: true });
-    }
-  });
+  if (kind === 'postgres')
+    it('on PostgreSQL, also refuses while a service on another host (another data directory) is connected', async () => {
+      const elsewhere = mkdtempSync(join(tmpdir(), 'netwarden-elsewhere-'));
+      try {
+        expectRefused(
+          await runCli(ds, ['restore', cliBackup], { env: { NETWARDEN_DATA_DIR: elsewhere } }),
+          1,
+          /cannot restore now: another Netwarden process is connected to this database schema \(\d+ connections?: .*netwarden.*\); stop every `netwarden serve`/,
+        );
+      } finally {
+        rmSync(elsewhere, { recursive: true, force: true });
+      }
+    });
 
   it('restores every table exactly, keeping the data it replaced for undo', async () => {
     await serve?.stop();
@@ -152,14 +174,20 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
 
     const result = await runCli(ds, ['restore', cliBackup]);
     expectOk(result);
-    expect(result.stdout).toMatch(new RegExp(`^Restored ${cliBackup} into \\S+: \\d+ tables, \\d+ rows \\(backup of a ${kind} database made by Netwarden \\S+ at \\S+\\)\\.\\n`));
+    expect(result.stdout).toMatch(
+      new RegExp(`^Restored ${cliBackup} into \\S+: \\d+ tables, \\d+ rows \\(backup of a ${kind} database made by Netwarden \\S+ at \\S+\\)\\.\\n`),
+    );
     const safety = /The previous data was saved to (\S+); restore that file to undo\./.exec(result.stdout)?.[1];
     expect(safety).toMatch(new RegExp(`^${ds.env.NETWARDEN_DATA_DIR}/netwarden-pre-restore-\\d{8}T\\d{6}Z\\.jsonl\\.gz$`));
 
     const restored = await dump();
     expect(withoutTrailingAudit(restored, 'restore_completed')).toEqual(cliState);
     expect(restored.audit_logs.at(-1)).toMatchObject({ actor: 'cli', actor_type: 'system', resource_type: 'backup', success: 1 });
-    expect(JSON.parse(restored.audit_logs.at(-1)?.details as string)).toMatchObject({ file: cliBackup, safety_backup: safety, rows: expect.any(Number) });
+    expect(JSON.parse(restored.audit_logs.at(-1)?.details as string)).toMatchObject({
+      file: cliBackup,
+      safety_backup: safety,
+      rows: expect.any(Number),
+    });
 
     // Undo: the safety copy brings back the changed data.
     expectOk(await runCli(ds, ['restore', safety as string, '--no-safety-backup']));
@@ -190,7 +218,8 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
     const run = join(ds.env.NETWARDEN_DATA_DIR, 'run');
     mkdirSync(run, { recursive: true });
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
-    const marker = (host: string, pid: number) => JSON.stringify({ pid, hostname: host, command: 'serve', database: 'x', started_at: '2026-01-01T00:00:00.000Z' });
+    const marker = (host: string, pid: number) =>
+      JSON.stringify({ pid, hostname: host, command: 'serve', database: 'x', started_at: '2026-01-01T00:00:00.000Z' });
     const stale = join(run, `${hostname()}.${dead}.json`);
     writeFileSync(stale, marker(hostname(), dead));
     const foreign = join(run, `nas-2.4242.json`);
@@ -235,12 +264,23 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
     const header = JSON.parse(lines[0]);
 
     const cases: Array<[string, RegExp]> = [
-      [write('random.bin', Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 31 + 7) % 256))), /random\.bin is not a Netwarden backup .*; nothing was changed/],
+      [
+        write('random.bin', Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 31 + 7) % 256))),
+        /random\.bin is not a Netwarden backup .*; nothing was changed/,
+      ],
       [write('devices.csv', 'ip,mac\n192.168.1.1,aa:bb:cc:dd:ee:ff\n'), /devices\.csv is not a Netwarden backup \(its first line is not JSON\)/],
       [write('truncated.jsonl.gz', readFileSync(cliBackup).subarray(0, 400)), /truncated\.jsonl\.gz is damaged or incomplete/],
-      [write('cut.jsonl.gz', gzipSync(`${lines.slice(0, -3).join('\n')}\n`)), /cut\.jsonl\.gz is incomplete: it ends at line \d+, in table \w+ after \d+ rows, without its final line/],
       [
-        write('newer.jsonl.gz', gzipSync(`${[JSON.stringify({ ...header, version: '7.0.0', migrations: [...header.migrations, '042_agents'] }), ...lines.slice(1)].join('\n')}\n`)),
+        write('cut.jsonl.gz', gzipSync(`${lines.slice(0, -3).join('\n')}\n`)),
+        /cut\.jsonl\.gz is incomplete: it ends at line \d+, in table \w+ after \d+ rows, without its final line/,
+      ],
+      [
+        write(
+          'newer.jsonl.gz',
+          gzipSync(
+            `${[JSON.stringify({ ...header, version: '7.0.0', migrations: [...header.migrations, '042_agents'] }), ...lines.slice(1)].join('\n')}\n`,
+          ),
+        ),
         /newer\.jsonl\.gz was made by a newer Netwarden \(7\.0\.0\) whose database has migration.* \(042_agents\): upgrade Netwarden to 7\.0\.0 or later to restore it/,
       ],
     ];

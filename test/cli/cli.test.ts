@@ -73,15 +73,35 @@ describe.each(cliDatastores())('netwarden CLI against a running server ($kind)',
   });
 
   it('refuses bad user input with a readable message and a non-zero status', async () => {
-    expectRefused(await runCli(ds, ['user', 'create', 'alice', '--password-stdin'], { input: 'another good password\n' }), 1, /netwarden: a user named 'alice' already exists/);
-    expectRefused(await runCli(ds, ['user', 'create', 'no spaces!', '--password-stdin'], { input: 'correct horse battery\n' }), 2, /username: must be 3-64 characters/);
+    expectRefused(
+      await runCli(ds, ['user', 'create', 'alice', '--password-stdin'], { input: 'another good password\n' }),
+      1,
+      /netwarden: a user named 'alice' already exists/,
+    );
+    expectRefused(
+      await runCli(ds, ['user', 'create', 'no spaces!', '--password-stdin'], { input: 'correct horse battery\n' }),
+      2,
+      /username: must be 3-64 characters/,
+    );
     expectRefused(await runCli(ds, ['user', 'create', 'ab', '--password-stdin'], { input: 'correct horse battery\n' }), 2, /username: must be 3-64/);
-    expectRefused(await runCli(ds, ['user', 'create', 'dave', '--password-stdin'], { input: 'short\n' }), 2, /password: must be at least 10 characters/);
-    expectRefused(await runCli(ds, ['user', 'create', 'davedavedave', '--password-stdin'], { input: 'DaveDaveDave\n' }), 2, /password: must not be the username/);
+    expectRefused(
+      await runCli(ds, ['user', 'create', 'dave', '--password-stdin'], { input: 'short\n' }),
+      2,
+      /password: must be at least 10 characters/,
+    );
+    expectRefused(
+      await runCli(ds, ['user', 'create', 'davedavedave', '--password-stdin'], { input: 'DaveDaveDave\n' }),
+      2,
+      /password: must not be the username/,
+    );
     expectRefused(await runCli(ds, ['user', 'create', 'dave', '--password-stdin'], { input: '' }), 2, /no password on standard input/);
     // Standard input is a pipe, not a terminal, and no variable is set: nothing to prompt with.
     expectRefused(await runCli(ds, ['user', 'create', 'dave']), 2, /no password given: use --password-stdin, set NETWARDEN_PASSWORD/);
-    expectRefused(await runCli(ds, ['user', 'reset-password', 'nobody', '--password-stdin'], { input: 'correct horse battery\n' }), 1, /no user named 'nobody'/);
+    expectRefused(
+      await runCli(ds, ['user', 'reset-password', 'nobody', '--password-stdin'], { input: 'correct horse battery\n' }),
+      1,
+      /no user named 'nobody'/,
+    );
     expect((await login('dave', 'short')).status).toBe(401);
   });
 
@@ -133,7 +153,11 @@ describe.each(cliDatastores())('netwarden CLI against a running server ($kind)',
     expect((await http('/api/stats', { key: result.stdout.trim() })).status).toBe(200);
 
     for (const days of ['0', '3651', '1.5']) {
-      expectRefused(await runCli(ds, ['keys', 'create', 'bad', '--expires-in-days', days]), 2, /--expires-in-days must be a whole number from 1 to 3650/);
+      expectRefused(
+        await runCli(ds, ['keys', 'create', 'bad', '--expires-in-days', days]),
+        2,
+        /--expires-in-days must be a whole number from 1 to 3650/,
+      );
     }
     expectRefused(await runCli(ds, ['keys', 'create', '   ']), 2, /name: must not be blank/);
     expectRefused(await runCli(ds, ['keys', 'create', 'x'.repeat(101)]), 2, /name: must be at most 100 characters/);
@@ -158,7 +182,9 @@ describe.each(cliDatastores())('netwarden CLI against a running server ($kind)',
     expect((await runCli(ds, ['keys', 'list'])).stdout).toMatch(/grafana\s+svc_\S+\s+revoked/);
 
     const audit = await bodyOf(await http('/api/audit-logs?actor=cli', { cookie: adminCookie }));
-    const forKey = audit.filter((e: { resource_type: string; resource_id: string }) => e.resource_type === 'api_key' && e.resource_id === String(keyId));
+    const forKey = audit.filter(
+      (e: { resource_type: string; resource_id: string }) => e.resource_type === 'api_key' && e.resource_id === String(keyId),
+    );
     expect(forKey.map((e: { action: string }) => e.action)).toEqual(['api_key_revoked', 'api_key_created']);
     for (const entry of forKey) expect(entry).toMatchObject({ actor: 'cli', actor_type: 'system', success: true, details: { name: 'grafana' } });
   });
@@ -262,7 +288,10 @@ describe('netwarden CLI usage and configuration errors', () => {
     // The data directory is a file: the database cannot be created there.
     const notADir = join(ds.env.NETWARDEN_DATA_DIR, 'plain-file');
     writeFileSync(notADir, '');
-    for (const args of [['keys', 'list'], ['db', 'migrate']]) {
+    for (const args of [
+      ['keys', 'list'],
+      ['db', 'migrate'],
+    ]) {
       expectRefused(await runCli(ds, args, { env: { NETWARDEN_DATA_DIR: notADir } }), 1, /cannot open the database/);
     }
   });

@@ -40,7 +40,10 @@ describe('a malformed PostgreSQL URL', () => {
   it('stops the datastore commands the same way', async () => {
     expectConfigError(await runCli(ds, ['keys', 'list'], { env: { NETWARDEN_DATABASE_URL: BAD_URL } }), /NETWARDEN_DATABASE_URL/);
     expectConfigError(
-      await runCli(ds, ['user', 'create', 'someone', '--password-stdin'], { input: 'a long enough password\n', env: { NETWARDEN_DATABASE_URL: 'postgres://u:p%zz@127.0.0.1/db' } }),
+      await runCli(ds, ['user', 'create', 'someone', '--password-stdin'], {
+        input: 'a long enough password\n',
+        env: { NETWARDEN_DATABASE_URL: 'postgres://u:p%zz@127.0.0.1/db' },
+      }),
       /percent-encoding/,
     );
   });
@@ -48,6 +51,9 @@ describe('a malformed PostgreSQL URL', () => {
   it('names the config file setting when the URL comes from there', async () => {
     const file = join(ds.env.NETWARDEN_DATA_DIR, 'netwarden.json');
     writeFileSync(file, JSON.stringify({ database_url: BAD_URL }));
-    expectConfigError(await runCli(ds, ['serve'], { env: { NETWARDEN_PORT: '0', NETWARDEN_HOST: '127.0.0.1' } }), /config file .*netwarden\.json: "database_url"/);
+    expectConfigError(
+      await runCli(ds, ['serve'], { env: { NETWARDEN_PORT: '0', NETWARDEN_HOST: '127.0.0.1' } }),
+      /config file .*netwarden\.json: "database_url"/,
+    );
   });
 });

@@ -100,7 +100,9 @@ export function openDatastore(ds: CliDatastore): Promise<Store> {
 /** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set. */
 export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create: () => Promise<CliDatastore> }> {
   const pgUrl = process.env.TEST_DATABASE_URL;
-  const list: Array<{ kind: 'sqlite' | 'postgres'; create: () => Promise<CliDatastore> }> = [{ kind: 'sqlite', create: async () => sqliteDatastore() }];
+  const list: Array<{ kind: 'sqlite' | 'postgres'; create: () => Promise<CliDatastore> }> = [
+    { kind: 'sqlite', create: async () => sqliteDatastore() },
+  ];
   if (pgUrl) list.push({ kind: 'postgres', create: () => postgresDatastore(pgUrl) });
   return list;
 }

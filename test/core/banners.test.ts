@@ -20,16 +20,58 @@ type Row = [banner: string, service: string, product: string | null, version: st
 
 describe('parseSshBanner', () => {
   it.each<Row>([
-    ['SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n', 'ssh', 'OpenSSH', '9.2p1', ['cpe:/a:openbsd:openssh:9.2p1', 'cpe:/o:debian:debian_linux'], 'Debian 2+deb12u3; protocol 2.0'],
-    ['SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n', 'ssh', 'OpenSSH', '9.2p1', ['cpe:/a:openbsd:openssh:9.2p1', 'cpe:/o:debian:debian_linux'], 'Debian 2; protocol 2.0'],
-    ['SSH-2.0-OpenSSH_8.9p1 Ubuntu-3ubuntu0.6\r\n', 'ssh', 'OpenSSH', '8.9p1', ['cpe:/a:openbsd:openssh:8.9p1', 'cpe:/o:canonical:ubuntu_linux'], 'Ubuntu 3ubuntu0.6; protocol 2.0'],
+    [
+      'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n',
+      'ssh',
+      'OpenSSH',
+      '9.2p1',
+      ['cpe:/a:openbsd:openssh:9.2p1', 'cpe:/o:debian:debian_linux'],
+      'Debian 2+deb12u3; protocol 2.0',
+    ],
+    [
+      'SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n',
+      'ssh',
+      'OpenSSH',
+      '9.2p1',
+      ['cpe:/a:openbsd:openssh:9.2p1', 'cpe:/o:debian:debian_linux'],
+      'Debian 2; protocol 2.0',
+    ],
+    [
+      'SSH-2.0-OpenSSH_8.9p1 Ubuntu-3ubuntu0.6\r\n',
+      'ssh',
+      'OpenSSH',
+      '8.9p1',
+      ['cpe:/a:openbsd:openssh:8.9p1', 'cpe:/o:canonical:ubuntu_linux'],
+      'Ubuntu 3ubuntu0.6; protocol 2.0',
+    ],
     ['SSH-2.0-OpenSSH_7.4\r\n', 'ssh', 'OpenSSH', '7.4', ['cpe:/a:openbsd:openssh:7.4'], 'protocol 2.0'],
     ['SSH-2.0-OpenSSH_9.6\r\n', 'ssh', 'OpenSSH', '9.6', ['cpe:/a:openbsd:openssh:9.6'], 'protocol 2.0'],
     ['SSH-1.99-OpenSSH_3.9p1\n', 'ssh', 'OpenSSH', '3.9p1', ['cpe:/a:openbsd:openssh:3.9p1'], 'protocol 1.99'],
     ['SSH-2.0-OpenSSH_7.4p1-hpn14v12\r\n', 'ssh', 'OpenSSH', '7.4p1', ['cpe:/a:openbsd:openssh:7.4p1'], 'hpn14v12 patch; protocol 2.0'],
-    ['SSH-2.0-OpenSSH_8.4p1 Raspbian-5+deb11u3\r\n', 'ssh', 'OpenSSH', '8.4p1', ['cpe:/a:openbsd:openssh:8.4p1', 'cpe:/o:debian:debian_linux'], 'Raspbian 5+deb11u3; protocol 2.0'],
-    ['SSH-2.0-OpenSSH_9.3 FreeBSD-20230719\r\n', 'ssh', 'OpenSSH', '9.3', ['cpe:/a:openbsd:openssh:9.3', 'cpe:/o:freebsd:freebsd'], 'FreeBSD 20230719; protocol 2.0'],
-    ['SSH-2.0-OpenSSH_for_Windows_8.1\r\n', 'ssh', 'OpenSSH', '8.1', ['cpe:/a:openbsd:openssh:8.1', 'cpe:/o:microsoft:windows'], 'for Windows; protocol 2.0'],
+    [
+      'SSH-2.0-OpenSSH_8.4p1 Raspbian-5+deb11u3\r\n',
+      'ssh',
+      'OpenSSH',
+      '8.4p1',
+      ['cpe:/a:openbsd:openssh:8.4p1', 'cpe:/o:debian:debian_linux'],
+      'Raspbian 5+deb11u3; protocol 2.0',
+    ],
+    [
+      'SSH-2.0-OpenSSH_9.3 FreeBSD-20230719\r\n',
+      'ssh',
+      'OpenSSH',
+      '9.3',
+      ['cpe:/a:openbsd:openssh:9.3', 'cpe:/o:freebsd:freebsd'],
+      'FreeBSD 20230719; protocol 2.0',
+    ],
+    [
+      'SSH-2.0-OpenSSH_for_Windows_8.1\r\n',
+      'ssh',
+      'OpenSSH',
+      '8.1',
+      ['cpe:/a:openbsd:openssh:8.1', 'cpe:/o:microsoft:windows'],
+      'for Windows; protocol 2.0',
+    ],
     ['SSH-2.0-dropbear_2022.83\r\n', 'ssh', 'Dropbear sshd', '2022.83', ['cpe:/a:matt_johnston:dropbear_ssh_server:2022.83'], 'protocol 2.0'],
     ['SSH-2.0-dropbear\r\n', 'ssh', 'Dropbear sshd', null, ['cpe:/a:matt_johnston:dropbear_ssh_server'], 'protocol 2.0'],
     ['SSH-2.0-libssh_0.9.6\r\n', 'ssh', 'libssh', '0.9.6', ['cpe:/a:libssh:libssh:0.9.6'], 'protocol 2.0'],
@@ -61,8 +103,22 @@ describe('parseGreeting: FTP, SMTP, POP3, IMAP and others', () => {
     ['500 OOPS: vsftpd: refusing to run with writable root inside chroot()\r\n', 21, 'ftp', 'vsftpd', null, ['cpe:/a:vsftpd:vsftpd']],
     ['220 ProFTPD 1.3.5e Server (Debian) [::ffff:192.168.1.10]\r\n', 21, 'ftp', 'ProFTPD', '1.3.5e', ['cpe:/a:proftpd:proftpd:1.3.5e']],
     ['220 ProFTPD Server (ProFTPD Default Installation) [192.168.1.5]\r\n', 21, 'ftp', 'ProFTPD', null, ['cpe:/a:proftpd:proftpd']],
-    ['220---------- Welcome to Pure-FTPd [privsep] [TLS] ----------\r\n220-You are user number 1 of 50 allowed.\r\n220 This is a private system\r\n', 21, 'ftp', 'Pure-FTPd', null, ['cpe:/a:pureftpd:pure-ftpd']],
-    ['220-FileZilla Server 0.9.60 beta\r\n220-written by Tim Kosse\r\n220 Please visit https://filezilla-project.org/\r\n', 21, 'ftp', 'FileZilla ftpd', '0.9.60 beta', ['cpe:/a:filezilla-project:filezilla_server:0.9.60_beta', 'cpe:/o:microsoft:windows']],
+    [
+      '220---------- Welcome to Pure-FTPd [privsep] [TLS] ----------\r\n220-You are user number 1 of 50 allowed.\r\n220 This is a private system\r\n',
+      21,
+      'ftp',
+      'Pure-FTPd',
+      null,
+      ['cpe:/a:pureftpd:pure-ftpd'],
+    ],
+    [
+      '220-FileZilla Server 0.9.60 beta\r\n220-written by Tim Kosse\r\n220 Please visit https://filezilla-project.org/\r\n',
+      21,
+      'ftp',
+      'FileZilla ftpd',
+      '0.9.60 beta',
+      ['cpe:/a:filezilla-project:filezilla_server:0.9.60_beta', 'cpe:/o:microsoft:windows'],
+    ],
     ['220 Microsoft FTP Service\r\n', 21, 'ftp', 'Microsoft ftpd', null, ['cpe:/a:microsoft:ftp_service', 'cpe:/o:microsoft:windows']],
     ['220 NAS FTP server ready.\r\n', 21, 'ftp', null, null, []],
     ['220 Welcome\r\n', 21, 'ftp', null, null, []],
@@ -70,9 +126,23 @@ describe('parseGreeting: FTP, SMTP, POP3, IMAP and others', () => {
     ['220 mail.example.com ESMTP Postfix (Debian/GNU)\r\n', 25, 'smtp', 'Postfix smtpd', null, ['cpe:/a:postfix:postfix']],
     ['220 mx.example.org ESMTP Postfix\r\n', 2525, 'smtp', 'Postfix smtpd', null, ['cpe:/a:postfix:postfix']],
     ['220 mx1.example.net ESMTP Exim 4.96 Mon, 01 Jan 2024 10:00:00 +0000\r\n', 25, 'smtp', 'Exim smtpd', '4.96', ['cpe:/a:exim:exim:4.96']],
-    ['220 host.example.com ESMTP Sendmail 8.15.2/8.15.2; Mon, 1 Jan 2024 10:00:00 GMT\r\n', 25, 'smtp', 'Sendmail', '8.15.2', ['cpe:/a:sendmail:sendmail:8.15.2']],
+    [
+      '220 host.example.com ESMTP Sendmail 8.15.2/8.15.2; Mon, 1 Jan 2024 10:00:00 GMT\r\n',
+      25,
+      'smtp',
+      'Sendmail',
+      '8.15.2',
+      ['cpe:/a:sendmail:sendmail:8.15.2'],
+    ],
     ['220 smtp.example.com ESMTP OpenSMTPD\r\n', 25, 'smtp', 'OpenSMTPD', null, ['cpe:/a:openbsd:opensmtpd']],
-    ['220 EXCH01.corp.local Microsoft ESMTP MAIL Service ready at Mon, 1 Jan 2024 10:00:00 +0000\r\n', 25, 'smtp', 'Microsoft Exchange smtpd', null, ['cpe:/a:microsoft:exchange_server', 'cpe:/o:microsoft:windows']],
+    [
+      '220 EXCH01.corp.local Microsoft ESMTP MAIL Service ready at Mon, 1 Jan 2024 10:00:00 +0000\r\n',
+      25,
+      'smtp',
+      'Microsoft Exchange smtpd',
+      null,
+      ['cpe:/a:microsoft:exchange_server', 'cpe:/o:microsoft:windows'],
+    ],
     ['220 relay.example.com ESMTP\r\n', 25, 'smtp', null, null, []],
     ['220 Welcome\r\n', 25, 'smtp', null, null, []],
     // POP3 / IMAP
@@ -80,14 +150,49 @@ describe('parseGreeting: FTP, SMTP, POP3, IMAP and others', () => {
     ['+OK Dovecot (Debian) ready.\r\n', 110, 'pop3', 'Dovecot pop3d', null, ['cpe:/a:dovecot:dovecot']],
     ['+OK Hello there.\r\n', 110, 'pop3', 'Courier pop3d', null, ['cpe:/a:courier-mta:courier']],
     ['+OK POP3 server ready\r\n', 110, 'pop3', null, null, []],
-    ['* OK [CAPABILITY IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE LITERAL+ STARTTLS AUTH=PLAIN] Dovecot (Debian) ready.\r\n', 143, 'imap', 'Dovecot imapd', null, ['cpe:/a:dovecot:dovecot']],
-    ['* OK [CAPABILITY IMAP4rev1 LITERAL+ ID ENABLE] mail.example.com Cyrus IMAP 3.6.1 server ready\r\n', 143, 'imap', 'Cyrus imapd', '3.6.1', ['cpe:/a:cmu:cyrus_imap_server:3.6.1']],
-    ['* OK mail.example.com Cyrus IMAP4 v2.4.17-Debian-2.4.17 server ready\r\n', 143, 'imap', 'Cyrus imapd', '2.4.17', ['cpe:/a:cmu:cyrus_imap_server:2.4.17']],
-    ['* OK [CAPABILITY IMAP4rev1 UIDPLUS CHILDREN NAMESPACE] Courier-IMAP ready. Copyright 1998-2018 Double Precision, Inc.\r\n', 143, 'imap', 'Courier Imapd', null, ['cpe:/a:courier-mta:courier']],
+    [
+      '* OK [CAPABILITY IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE LITERAL+ STARTTLS AUTH=PLAIN] Dovecot (Debian) ready.\r\n',
+      143,
+      'imap',
+      'Dovecot imapd',
+      null,
+      ['cpe:/a:dovecot:dovecot'],
+    ],
+    [
+      '* OK [CAPABILITY IMAP4rev1 LITERAL+ ID ENABLE] mail.example.com Cyrus IMAP 3.6.1 server ready\r\n',
+      143,
+      'imap',
+      'Cyrus imapd',
+      '3.6.1',
+      ['cpe:/a:cmu:cyrus_imap_server:3.6.1'],
+    ],
+    [
+      '* OK mail.example.com Cyrus IMAP4 v2.4.17-Debian-2.4.17 server ready\r\n',
+      143,
+      'imap',
+      'Cyrus imapd',
+      '2.4.17',
+      ['cpe:/a:cmu:cyrus_imap_server:2.4.17'],
+    ],
+    [
+      '* OK [CAPABILITY IMAP4rev1 UIDPLUS CHILDREN NAMESPACE] Courier-IMAP ready. Copyright 1998-2018 Double Precision, Inc.\r\n',
+      143,
+      'imap',
+      'Courier Imapd',
+      null,
+      ['cpe:/a:courier-mta:courier'],
+    ],
     ['* OK IMAP4rev1 Service Ready\r\n', 143, 'imap', null, null, []],
     // Others
     ['RFB 003.008\n', 5900, 'vnc', 'VNC', null, []],
-    ["-ERR unknown command 'HEAD', with args beginning with: '/' 'HTTP/1.0' \r\n", 6379, 'redis', 'Redis key-value store', null, ['cpe:/a:redislabs:redis']],
+    [
+      "-ERR unknown command 'HEAD', with args beginning with: '/' 'HTTP/1.0' \r\n",
+      6379,
+      'redis',
+      'Redis key-value store',
+      null,
+      ['cpe:/a:redislabs:redis'],
+    ],
     ['RTSP/1.0 200 OK\r\nCSeq: 1\r\nServer: GStreamer RTSP server\r\n\r\n', 554, 'rtsp', 'GStreamer RTSP server', null, []],
   ])('%j on %i', (banner, port, service, product, version, cpe) => {
     const info = parseGreeting(bytes(banner), port);
@@ -114,7 +219,14 @@ describe('parseGreeting: FTP, SMTP, POP3, IMAP and others', () => {
 });
 
 function mysqlHandshake(version: string): Uint8Array {
-  const body = Buffer.concat([Buffer.from([0x0a]), Buffer.from(version, 'latin1'), Buffer.from([0]), Buffer.from([1, 0, 0, 0]), Buffer.alloc(20, 0x41), Buffer.from([0])]);
+  const body = Buffer.concat([
+    Buffer.from([0x0a]),
+    Buffer.from(version, 'latin1'),
+    Buffer.from([0]),
+    Buffer.from([1, 0, 0, 0]),
+    Buffer.alloc(20, 0x41),
+    Buffer.from([0]),
+  ]);
   const header = Buffer.from([body.length & 0xff, (body.length >> 8) & 0xff, 0, 0]);
   return Buffer.concat([header, body]);
 }
@@ -155,7 +267,13 @@ describe('parseServerHeader', () => {
     ['nginx/1.18.0 (Ubuntu)', 'nginx', '1.18.0', 'Ubuntu', ['cpe:/a:igor_sysoev:nginx:1.18.0']],
     ['nginx', 'nginx', null, null, ['cpe:/a:igor_sysoev:nginx']],
     ['Apache/2.4.57 (Debian)', 'Apache httpd', '2.4.57', 'Debian', ['cpe:/a:apache:http_server:2.4.57']],
-    ['Apache/2.4.41 (Ubuntu) OpenSSL/1.1.1f mod_wsgi/4.6.8 Python/3.8', 'Apache httpd', '2.4.41', 'Ubuntu; OpenSSL/1.1.1f mod_wsgi/4.6.8; Python 3.8', ['cpe:/a:apache:http_server:2.4.41', 'cpe:/a:python:python:3.8']],
+    [
+      'Apache/2.4.41 (Ubuntu) OpenSSL/1.1.1f mod_wsgi/4.6.8 Python/3.8',
+      'Apache httpd',
+      '2.4.41',
+      'Ubuntu; OpenSSL/1.1.1f mod_wsgi/4.6.8; Python 3.8',
+      ['cpe:/a:apache:http_server:2.4.41', 'cpe:/a:python:python:3.8'],
+    ],
     ['Apache', 'Apache httpd', null, null, ['cpe:/a:apache:http_server']],
     ['Apache/2.2.15 (CentOS)', 'Apache httpd', '2.2.15', 'CentOS', ['cpe:/a:apache:http_server:2.2.15']],
     ['lighttpd/1.4.69', 'lighttpd', '1.4.69', null, ['cpe:/a:lighttpd:lighttpd:1.4.69']],
@@ -168,7 +286,13 @@ describe('parseServerHeader', () => {
     ['Werkzeug/2.0.1 Python/3.9.7', 'Werkzeug httpd', '2.0.1', 'Python 3.9.7', ['cpe:/a:python:python:3.9.7']],
     ['gunicorn/20.1.0', 'Gunicorn', '20.1.0', null, ['cpe:/a:gunicorn:gunicorn:20.1.0']],
     ['gunicorn', 'Gunicorn', null, null, ['cpe:/a:gunicorn:gunicorn']],
-    ['SimpleHTTP/0.6 Python/3.11.2', 'SimpleHTTPServer', '0.6', 'Python 3.11.2', ['cpe:/a:python:simplehttpserver:0.6', 'cpe:/a:python:python:3.11.2']],
+    [
+      'SimpleHTTP/0.6 Python/3.11.2',
+      'SimpleHTTPServer',
+      '0.6',
+      'Python 3.11.2',
+      ['cpe:/a:python:simplehttpserver:0.6', 'cpe:/a:python:python:3.11.2'],
+    ],
     ['mini_httpd/1.30 26Oct2018', 'mini_httpd', '1.30', '26Oct2018', ['cpe:/a:acme:mini_httpd:1.30']],
     ['Boa/0.94.14rc21', 'Boa', '0.94.14rc21', null, ['cpe:/a:boa:boa:0.94.14rc21']],
     ['GoAhead-Webs', 'GoAhead WebServer', null, null, ['cpe:/a:goahead:goahead_webserver']],
@@ -189,7 +313,9 @@ describe('parseServerHeader', () => {
 
 describe('parseHttpHead / parseHttpResponse', () => {
   it('parses the status line and headers', () => {
-    const head = parseHttpHead('HTTP/1.1 301 Moved Permanently\r\nServer: nginx/1.24.0\r\nLocation: https://x/\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\nbody: not a header\r\n');
+    const head = parseHttpHead(
+      'HTTP/1.1 301 Moved Permanently\r\nServer: nginx/1.24.0\r\nLocation: https://x/\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n\r\nbody: not a header\r\n',
+    );
     expect(head).toEqual({
       httpVersion: '1.1',
       status: 301,
@@ -200,10 +326,22 @@ describe('parseHttpHead / parseHttpResponse', () => {
 
   it('takes products from the Server header', () => {
     expect(parseHttpResponse('HTTP/1.0 200 OK\r\nServer: Apache/2.4.57 (Debian)\r\n\r\n')).toEqual({
-      service: 'http', product: 'Apache httpd', version: '2.4.57', extra_info: 'Debian', cpe: ['cpe:/a:apache:http_server:2.4.57'],
+      service: 'http',
+      product: 'Apache httpd',
+      version: '2.4.57',
+      extra_info: 'Debian',
+      cpe: ['cpe:/a:apache:http_server:2.4.57'],
     });
-    expect(parseHttpResponse('HTTP/1.1 200 OK\r\nX-Powered-By: Express\r\n\r\n')).toMatchObject({ service: 'http', product: 'Node.js', cpe: ['cpe:/a:nodejs:node.js'] });
-    expect(parseHttpResponse('HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm="Router"\r\n\r\n')).toMatchObject({ service: 'http', product: null, extra_info: 'realm Router' });
+    expect(parseHttpResponse('HTTP/1.1 200 OK\r\nX-Powered-By: Express\r\n\r\n')).toMatchObject({
+      service: 'http',
+      product: 'Node.js',
+      cpe: ['cpe:/a:nodejs:node.js'],
+    });
+    expect(parseHttpResponse('HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm="Router"\r\n\r\n')).toMatchObject({
+      service: 'http',
+      product: null,
+      extra_info: 'realm Router',
+    });
     expect(parseHttpResponse('HTTP/1.1 200 OK\r\n\r\n')).toEqual({ service: 'http', product: null, version: null, extra_info: null, cpe: [] });
     expect(parseHttpResponse('SSH-2.0-OpenSSH_9.2p1\r\n')).toBeNull();
   });
@@ -214,7 +352,12 @@ describe('looksLikeTlsOnly', () => {
     [Uint8Array.from([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]), true],
     [Uint8Array.from([0x16, 0x03, 0x03, 0x00, 0x10]), true],
     [bytes('HTTP/1.1 400 Bad Request\r\nServer: nginx\r\n\r\n<html><head><title>400 The plain HTTP request was sent to HTTPS port</title>'), true],
-    [bytes('HTTP/1.1 400 Bad Request\r\n\r\nYour browser sent a request that this server could not understand.<br />\nReason: You\'re speaking plain HTTP to an SSL-enabled server port.'), true],
+    [
+      bytes(
+        "HTTP/1.1 400 Bad Request\r\n\r\nYour browser sent a request that this server could not understand.<br />\nReason: You're speaking plain HTTP to an SSL-enabled server port.",
+      ),
+      true,
+    ],
     [bytes('HTTP/1.1 200 OK\r\n\r\n'), false],
     [null, false],
   ])('%#', (data, expected) => {
@@ -226,14 +369,24 @@ describe('identifyService', () => {
   const base: ServiceEvidence = { port: 0, tls: null, greeting: null, response: null };
 
   it('prefers the greeting, then the HTTP answer, then the port table', () => {
-    expect(identifyService({ ...base, port: 2222, greeting: bytes('SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n') })).toMatchObject({ service: 'ssh', product: 'OpenSSH' });
+    expect(identifyService({ ...base, port: 2222, greeting: bytes('SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n') })).toMatchObject({
+      service: 'ssh',
+      product: 'OpenSSH',
+    });
     expect(identifyService({ ...base, port: 8080, response: bytes('HTTP/1.1 200 OK\r\nServer: nginx/1.18.0\r\n\r\n') })).toEqual({
-      service: 'http', product: 'nginx', version: '1.18.0', extra_info: null, cpe: ['cpe:/a:igor_sysoev:nginx:1.18.0'],
+      service: 'http',
+      product: 'nginx',
+      version: '1.18.0',
+      extra_info: null,
+      cpe: ['cpe:/a:igor_sysoev:nginx:1.18.0'],
     });
     expect(identifyService({ ...base, port: 5432 })).toEqual({ service: 'postgresql', product: null, version: null, extra_info: null, cpe: [] });
     expect(identifyService({ ...base, port: 41234 })).toEqual({ service: null, product: null, version: null, extra_info: null, cpe: [] });
     // An SSH server on a web port says who it is before the HTTP request is answered.
-    expect(identifyService({ ...base, port: 8080, response: bytes('SSH-2.0-OpenSSH_9.6\r\nInvalid SSH identification string.\r\n') })).toMatchObject({ service: 'ssh', version: '9.6' });
+    expect(identifyService({ ...base, port: 8080, response: bytes('SSH-2.0-OpenSSH_9.6\r\nInvalid SSH identification string.\r\n') })).toMatchObject({
+      service: 'ssh',
+      version: '9.6',
+    });
   });
 
   it('names TLS-wrapped protocols and reports the certificate', () => {
@@ -245,10 +398,23 @@ describe('identifyService', () => {
       extra_info: 'cert CN=nas.example.lan; SAN=DNS:nas.example.lan, IP:192.168.1.20',
       cpe: ['cpe:/a:igor_sysoev:nginx:1.22.1'],
     });
-    expect(identifyService({ ...base, port: 993, tls, greeting: bytes('* OK [CAPABILITY IMAP4rev1] Dovecot ready.\r\n') })).toMatchObject({ service: 'imaps', product: 'Dovecot imapd' });
-    expect(identifyService({ ...base, port: 465, tls, greeting: bytes('220 mail.example.com ESMTP Postfix\r\n') })).toMatchObject({ service: 'smtps', product: 'Postfix smtpd' });
-    expect(identifyService({ ...base, port: 8443, tls })).toMatchObject({ service: 'https-alt', product: null, extra_info: 'cert CN=nas.example.lan; SAN=DNS:nas.example.lan, IP:192.168.1.20' });
-    expect(identifyService({ ...base, port: 40443, tls: { subjectCN: null, altNames: null, protocol: 'TLSv1.2' } })).toMatchObject({ service: 'ssl', extra_info: null });
+    expect(identifyService({ ...base, port: 993, tls, greeting: bytes('* OK [CAPABILITY IMAP4rev1] Dovecot ready.\r\n') })).toMatchObject({
+      service: 'imaps',
+      product: 'Dovecot imapd',
+    });
+    expect(identifyService({ ...base, port: 465, tls, greeting: bytes('220 mail.example.com ESMTP Postfix\r\n') })).toMatchObject({
+      service: 'smtps',
+      product: 'Postfix smtpd',
+    });
+    expect(identifyService({ ...base, port: 8443, tls })).toMatchObject({
+      service: 'https-alt',
+      product: null,
+      extra_info: 'cert CN=nas.example.lan; SAN=DNS:nas.example.lan, IP:192.168.1.20',
+    });
+    expect(identifyService({ ...base, port: 40443, tls: { subjectCN: null, altNames: null, protocol: 'TLSv1.2' } })).toMatchObject({
+      service: 'ssl',
+      extra_info: null,
+    });
   });
 
   it('bounds extra_info', () => {

@@ -114,7 +114,13 @@ describe('detectChanges', () => {
 
   it('handles ten thousand devices with ten ports each', () => {
     const make = (shift: number) =>
-      Array.from({ length: 10_000 }, (_, i) => device(i + 1, `10.${i >> 8}.${i & 255}.1`, Array.from({ length: 10 }, (_, j) => port(1000 + j + (i % 7 === 0 ? shift : 0), 'http'))));
+      Array.from({ length: 10_000 }, (_, i) =>
+        device(
+          i + 1,
+          `10.${i >> 8}.${i & 255}.1`,
+          Array.from({ length: 10 }, (_, j) => port(1000 + j + (i % 7 === 0 ? shift : 0), 'http')),
+        ),
+      );
     const changes = detectChanges({ ...base, portInScope: () => true, baseline: make(0), current: make(1) });
     // Devices with i % 7 === 0 shifted their ports by one: one port closed and one opened each.
     const shifted = Math.ceil(10_000 / 7);

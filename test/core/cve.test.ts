@@ -205,7 +205,13 @@ describe('matchCves on the shipped dataset', () => {
 
   it('matches the vsftpd 2.3.4 backdoor from the CPE alone, on a non-standard port', () => {
     const matches = matchCves([port({ port: 2121, service: 'ftp', cpe: ['cpe:/a:vsftpd:vsftpd:2.3.4'] })], index);
-    expect(find(matches, 'CVE-2011-2523')).toMatchObject({ confidence: 'confirmed', severity: 'critical', port: 2121, matched_product: 'vsftpd', matched_version: '2.3.4' });
+    expect(find(matches, 'CVE-2011-2523')).toMatchObject({
+      confidence: 'confirmed',
+      severity: 'critical',
+      port: 2121,
+      matched_product: 'vsftpd',
+      matched_version: '2.3.4',
+    });
     expect(ids(matchCves([port({ port: 21, service: 'ftp', product: 'vsftpd', version: '3.0.3' })], index))).not.toContain('CVE-2011-2523');
   });
 
@@ -221,36 +227,66 @@ describe('matchCves on the shipped dataset', () => {
     expect(m51).toContain('CVE-2022-22720');
   });
 
-  it('maps nmap\'s igor_sysoev:nginx CPE to NVD\'s nginx entries and reports each CVE once per port', () => {
-    const matches = matchCves([port({ port: 443, service: 'https', product: 'nginx', version: '1.18.0', cpe: ['cpe:/a:igor_sysoev:nginx:1.18.0'] })], index);
+  it("maps nmap's igor_sysoev:nginx CPE to NVD's nginx entries and reports each CVE once per port", () => {
+    const matches = matchCves(
+      [port({ port: 443, service: 'https', product: 'nginx', version: '1.18.0', cpe: ['cpe:/a:igor_sysoev:nginx:1.18.0'] })],
+      index,
+    );
     expect(find(matches, 'CVE-2021-23017')).toMatchObject({ confidence: 'confirmed', cvss_score: 7.7 });
     expect(new Set(ids(matches)).size).toBe(matches.length);
     // nginx 1.20.1 (stable fix) and Ubuntu's 1.18.0 package
     expect(ids(matchCves([port({ port: 80, product: 'nginx', version: '1.20.1' })], index))).not.toContain('CVE-2021-23017');
-    expect(find(matchCves([port({ port: 80, product: 'nginx', version: '1.18.0', extra_info: 'Ubuntu' })], index), 'CVE-2021-23017')?.confidence).toBe('likely');
+    expect(
+      find(matchCves([port({ port: 80, product: 'nginx', version: '1.18.0', extra_info: 'Ubuntu' })], index), 'CVE-2021-23017')?.confidence,
+    ).toBe('likely');
   });
 
   it('does not match versioned entries when the version is unknown', () => {
     expect(matchCves([port({ port: 22, service: 'ssh', product: 'OpenSSH', cpe: ['cpe:/a:openbsd:openssh'] })], index)).toEqual([]);
-    expect(matchCves([port({ port: 445, service: 'netbios-ssn', product: 'Samba smbd', version: '3.X - 4.X', cpe: ['cpe:/a:samba:samba'] })], index)).toEqual([]);
+    expect(
+      matchCves([port({ port: 445, service: 'netbios-ssn', product: 'Samba smbd', version: '3.X - 4.X', cpe: ['cpe:/a:samba:samba'] })], index),
+    ).toEqual([]);
     expect(matchCves([port({ port: 8080, service: 'http-proxy' })], index)).toEqual([]);
   });
 
   it('skips ports that are not open', () => {
-    expect(matchCves([{ ...ssh('9.7p1'), state: 'closed' }, { ...ssh('9.7p1'), state: 'filtered' }], index)).toEqual([]);
+    expect(
+      matchCves(
+        [
+          { ...ssh('9.7p1'), state: 'closed' },
+          { ...ssh('9.7p1'), state: 'filtered' },
+        ],
+        index,
+      ),
+    ).toEqual([]);
   });
 
   it('matches SMB on Windows as likely, version-independent (EternalBlue, SMBGhost)', () => {
-    const smb = port({ port: 445, service: 'microsoft-ds', product: 'Microsoft Windows 7 - 10 microsoft-ds', extra_info: 'workgroup: WORKGROUP', cpe: ['cpe:/o:microsoft:windows'] });
+    const smb = port({
+      port: 445,
+      service: 'microsoft-ds',
+      product: 'Microsoft Windows 7 - 10 microsoft-ds',
+      extra_info: 'workgroup: WORKGROUP',
+      cpe: ['cpe:/o:microsoft:windows'],
+    });
     const matches = matchCves([smb], index);
-    expect(find(matches, 'CVE-2017-0144')).toMatchObject({ confidence: 'likely', kev: true, port: 445, matched_product: 'Microsoft Windows 7 - 10 microsoft-ds', matched_version: null });
+    expect(find(matches, 'CVE-2017-0144')).toMatchObject({
+      confidence: 'likely',
+      kev: true,
+      port: 445,
+      matched_product: 'Microsoft Windows 7 - 10 microsoft-ds',
+      matched_version: null,
+    });
     expect(find(matches, 'CVE-2020-0796')).toMatchObject({ confidence: 'likely', severity: 'critical' });
     expect(find(matches, 'CVE-2017-0144')!.confidence_reason).toMatch(/patch level/);
     expect(ids(matches)).not.toContain('CVE-2008-4250');
   });
 
   it('drops Windows entries for releases the scan rules out', () => {
-    const xp = matchCves([port({ port: 445, service: 'microsoft-ds', product: 'Microsoft Windows XP microsoft-ds', cpe: ['cpe:/o:microsoft:windows_xp'] })], index);
+    const xp = matchCves(
+      [port({ port: 445, service: 'microsoft-ds', product: 'Microsoft Windows XP microsoft-ds', cpe: ['cpe:/o:microsoft:windows_xp'] })],
+      index,
+    );
     expect(ids(xp)).toEqual(expect.arrayContaining(['CVE-2017-0144', 'CVE-2008-4250']));
     expect(ids(xp)).not.toContain('CVE-2020-0796');
     const server2019 = matchCves([port({ port: 445, service: 'microsoft-ds' })], index, { os_name: 'Microsoft Windows Server 2019' });
@@ -284,11 +320,24 @@ describe('matchCves on the shipped dataset', () => {
     // xrdp is not Windows
     expect(ids(matchCves([port({ port: 3389, service: 'ms-wbt-server', product: 'xrdp', cpe: ['cpe:/a:jay_sorg:xrdp'] })], index))).toEqual([]);
     // msrpc on Windows: no SMB/RDP entries
-    expect(matchCves([port({ port: 135, service: 'msrpc', product: 'Microsoft Windows RPC', cpe: ['cpe:/o:microsoft:windows'] })], index)).toEqual([]);
+    expect(matchCves([port({ port: 135, service: 'msrpc', product: 'Microsoft Windows RPC', cpe: ['cpe:/o:microsoft:windows'] })], index)).toEqual(
+      [],
+    );
   });
 
   it('caps Windows component entries at likely (IIS 7.5 and MS15-034)', () => {
-    const iis = matchCves([port({ port: 80, service: 'http', product: 'Microsoft IIS httpd', version: '7.5', cpe: ['cpe:/a:microsoft:internet_information_services:7.5', 'cpe:/o:microsoft:windows'] })], index);
+    const iis = matchCves(
+      [
+        port({
+          port: 80,
+          service: 'http',
+          product: 'Microsoft IIS httpd',
+          version: '7.5',
+          cpe: ['cpe:/a:microsoft:internet_information_services:7.5', 'cpe:/o:microsoft:windows'],
+        }),
+      ],
+      index,
+    );
     expect(find(iis, 'CVE-2015-1635')).toMatchObject({ confidence: 'likely', kev: true, severity: 'critical' });
     expect(ids(iis)).not.toContain('CVE-2017-0144');
     const iis6 = matchCves([port({ port: 80, product: 'Microsoft IIS httpd', version: '6.0' })], index);
@@ -297,9 +346,20 @@ describe('matchCves on the shipped dataset', () => {
 
   it('matches the Debian/Ubuntu Redis Lua escape only when the package is Debian or Ubuntu', () => {
     const redis = (extra: string | null, cpe: string[] = []): ScannedPort =>
-      port({ port: 6379, service: 'redis', product: 'Redis key-value store', version: '6.0.16', extra_info: extra, cpe: ['cpe:/a:redislabs:redis:6.0.16', ...cpe] });
+      port({
+        port: 6379,
+        service: 'redis',
+        product: 'Redis key-value store',
+        version: '6.0.16',
+        extra_info: extra,
+        cpe: ['cpe:/a:redislabs:redis:6.0.16', ...cpe],
+      });
     expect(ids(matchCves([redis(null)], index))).not.toContain('CVE-2022-0543');
-    expect(find(matchCves([redis(null, ['cpe:/o:debian:debian_linux'])], index), 'CVE-2022-0543')).toMatchObject({ confidence: 'likely', kev: true, severity: 'critical' });
+    expect(find(matchCves([redis(null, ['cpe:/o:debian:debian_linux'])], index), 'CVE-2022-0543')).toMatchObject({
+      confidence: 'likely',
+      kev: true,
+      severity: 'critical',
+    });
     expect(find(matchCves([redis('Ubuntu')], index), 'CVE-2022-0543')?.confidence).toBe('likely');
   });
 
@@ -314,19 +374,25 @@ describe('matchCves on the shipped dataset', () => {
   });
 
   it('reads nmap version ranges: confirmed only when the whole range is affected', () => {
-    const pg = (version: string): string[] => ids(matchCves([port({ port: 5432, service: 'postgresql', product: 'PostgreSQL DB', version, cpe: ['cpe:/a:postgresql:postgresql:9.6'] })], index));
+    const pg = (version: string): string[] =>
+      ids(
+        matchCves([port({ port: 5432, service: 'postgresql', product: 'PostgreSQL DB', version, cpe: ['cpe:/a:postgresql:postgresql:9.6'] })], index),
+      );
     expect(pg('9.6.7 - 9.6.12')).toContain('CVE-2020-25695');
     expect(pg('9.6.7 - 9.6.12')).not.toContain('CVE-2018-1058');
     expect(pg('9.6.0 or later')).toEqual([]);
   });
 
   it('handles MySQL and MariaDB version suffixes', () => {
-    expect(find(matchCves([port({ port: 3306, product: 'MySQL', version: '5.7.10-log', cpe: ['cpe:/a:mysql:mysql:5.7.10-log'] })], index), 'CVE-2016-0639')?.confidence).toBe('confirmed');
+    expect(
+      find(matchCves([port({ port: 3306, product: 'MySQL', version: '5.7.10-log', cpe: ['cpe:/a:mysql:mysql:5.7.10-log'] })], index), 'CVE-2016-0639')
+        ?.confidence,
+    ).toBe('confirmed');
     const maria = matchCves([port({ port: 3306, product: 'MariaDB', version: '10.3.27-MariaDB-0+deb10u1' })], index);
     expect(find(maria, 'CVE-2021-27928')).toMatchObject({ confidence: 'likely' });
   });
 
-  it('reads nmap\'s MariaDB-as-MySQL handshake version as MariaDB, not MySQL 5.5.5', () => {
+  it("reads nmap's MariaDB-as-MySQL handshake version as MariaDB, not MySQL 5.5.5", () => {
     const nmapMaria = port({
       port: 3306,
       service: 'mysql',
@@ -337,7 +403,12 @@ describe('matchCves on the shipped dataset', () => {
     const matches = matchCves([nmapMaria], index);
     expect(ids(matches)).not.toContain('CVE-2012-2122');
     expect(find(matches, 'CVE-2021-27928')).toMatchObject({ confidence: 'likely', matched_version: '10.3.27-MariaDB-0+deb10u1' });
-    const bionic = port({ port: 3306, product: 'MySQL', version: '5.5.5-10.1.44-MariaDB-1~bionic', cpe: ['cpe:/a:mariadb:mariadb:5.5.5-10.1.44-MariaDB-1~bionic'] });
+    const bionic = port({
+      port: 3306,
+      product: 'MySQL',
+      version: '5.5.5-10.1.44-MariaDB-1~bionic',
+      cpe: ['cpe:/a:mariadb:mariadb:5.5.5-10.1.44-MariaDB-1~bionic'],
+    });
     expect(ids(matchCves([bionic], index))).toEqual([]);
     const old = port({ port: 3306, product: 'MySQL', version: '5.5.5-10.0.20-MariaDB' });
     expect(find(matchCves([old], index), 'CVE-2016-6662')?.confidence).toBe('confirmed');
@@ -399,9 +470,17 @@ describe('matchCves on a custom dataset', () => {
   });
 
   it('matches products outside the alias table by their CPE', () => {
-    const idx = buildCveIndex([entry('CVE-2000-0002', [{ cpe: 'apache:tomcat', versionStartIncluding: '9.0.0', versionEndExcluding: '9.0.31' }], 9.8)]);
+    const idx = buildCveIndex([
+      entry('CVE-2000-0002', [{ cpe: 'apache:tomcat', versionStartIncluding: '9.0.0', versionEndExcluding: '9.0.31' }], 9.8),
+    ]);
     const [m] = matchCves([port({ port: 8009, service: 'ajp13', product: 'Apache Jserv', cpe: ['cpe:/a:apache:tomcat:9.0.30'] })], idx);
-    expect(m).toMatchObject({ id: 'CVE-2000-0002', confidence: 'confirmed', matched_product: 'Apache Jserv', matched_version: '9.0.30', severity: 'critical' });
+    expect(m).toMatchObject({
+      id: 'CVE-2000-0002',
+      confidence: 'confirmed',
+      matched_product: 'Apache Jserv',
+      matched_version: '9.0.30',
+      severity: 'critical',
+    });
   });
 
   it('reports entries whose ranges cannot be read instead of failing', () => {
@@ -437,7 +516,20 @@ describe('validateCveEntry', () => {
   });
 
   it('names every wrong field, in field order, prefixed with the id', () => {
-    const bad = { ...good, id: 'CVE-24-1', cvss_score: 11, cvss_vector: 5, cvss_version: '3.2', description: ' ', remediation: 1, references: ['ftp://x'], kev: 'no', published: 'July', last_modified: 3, severity: 'high' };
+    const bad = {
+      ...good,
+      id: 'CVE-24-1',
+      cvss_score: 11,
+      cvss_vector: 5,
+      cvss_version: '3.2',
+      description: ' ',
+      remediation: 1,
+      references: ['ftp://x'],
+      kev: 'no',
+      published: 'July',
+      last_modified: 3,
+      severity: 'high',
+    };
     expect(validateCveEntry(bad)).toEqual([
       "CVE-24-1: unknown field 'severity'",
       'CVE-24-1: id must look like CVE-2024-6387',
@@ -480,7 +572,14 @@ describe('validateCveEntry', () => {
     expect(validateCveEntry({ ...good, affected: [] }, { allowEmptyAffected: true })).toEqual([]);
     const affected = [
       'openssh',
-      { cpe: 'OpenBSD:OpenSSH', services: 'ssh', windowsReleases: ['7', 'vista sp2'], versionIndependent: false, maxConfidence: 'confirmed', vendor: 'x' },
+      {
+        cpe: 'OpenBSD:OpenSSH',
+        services: 'ssh',
+        windowsReleases: ['7', 'vista sp2'],
+        versionIndependent: false,
+        maxConfidence: 'confirmed',
+        vendor: 'x',
+      },
       { cpe: 'openbsd:openssh', versionIndependent: true, versionEndExcluding: '9.8p1' },
       { cpe: 'openbsd:openssh', versionStartIncluding: '9.8p1', versionEndExcluding: '8.5p1' },
       { cpe: 'openbsd:openssh', versionEndExcluding: 'latest' },
@@ -497,7 +596,9 @@ describe('validateCveEntry', () => {
       'CVE-2024-6387: range start 9.8p1 is not below its end 8.5p1',
       "CVE-2024-6387: affected openbsd:openssh: versionEndExcluding 'latest' is not a version",
     ]);
-    expect(validateCveEntry({ ...good, affected: [{ cpe: 'openbsd:openssh', version: 9 }] })).toContain('CVE-2024-6387: affected version must be a string');
+    expect(validateCveEntry({ ...good, affected: [{ cpe: 'openbsd:openssh', version: 9 }] })).toContain(
+      'CVE-2024-6387: affected version must be a string',
+    );
   });
 });
 
@@ -522,26 +623,101 @@ describe('the shipped dataset', () => {
   it('covers every product family the issue names', () => {
     const families = [...shippedFamilies().keys()];
     for (const f of [
-      'OpenSSH', 'Dropbear', 'Apache httpd', 'nginx', 'lighttpd', 'Microsoft IIS', 'Samba', 'Windows SMB', 'vsftpd', 'ProFTPD', 'Pure-FTPd', 'Exim',
-      'Postfix', 'Dovecot', 'MySQL/MariaDB', 'PostgreSQL', 'Redis', 'MongoDB', 'Elasticsearch', 'Memcached', 'MiniUPnPd',
-      'Embedded web servers and BusyBox', 'Windows RDP', 'VNC servers',
+      'OpenSSH',
+      'Dropbear',
+      'Apache httpd',
+      'nginx',
+      'lighttpd',
+      'Microsoft IIS',
+      'Samba',
+      'Windows SMB',
+      'vsftpd',
+      'ProFTPD',
+      'Pure-FTPd',
+      'Exim',
+      'Postfix',
+      'Dovecot',
+      'MySQL/MariaDB',
+      'PostgreSQL',
+      'Redis',
+      'MongoDB',
+      'Elasticsearch',
+      'Memcached',
+      'MiniUPnPd',
+      'Embedded web servers and BusyBox',
+      'Windows RDP',
+      'VNC servers',
     ]) {
       expect(families, f).toContain(f);
     }
     const keys = new Set(index.byProduct.keys());
-    for (const k of ['openbsd:openssh', 'dropbear_ssh_project:dropbear_ssh', 'apache:http_server', 'f5:nginx', 'lighttpd:lighttpd', 'microsoft:internet_information_services', 'samba:samba', 'microsoft:windows', 'beasts:vsftpd', 'proftpd:proftpd', 'pureftpd:pure-ftpd', 'exim:exim', 'postfix:postfix', 'dovecot:dovecot', 'oracle:mysql', 'mariadb:mariadb', 'postgresql:postgresql', 'redis:redis', 'mongodb:mongodb', 'elastic:elasticsearch', 'memcached:memcached', 'miniupnp_project:miniupnpd', 'busybox:busybox', 'embedthis:goahead', 'realvnc:realvnc']) {
+    for (const k of [
+      'openbsd:openssh',
+      'dropbear_ssh_project:dropbear_ssh',
+      'apache:http_server',
+      'f5:nginx',
+      'lighttpd:lighttpd',
+      'microsoft:internet_information_services',
+      'samba:samba',
+      'microsoft:windows',
+      'beasts:vsftpd',
+      'proftpd:proftpd',
+      'pureftpd:pure-ftpd',
+      'exim:exim',
+      'postfix:postfix',
+      'dovecot:dovecot',
+      'oracle:mysql',
+      'mariadb:mariadb',
+      'postgresql:postgresql',
+      'redis:redis',
+      'mongodb:mongodb',
+      'elastic:elasticsearch',
+      'memcached:memcached',
+      'miniupnp_project:miniupnpd',
+      'busybox:busybox',
+      'embedthis:goahead',
+      'realvnc:realvnc',
+    ]) {
       expect(keys, k).toContain(k);
     }
   });
 
   it.each([
-    ['CVE-2024-6387', false], ['CVE-2023-38408', false], ['CVE-2016-6210', false], ['CVE-2018-15473', false], ['CVE-2020-15778', false],
-    ['CVE-2021-41617', false], ['CVE-2023-51385', false], ['CVE-2023-48795', false], ['CVE-2021-41773', true], ['CVE-2021-42013', true],
-    ['CVE-2021-40438', true], ['CVE-2022-22720', false], ['CVE-2023-25690', false], ['CVE-2024-38476', false], ['CVE-2021-23017', false],
-    ['CVE-2013-2028', false], ['CVE-2015-1635', true], ['CVE-2017-7269', true], ['CVE-2017-7494', true], ['CVE-2017-0144', true],
-    ['CVE-2020-0796', true], ['CVE-2011-2523', false], ['CVE-2015-3306', true], ['CVE-2019-12815', false], ['CVE-2019-10149', true],
-    ['CVE-2019-15846', false], ['CVE-2020-28017', false], ['CVE-2022-0543', true], ['CVE-2021-32761', false], ['CVE-2015-1427', true],
-    ['CVE-2014-3120', true], ['CVE-2018-1000115', false], ['CVE-2017-17562', true], ['CVE-2019-0708', true], ['CVE-2019-1181', false],
+    ['CVE-2024-6387', false],
+    ['CVE-2023-38408', false],
+    ['CVE-2016-6210', false],
+    ['CVE-2018-15473', false],
+    ['CVE-2020-15778', false],
+    ['CVE-2021-41617', false],
+    ['CVE-2023-51385', false],
+    ['CVE-2023-48795', false],
+    ['CVE-2021-41773', true],
+    ['CVE-2021-42013', true],
+    ['CVE-2021-40438', true],
+    ['CVE-2022-22720', false],
+    ['CVE-2023-25690', false],
+    ['CVE-2024-38476', false],
+    ['CVE-2021-23017', false],
+    ['CVE-2013-2028', false],
+    ['CVE-2015-1635', true],
+    ['CVE-2017-7269', true],
+    ['CVE-2017-7494', true],
+    ['CVE-2017-0144', true],
+    ['CVE-2020-0796', true],
+    ['CVE-2011-2523', false],
+    ['CVE-2015-3306', true],
+    ['CVE-2019-12815', false],
+    ['CVE-2019-10149', true],
+    ['CVE-2019-15846', false],
+    ['CVE-2020-28017', false],
+    ['CVE-2022-0543', true],
+    ['CVE-2021-32761', false],
+    ['CVE-2015-1427', true],
+    ['CVE-2014-3120', true],
+    ['CVE-2018-1000115', false],
+    ['CVE-2017-17562', true],
+    ['CVE-2019-0708', true],
+    ['CVE-2019-1181', false],
     ['CVE-2006-2369', false],
   ])('includes %s (known exploited: %s)', (id, kev) => {
     const e = shipped.find((x) => x.id === id);

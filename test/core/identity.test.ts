@@ -135,7 +135,10 @@ describe('matchHosts (the rules)', () => {
   });
 
   it('a MAC not seen this time: the device last seen at that address, its MAC identity kept', () => {
-    const known = [device(1, 'ip:10.0.0.5', '10.0.0.5', null, '2026-01-01T00:00:00.000Z'), device(2, `mac:${M2}`, '10.0.0.5', M2, '2026-01-02T00:00:00.000Z')];
+    const known = [
+      device(1, 'ip:10.0.0.5', '10.0.0.5', null, '2026-01-01T00:00:00.000Z'),
+      device(2, `mac:${M2}`, '10.0.0.5', M2, '2026-01-02T00:00:00.000Z'),
+    ];
     const { decisions } = matchHosts([host('10.0.0.5')], known);
     expect(decisions).toEqual([{ host: host('10.0.0.5'), deviceId: 2, identity: `mac:${M2}`, reason: null }]);
   });
@@ -163,7 +166,9 @@ describe('matchHosts (the rules)', () => {
   it('one address reported twice: once with and once without a MAC, or twice alike, is one host', () => {
     const withAndWithout = matchHosts([host('10.0.0.5'), host('10.0.0.5', M1)], []);
     expect(withAndWithout.decisions.map((d) => d.identity)).toEqual([`mac:${M1}`]);
-    expect(withAndWithout.dropped.map((d) => d.reason)).toEqual([`10.0.0.5 was reported with MAC ${M1} and without one; the report with the MAC was kept`]);
+    expect(withAndWithout.dropped.map((d) => d.reason)).toEqual([
+      `10.0.0.5 was reported with MAC ${M1} and without one; the report with the MAC was kept`,
+    ]);
 
     const twice = matchHosts([host('10.0.0.5', M1.toLowerCase()), host('10.0.0.5', M1)], []);
     expect(twice.decisions.map((d) => [d.host.mac, d.identity])).toEqual([[M1, `mac:${M1}`]]);
@@ -183,7 +188,9 @@ describe('matchHosts (the rules)', () => {
       ['10.0.0.5', 7, `mac:${M1}`],
       ['10.0.0.6', 2, `mac:${M2}`],
     ]);
-    expect(dropped.map((d) => d.reason)).toEqual([`10.0.0.5 not recorded: device #7 holds identity ip:10.0.0.5 and this scan gave it to 10.0.0.5 (${M1})`]);
+    expect(dropped.map((d) => d.reason)).toEqual([
+      `10.0.0.5 not recorded: device #7 holds identity ip:10.0.0.5 and this scan gave it to 10.0.0.5 (${M1})`,
+    ]);
   });
 
   it('normalises MACs and treats junk as no MAC', () => {

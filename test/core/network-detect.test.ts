@@ -1,8 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { type InterfaceAddress, defaultRouteFromProcRoute, detectNetwork, netmaskToPrefix } from '../../src/core/network-detect.js';
 
-const LOOPBACK: InterfaceAddress = { name: 'lo', address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', internal: true, mac: '00:00:00:00:00:00' };
-const LOOPBACK6: InterfaceAddress = { name: 'lo', address: '::1', netmask: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', family: 'IPv6', internal: true, mac: '00:00:00:00:00:00' };
+const LOOPBACK: InterfaceAddress = {
+  name: 'lo',
+  address: '127.0.0.1',
+  netmask: '255.0.0.0',
+  family: 'IPv4',
+  internal: true,
+  mac: '00:00:00:00:00:00',
+};
+const LOOPBACK6: InterfaceAddress = {
+  name: 'lo',
+  address: '::1',
+  netmask: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+  family: 'IPv6',
+  internal: true,
+  mac: '00:00:00:00:00:00',
+};
 
 function iface(name: string, address: string, netmask: string, extra: Partial<InterfaceAddress> = {}): InterfaceAddress {
   return { name, address, netmask, family: 'IPv4', internal: false, mac: '52:54:00:12:34:56', ...extra };

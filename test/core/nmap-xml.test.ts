@@ -24,7 +24,12 @@ describe('parseNmapXml on recorded runs', () => {
       extra_info: 'Ubuntu Linux; protocol 2.0',
       cpe: ['cpe:/a:openbsd:openssh:8.9p1', 'cpe:/o:linux:linux_kernel'],
     });
-    expect(open.find((p) => p.port === 18521)).toMatchObject({ service: 'ftp', product: 'vsftpd', version: '2.3.4', cpe: ['cpe:/a:vsftpd:vsftpd:2.3.4'] });
+    expect(open.find((p) => p.port === 18521)).toMatchObject({
+      service: 'ftp',
+      product: 'vsftpd',
+      version: '2.3.4',
+      cpe: ['cpe:/a:vsftpd:vsftpd:2.3.4'],
+    });
   });
 
   it('lists every live host of a discovery run', () => {

@@ -83,14 +83,22 @@ describe('built-in rule table', () => {
     ['VNC', port(5900, 'vnc', 'VNC', null, { extra_info: 'protocol 3.8' }), ['vnc']],
     ['RealVNC on 5910', port(5910, 'vnc', 'RealVNC Enterprise', '5.3'), ['vnc']],
     ['Kibana is not Elasticsearch', port(5601, 'http', 'Elasticsearch Kibana'), []],
-    ['ingress default certificate is not the API server', port(443, 'https', 'nginx', null, { extra_info: 'commonName=Kubernetes Ingress Controller Fake Certificate' }), []],
+    [
+      'ingress default certificate is not the API server',
+      port(443, 'https', 'nginx', null, { extra_info: 'commonName=Kubernetes Ingress Controller Fake Certificate' }),
+      [],
+    ],
     ['MySQL', port(3306, 'mysql', 'MySQL', '8.0.36'), ['mysql']],
     ['MariaDB on 3307', port(3307, 'mysql', 'MariaDB', '10.11.6'), ['mysql']],
     ['PostgreSQL', port(5432, 'postgresql', 'PostgreSQL DB', '9.6.0 or later'), ['postgresql']],
     ['MSSQL', port(1433, 'ms-sql-s', 'Microsoft SQL Server 2019', '15.00.2000.00'), ['mssql']],
     ['MongoDB', port(27017, 'mongodb', 'MongoDB', '6.0.13'), ['mongodb']],
     ['Redis', port(6379, 'redis', 'Redis key-value store', '7.2.4'), ['redis']],
-    ['Elasticsearch (nmap: http)', port(9200, 'http', 'Elasticsearch REST API', '8.12.0', { extra_info: 'name: node-1; cluster: docker-cluster' }), ['elasticsearch']],
+    [
+      'Elasticsearch (nmap: http)',
+      port(9200, 'http', 'Elasticsearch REST API', '8.12.0', { extra_info: 'name: node-1; cluster: docker-cluster' }),
+      ['elasticsearch'],
+    ],
     ['Memcached', port(11211, 'memcached', 'Memcached', '1.6.21'), ['memcached']],
     ['CouchDB (nmap: http)', port(5984, 'http', 'CouchDB httpd', '3.3.3'), ['couchdb']],
     ['Docker API', port(2375, 'docker', 'Docker', '24.0.7', { extra_info: 'API 1.43' }), ['docker-api']],
@@ -165,7 +173,8 @@ describe('matching by port and service', () => {
       const f = assessRisk([p]).findings[0];
       expect(f.title).toBe(titleOf(id));
       expect(f.port).toBe(p.port);
-      if (BUILTIN_RISK_RULES.find((r) => r.id === id)!.ports?.includes(p.port) === false) expect(f.description).toContain(`non-standard port ${p.port}/tcp`);
+      if (BUILTIN_RISK_RULES.find((r) => r.id === id)!.ports?.includes(p.port) === false)
+        expect(f.description).toContain(`non-standard port ${p.port}/tcp`);
     }
   });
 
@@ -378,7 +387,13 @@ describe('CVE findings', () => {
       ],
     );
     expect(risk.findings).toHaveLength(1);
-    expect(risk.findings[0]).toMatchObject({ port: null, protocol: null, service: null, severity: 'high', cve_ids: ['CVE-2021-0001', 'CVE-2021-0002'] });
+    expect(risk.findings[0]).toMatchObject({
+      port: null,
+      protocol: null,
+      service: null,
+      severity: 'high',
+      cve_ids: ['CVE-2021-0001', 'CVE-2021-0002'],
+    });
     expect(risk.findings[0].title).toBe('2 known vulnerabilities in Linux kernel 5.4 (actively exploited)');
   });
 
@@ -395,7 +410,13 @@ describe('CVE findings', () => {
 
 describe('score and level', () => {
   it('is none/0 without findings', () => {
-    expect(assessRisk([])).toEqual({ level: 'none', score: 0, summary: 'No risky services or known vulnerabilities found', top_recommendation: null, findings: [] });
+    expect(assessRisk([])).toEqual({
+      level: 'none',
+      score: 0,
+      summary: 'No risky services or known vulnerabilities found',
+      top_recommendation: null,
+      findings: [],
+    });
     expect(assessRisk([port(22, 'ssh', 'OpenSSH'), port(443, 'https', 'nginx')], [])).toMatchObject({ level: 'none', score: 0 });
   });
 
@@ -406,7 +427,13 @@ describe('score and level', () => {
     ['one low', [port(111, 'rpcbind')], 'low', 5, [5]],
     ['critical + medium', [port(21, 'ftp'), port(23, 'telnet')], 'critical', 74, [70, 4]],
     ['two criticals + high', [port(23, 'telnet'), port(2375, 'docker'), port(3389, 'ms-wbt-server')], 'critical', 93, [70, 15, 8]],
-    ['high + 2 medium + low', [port(445, 'microsoft-ds'), port(135, 'msrpc'), port(139, 'netbios-ssn'), port(111, 'rpcbind')], 'high', 49, [40, 4, 4, 1]],
+    [
+      'high + 2 medium + low',
+      [port(445, 'microsoft-ds'), port(135, 'msrpc'), port(139, 'netbios-ssn'), port(111, 'rpcbind')],
+      'high',
+      49,
+      [40, 4, 4, 1],
+    ],
   ] as const)('%s', (_name, ports, level, score, parts) => {
     const risk = assessRisk(ports);
     expect(risk.level).toBe(level);
@@ -433,9 +460,7 @@ describe('score and level', () => {
       ['medium', 21],
       ['low', 111],
     ]);
-    expect(risk.summary).toBe(
-      `5 findings: ${titleOf('telnet')} (critical, ×2), ${titleOf('rdp')} (high), ${titleOf('ftp')} (medium), and 1 more`,
-    );
+    expect(risk.summary).toBe(`5 findings: ${titleOf('telnet')} (critical, ×2), ${titleOf('rdp')} (high), ${titleOf('ftp')} (medium), and 1 more`);
     expect(risk.top_recommendation).toBe(BUILTIN_RISK_RULES.find((r) => r.id === 'telnet')!.recommendation);
     expect(assessRisk([port(21, 'ftp')]).summary).toBe(`1 finding: ${titleOf('ftp')} (medium)`);
   });
@@ -452,7 +477,9 @@ describe('score and level', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
     const severities: FindingSeverity[] = ['critical', 'high', 'medium', 'low'];
     const pool: ScannedPort[] = [
-      ...BUILTIN_RISK_RULES.flatMap((r) => (r.ports ?? []).map((p) => port(p, pick([null, ...(r.services ?? ['http'])]), null, null, { protocol: r.protocol ?? 'tcp' }))),
+      ...BUILTIN_RISK_RULES.flatMap((r) =>
+        (r.ports ?? []).map((p) => port(p, pick([null, ...(r.services ?? ['http'])]), null, null, { protocol: r.protocol ?? 'tcp' })),
+      ),
       port(22, 'ssh', 'OpenSSH'),
       port(80, 'http', 'nginx'),
       port(443, 'https'),
@@ -484,7 +511,10 @@ describe('score and level', () => {
       expect(risk.level, context).toBe(worst);
       expect(risk.score, context).toBeGreaterThanOrEqual(RISK_SCORE_BANDS[risk.level].min);
       expect(risk.score, context).toBeLessThanOrEqual(RISK_SCORE_BANDS[risk.level].max);
-      expect(risk.findings.reduce((s, f) => s + f.score, 0), context).toBe(risk.score);
+      expect(
+        risk.findings.reduce((s, f) => s + f.score, 0),
+        context,
+      ).toBe(risk.score);
       expect(risk.top_recommendation).toBe(risk.findings[0]?.recommendation ?? null);
       for (let k = 1; k < risk.findings.length; k++) {
         expect(SEVERITY_RANK[risk.findings[k - 1].severity]).toBeGreaterThanOrEqual(SEVERITY_RANK[risk.findings[k].severity]);

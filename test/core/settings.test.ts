@@ -30,7 +30,12 @@ describe('mergeSettings', () => {
 
   it('leaves null on a key with no default, including names Object.prototype has', () => {
     const merged = mergeSettings({ a: 1 }, { toString: null, constructor: null, b: null }, { a: 0 });
-    expect(Object.entries(merged as object)).toEqual([['a', 1], ['toString', null], ['constructor', null], ['b', null]]);
+    expect(Object.entries(merged as object)).toEqual([
+      ['a', 1],
+      ['toString', null],
+      ['constructor', null],
+      ['b', null],
+    ]);
   });
 });
 
@@ -66,7 +71,10 @@ describe('applySettingsPatch', () => {
     [{ zones: ['IoT', 'IoT'] }, 'zones:'],
     [{ updates: { feed_url: 'file:///etc/passwd' } }, 'updates.feed_url: must be an http:// or https:// URL'],
     [{ server: { trust_proxy: ['proxy.lan'] } }, 'server.trust_proxy.0:'],
-    [{ scanning: { risk_rules: [{ id: 'x', severity: 'high', title: 'No port or service' }] } }, 'scanning.risk_rules.0: a rule needs a port, a service or both'],
+    [
+      { scanning: { risk_rules: [{ id: 'x', severity: 'high', title: 'No port or service' }] } },
+      'scanning.risk_rules.0: a rule needs a port, a service or both',
+    ],
     [
       {
         scanning: {

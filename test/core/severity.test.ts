@@ -14,8 +14,17 @@ import {
 describe('the severity scale', () => {
   it('maps CVSS scores to NVD ratings at the band edges, unscored as medium', () => {
     const cases: [number | null, string][] = [
-      [10, 'critical'], [9.0, 'critical'], [8.9, 'high'], [7.0, 'high'], [6.9, 'medium'],
-      [4.0, 'medium'], [3.9, 'low'], [0.1, 'low'], [0, 'info'], [null, 'medium'], [Number.NaN, 'medium'],
+      [10, 'critical'],
+      [9.0, 'critical'],
+      [8.9, 'high'],
+      [7.0, 'high'],
+      [6.9, 'medium'],
+      [4.0, 'medium'],
+      [3.9, 'low'],
+      [0.1, 'low'],
+      [0, 'info'],
+      [null, 'medium'],
+      [Number.NaN, 'medium'],
     ];
     for (const [score, expected] of cases) expect(severityFromCvss(score), String(score)).toBe(expected);
   });

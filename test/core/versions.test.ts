@@ -61,9 +61,32 @@ describe('parseVersion', () => {
 describe('compareVersions', () => {
   // Each list is in strictly increasing order; every pair is checked both ways.
   const orders: [string, string[]][] = [
-    ['OpenSSH portable patch levels', ['4.3p2', '4.4', '4.4p1', '8.5p1', '9.2p1', '9.3', '9.3p1', '9.3p2', '9.7p1', '9.8', '9.8p1', '9.9p1', '9.9p2', '10.0p1']],
+    [
+      'OpenSSH portable patch levels',
+      ['4.3p2', '4.4', '4.4p1', '8.5p1', '9.2p1', '9.3', '9.3p1', '9.3p2', '9.7p1', '9.8', '9.8p1', '9.9p1', '9.9p2', '10.0p1'],
+    ],
     ['numeric parts, not text', ['1.4.4', '1.4.33', '1.18.0', '1.20.1', '1.100.0', '2.4.9', '2.4.10', '2.4.49', '2.4.57']],
-    ['ProFTPD pre- and post-releases', ['1.3.3', '1.3.3c', '1.3.3g', '1.3.5rc1', '1.3.5rc2', '1.3.5rc4', '1.3.5', '1.3.5a', '1.3.5b', '1.3.5e', '1.3.6rc1', '1.3.6', '1.3.6b', '1.3.7rc2', '1.3.7', '1.3.7a']],
+    [
+      'ProFTPD pre- and post-releases',
+      [
+        '1.3.3',
+        '1.3.3c',
+        '1.3.3g',
+        '1.3.5rc1',
+        '1.3.5rc2',
+        '1.3.5rc4',
+        '1.3.5',
+        '1.3.5a',
+        '1.3.5b',
+        '1.3.5e',
+        '1.3.6rc1',
+        '1.3.6',
+        '1.3.6b',
+        '1.3.7rc2',
+        '1.3.7',
+        '1.3.7a',
+      ],
+    ],
     ['pre-release kinds', ['2.0dev1', '2.0a1', '2.0alpha2', '2.0b1', '2.0beta2', '2.0pre1', '2.0rc1', '2.0rc2', '2.0', '2.0.1']],
     ['separated pre-releases', ['1.0.0-alpha', '1.0.0-beta.2', '1.0.0-rc1', '1.0.0']],
     ['BusyBox pre-releases', ['0.61', '1.00-pre7', '1.00', '1.0.1', '1.19.4', '1.25.0']],

@@ -16,37 +16,44 @@ import {
   mergeCveData,
   readImportedFile,
 } from '../../src/cve/dataset.js';
-import {
-  detectFeedType,
-  FeedFormatError,
-  importCveFiles,
-  importKev,
-  importNvdFeed,
-  remediationFor,
-} from '../../src/cve/import.js';
+import { detectFeedType, FeedFormatError, importCveFiles, importKev, importNvdFeed, remediationFor } from '../../src/cve/import.js';
 
 /* ------------------------------------------------------------------------------------------------
  * Sample files in the real formats (shapes as NVD's JSON 2.0 feeds and CISA's catalog publish them)
  * --------------------------------------------------------------------------------------------- */
 
-function nvdCve(id: string, opts: {
-  description?: string;
-  cpeMatch?: Record<string, unknown>[];
-  v31?: [number, string];
-  v2?: [number, string];
-  status?: string;
-  kev?: { added: string; action: string };
-  lastModified?: string;
-  extraConfigurations?: unknown[];
-}): Record<string, unknown> {
+function nvdCve(
+  id: string,
+  opts: {
+    description?: string;
+    cpeMatch?: Record<string, unknown>[];
+    v31?: [number, string];
+    v2?: [number, string];
+    status?: string;
+    kev?: { added: string; action: string };
+    lastModified?: string;
+    extraConfigurations?: unknown[];
+  },
+): Record<string, unknown> {
   const metrics: Record<string, unknown> = {};
   if (opts.v31) {
     metrics.cvssMetricV31 = [
-      { source: 'security@example.org', type: 'Secondary', cvssData: { version: '3.1', vectorString: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N', baseScore: 5.3 } },
-      { source: 'nvd@nist.gov', type: 'Primary', cvssData: { version: '3.1', vectorString: opts.v31[1], baseScore: opts.v31[0], baseSeverity: 'HIGH' } },
+      {
+        source: 'security@example.org',
+        type: 'Secondary',
+        cvssData: { version: '3.1', vectorString: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N', baseScore: 5.3 },
+      },
+      {
+        source: 'nvd@nist.gov',
+        type: 'Primary',
+        cvssData: { version: '3.1', vectorString: opts.v31[1], baseScore: opts.v31[0], baseSeverity: 'HIGH' },
+      },
     ];
   }
-  if (opts.v2) metrics.cvssMetricV2 = [{ source: 'nvd@nist.gov', type: 'Primary', cvssData: { version: '2.0', vectorString: opts.v2[1], baseScore: opts.v2[0] } }];
+  if (opts.v2)
+    metrics.cvssMetricV2 = [
+      { source: 'nvd@nist.gov', type: 'Primary', cvssData: { version: '2.0', vectorString: opts.v2[1], baseScore: opts.v2[0] } },
+    ];
   return {
     cve: {
       id,
@@ -59,12 +66,11 @@ function nvdCve(id: string, opts: {
         { lang: 'en', value: opts.description ?? `${id} description.` },
       ],
       metrics,
-      ...(opts.kev ? { cisaExploitAdd: opts.kev.added, cisaActionDue: '2025-04-01', cisaRequiredAction: opts.kev.action, cisaVulnerabilityName: 'Test' } : {}),
+      ...(opts.kev
+        ? { cisaExploitAdd: opts.kev.added, cisaActionDue: '2025-04-01', cisaRequiredAction: opts.kev.action, cisaVulnerabilityName: 'Test' }
+        : {}),
       weaknesses: [{ source: 'nvd@nist.gov', type: 'Primary', description: [{ lang: 'en', value: 'CWE-787' }] }],
-      configurations: [
-        { nodes: [{ operator: 'OR', negate: false, cpeMatch: opts.cpeMatch ?? [] }] },
-        ...(opts.extraConfigurations ?? []),
-      ],
+      configurations: [{ nodes: [{ operator: 'OR', negate: false, cpeMatch: opts.cpeMatch ?? [] }] }, ...(opts.extraConfigurations ?? [])],
       references: [{ url: 'https://example.org/advisory', source: 'cve@mitre.org', tags: ['Vendor Advisory'] }, { url: 'not a url' }],
     },
   };
@@ -89,7 +95,13 @@ function nvdFeed(): Record<string, unknown> {
         description: 'A made-up flaw in sshd.',
         v31: [9.8, 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H'],
         cpeMatch: [
-          { vulnerable: true, criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', versionStartIncluding: '9.0', versionEndExcluding: '9.9', matchCriteriaId: 'X' },
+          {
+            vulnerable: true,
+            criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*',
+            versionStartIncluding: '9.0',
+            versionEndExcluding: '9.9',
+            matchCriteriaId: 'X',
+          },
           { vulnerable: true, criteria: 'cpe:2.3:a:openbsd:openssh:8.5:p1:*:*:*:*:*:*', matchCriteriaId: 'Y' },
           { vulnerable: false, criteria: 'cpe:2.3:o:linux:linux_kernel:-:*:*:*:*:*:*:*', matchCriteriaId: 'Z' },
         ],
@@ -140,7 +152,12 @@ function kevCatalog(): Record<string, unknown> {
     catalogVersion: '2025.03.10',
     dateReleased: '2025-03-10T15:00:00.000Z',
     count: 4,
-    vulnerabilities: [item('CVE-2023-48795', 'OpenSSH'), item(NEW_LIGHTTPD, 'lighttpd'), item('CVE-2098-9999', 'Unknown product'), item('CVE-2021-41773', 'HTTP Server')],
+    vulnerabilities: [
+      item('CVE-2023-48795', 'OpenSSH'),
+      item(NEW_LIGHTTPD, 'lighttpd'),
+      item('CVE-2098-9999', 'Unknown product'),
+      item('CVE-2021-41773', 'HTTP Server'),
+    ],
   };
 }
 
@@ -213,29 +230,50 @@ describe('importNvdFeed', () => {
 
   it('falls back to CVSS v2, keeps OS-only records without products, reads the KEV fields', () => {
     const result = importNvdFeed(nvdFeed());
-    expect(result.records.find((r) => r.id === NEW_LIGHTTPD)).toMatchObject({ cvss_score: 5.0, cvss_version: '2.0', remediation: 'Upgrade lighttpd to a release newer than 1.4.70.' });
+    expect(result.records.find((r) => r.id === NEW_LIGHTTPD)).toMatchObject({
+      cvss_score: 5.0,
+      cvss_version: '2.0',
+      remediation: 'Upgrade lighttpd to a release newer than 1.4.70.',
+    });
     expect(result.records.find((r) => r.id === OS_ONLY)!.affected).toEqual([]);
     expect(result.records.find((r) => r.id === KEV_IN_FEED)).toMatchObject({ kev: true, affected: [{ cpe: 'exim:exim', version: '4.97' }] });
   });
 
   it('reads NVD\'s "*:p2 up to 7.2" form as up to 7.2p2', () => {
-    const feed = { format: 'NVD_CVE', vulnerabilities: [nvdCve('CVE-2099-0010', { cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:openbsd:openssh:*:p2:*:*:*:*:*:*', versionEndIncluding: '7.2' }] })] };
+    const feed = {
+      format: 'NVD_CVE',
+      vulnerabilities: [
+        nvdCve('CVE-2099-0010', {
+          cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:openbsd:openssh:*:p2:*:*:*:*:*:*', versionEndIncluding: '7.2' }],
+        }),
+      ],
+    };
     expect(importNvdFeed(feed).records[0].affected).toEqual([{ cpe: 'openbsd:openssh', versionEndIncluding: '7.2p2' }]);
   });
 
   it('drops affected lines whose versions cannot be read, with a warning', () => {
-    const feed = { format: 'NVD_CVE', vulnerabilities: [nvdCve('CVE-2099-0011', { cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:x:y:*:*:*:*:*:*:*:*', versionEndExcluding: 'next' }] })] };
+    const feed = {
+      format: 'NVD_CVE',
+      vulnerabilities: [
+        nvdCve('CVE-2099-0011', { cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:x:y:*:*:*:*:*:*:*:*', versionEndExcluding: 'next' }] }),
+      ],
+    };
     const result = importNvdFeed(feed);
     expect(result.records[0].affected).toEqual([]);
     expect(result.warnings).toEqual([expect.stringMatching(/CVE-2099-0011.*not a version/)]);
   });
 
   it('keeps the score NVD gives even when it differs from our calculation, and skips malformed records', () => {
-    const odd = nvdCve('CVE-2099-0012', { v31: [7.3, 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L'], cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:at\\&t:some_product:1.0:*:*:*:*:*:*:*' }] });
+    const odd = nvdCve('CVE-2099-0012', {
+      v31: [7.3, 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L'],
+      cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:at\\&t:some_product:1.0:*:*:*:*:*:*:*' }],
+    });
     const broken = nvdCve('CVE-2099-0013', {});
     (broken.cve as Record<string, unknown>).published = 'yesterday';
     const result = importNvdFeed({ format: 'NVD_CVE', vulnerabilities: [odd, broken, { cve: { id: 'nonsense' } }] });
-    expect(result.records.map((r) => [r.id, r.cvss_score, r.affected])).toEqual([['CVE-2099-0012', 7.3, [{ cpe: 'at&t:some_product', version: '1.0' }]]]);
+    expect(result.records.map((r) => [r.id, r.cvss_score, r.affected])).toEqual([
+      ['CVE-2099-0012', 7.3, [{ cpe: 'at&t:some_product', version: '1.0' }]],
+    ]);
     expect(result.skipped).toEqual([
       { id: 'CVE-2099-0013', reason: expect.stringMatching(/published/) },
       { id: 'nonsense', reason: 'no valid CVE id' },
@@ -268,9 +306,12 @@ describe('importKev', () => {
 describe('remediationFor', () => {
   it('names the fixed releases', () => {
     expect(remediationFor([{ cpe: 'apache:http_server', versionEndExcluding: '2.4.60' }])).toBe('Upgrade Apache httpd to 2.4.60 or later.');
-    expect(remediationFor([{ cpe: 'samba:samba', versionEndExcluding: '4.13.17' }, { cpe: 'samba:samba', versionStartIncluding: '4.14.0', versionEndExcluding: '4.14.12' }])).toBe(
-      'Upgrade Samba smbd to a fixed release (4.13.17, 4.14.12 or later in the matching branch).',
-    );
+    expect(
+      remediationFor([
+        { cpe: 'samba:samba', versionEndExcluding: '4.13.17' },
+        { cpe: 'samba:samba', versionStartIncluding: '4.14.0', versionEndExcluding: '4.14.12' },
+      ]),
+    ).toBe('Upgrade Samba smbd to a fixed release (4.13.17, 4.14.12 or later in the matching branch).');
     expect(remediationFor([{ cpe: 'acme:some_daemon', version: '1.0' }])).toBe('Upgrade some daemon to a current release that is not affected.');
     expect(remediationFor([])).toBeNull();
   });
@@ -287,8 +328,23 @@ describe('importCveFiles and the loader', () => {
 
     expect(summary.path).toBe(importedFilePath(dataDir));
     const [nvdReport, kevReport] = summary.files;
-    expect(nvdReport).toMatchObject({ file: 'nvdcve-2.0-2099.json', kind: 'nvd', read: 6, added: 3, updated: 1, unmatchable: 1, skipped: 1, kevFlagsSet: 1 });
-    expect(kevReport).toMatchObject({ file: 'known_exploited_vulnerabilities.json', kind: 'kev', read: 4, kevWithoutRecord: 1, catalogVersion: '2025.03.10' });
+    expect(nvdReport).toMatchObject({
+      file: 'nvdcve-2.0-2099.json',
+      kind: 'nvd',
+      read: 6,
+      added: 3,
+      updated: 1,
+      unmatchable: 1,
+      skipped: 1,
+      kevFlagsSet: 1,
+    });
+    expect(kevReport).toMatchObject({
+      file: 'known_exploited_vulnerabilities.json',
+      kind: 'kev',
+      read: 4,
+      kevWithoutRecord: 1,
+      catalogVersion: '2025.03.10',
+    });
     // Newly flagged: Terrapin (shipped) and the imported lighttpd CVE; Apache 2.4.49 was flagged already.
     expect(kevReport.kevFlagsSet).toBe(2);
 
@@ -301,7 +357,9 @@ describe('importCveFiles and the loader', () => {
     const terrapin = matchCves([sshPort('9.5p1')], dataset).find((m) => m.id === 'CVE-2023-48795')!;
     expect(terrapin.kev).toBe(true);
 
-    const lighttpd = matchCves([{ ...sshPort('1.4.59'), port: 80, service: 'http', product: 'lighttpd', cpe: [] }], dataset).find((m) => m.id === NEW_LIGHTTPD)!;
+    const lighttpd = matchCves([{ ...sshPort('1.4.59'), port: 80, service: 'http', product: 'lighttpd', cpe: [] }], dataset).find(
+      (m) => m.id === NEW_LIGHTTPD,
+    )!;
     expect(lighttpd).toMatchObject({ kev: true, severity: 'medium', remediation: 'Upgrade lighttpd to a release newer than 1.4.70.' });
   });
 
@@ -323,11 +381,28 @@ describe('importCveFiles and the loader', () => {
   });
 
   it('keeps shipped version-independent entries when NVD lists only operating systems', () => {
-    const feed = { format: 'NVD_CVE', vulnerabilities: [nvdCve('CVE-2017-0144', { v31: [8.8, 'CVSS:3.1/AV:N/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H'], cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:o:microsoft:windows_7:-:sp1:*:*:*:*:*:*' }] })] };
+    const feed = {
+      format: 'NVD_CVE',
+      vulnerabilities: [
+        nvdCve('CVE-2017-0144', {
+          v31: [8.8, 'CVSS:3.1/AV:N/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H'],
+          cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:o:microsoft:windows_7:-:sp1:*:*:*:*:*:*' }],
+        }),
+      ],
+    };
     const summary = importCveFiles([writeJson('eternal.json', feed)], dataDir);
     expect(summary.files[0]).toMatchObject({ added: 0, updated: 1, unmatchable: 0 });
     const dataset = loadCveDataset(dataDir);
-    const smb: ScannedPort = { port: 445, protocol: 'tcp', state: 'open', service: 'microsoft-ds', product: 'Microsoft Windows 7 - 10 microsoft-ds', version: null, extra_info: null, cpe: ['cpe:/o:microsoft:windows'] };
+    const smb: ScannedPort = {
+      port: 445,
+      protocol: 'tcp',
+      state: 'open',
+      service: 'microsoft-ds',
+      product: 'Microsoft Windows 7 - 10 microsoft-ds',
+      version: null,
+      extra_info: null,
+      cpe: ['cpe:/o:microsoft:windows'],
+    };
     expect(matchCves([smb], dataset).find((m) => m.id === 'CVE-2017-0144')).toMatchObject({ cvss_score: 8.8, confidence: 'likely', kev: true });
   });
 
@@ -336,7 +411,11 @@ describe('importCveFiles and the loader', () => {
     const again = importCveFiles([writeJson('b.json', nvdFeed())], dataDir);
     expect(again.files[0]).toMatchObject({ added: 0, updated: 4 });
     const older = nvdFeed();
-    const oldRecord = nvdCve(NEW_OPENSSH, { lastModified: '2020-01-01T00:00:00.000', v31: [5.3, 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N'], cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:openbsd:openssh:1.0:*:*:*:*:*:*:*' }] });
+    const oldRecord = nvdCve(NEW_OPENSSH, {
+      lastModified: '2020-01-01T00:00:00.000',
+      v31: [5.3, 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N'],
+      cpeMatch: [{ vulnerable: true, criteria: 'cpe:2.3:a:openbsd:openssh:1.0:*:*:*:*:*:*:*' }],
+    });
     older.vulnerabilities = [oldRecord];
     importCveFiles([writeJson('old.json', older)], dataDir);
     expect(readImportedFile(dataDir)!.cves.find((e) => e.id === NEW_OPENSSH)!.cvss_score).toBe(9.8);
@@ -401,10 +480,31 @@ describe('importCveFiles and the loader', () => {
 
   it('mergeCveData applies KEV entries and fills a missing remediation from the required action', () => {
     const file = emptyImportedFile();
-    file.cves.push({ id: 'CVE-2099-0100', cvss_score: 7.5, cvss_vector: null, cvss_version: null, description: 'x', remediation: null, references: [], kev: false, affected: [{ cpe: 'exim:exim', version: '4.97' }] });
-    file.kev['CVE-2099-0100'] = { date_added: '2025-01-01', due_date: '2025-01-22', required_action: 'Apply updates per vendor instructions.', vendor_project: 'Exim', product: 'Exim', vulnerability_name: null, known_ransomware_campaign_use: null };
+    file.cves.push({
+      id: 'CVE-2099-0100',
+      cvss_score: 7.5,
+      cvss_vector: null,
+      cvss_version: null,
+      description: 'x',
+      remediation: null,
+      references: [],
+      kev: false,
+      affected: [{ cpe: 'exim:exim', version: '4.97' }],
+    });
+    file.kev['CVE-2099-0100'] = {
+      date_added: '2025-01-01',
+      due_date: '2025-01-22',
+      required_action: 'Apply updates per vendor instructions.',
+      vendor_project: 'Exim',
+      product: 'Exim',
+      vulnerability_name: null,
+      known_ransomware_campaign_use: null,
+    };
     const merged = mergeCveData([], file);
-    expect(merged[0]).toMatchObject({ kev: true, remediation: 'Apply updates per vendor instructions. (CISA due date for US federal agencies: 2025-01-22.)' });
+    expect(merged[0]).toMatchObject({
+      kev: true,
+      remediation: 'Apply updates per vendor instructions. (CISA due date for US federal agencies: 2025-01-22.)',
+    });
   });
 });
 
@@ -443,8 +543,12 @@ describe('netwarden cve import (command)', () => {
     await run('import', writeJson('nvdcve-2.0-2099.json', nvdFeed()), writeJson('known_exploited_vulnerabilities.json', kevCatalog()));
     expect(process.exitCode).toBeUndefined();
     const text = out.join('');
-    expect(text).toMatch(/nvdcve-2\.0-2099\.json: NVD feed, 6 CVE records: 3 added, 1 updated, 1 without an application CPE \(not matchable, left out\), 1 skipped \(rejected or malformed\), 1 KEV flag set/);
-    expect(text).toMatch(/known_exploited_vulnerabilities\.json: CISA KEV catalog 2025\.03\.10, 4 entries: KEV flag set on 2 CVEs, 1 for CVEs not in the dataset/);
+    expect(text).toMatch(
+      /nvdcve-2\.0-2099\.json: NVD feed, 6 CVE records: 3 added, 1 updated, 1 without an application CPE \(not matchable, left out\), 1 skipped \(rejected or malformed\), 1 KEV flag set/,
+    );
+    expect(text).toMatch(
+      /known_exploited_vulnerabilities\.json: CISA KEV catalog 2025\.03\.10, 4 entries: KEV flag set on 2 CVEs, 1 for CVEs not in the dataset/,
+    );
     expect(text).toMatch(/Total: 3 added, 1 updated, 3 KEV flags set\./);
     expect(JSON.parse(readFileSync(importedFilePath(dataDir), 'utf8')).cves.length).toBe(4);
 
@@ -457,7 +561,9 @@ describe('netwarden cve import (command)', () => {
   it('fails with a clear message and exit status 1 for a file that is neither kind', async () => {
     await run('import', writeJson('photo.json', { pixels: [] }));
     expect(process.exitCode).toBe(1);
-    expect(err.join('')).toMatch(/^netwarden: .*photo\.json: neither an NVD JSON 2\.0 feed .* nor CISA's known_exploited_vulnerabilities\.json .*; nothing was imported\n$/);
+    expect(err.join('')).toMatch(
+      /^netwarden: .*photo\.json: neither an NVD JSON 2\.0 feed .* nor CISA's known_exploited_vulnerabilities\.json .*; nothing was imported\n$/,
+    );
     expect(readImportedFile(dataDir)).toBeNull();
   });
 });

@@ -154,7 +154,10 @@ describe.each(testDatabases())('every operation in /openapi.json, fuzzed ($kind)
   it('sent every case through the inert stand-ins, and got past authentication on every operation', () => {
     for (const operation of operations.filter((o) => completed.has(o.id))) {
       expect(tally.casesOf(operation.id), operation.id).toBeGreaterThanOrEqual(RUNS);
-      expect(tally.statusesOf(operation.id).some((s) => s !== 401), `${operation.id} answered only 401`).toBe(true);
+      expect(
+        tally.statusesOf(operation.id).some((s) => s !== 401),
+        `${operation.id} answered only 401`,
+      ).toBe(true);
     }
     // Fuzzed scan requests reached the recording engine, which is all the scan operations can reach.
     expect(engine.discovered.filter((target) => target !== HELD_TARGET).length).toBeGreaterThan(0);

@@ -106,7 +106,8 @@ export async function send(baseUrl: string, plan: RequestPlan, credentials: Cred
   const headers = { ...plan.headers, ...credentials.headersFor(plan.auth) };
   if (plan.contentType !== null) headers['content-type'] = plan.contentType;
   // fetch labels a string body text/plain when no Content-Type is given; bytes go without one.
-  const body = plan.body !== undefined && plan.contentType === null && typeof plan.body === 'string' ? new TextEncoder().encode(plan.body) : plan.body;
+  const body =
+    plan.body !== undefined && plan.contentType === null && typeof plan.body === 'string' ? new TextEncoder().encode(plan.body) : plan.body;
   const url = new URL(baseUrl + plan.url);
   const exchange = { method: plan.method, target: url.pathname + url.search, headers, body };
   try {

@@ -48,9 +48,7 @@ const AUTH_MODES: Array<{ weight: number; arbitrary: fc.Arbitrary<AuthMode> }> =
 ];
 
 /** Any text a header value can carry: printable Latin-1 and tabs (fetch refuses NUL, CR and LF). */
-const headerText = fc
-  .string({ unit: 'binary-ascii', maxLength: 300 })
-  .map((s) => s.replace(/[^\t\x20-\x7e\x80-\xff]/g, ''));
+const headerText = fc.string({ unit: 'binary-ascii', maxLength: 300 }).map((s) => s.replace(/[^\t\x20-\x7e\x80-\xff]/g, ''));
 
 /** Credential headers no server issued: odd text, empty or duplicated cookies, keys of the wrong shape, other schemes. */
 const GARBAGE_CREDENTIALS = fc.oneof(
@@ -70,7 +68,10 @@ const GARBAGE_CREDENTIALS = fc.oneof(
   }),
   fc.record({ 'x-api-key': fc.oneof(headerText, fc.constantFrom('', 'svc_', `svc_${'A'.repeat(44)}é`, `svc_${'-'.repeat(45)}`, 'null')) }),
   fc.record({
-    authorization: fc.oneof(headerText, fc.constantFrom('Bearer', 'Bearer ', 'Bearer  a b', 'bearer svc_x', 'Basic', 'Basic %%%', 'Digest x', 'Bearer svc_é')),
+    authorization: fc.oneof(
+      headerText,
+      fc.constantFrom('Bearer', 'Bearer ', 'Bearer  a b', 'bearer svc_x', 'Basic', 'Basic %%%', 'Digest x', 'Bearer svc_é'),
+    ),
   }),
 );
 
@@ -104,7 +105,21 @@ export const FOREIGN_CHARSETS = ['application/json; charset=utf-16', 'applicatio
 /** Percent-escapes that do not decode to text, and separators, inserted into a URL as they are. */
 const RAW_URL_TOKENS = ['%ff', '%', '%zz', '%C0%80', '%ED%A0%80', '%00', '+', '%2B', '%20', '%E2%80%AE', '%25', '%2F', '%3F', '%23', ';'];
 /** Stray query-string pieces: unknown, duplicated and prototype-named parameters, empty pairs. */
-const RAW_QUERY_PIECES = ['', '=', '=x', 'foo', 'foo=', '__proto__=1', '__proto__[x]=1', 'constructor=1', 'constructor[prototype][x]=1', 'hasOwnProperty=1', 'a[]=1', '%ff=1', 'toString=x'];
+const RAW_QUERY_PIECES = [
+  '',
+  '=',
+  '=x',
+  'foo',
+  'foo=',
+  '__proto__=1',
+  '__proto__[x]=1',
+  'constructor=1',
+  'constructor[prototype][x]=1',
+  'hasOwnProperty=1',
+  'a[]=1',
+  '%ff=1',
+  'toString=x',
+];
 
 const UNRESERVED = /[A-Za-z0-9\-_.~]/;
 

@@ -162,7 +162,9 @@ export function nastyString(maxLength: number): fc.Arbitrary<string> {
   );
 }
 
-const EXTREME_NUMBERS = [0, -1, 1.5, -1.5, 0.1, 1e308, -1e308, 2_147_483_647, 2_147_483_648, -2_147_483_649, 4_294_967_296, 9_007_199_254_740_991, 1e21, 5e-324];
+const EXTREME_NUMBERS = [
+  0, -1, 1.5, -1.5, 0.1, 1e308, -1e308, 2_147_483_647, 2_147_483_648, -2_147_483_649, 4_294_967_296, 9_007_199_254_740_991, 1e21, 5e-324,
+];
 /** Numbers no JavaScript number holds exactly, and spellings of ordinary ones. */
 const RAW_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '1.0', '-0', '1E2', '0.0000001', '2.0e0'];
 const PROTO_OBJECTS = [
@@ -239,7 +241,7 @@ function structuredValue(schema: Schema, name: string, options: ValueOptions): f
     case 'string':
       return stringFor(schema);
     case 'array': {
-      const items = schema.items ? valueFor(schema.items, `${name}[]`, options) : fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<Json>;
+      const items = schema.items ? valueFor(schema.items, `${name}[]`, options) : (fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<Json>);
       const minLength = schema.minItems ?? 0;
       const maxLength = Math.max(minLength, Math.min(schema.maxItems ?? 4, 4));
       return schema.uniqueItems
@@ -282,20 +284,28 @@ function objectFor(schema: Schema, options: ValueOptions): fc.Arbitrary<Json> {
   const required = options.partial ? [] : (schema.required ?? []).filter((k) => keys.includes(k));
   const record = options.partial
     ? // A partial update names a key or two: one that named every key would nearly always hold something invalid.
-      fc.subarray(keys, { minLength: 1, maxLength: Math.min(2, keys.length) }).chain((chosen) => fc.record(Object.fromEntries(chosen.map((k) => [k, field(k)]))))
+      fc
+        .subarray(keys, { minLength: 1, maxLength: Math.min(2, keys.length) })
+        .chain((chosen) => fc.record(Object.fromEntries(chosen.map((k) => [k, field(k)]))))
     : fc
         .record(Object.fromEntries(keys.map((k) => [k, field(k)])), { requiredKeys: required })
         .filter((o) => Object.keys(o).length >= (schema.minProperties ?? 0));
   if (!options.corrupt) return record.map((o) => objectOf(Object.entries(o) as Array<[string, Json]>));
   const extras = fc.oneof(
     { weight: 4, arbitrary: fc.constant([] as Array<[string, Json]>) },
-    { weight: 1, arbitrary: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...EXTRA_KEYS), fc.string({ maxLength: 12 })), nastyJson(options.maxString)), { minLength: 1, maxLength: 2 }) },
+    {
+      weight: 1,
+      arbitrary: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...EXTRA_KEYS), fc.string({ maxLength: 12 })), nastyJson(options.maxString)), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+    },
   );
   const dropped =
     required.length > 0
       ? fc.oneof({ weight: 5, arbitrary: fc.constant([] as string[]) }, { weight: 1, arbitrary: fc.subarray(required, { minLength: 1 }) })
       : fc.constant([] as string[]);
-  return fc.tuple(record, extras, dropped).map(([o, extra, drop]) =>
-    objectOf([...(Object.entries(o) as Array<[string, Json]>).filter(([k]) => !drop.includes(k)), ...extra]),
-  );
+  return fc
+    .tuple(record, extras, dropped)
+    .map(([o, extra, drop]) => objectOf([...(Object.entries(o) as Array<[string, Json]>).filter(([k]) => !drop.includes(k)), ...extra]));
 }

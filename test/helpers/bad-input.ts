@@ -35,11 +35,7 @@ export function itRejectsBadBodies(target: BadBodyTarget): void {
 
   it(`${target.method} ${target.path}: a body that is not JSON → 415`, async () => {
     await expectDetail(await send({ body: 'name=x', headers: { 'Content-Type': 'text/plain' } }), 415, /Content-Type/);
-    await expectDetail(
-      await send({ body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
-      415,
-      /Content-Type/,
-    );
+    await expectDetail(await send({ body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415, /Content-Type/);
   });
 
   it(`${target.method} ${target.path}: a body over 1 MiB → 413`, async () => {

@@ -88,8 +88,30 @@ interface ScanPlan {
 }
 
 const SCAN_PLANS: ScanPlan[] = [
-  { key: 'old', status: 'completed', profile: 'normal', subnet: SUBNET, scan_type: 'network', target: null, startedHoursAgo: 45 * 24, duration: 95.2, error: null, triggered_by: 'schedule' },
-  { key: 'first', status: 'completed', profile: 'normal', subnet: SUBNET, scan_type: 'network', target: null, startedHoursAgo: 72, duration: 184.5, error: null, triggered_by: 'admin' },
+  {
+    key: 'old',
+    status: 'completed',
+    profile: 'normal',
+    subnet: SUBNET,
+    scan_type: 'network',
+    target: null,
+    startedHoursAgo: 45 * 24,
+    duration: 95.2,
+    error: null,
+    triggered_by: 'schedule',
+  },
+  {
+    key: 'first',
+    status: 'completed',
+    profile: 'normal',
+    subnet: SUBNET,
+    scan_type: 'network',
+    target: null,
+    startedHoursAgo: 72,
+    duration: 184.5,
+    error: null,
+    triggered_by: 'admin',
+  },
   {
     key: 'failed',
     status: 'failed',
@@ -102,7 +124,18 @@ const SCAN_PLANS: ScanPlan[] = [
     error: 'Scan engine exited with code 1: permission denied',
     triggered_by: 'ci-key',
   },
-  { key: 'second', status: 'completed', profile: 'intensive', subnet: SUBNET, scan_type: 'network', target: null, startedHoursAgo: 20, duration: 612, error: null, triggered_by: 'schedule' },
+  {
+    key: 'second',
+    status: 'completed',
+    profile: 'intensive',
+    subnet: SUBNET,
+    scan_type: 'network',
+    target: null,
+    startedHoursAgo: 20,
+    duration: 612,
+    error: null,
+    triggered_by: 'schedule',
+  },
   {
     key: 'device',
     status: 'completed',
@@ -150,7 +183,11 @@ const NAS_SECOND = nas({ dsm: '7.1', ssh: '9.6', ftp: true });
 const NAS_NOW = nas({ dsm: '7.2', ssh: '9.6', ftp: true });
 
 const CAMERA_WITHOUT_TELNET = [p(554, 'tcp', 'open', 'rtsp', 'Hikvision rtspd'), p(80, 'tcp', 'open', 'http', 'Hikvision Web Server')];
-const CAMERA = [CAMERA_WITHOUT_TELNET[0], p(23, 'tcp', 'open', 'telnet', 'BusyBox telnetd', null, ['cpe:/a:busybox:busybox']), CAMERA_WITHOUT_TELNET[1]];
+const CAMERA = [
+  CAMERA_WITHOUT_TELNET[0],
+  p(23, 'tcp', 'open', 'telnet', 'BusyBox telnetd', null, ['cpe:/a:busybox:busybox']),
+  CAMERA_WITHOUT_TELNET[1],
+];
 
 const PRINTER = [p(9100, 'tcp', 'open', 'jetdirect'), p(631, 'tcp', 'open', 'ipp', 'CUPS', '2.4'), p(80, 'tcp', 'open', 'http', 'HP HTTP Server')];
 const LAB = [p(8080, 'tcp', 'open', 'http-proxy', 'Jetty', '9.4.51'), p(8888, 'tcp', 'open', 'http', 'Tornado httpd', '6.4')];
@@ -289,16 +326,26 @@ export async function seedInventory(store: Store, now: number = Date.now()): Pro
       return { ...host, ip, os_name, device_type, ports };
     });
     const { seen, notes } = await inventory.recordDiscovery(created.id, hosts, at);
-    if (notes.length > 0 || seen.length !== hosts.length) throw new Error(`seed: identity resolution did not place every host: ${JSON.stringify(notes)}`);
+    if (notes.length > 0 || seen.length !== hosts.length)
+      throw new Error(`seed: identity resolution did not place every host: ${JSON.stringify(notes)}`);
     const seenIds = seen.map((s) => s.deviceId);
     const network = parseIpv4Network(plan.subnet);
     if (!network.ok) throw new Error(network.error);
     const low = ipv4ToInt(network.value.network);
     await inventory.markUnseenOffline({ low, high: low + network.value.size - 1 }, seenIds);
     const deviceAt = new Map(seen.map((s) => [s.ip, s.deviceId]));
-    await inventory.recordPorts(hosts.map((host) => ({ deviceId: deviceAt.get(host.ip)!, host })), at);
+    await inventory.recordPorts(
+      hosts.map((host) => ({ deviceId: deviceAt.get(host.ip)!, host })),
+      at,
+    );
     const scan = (await store.scans.get(created.id)) as ScanRow;
-    await evaluator.evaluate({ scan, seenDeviceIds: seenIds, portsScanned: plan.profile !== 'quick', portList: portList(plan.profile, settings.scanning.port_range), at });
+    await evaluator.evaluate({
+      scan,
+      seenDeviceIds: seenIds,
+      portsScanned: plan.profile !== 'quick',
+      portList: portList(plan.profile, settings.scanning.port_range),
+      at,
+    });
     await inventory.recordSnapshots(created.id, seenIds);
     await store.scans.update(created.id, { status: 'completed', completed_at: at, duration_seconds: plan.duration, devices_found: seen.length });
 

@@ -12,7 +12,9 @@ export async function tableNames(store: Store): Promise<string[]> {
   const db = store.db as unknown as Kysely<unknown>;
   const { rows } =
     store.dialect === 'postgres'
-      ? await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
+      ? await sql<{
+          name: string;
+        }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
       : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
   return rows
     .map((r) => r.name)
@@ -49,7 +51,9 @@ export async function nextIds(store: Store, tables: string[]): Promise<Record<st
   for (const table of tables) {
     if (store.dialect === 'postgres') {
       const { rows } = await sql<{ value: number | null }>`
-        select pg_sequence_last_value(pg_get_serial_sequence(quote_ident(current_schema()) || '.' || quote_ident(${table}), 'id')::regclass) as value`.execute(db);
+        select pg_sequence_last_value(pg_get_serial_sequence(quote_ident(current_schema()) || '.' || quote_ident(${table}), 'id')::regclass) as value`.execute(
+        db,
+      );
       out[table] = rows[0]?.value ?? null;
     } else {
       const { rows } = await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db);

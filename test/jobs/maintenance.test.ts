@@ -45,12 +45,25 @@ describe.each(testDatabases())('retention ($kind)', (database) => {
     });
     await store.db
       .insertInto('changes')
-      .values({ scan_id: scanId, change_type: 'device_added', severity: 'info', device_id: deviceId, description: 'added', detected_at: daysAgo(age) })
+      .values({
+        scan_id: scanId,
+        change_type: 'device_added',
+        severity: 'info',
+        device_id: deviceId,
+        description: 'added',
+        detected_at: daysAgo(age),
+      })
       .execute();
   }
 
   it('deletes old history, keeps devices and each subnet’s baseline, and audits the run', async () => {
-    const device = await store.devices.insert({ identity: 'ip:192.168.1.10', ip_address: '192.168.1.10', ip_sort: 3232235786, first_seen: daysAgo(600), last_seen: daysAgo(1) });
+    const device = await store.devices.insert({
+      identity: 'ip:192.168.1.10',
+      ip_address: '192.168.1.10',
+      ip_sort: 3232235786,
+      first_seen: daysAgo(600),
+      last_seen: daysAgo(1),
+    });
     const a500 = await scan('192.168.1.0/24', 'completed', 500);
     const a400 = await scan('192.168.1.0/24', 'completed', 400);
     const aFailed = await scan('192.168.1.0/24', 'failed', 380);

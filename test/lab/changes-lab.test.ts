@@ -134,7 +134,12 @@ describe.skipIf(unavailable !== null || !hasNmap)('change detection on the names
   /** Checks the vsftpd 2.3.4 host's CVEs and risk on its device view. */
   async function expectBackdooredFtp(id: number): Promise<any> {
     const view = await detail(id);
-    expect(view.ports.find((p: { port: number }) => p.port === 21)).toMatchObject({ state: 'open', service: 'ftp', product: 'vsftpd', version: '2.3.4' });
+    expect(view.ports.find((p: { port: number }) => p.port === 21)).toMatchObject({
+      state: 'open',
+      service: 'ftp',
+      product: 'vsftpd',
+      version: '2.3.4',
+    });
 
     const backdoor = view.cves.find((c: { id: string }) => c.id === 'CVE-2011-2523');
     expect(backdoor, JSON.stringify(view.cves.map((c: { id: string }) => c.id))).toMatchObject({
@@ -148,7 +153,13 @@ describe.skipIf(unavailable !== null || !hasNmap)('change detection on the names
     // Fixed before 2.3.3: not this version.
     expect(view.cves.some((c: { id: string }) => c.id === 'CVE-2011-0762')).toBe(false);
 
-    const findings = view.risk_details.findings as { severity: string; port: number | null; cve_ids: string[]; recommendation: string; score: number }[];
+    const findings = view.risk_details.findings as {
+      severity: string;
+      port: number | null;
+      cve_ids: string[];
+      recommendation: string;
+      score: number;
+    }[];
     const cveFinding = findings.find((f) => f.cve_ids.includes('CVE-2011-2523'));
     expect(cveFinding, JSON.stringify(findings)).toMatchObject({ severity: 'critical', port: 21 });
     expect(cveFinding!.recommendation.length).toBeGreaterThan(10);
@@ -208,8 +219,18 @@ describe.skipIf(unavailable !== null || !hasNmap)('change detection on the names
       const find = (type: string) => changes.find((c) => c.change_type === type)!;
       expect(find('device_added')).toMatchObject({ device_mac: MAC.h5, new_value: '10.66.0.15', protocol: null });
       expect(find('device_added').description).toContain('22/tcp');
-      expect(find('device_removed')).toMatchObject({ device_id: byMac(before, MAC.h3).id, device_mac: MAC.h3, old_value: '10.66.0.13', new_value: null });
-      expect(find('port_closed')).toMatchObject({ device_id: byMac(before, MAC.h1).id, protocol: 'tcp', old_value: 'http nginx 1.18.0', new_value: null });
+      expect(find('device_removed')).toMatchObject({
+        device_id: byMac(before, MAC.h3).id,
+        device_mac: MAC.h3,
+        old_value: '10.66.0.13',
+        new_value: null,
+      });
+      expect(find('port_closed')).toMatchObject({
+        device_id: byMac(before, MAC.h1).id,
+        protocol: 'tcp',
+        old_value: 'http nginx 1.18.0',
+        new_value: null,
+      });
       expect(find('port_opened')).toMatchObject({ device_id: byMac(before, MAC.h2).id, device_mac: MAC.h2, protocol: 'tcp', old_value: null });
       expect(find('port_opened').new_value).toMatch(/^telnet/);
       expect(find('port_opened').description).toContain('critical');

@@ -73,7 +73,8 @@ interface Change {
 
 function byMac(list: Device[], mac: string): Device {
   const found = list.filter((d) => d.mac_address === mac);
-  if (found.length !== 1) throw new Error(`${found.length} devices with MAC ${mac} in ${JSON.stringify(list.map((d) => [d.id, d.ip_address, d.mac_address]))}`);
+  if (found.length !== 1)
+    throw new Error(`${found.length} devices with MAC ${mac} in ${JSON.stringify(list.map((d) => [d.id, d.ip_address, d.mac_address]))}`);
   return found[0];
 }
 

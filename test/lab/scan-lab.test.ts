@@ -143,7 +143,12 @@ describe.skipIf(unavailable !== null)('namespace lab (bridge nwlab0, 10.66.0.0/2
         const ftpHost = byMac(list, MAC.h2);
         expect(ftpHost.open_ports).toEqual([21]);
         const ports = (await detail(server, key, ftpHost.id)).ports;
-        expect(ports.find((p: { port: number }) => p.port === 21)).toMatchObject({ state: 'open', service: 'ftp', product: 'vsftpd', version: '3.0.5' });
+        expect(ports.find((p: { port: number }) => p.port === 21)).toMatchObject({
+          state: 'open',
+          service: 'ftp',
+          product: 'vsftpd',
+          version: '3.0.5',
+        });
         expect(ports.find((p: { port: number }) => p.port === 8080)).toMatchObject({ state: 'filtered' });
         expect(ports.filter((p: { state: string }) => p.state === 'open').map((p: { port: number }) => p.port)).toEqual([21]);
         // Closed ports are not part of the inventory.

@@ -16,7 +16,10 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** An executable that claims to be nmap for --version and fails every scan. */
 function brokenNmap(): string {
   const path = join(scratch, 'nmap');
-  writeFileSync(path, '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Nmap version 7.93 ( fake )"; exit 0; fi\necho "fake nmap: cannot open raw socket" >&2\nexit 3\n');
+  writeFileSync(
+    path,
+    '#!/bin/sh\nif [ "$1" = "--version" ]; then echo "Nmap version 7.93 ( fake )"; exit 0; fi\necho "fake nmap: cannot open raw socket" >&2\nexit 3\n',
+  );
   chmodSync(path, 0o755);
   return path;
 }

@@ -50,7 +50,9 @@ describe.skipIf(!hasNmap).each(testDatabases())('nmap engine on loopback listene
 
     const web = devices.find((d: { ip_address: string }) => d.ip_address === '127.0.0.10');
     const webDetail = await readJson(await server.request(`/api/devices/${web.id}`, { key }));
-    expect(webDetail.ports).toEqual([expect.objectContaining({ port: http.port, state: 'open', service: 'http', product: 'nginx', version: '1.18.0' })]);
+    expect(webDetail.ports).toEqual([
+      expect.objectContaining({ port: http.port, state: 'open', service: 'http', product: 'nginx', version: '1.18.0' }),
+    ]);
 
     const perScan = await readJson(await server.request(`/api/scans/${started.scan_id}/devices`, { key }));
     expect(perScan.find((d: { ip_address: string }) => d.ip_address === '127.0.0.10').open_ports).toEqual([http.port]);

@@ -33,7 +33,14 @@ describe.each(testDatabases())('abandoned scans ($kind)', (database) => {
   const startedAgo = new Date(Date.now() - 90_000).toISOString();
 
   async function running(owner: { owner_id: string | null; owner_host: string | null; owner_pid: number | null; lease_expires_at: string | null }) {
-    return store.scans.create({ status: 'running', profile: 'normal', subnet: '127.0.0.0/30', scan_type: 'network', started_at: startedAgo, ...owner });
+    return store.scans.create({
+      status: 'running',
+      profile: 'normal',
+      subnet: '127.0.0.0/30',
+      scan_type: 'network',
+      started_at: startedAgo,
+      ...owner,
+    });
   }
 
   it('fails only scans whose owner is gone, with duration and one audit entry each', async () => {

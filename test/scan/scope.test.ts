@@ -72,8 +72,12 @@ describe.each(cliDatastores())('scan scope guard on the command line ($kind)', (
     try {
       const outside = await runCli(ds, ['scan', '--subnet', '192.168.77.0/24', '--no-progress']);
       expect(outside.code).toBe(2);
-      expect(outside.stderr).toMatch(/subnet: 192\.168\.77\.0\/24 is outside the allowed scan targets \(NETWARDEN_SCAN_ALLOW: 127\.0\.0\.0\/8, 10\.66\.0\.0\/24\)/);
-      const malformed = await runCli(ds, ['scan', '--subnet', '127.0.0.1', '--no-progress'], { env: { NETWARDEN_SCAN_ALLOW: '127.0.0.0/8,everything' } });
+      expect(outside.stderr).toMatch(
+        /subnet: 192\.168\.77\.0\/24 is outside the allowed scan targets \(NETWARDEN_SCAN_ALLOW: 127\.0\.0\.0\/8, 10\.66\.0\.0\/24\)/,
+      );
+      const malformed = await runCli(ds, ['scan', '--subnet', '127.0.0.1', '--no-progress'], {
+        env: { NETWARDEN_SCAN_ALLOW: '127.0.0.0/8,everything' },
+      });
       expect(malformed.code).not.toBe(0);
       expect(malformed.stderr).toMatch(/NETWARDEN_SCAN_ALLOW: 'everything' must be an IPv4 CIDR/);
     } finally {

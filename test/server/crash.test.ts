@@ -106,7 +106,9 @@ describe.each(cliDatastores())('kill -9 of the server ($kind)', ({ create }) => 
         const res = await client(first.baseUrl)('/api/keys', { method: 'POST', cookie, json: { name: `burst-${lane}-${i}` } }).catch(() => null);
         if (!res) return;
         if (res.status === 201) acknowledged.push(await bodyOf(res));
-        const label = await client(first.baseUrl)('/api/config', { method: 'PUT', key, json: { zones: ['Servers', `Lane${lane}-${i}`] } }).catch(() => null);
+        const label = await client(first.baseUrl)('/api/config', { method: 'PUT', key, json: { zones: ['Servers', `Lane${lane}-${i}`] } }).catch(
+          () => null,
+        );
         if (!label) return;
       }
     };

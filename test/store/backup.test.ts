@@ -71,7 +71,11 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
   beforeAll(async () => {
     let cookie: string;
     ({ server, seed, cookie } = await startSeededServer(database));
-    const res = await server.request('/api/config', { method: 'PUT', cookie, json: { network: { subnet: '192.168.50.0/24' }, scanning: { port_range: '1-2000' } } });
+    const res = await server.request('/api/config', {
+      method: 'PUT',
+      cookie,
+      json: { network: { subnet: '192.168.50.0/24' }, scanning: { port_range: '1-2000' } },
+    });
     expect(res.status, JSON.stringify(await readJson(res.clone()))).toBe(200);
     await server.request('/api/keys', { method: 'POST', cookie, json: { name: 'second key', expires_in_days: 30 } });
     file = await takeBackup(server.store);
@@ -148,7 +152,11 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
       ip_address: `10.${i % 250}.${i % 200}.${i % 100}`,
       success: 1,
     }));
-    for (let i = 0; i < filler.length; i += 500) await store.db.insertInto('audit_logs').values(filler.slice(i, i + 500)).execute();
+    for (let i = 0; i < filler.length; i += 500)
+      await store.db
+        .insertInto('audit_logs')
+        .values(filler.slice(i, i + 500))
+        .execute();
     // Each transaction adds a scan and an audit entry naming it: tables read at different moments
     // would hold one without the other.
     let stop = false;
@@ -156,10 +164,27 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
     const writer = (async () => {
       for (let pair = 1; !stop; pair++) {
         await store.db.transaction().execute(async (trx) => {
-          await trx.insertInto('scans').values({ status: 'queued', profile: 'quick', subnet: '10.77.0.0/24', scan_type: 'network', created_at: new Date().toISOString(), triggered_by: `writer-${pair}` }).execute();
+          await trx
+            .insertInto('scans')
+            .values({
+              status: 'queued',
+              profile: 'quick',
+              subnet: '10.77.0.0/24',
+              scan_type: 'network',
+              created_at: new Date().toISOString(),
+              triggered_by: `writer-${pair}`,
+            })
+            .execute();
           await trx
             .insertInto('audit_logs')
-            .values({ timestamp: new Date().toISOString(), action: 'scan_started', actor: 'writer', actor_type: 'system', details: JSON.stringify({ pair }), success: 1 })
+            .values({
+              timestamp: new Date().toISOString(),
+              action: 'scan_started',
+              actor: 'writer',
+              actor_type: 'system',
+              details: JSON.stringify({ pair }),
+              success: 1,
+            })
             .execute();
         });
         committed = pair;
@@ -189,7 +214,9 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
 
     const target = await freshTarget();
     await restore(target, during);
-    const audited = (await target.audit.list({ actor: 'writer', limit: 1000, offset: 0 })).rows.map((r) => (r.details as { pair: number }).pair).sort((a, b) => a - b);
+    const audited = (await target.audit.list({ actor: 'writer', limit: 1000, offset: 0 })).rows
+      .map((r) => (r.details as { pair: number }).pair)
+      .sort((a, b) => a - b);
     const scanned = (await target.db.selectFrom('scans').select('triggered_by').where('triggered_by', 'like', 'writer-%').execute())
       .map((r) => Number((r.triggered_by as string).slice('writer-'.length)))
       .sort((a, b) => a - b);
@@ -234,16 +261,25 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
       await refused(fileOf(lines.slice(0, Math.floor(lines.length / 2))), /is incomplete/);
       // A row dropped from the middle: the final line's counts give it away.
       const firstRow = lines.findIndex((l) => l.startsWith('['));
-      await refused(fileOf([...lines.slice(0, firstRow), ...lines.slice(firstRow + 1)]), /is incomplete: table \w+ should have \d+ rows but \d+ were found/);
+      await refused(
+        fileOf([...lines.slice(0, firstRow), ...lines.slice(firstRow + 1)]),
+        /is incomplete: table \w+ should have \d+ rows but \d+ were found/,
+      );
     });
 
     it('a backup made by a newer schema or format, naming what to upgrade to', async () => {
       const lines = linesOf(file);
       const header = JSON.parse(lines[0]);
       const newer = { ...header, version: '9.9.9', migrations: [...header.migrations, '999_agents'] };
-      await refused(fileOf([JSON.stringify(newer), ...lines.slice(1)]), /was made by a newer Netwarden \(9\.9\.9\) whose database has migration.*999_agents.*upgrade Netwarden to 9\.9\.9 or later/);
+      await refused(
+        fileOf([JSON.stringify(newer), ...lines.slice(1)]),
+        /was made by a newer Netwarden \(9\.9\.9\) whose database has migration.*999_agents.*upgrade Netwarden to 9\.9\.9 or later/,
+      );
       const format2 = { ...header, format_version: 2, version: '9.9.9' };
-      await refused(fileOf([JSON.stringify(format2), ...lines.slice(1)]), /uses backup format version 2 \(written by Netwarden 9\.9\.9\); this Netwarden reads version 1/);
+      await refused(
+        fileOf([JSON.stringify(format2), ...lines.slice(1)]),
+        /uses backup format version 2 \(written by Netwarden 9\.9\.9\); this Netwarden reads version 1/,
+      );
     });
 
     it('damaged content: a wrong row, an unknown table or column, a broken header', async () => {
@@ -266,41 +302,45 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
       await refused(fileOf(unknownTable), /starts table wishes, which its migrations do not create/);
 
       const header = JSON.parse(lines[0]);
-      await refused(fileOf([JSON.stringify({ ...header, tables: header.tables.slice(1) }), ...lines.slice(1)]), /has a damaged header: it lists the tables/);
+      await refused(
+        fileOf([JSON.stringify({ ...header, tables: header.tables.slice(1) }), ...lines.slice(1)]),
+        /has a damaged header: it lists the tables/,
+      );
       await refused(fileOf([JSON.stringify({ ...header, dialect: 'oracle' }), ...lines.slice(1)]), /has a damaged header \(\/dialect/);
     });
   });
 });
 
 // Needs both stores (TEST_DATABASE_URL set).
-if (databases.length === 2) describe('backup from one store kind restored into the other', () => {
-  const opened: Opened[] = [];
-  afterAll(async () => {
-    for (const o of opened) await o.cleanup();
-  });
+if (databases.length === 2)
+  describe('backup from one store kind restored into the other', () => {
+    const opened: Opened[] = [];
+    afterAll(async () => {
+      for (const o of opened) await o.cleanup();
+    });
 
-  it.each([
-    [databases[0], databases[1]],
-    [databases[1], databases[0]],
-  ])('$kind → other', async (from, to) => {
-    const { server, cookie } = await startSeededServer(from);
-    try {
-      await server.request('/api/keys', { method: 'POST', cookie, json: { name: 'migration key' } });
-      const file = await takeBackup(server.store);
-      const source = await dumpTables(server.store);
-      const target = await to.open();
-      opened.push(target);
-      const summary = await restore(target.store, file);
-      expect(summary.header.dialect).toBe(from.kind);
-      expect(await tableNames(target.store)).toEqual(Object.keys(source).sort());
-      expect(withoutRestoreEntry(await dumpTables(target.store))).toEqual(source);
-      // The service runs on the migrated data: the admin's key still authenticates.
-      expect(await target.store.apiKeys.list()).toHaveLength(2);
-    } finally {
-      await server.close();
-    }
+    it.each([
+      [databases[0], databases[1]],
+      [databases[1], databases[0]],
+    ])('$kind → other', async (from, to) => {
+      const { server, cookie } = await startSeededServer(from);
+      try {
+        await server.request('/api/keys', { method: 'POST', cookie, json: { name: 'migration key' } });
+        const file = await takeBackup(server.store);
+        const source = await dumpTables(server.store);
+        const target = await to.open();
+        opened.push(target);
+        const summary = await restore(target.store, file);
+        expect(summary.header.dialect).toBe(from.kind);
+        expect(await tableNames(target.store)).toEqual(Object.keys(source).sort());
+        expect(withoutRestoreEntry(await dumpTables(target.store))).toEqual(source);
+        // The service runs on the migrated data: the admin's key still authenticates.
+        expect(await target.store.apiKeys.list()).toHaveLength(2);
+      } finally {
+        await server.close();
+      }
+    });
   });
-});
 
 describe.each(databases)('a backup made by an older schema ($kind)', (database) => {
   it('restores into the current schema and applies the newer migrations', async () => {
@@ -312,7 +352,14 @@ describe.each(databases)('a backup made by an older schema ($kind)', (database) 
       await migrateThrough(old.db as Kysely<unknown>, 'sqlite', ['001_initial']);
       await old.db
         .insertInto('scans')
-        .values({ status: 'completed', profile: 'quick', subnet: '192.168.1.0/24', scan_type: 'network', created_at: '2026-01-01T00:00:00.000Z', devices_found: 3 })
+        .values({
+          status: 'completed',
+          profile: 'quick',
+          subnet: '192.168.1.0/24',
+          scan_type: 'network',
+          created_at: '2026-01-01T00:00:00.000Z',
+          devices_found: 3,
+        })
         .execute();
       const backup = await openBackup(old, { version: '0.1.0' });
       const chunks: Buffer[] = [];

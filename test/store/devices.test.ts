@@ -41,7 +41,13 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
   it('orders devices and snapshots by IP numerically, across the whole IPv4 range', async () => {
     // Inserted out of order; text ordering would give 10.0.0.10 < 10.0.0.9 and 10.0.1.1 < 9.x.
     const ips = ['10.0.1.1', '255.255.255.255', '10.0.0.10', '9.255.255.255', '10.0.0.9', '0.0.0.1', '128.0.0.1', '10.0.0.100'];
-    const scan = await store.scans.create({ status: 'completed', profile: 'normal', subnet: '0.0.0.0/0', scan_type: 'network', devices_found: ips.length });
+    const scan = await store.scans.create({
+      status: 'completed',
+      profile: 'normal',
+      subnet: '0.0.0.0/0',
+      scan_type: 'network',
+      devices_found: ips.length,
+    });
     for (const ip of ips) {
       const device = await addDevice(store, ip);
       await store.devices.insertSnapshot({
@@ -112,7 +118,16 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
     const inventory = new InventoryWriter(store.db, () => store.touch());
     const device = await addDevice(store, '172.16.3.1');
     const scan = await store.scans.create({ status: 'running', profile: 'normal', subnet: '172.16.3.1/32', scan_type: 'device', devices_found: 0 });
-    const port = (n: number, state = 'open'): ScannedPort => ({ port: n, protocol: 'tcp', state, service: null, product: null, version: null, extra_info: null, cpe: [] });
+    const port = (n: number, state = 'open'): ScannedPort => ({
+      port: n,
+      protocol: 'tcp',
+      state,
+      service: null,
+      product: null,
+      version: null,
+      extra_info: null,
+      cpe: [],
+    });
     const host = (ports: ScannedPort[]) => ({ ip: '172.16.3.1', mac: null, vendor: null, hostname: null, os_name: null, device_type: null, ports });
     await inventory.recordPorts([{ deviceId: device.id, host: host([port(80), port(22)]) }], AT);
     await inventory.recordPorts([{ deviceId: device.id, host: host([port(443), port(8443, 'filtered')]) }], AT);
@@ -145,7 +160,9 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
       risk: { level, score: findings.reduce((n, f) => n + f.score, 0), summary: `${level} risk`, findings },
       cves,
     });
-    await store.evaluation.replaceAssessments(scan.id, [assessment('high', [finding('a', 'high', 40), finding('b', 'low', 1)], [cve('CVE-2020-0001', 5)])]);
+    await store.evaluation.replaceAssessments(scan.id, [
+      assessment('high', [finding('a', 'high', 40), finding('b', 'low', 1)], [cve('CVE-2020-0001', 5)]),
+    ]);
     // Written out of order: a low finding before a medium one, and a medium one with fewer points first.
     await store.evaluation.replaceAssessments(scan.id, [
       assessment(

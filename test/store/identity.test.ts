@@ -30,7 +30,9 @@ describe.each(testDatabases())('InventoryWriter.recordDiscovery and device ident
     writer = new InventoryWriter(store.db, () => {});
     scanIds = [];
     for (let i = 0; i < 4; i++) {
-      scanIds.push((await store.scans.create({ status: 'running', profile: 'quick', subnet: '10.66.0.0/24', scan_type: 'network', devices_found: 0 })).id);
+      scanIds.push(
+        (await store.scans.create({ status: 'running', profile: 'quick', subnet: '10.66.0.0/24', scan_type: 'network', devices_found: 0 })).id,
+      );
     }
   });
   afterAll(() => db?.cleanup());
@@ -90,7 +92,12 @@ describe.each(testDatabases())('InventoryWriter.recordDiscovery and device ident
     expect(second.seen[0]).toEqual({ deviceId: moved.deviceId, ip: '10.66.0.10', isNew: false, previousIp: '10.66.0.14' });
     const rows = await devices();
     expect(rows).toHaveLength(2);
-    expect(rows.find((r) => r.id === moved.deviceId)).toMatchObject({ ip_address: '10.66.0.10', label: 'lab gateway', notes: 'moves around', identity: `mac:${M4}` });
+    expect(rows.find((r) => r.id === moved.deviceId)).toMatchObject({
+      ip_address: '10.66.0.10',
+      label: 'lab gateway',
+      notes: 'moves around',
+      identity: `mac:${M4}`,
+    });
     expect(await history(moved.deviceId)).toEqual(['10.66.0.10', '10.66.0.14']);
   });
 

@@ -86,7 +86,15 @@ describe.each(testDatabases())('stats store ($kind)', (database) => {
     expect(openRows).toBeGreaterThan(0);
     // A scan finds all its ports closed, written as the scan manager writes it.
     const inventory = new InventoryWriter(store.db, () => store.touch());
-    await inventory.recordPorts([{ deviceId: device.id, host: { ip: detail.ip_address, mac: null, vendor: null, hostname: null, os_name: null, device_type: null, ports: [] } }], new Date().toISOString());
+    await inventory.recordPorts(
+      [
+        {
+          deviceId: device.id,
+          host: { ip: detail.ip_address, mac: null, vendor: null, hostname: null, os_name: null, device_type: null, ports: [] },
+        },
+      ],
+      new Date().toISOString(),
+    );
     expect((await store.stats.stats()).open_ports).toBe(afterUpdate.open_ports - openRows);
 
     const scan = await store.scans.create({ status: 'running', profile: 'quick', subnet: '10.1.0.0/24', scan_type: 'network', devices_found: 0 });

@@ -32,13 +32,17 @@ describe('web UI types generated from the OpenAPI document', () => {
   it.each([
     { path: '/api/devices', field: 'risk_level', at: (s: Schema) => s.items! },
     { path: '/api/config', field: 'host_timeout_seconds', at: (s: Schema) => s.properties!.scanning },
-  ])('a renamed $field in the answer of GET $path breaks the UI type-check', async ({ path, field, at }) => {
-    const changed = structuredClone(document);
-    renameProperty(at(changed.paths[path].get.responses['200'].content['application/json'].schema), field, `${field}_renamed`);
-    const errors = typeCheck(await apiTypesSource(changed));
-    expect(errors.length).toBeGreaterThan(0);
-    expect(errors.join('\n')).toContain(`'${field}'`);
-  }, 60_000);
+  ])(
+    'a renamed $field in the answer of GET $path breaks the UI type-check',
+    async ({ path, field, at }) => {
+      const changed = structuredClone(document);
+      renameProperty(at(changed.paths[path].get.responses['200'].content['application/json'].schema), field, `${field}_renamed`);
+      const errors = typeCheck(await apiTypesSource(changed));
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.join('\n')).toContain(`'${field}'`);
+    },
+    60_000,
+  );
 });
 
 function renameProperty(schema: Schema, from: string, to: string): void {
@@ -54,12 +58,16 @@ function renameProperty(schema: Schema, from: string, to: string): void {
  * (nothing is written). Parsed files are shared between runs; returns the errors, formatted.
  */
 function webTypeChecker(): (apiTypes: string) => string[] {
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'src', 'web', 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'src', 'web', 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!config) throw new Error('src/web/tsconfig.json could not be read');
   const rootNames = [...new Set([...config.fileNames, API_TYPES_FILE])];
   const parsed = new Map<string, ts.SourceFile | undefined>();

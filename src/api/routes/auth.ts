@@ -43,10 +43,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create the first administrator (only while no user exists)',
         description: 'Answers 409 once a user exists. Sets the session cookie.',
         security: [],
-        body: Type.Object(
-          { username: Username, password: Password, remember: Type.Optional(Type.Boolean()) },
-          { additionalProperties: false },
-        ),
+        body: Type.Object({ username: Username, password: Password, remember: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
         response: { 201: UserBody, ...errorResponses(400, 409, 413, 415) },
       },
     },
@@ -58,7 +55,14 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const user = await store.users.createFirst(username, await hashPassword(password));
       if (!user) throw conflict('Set-up is already complete; log in instead');
       await startSession(request, reply, user.id, remember === true);
-      await audit(request, { action: 'setup_completed', actor: username, actorType: 'user', resourceType: 'user', resourceId: user.id, success: true });
+      await audit(request, {
+        action: 'setup_completed',
+        actor: username,
+        actorType: 'user',
+        resourceType: 'user',
+        resourceId: user.id,
+        success: true,
+      });
       return reply.code(201).send({ username });
     },
   );
@@ -116,7 +120,14 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       await loginThrottle.succeeded(admitted.admission, [byUser]);
       await startSession(request, reply, user.id, remember === true);
-      await audit(request, { action: 'login_success', actor: user.username, actorType: 'user', resourceType: 'user', resourceId: user.id, success: true });
+      await audit(request, {
+        action: 'login_success',
+        actor: user.username,
+        actorType: 'user',
+        resourceType: 'user',
+        resourceId: user.id,
+        success: true,
+      });
       return { username: user.username };
     },
   );
@@ -169,7 +180,10 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['auth'],
         summary: 'Change your password; ends your other sessions',
         body: Type.Object({ current_password: Password, new_password: Password }, { additionalProperties: false }),
-        response: { 200: Type.Object({ status: Type.Literal('password_changed'), sessions_ended: Type.Integer() }), ...errorResponses(400, 401, 403, 429) },
+        response: {
+          200: Type.Object({ status: Type.Literal('password_changed'), sessions_ended: Type.Integer() }),
+          ...errorResponses(400, 401, 403, 429),
+        },
       },
     },
     async (request) => {
@@ -182,7 +196,13 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const user = await store.users.findById(session.userId);
       if (!user || !(await verifyPassword(user.password_hash, current_password))) {
-        await audit(request, { action: 'password_changed', resourceType: 'user', resourceId: session.userId, success: false, details: { reason: 'wrong current password' } });
+        await audit(request, {
+          action: 'password_changed',
+          resourceType: 'user',
+          resourceId: session.userId,
+          success: false,
+          details: { reason: 'wrong current password' },
+        });
         throw badRequest('current_password: is not your current password');
       }
       await loginThrottle.succeeded(admitted.admission);
@@ -191,7 +211,13 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (new_password === current_password) throw badRequest('new_password: must differ from the current password');
       await store.users.setPassword(user.id, await hashPassword(new_password));
       const ended = await store.sessions.deleteForUser(user.id, session.sessionId);
-      await audit(request, { action: 'password_changed', resourceType: 'user', resourceId: user.id, success: true, details: { other_sessions_ended: ended } });
+      await audit(request, {
+        action: 'password_changed',
+        resourceType: 'user',
+        resourceId: user.id,
+        success: true,
+        details: { other_sessions_ended: ended },
+      });
       return { status: 'password_changed' as const, sessions_ended: ended };
     },
   );

@@ -56,7 +56,12 @@ export const backupRoutes: FastifyPluginAsyncTypebox = async (app) => {
         version,
         // Recorded before the last bytes go out: a complete download is always in the audit log.
         beforeEnd: (summary) =>
-          audited(true, { file: summary.fileName, tables: Object.keys(summary.rows).length, rows: summary.totalRows, migrations: summary.header.migrations }),
+          audited(true, {
+            file: summary.fileName,
+            tables: Object.keys(summary.rows).length,
+            rows: summary.totalRows,
+            migrations: summary.header.migrations,
+          }),
       });
       const fileName = backup.fileName;
       backup.finished.catch((err: unknown) => {

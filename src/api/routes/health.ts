@@ -37,7 +37,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       } catch (err) {
         request.log.warn({ err }, 'health check: database unreachable');
         const detail = err instanceof DatabaseUnavailableError ? err.detail : 'The database cannot be reached; the server log has the details';
-        if (err instanceof DatabaseUnavailableError && err.retryAfterSeconds !== undefined) reply.header('Retry-After', String(err.retryAfterSeconds));
+        if (err instanceof DatabaseUnavailableError && err.retryAfterSeconds !== undefined)
+          reply.header('Retry-After', String(err.retryAfterSeconds));
         return reply.code(503).send({ status: 'unhealthy', timestamp, version, database: 'unreachable', engine: null, detail });
       }
     },

@@ -18,7 +18,8 @@ const Started = Type.Object({
 });
 
 const Profile = StringEnum(SCAN_PROFILES, {
-  description: 'quick = discovery only; normal = discovery, configured ports, service versions; intensive = all 65,535 ports, OS and default safe scripts',
+  description:
+    'quick = discovery only; normal = discovery, configured ports, service versions; intensive = all 65,535 ports, OS and default safe scripts',
 });
 
 function actorOf(request: FastifyRequest): ScanRequest['actor'] {

@@ -25,10 +25,7 @@ export const statsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['stats'],
         summary: 'One point per completed network scan over the last `days` days, oldest first',
-        querystring: Type.Object(
-          { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, default: 30 })) },
-          { additionalProperties: false },
-        ),
+        querystring: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, default: 30 })) }, { additionalProperties: false }),
         response: { 200: Trends, ...errorResponses(400, 401) },
       },
     },

@@ -17,7 +17,10 @@ export function parseCpe(cpe: string): ParsedCpe | null {
   if (/^cpe:2\.3:/i.test(text)) {
     fields = splitCpe23(text.slice(8));
   } else if (/^cpe:\//i.test(text)) {
-    fields = text.slice(5).split(':').map((f) => safeDecode(f));
+    fields = text
+      .slice(5)
+      .split(':')
+      .map((f) => safeDecode(f));
   } else {
     return null;
   }
@@ -53,4 +56,3 @@ function safeDecode(text: string): string {
     return text;
   }
 }
-

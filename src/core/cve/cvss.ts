@@ -45,7 +45,12 @@ function cvss3Score(parts: ReadonlyMap<string, string>): number | null {
   const pr = parts.get('PR');
   const PR = scope === 'C' ? V3_PR_CHANGED : V3_PR_UNCHANGED;
   const get = (k: string): number | undefined => V3_WEIGHTS[k][parts.get(k) ?? ''];
-  const av = get('AV'), ac = get('AC'), ui = get('UI'), c = get('C'), i = get('I'), a = get('A');
+  const av = get('AV'),
+    ac = get('AC'),
+    ui = get('UI'),
+    c = get('C'),
+    i = get('I'),
+    a = get('A');
   const prW = pr ? PR[pr] : undefined;
   if ([av, ac, ui, c, i, a, prW].some((x) => x === undefined) || (scope !== 'U' && scope !== 'C')) return null;
   const iss = 1 - (1 - c!) * (1 - i!) * (1 - a!);

@@ -85,7 +85,10 @@ type Check = (record: Fields, options: CveEntryCheckOptions) => string[];
 
 /** Every field the schema does not know, by name. */
 function knownFields(schema: TObject, prefix: string): Check {
-  return (record) => Object.keys(record).filter((k) => !Object.hasOwn(schema.properties, k)).map((k) => `${prefix}unknown field '${k}'`);
+  return (record) =>
+    Object.keys(record)
+      .filter((k) => !Object.hasOwn(schema.properties, k))
+      .map((k) => `${prefix}unknown field '${k}'`);
 }
 
 /** The field against its schema (an optional field may be absent); `problem` says what it must be. */
@@ -115,7 +118,9 @@ const affectedField = (name: string, problem: string | ((value: unknown) => stri
 
 /** Windows releases are named as `windowsReleasesIn` names them. */
 const knownWindowsReleases: Check = (item) =>
-  Array.isArray(item.windowsReleases) ? (item.windowsReleases as unknown[]).filter((r) => !WINDOWS_ORDER.includes(r as string)).map((r) => `unknown Windows release '${String(r)}'`) : [];
+  Array.isArray(item.windowsReleases)
+    ? (item.windowsReleases as unknown[]).filter((r) => !WINDOWS_ORDER.includes(r as string)).map((r) => `unknown Windows release '${String(r)}'`)
+    : [];
 
 const noBoundsWhenVersionIndependent: Check = (item) =>
   item.versionIndependent && RANGE_FIELDS.some((f) => item[f] !== undefined) ? ['a version-independent entry cannot have version bounds'] : [];

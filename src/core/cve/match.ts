@@ -93,7 +93,8 @@ function serviceName(service: string | null): string {
   return (service ?? '').toLowerCase().replace(/^(?:ssl|tls)\//, '');
 }
 
-const OS_DISTRO_CPE = /cpe:\/o:(?:canonical|debian|redhat|centos|fedoraproject|suse|opensuse|novell|alpinelinux|amazon|freebsd|netbsd|rocky|almalinux|raspberrypi|gentoo|mageia)\b/i;
+const OS_DISTRO_CPE =
+  /cpe:\/o:(?:canonical|debian|redhat|centos|fedoraproject|suse|opensuse|novell|alpinelinux|amazon|freebsd|netbsd|rocky|almalinux|raspberrypi|gentoo|mageia)\b/i;
 
 /** Which distribution packaged this service, from the version suffix, nmap's extra info or an OS CPE. */
 function distroEvidence(port: ScannedPort, version: string | null, extraDistro: string | null): string | null {
@@ -251,10 +252,6 @@ function toMatch(t: MatchTemplate, port: ScannedPort, identity: Identity): CveMa
 /** Orders matches for display: by port, then most severe first (known exploited first on ties), then id. */
 export function sortCveMatches(matches: CveMatch[]): CveMatch[] {
   return matches.sort(
-    (a, b) =>
-      a.port - b.port ||
-      (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
-      Number(b.kev) - Number(a.kev) ||
-      a.id.localeCompare(b.id),
+    (a, b) => a.port - b.port || (b.cvss_score ?? -1) - (a.cvss_score ?? -1) || Number(b.kev) - Number(a.kev) || a.id.localeCompare(b.id),
   );
 }

@@ -64,7 +64,12 @@ export const PRODUCT_ALIASES: readonly ProductAlias[] = [
     names: ['Elasticsearch REST API', 'Elasticsearch'],
   },
   { id: 'memcached:memcached', label: 'Memcached', cpes: ['memcached:memcached', 'memcachedb:memcached'], names: ['Memcached'] },
-  { id: 'miniupnp_project:miniupnpd', label: 'MiniUPnP', cpes: ['miniupnp_project:miniupnpd', 'miniupnp:miniupnpd'], names: ['MiniUPnP', 'miniupnpd'] },
+  {
+    id: 'miniupnp_project:miniupnpd',
+    label: 'MiniUPnP',
+    cpes: ['miniupnp_project:miniupnpd', 'miniupnp:miniupnpd'],
+    names: ['MiniUPnP', 'miniupnpd'],
+  },
   { id: 'busybox:busybox', label: 'BusyBox', cpes: ['busybox:busybox'], patterns: [/^busybox\b/i] },
   {
     id: 'embedthis:goahead',
@@ -130,7 +135,9 @@ export function labelFor(key: string): string {
 export function isWindowsHost(port: ScannedPort, os: string): boolean {
   return (
     !/samba/i.test(port.product ?? '') &&
-    (/windows/i.test(os) || /^microsoft (?:windows|terminal service)/i.test(port.product ?? '') || port.cpe.some((c) => /^cpe:\/o:microsoft:windows/i.test(c)))
+    (/windows/i.test(os) ||
+      /^microsoft (?:windows|terminal service)/i.test(port.product ?? '') ||
+      port.cpe.some((c) => /^cpe:\/o:microsoft:windows/i.test(c)))
   );
 }
 

@@ -5,7 +5,25 @@
  */
 
 /** Every release a dataset entry may name, oldest first (a range `7 - 10` covers those between). */
-export const WINDOWS_ORDER: readonly string[] = ['2000', 'xp', '2003', 'vista', '2008', '7', '2008r2', '8', '2012', '8.1', '2012r2', '10', '2016', '2019', '2022', '11', '2025'];
+export const WINDOWS_ORDER: readonly string[] = [
+  '2000',
+  'xp',
+  '2003',
+  'vista',
+  '2008',
+  '7',
+  '2008r2',
+  '8',
+  '2012',
+  '8.1',
+  '2012r2',
+  '10',
+  '2016',
+  '2019',
+  '2022',
+  '11',
+  '2025',
+];
 
 function windowsRelease(token: string): string | null {
   const t = token.toLowerCase().replace(/\s+/g, ' ').trim();
@@ -20,7 +38,10 @@ function windowsRelease(token: string): string | null {
 export function windowsReleasesIn(texts: (string | null | undefined)[]): Set<string> {
   const found = new Set<string>();
   const release = String.raw`(?:server )?(?:2000|xp|2003|vista|longhorn|2008(?: r2)?|2012(?: r2)?|2016|2019|2022|2025|8\.1|7|8|10|11)`;
-  const re = new RegExp(String.raw`\bwindows (?:(?:embedded|standard|ultimate|professional|enterprise|home|pro) )*(${release})(?:\s*(?:-|or)\s*(${release}))?(?![\w.])`, 'gi');
+  const re = new RegExp(
+    String.raw`\bwindows (?:(?:embedded|standard|ultimate|professional|enterprise|home|pro) )*(${release})(?:\s*(?:-|or)\s*(${release}))?(?![\w.])`,
+    'gi',
+  );
   for (const text of texts) {
     if (!text) continue;
     const normal = text.replace(/cpe:\/o:microsoft:windows_?([^\s:]*)(?::([^\s:]*))?/gi, (_, p: string, v: string | undefined) => {

@@ -207,7 +207,12 @@ function tlsEvidenceOf(socket: tls.TLSSocket): TlsEvidence {
 }
 
 /** Greeting first (or straight to HTTP on web ports), then HEAD if the server stayed silent. */
-async function converse(socket: net.Socket, port: number, timeouts: BannerTimeouts, registry: SocketRegistry): Promise<{ greeting: Buffer | null; response: Buffer | null; peerClosed: boolean }> {
+async function converse(
+  socket: net.Socket,
+  port: number,
+  timeouts: BannerTimeouts,
+  registry: SocketRegistry,
+): Promise<{ greeting: Buffer | null; response: Buffer | null; peerClosed: boolean }> {
   const untrack = track(socket, registry);
   const conv = new Conversation(socket);
   try {
@@ -235,7 +240,12 @@ async function converse(socket: net.Socket, port: number, timeouts: BannerTimeou
  * that answers like a TLS endpoint (an alert, nginx's "plain HTTP request was sent to HTTPS port",
  * or silence then a hang-up) is tried again with TLS.
  */
-export async function collectEvidence(host: string, port: number, registry: SocketRegistry, timeouts: BannerTimeouts = DEFAULT_BANNER_TIMEOUTS): Promise<ServiceEvidence> {
+export async function collectEvidence(
+  host: string,
+  port: number,
+  registry: SocketRegistry,
+  timeouts: BannerTimeouts = DEFAULT_BANNER_TIMEOUTS,
+): Promise<ServiceEvidence> {
   const empty: ServiceEvidence = { port, tls: null, greeting: null, response: null };
   const viaTls = async (): Promise<ServiceEvidence | null> => {
     const socket = await connectTls(host, port, timeouts, registry);

@@ -136,7 +136,8 @@ export function probeTcp(host: string, port: number, options: ProbeOptions): Pro
       clearTimeout(timer);
       registry?.delete(socket);
       const rttMs = state === 'open' || state === 'closed' ? performance.now() - started : null;
-      const endpoints = state === 'open' ? { local: `${socket.localAddress}:${socket.localPort}`, remote: `${socket.remoteAddress}:${socket.remotePort}` } : {};
+      const endpoints =
+        state === 'open' ? { local: `${socket.localAddress}:${socket.localPort}`, remote: `${socket.remoteAddress}:${socket.remotePort}` } : {};
       if (state === 'open' && !socket.destroyed) {
         // A RST instead of a FIN: no TIME_WAIT left behind for every open port probed.
         try {

@@ -119,7 +119,12 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
   const isNews = (entry: NeighbourEntry): boolean => before.get(entry.ip)?.mac !== entry.mac;
 
   // Adaptive probe timeout over the whole target: hosts of one network have similar round trips.
-  const rtt = new RttTracker({ initialMs: options.timeoutMs, minMs: Math.min(options.minTimeoutMs, options.timeoutMs), maxMs: options.timeoutMs, rttFactor: 4 });
+  const rtt = new RttTracker({
+    initialMs: options.timeoutMs,
+    minMs: Math.min(options.minTimeoutMs, options.timeoutMs),
+    maxMs: options.timeoutMs,
+    rttFactor: 4,
+  });
 
   let latest = before;
   const checkNeighbours = async (): Promise<void> => {
@@ -222,10 +227,13 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
       }
       if (open.size === 0) break;
       const port = options.ports[0];
-      const probes = port === undefined ? [] : [...open].map(async (s) => {
-        const r = await probeTcp(s.ip, port, { timeoutMs: Math.max(50, options.revalidatePollMs - 50), registry });
-        if (r.state === 'open' || r.state === 'closed') markUp(s, 'tcp', r.rttMs);
-      });
+      const probes =
+        port === undefined
+          ? []
+          : [...open].map(async (s) => {
+              const r = await probeTcp(s.ip, port, { timeoutMs: Math.max(50, options.revalidatePollMs - 50), registry });
+              if (r.state === 'open' || r.state === 'closed') markUp(s, 'tcp', r.rttMs);
+            });
       await sleep(options.revalidatePollMs, () => registry.cancelled);
       await Promise.all(probes);
       latest = await readNeighbourTable(options.neighbourTablePath);

@@ -120,7 +120,8 @@ export class NativeEngine implements ScanEngine {
   private readonly warn: NonNullable<NativeEngineOptions['warn']>;
 
   constructor(options: NativeEngineOptions = {}) {
-    this.warn = options.warn ?? ((context, message) => process.emitWarning(`${message}: ${String((context.err as Error | undefined)?.message ?? '')}`));
+    this.warn =
+      options.warn ?? ((context, message) => process.emitWarning(`${message}: ${String((context.err as Error | undefined)?.message ?? '')}`));
     this.maxSockets = Math.max(1, Math.floor(options.maxSockets ?? 256));
     this.discoveryPorts = options.discoveryPorts ?? DISCOVERY_PORTS;
     this.discoveryTimeoutMs = options.discoveryTimeoutMs ?? 1000;
@@ -177,7 +178,12 @@ export class NativeEngine implements ScanEngine {
     if (request.signal.aborted) throw new ScanAbortedError();
 
     for (const host of live) if (host.rttMs !== null) this.knownRtt.set(host.ip, host.rttMs);
-    const hostnames = request.resolveHostnames ? await this.resolveAll(live.map((h) => h.ip), request.signal) : new Map<string, string>();
+    const hostnames = request.resolveHostnames
+      ? await this.resolveAll(
+          live.map((h) => h.ip),
+          request.signal,
+        )
+      : new Map<string, string>();
     if (request.signal.aborted) throw new ScanAbortedError();
 
     emit({ phase: 'discovery', percent: 100, hostsTotal: total, hostsFound: live.length, hostsDone: total, currentHost: null, etaSeconds: 0 }, true);
@@ -204,7 +210,18 @@ export class NativeEngine implements ScanEngine {
     try {
       // Ports.
       const portsStarted = performance.now();
-      emit({ phase: 'ports', percent: 0, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: 0, currentHost: hosts.length === 1 ? hosts[0] : null, etaSeconds: null }, true);
+      emit(
+        {
+          phase: 'ports',
+          percent: 0,
+          hostsTotal: hosts.length,
+          hostsFound: hosts.length,
+          hostsDone: 0,
+          currentHost: hosts.length === 1 ? hosts[0] : null,
+          etaSeconds: null,
+        },
+        true,
+      );
       const results = await connectScan(hosts, ports, {
         maxSockets: this.maxSockets,
         timeouts: this.portTimeouts,
@@ -214,7 +231,14 @@ export class NativeEngine implements ScanEngine {
         retries: this.retries,
         onProgress: (done, total, hostsDone) => {
           const fraction = total === 0 ? 1 : done / total;
-          emit({ phase: 'ports', percent: percent(fraction), hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone, etaSeconds: eta(portsStarted, fraction) });
+          emit({
+            phase: 'ports',
+            percent: percent(fraction),
+            hostsTotal: hosts.length,
+            hostsFound: hosts.length,
+            hostsDone,
+            etaSeconds: eta(portsStarted, fraction),
+          });
         },
       });
       if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
@@ -235,7 +259,14 @@ export class NativeEngine implements ScanEngine {
           services.set(`${host}:${port}`, { port, protocol: 'tcp', state: 'open', ...info });
           done += 1;
           const fraction = jobs.length === 0 ? 1 : done / jobs.length;
-          emit({ phase: 'services', percent: percent(fraction), hostsTotal: hosts.length, hostsFound: hosts.length, currentHost: host, etaSeconds: eta(servicesStarted, fraction) });
+          emit({
+            phase: 'services',
+            percent: percent(fraction),
+            hostsTotal: hosts.length,
+            hostsFound: hosts.length,
+            currentHost: host,
+            etaSeconds: eta(servicesStarted, fraction),
+          });
         },
         () => registry.cancelled,
       );
@@ -244,16 +275,46 @@ export class NativeEngine implements ScanEngine {
       const neighbours = await readNeighbourTable(this.neighbourTablePath);
       const hostnames = request.resolveHostnames ? await this.resolveAll(hosts, request.signal) : new Map<string, string>();
       if (request.signal.aborted) throw new ScanAbortedError();
-      emit({ phase: 'services', percent: 100, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: hosts.length, currentHost: null, etaSeconds: 0 }, true);
+      emit(
+        {
+          phase: 'services',
+          percent: 100,
+          hostsTotal: hosts.length,
+          hostsFound: hosts.length,
+          hostsDone: hosts.length,
+          currentHost: null,
+          etaSeconds: 0,
+        },
+        true,
+      );
 
       return results.map((r) => {
         const mac = neighbours.get(r.host)?.mac ?? null;
         const list: ScannedPort[] = r.open.map(
-          (port) => services.get(`${r.host}:${port}`) ?? { port, protocol: 'tcp', state: 'open', service: wellKnownService(port), product: null, version: null, extra_info: null, cpe: [] },
+          (port) =>
+            services.get(`${r.host}:${port}`) ?? {
+              port,
+              protocol: 'tcp',
+              state: 'open',
+              service: wellKnownService(port),
+              product: null,
+              version: null,
+              extra_info: null,
+              cpe: [],
+            },
         );
         if (r.filtered.length > 0 && r.filtered.length <= this.filteredReportLimit) {
           for (const port of r.filtered) {
-            list.push({ port, protocol: 'tcp', state: 'filtered', service: wellKnownService(port), product: null, version: null, extra_info: null, cpe: [] });
+            list.push({
+              port,
+              protocol: 'tcp',
+              state: 'filtered',
+              service: wellKnownService(port),
+              product: null,
+              version: null,
+              extra_info: null,
+              cpe: [],
+            });
           }
         }
         list.sort((a, b) => a.port - b.port);

@@ -15,10 +15,7 @@ const modules: Record<string, MigrationModule> = {
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const ctx: MigrationContext = {
     dialect,
-    idColumn:
-      dialect === 'sqlite'
-        ? (c) => c.primaryKey().autoIncrement()
-        : (c) => c.primaryKey().generatedByDefaultAsIdentity(),
+    idColumn: dialect === 'sqlite' ? (c) => c.primaryKey().autoIncrement() : (c) => c.primaryKey().generatedByDefaultAsIdentity(),
   };
   return {
     async getMigrations() {

@@ -39,7 +39,11 @@ export function LineChart({ title, labels, series }: { title: string; labels: st
           ))}
         </span>
       </figcaption>
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`${title}: ${series.map((s) => `${s.name} ${s.values.at(-1) ?? 0}`).join(', ')}`}>
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        role="img"
+        aria-label={`${title}: ${series.map((s) => `${s.name} ${s.values.at(-1) ?? 0}`).join(', ')}`}
+      >
         {ticks.map((t) => (
           <g key={t} class="grid">
             <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(t)} y2={y(t)} />
@@ -50,7 +54,13 @@ export function LineChart({ title, labels, series }: { title: string; labels: st
         ))}
         {labels.map((label, i) =>
           i % labelEvery === 0 || i === count - 1 ? (
-            <text key={i} class="axis" x={x(i)} y={HEIGHT - 6} text-anchor={count > 1 && i === 0 ? 'start' : count > 1 && i === count - 1 ? 'end' : 'middle'}>
+            <text
+              key={i}
+              class="axis"
+              x={x(i)}
+              y={HEIGHT - 6}
+              text-anchor={count > 1 && i === 0 ? 'start' : count > 1 && i === count - 1 ? 'end' : 'middle'}
+            >
               {label}
             </text>
           ) : null,

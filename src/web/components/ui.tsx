@@ -72,7 +72,19 @@ export function Time({ iso, relative = true }: { iso: string | null | undefined;
  * Previous/next paging over a list whose total the API reports in X-Total-Count. The range text
  * ("1–50 of 10,000") is `.pager-range`; `busy` says a new page is on its way.
  */
-export function Pager({ total, limit, offset, onChange, busy = false }: { total: number; limit: number; offset: number; onChange: (offset: number) => void; busy?: boolean }) {
+export function Pager({
+  total,
+  limit,
+  offset,
+  onChange,
+  busy = false,
+}: {
+  total: number;
+  limit: number;
+  offset: number;
+  onChange: (offset: number) => void;
+  busy?: boolean;
+}) {
   if (total === 0 && offset === 0) return null;
   const onePage = total <= limit && offset === 0;
   const first = Math.min(offset + 1, total);

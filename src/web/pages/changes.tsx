@@ -150,7 +150,7 @@ function ChangeRow({ change: c }: { change: Change }) {
         <SeverityBadge severity={c.severity} />
       </td>
       <td>{humanize(c.change_type)}</td>
-      <td class="mono">{c.device_id !== null ? <a href={`/devices/${c.device_id}`}>{c.device_ip ?? `#${c.device_id}`}</a> : c.device_ip ?? '—'}</td>
+      <td class="mono">{c.device_id !== null ? <a href={`/devices/${c.device_id}`}>{c.device_ip ?? `#${c.device_id}`}</a> : (c.device_ip ?? '—')}</td>
       <td class="wrap">{c.description}</td>
       <td class="hide-narrow">
         <a href={withQuery('/changes', { scan_id: c.scan_id })}>#{c.scan_id}</a>

@@ -25,8 +25,8 @@ export function DashboardPage() {
       {stats.data ? <Tiles stats={stats.data} /> : !stats.error && <Loading />}
       {stats.data?.total_devices === 0 && (
         <EmptyState title="No devices yet">
-          Netwarden fills its inventory from scans. <a href="/scan">Run a scan</a> of your network to see your devices here, or set the
-          subnet first in <a href="/settings">Settings</a>.
+          Netwarden fills its inventory from scans. <a href="/scan">Run a scan</a> of your network to see your devices here, or set the subnet first
+          in <a href="/settings">Settings</a>.
         </EmptyState>
       )}
       <ScanStatusCard onFinished={stats.reload} />
@@ -84,17 +84,27 @@ function ScanStatusCard({ onFinished }: { onFinished: () => void }) {
   return (
     <section class="card">
       <h2>{running ? 'Scan running' : 'Last scan'}</h2>
-      <ErrorMessage error={status.error ?? last.error} onRetry={() => {
+      <ErrorMessage
+        error={status.error ?? last.error}
+        onRetry={() => {
           status.reload();
           last.reload();
-        }} />
+        }}
+      />
       {running && status.data ? (
         <div>
           <p>
             Scanning <span class="mono">{status.data.subnet}</span> ({status.data.profile}): {progress ? humanize(progress.phase) : 'starting'}
             {progress ? `, ${Math.round(progress.percent)}%` : ''}. <a href="/scan">Follow the scan</a>
           </p>
-          <div class="progress" role="progressbar" aria-label="Scan progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(progress?.percent ?? 0)}>
+          <div
+            class="progress"
+            role="progressbar"
+            aria-label="Scan progress"
+            aria-valuemin={0}
+            aria-valuemax={100}
+            aria-valuenow={Math.round(progress?.percent ?? 0)}
+          >
             <div style={{ width: `${progress?.percent ?? 0}%` }} />
           </div>
         </div>
@@ -129,8 +139,7 @@ function LastScan({ scan }: { scan: Scan }) {
       <dd>{formatDuration(scan.duration_seconds)}</dd>
       <dt>Devices found</dt>
       <dd>
-        <a href={`/devices?scan_id=${scan.scan_id}`}>{formatNumber(scan.devices_found)}</a> ·{' '}
-        <a href={`/changes?scan_id=${scan.scan_id}`}>changes</a>
+        <a href={`/devices?scan_id=${scan.scan_id}`}>{formatNumber(scan.devices_found)}</a> · <a href={`/changes?scan_id=${scan.scan_id}`}>changes</a>
       </dd>
     </dl>
   );
@@ -158,7 +167,9 @@ function Trends() {
       <ErrorMessage error={trends.error} onRetry={trends.reload} />
       {trends.loading && !trends.data && <Loading />}
       {trends.data && points.length < 2 && (
-        <EmptyState title="Not enough scans yet">Trends appear once two network scans have completed. <a href="/scan">Run a scan</a> to add a point.</EmptyState>
+        <EmptyState title="Not enough scans yet">
+          Trends appear once two network scans have completed. <a href="/scan">Run a scan</a> to add a point.
+        </EmptyState>
       )}
       {points.length >= 2 && (
         <>

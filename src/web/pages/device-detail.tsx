@@ -5,7 +5,20 @@ import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { plural } from '../format';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
-import { SEVERITIES, isOneOf, type Change, type Cve, type DeviceDetail, type DeviceUpdate, type Finding, type Port, type Scan, type ScanStarted, type Severity, type Zones } from '../types';
+import {
+  SEVERITIES,
+  isOneOf,
+  type Change,
+  type Cve,
+  type DeviceDetail,
+  type DeviceUpdate,
+  type Finding,
+  type Port,
+  type Scan,
+  type ScanStarted,
+  type Severity,
+  type Zones,
+} from '../types';
 
 /** The API states findings' and CVEs' severities as plain strings; anything unexpected shows as info. */
 const severityOf = (text: string): Severity => (isOneOf(SEVERITIES, text) ? text : 'info');
@@ -180,7 +193,9 @@ function RiskSummary({ device: d }: { device: DeviceDetail }) {
           <p>{risk.top_recommendation}</p>
         </div>
       ) : (
-        <p class="muted">{risk.level === 'none' ? 'Nothing to fix: the latest scan found no risk.' : 'No individual finding is recorded for this score.'}</p>
+        <p class="muted">
+          {risk.level === 'none' ? 'Nothing to fix: the latest scan found no risk.' : 'No individual finding is recorded for this score.'}
+        </p>
       )}
       {risk.findings.length > 0 && (
         <p class="small">
@@ -372,7 +387,9 @@ function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) 
     <section class="card" id="findings">
       <h2>Risk findings</h2>
       {findings.length === 0 ? (
-        <EmptyState title="No risk findings">The latest scan found nothing risky on this device: no risky open service and no known vulnerability.</EmptyState>
+        <EmptyState title="No risk findings">
+          The latest scan found nothing risky on this device: no risky open service and no known vulnerability.
+        </EmptyState>
       ) : (
         <ul class="detail-list">
           {findings.map((f, i) => (
@@ -507,10 +524,7 @@ function ExternalLink({ url }: { url: string }) {
 
 function ChangeHistory({ deviceId, version }: { deviceId: number; version: number }) {
   const [limit, setLimit] = useState(CHANGES_PAGE);
-  const changes = useResource(
-    (signal) => apiPage<Change>('/api/changes', { device_id: deviceId, limit }, signal),
-    [deviceId, limit, version],
-  );
+  const changes = useResource((signal) => apiPage<Change>('/api/changes', { device_id: deviceId, limit }, signal), [deviceId, limit, version]);
   const items = changes.data?.items ?? [];
   const total = changes.data?.total ?? 0;
   return (

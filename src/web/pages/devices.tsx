@@ -5,7 +5,17 @@ import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
 import { formatNumber, humanize, plural } from '../format';
 import { useAction, useResource, useTitle } from '../hooks';
-import { RISK_LEVELS, everyValue, isOneOf, type BulkUpdateResult, type DeviceSort, type DeviceSummary, type RiskLevel, type Scan, type Zones } from '../types';
+import {
+  RISK_LEVELS,
+  everyValue,
+  isOneOf,
+  type BulkUpdateResult,
+  type DeviceSort,
+  type DeviceSummary,
+  type RiskLevel,
+  type Scan,
+  type Zones,
+} from '../types';
 import './devices.css';
 
 /** Rows per page; the API would give up to 1000, but one screen of rows keeps the page light. */
@@ -148,7 +158,14 @@ export function DevicesPage() {
       )}
       {list.loading && !answer && <Loading label="Loading devices…" />}
       {answer && rows.length === 0 && (
-        <NoRows total={total} offset={query.offset} filtered={filtered} scanId={query.scan_id} onClear={clearFilters} onFirstPage={() => update({ offset: undefined })} />
+        <NoRows
+          total={total}
+          offset={query.offset}
+          filtered={filtered}
+          scanId={query.scan_id}
+          onClear={clearFilters}
+          onFirstPage={() => update({ offset: undefined })}
+        />
       )}
       {rows.length > 0 && (
         <DeviceTable
@@ -162,7 +179,13 @@ export function DevicesPage() {
         />
       )}
       {answer && total > 0 && (
-        <Pager total={total} limit={PAGE_SIZE} offset={query.offset} busy={list.loading} onChange={(offset) => update({ offset: offset > 0 ? String(offset) : undefined })} />
+        <Pager
+          total={total}
+          limit={PAGE_SIZE}
+          offset={query.offset}
+          busy={list.loading}
+          onChange={(offset) => update({ offset: offset > 0 ? String(offset) : undefined })}
+        />
       )}
     </>
   );
@@ -342,7 +365,13 @@ function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect }: T
     onSelect(next);
   };
   const header = (label: string, className?: string) => (
-    <SortHeader label={label} className={className} active={sort === SORTABLE[label].key} order={order} onSort={() => onSort(SORTABLE[label].key, SORTABLE[label].first)} />
+    <SortHeader
+      label={label}
+      className={className}
+      active={sort === SORTABLE[label].key}
+      order={order}
+      onSort={() => onSort(SORTABLE[label].key, SORTABLE[label].first)}
+    />
   );
   return (
     <div class="table-wrap">
@@ -377,7 +406,19 @@ function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect }: T
   );
 }
 
-function SortHeader({ label, className, active, order, onSort }: { label: string; className?: string; active: boolean; order: Order; onSort: () => void }) {
+function SortHeader({
+  label,
+  className,
+  active,
+  order,
+  onSort,
+}: {
+  label: string;
+  className?: string;
+  active: boolean;
+  order: Order;
+  onSort: () => void;
+}) {
   return (
     <th class={className} aria-sort={active ? (order === 'asc' ? 'ascending' : 'descending') : undefined}>
       <button type="button" class="sort" onClick={onSort}>
@@ -396,7 +437,12 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         <input type="checkbox" aria-label={`Select ${d.ip_address}`} checked={checked} onChange={(e) => onCheck(e.currentTarget.checked)} />
       </td>
       <td class="nowrap">
-        <span class={`status-dot${d.online ? ' online' : ''}`} role="img" aria-label={d.online ? 'Online' : 'Offline'} title={d.online ? 'Online' : 'Offline'} />
+        <span
+          class={`status-dot${d.online ? ' online' : ''}`}
+          role="img"
+          aria-label={d.online ? 'Online' : 'Offline'}
+          title={d.online ? 'Online' : 'Offline'}
+        />
         <a class="mono" href={`/devices/${d.id}`}>
           {d.ip_address}
         </a>
@@ -435,7 +481,17 @@ function PortList({ ports }: { ports: number[] }) {
 /** Sentinel for "clear the zone" in the bulk zone menu (an empty value means nothing chosen yet). */
 const NO_ZONE = '\u0000none';
 
-function BulkBar({ selected, zones, onClear, onDone }: { selected: Map<number, string>; zones: string[]; onClear: () => void; onDone: (message: string) => void }) {
+function BulkBar({
+  selected,
+  zones,
+  onClear,
+  onDone,
+}: {
+  selected: Map<number, string>;
+  zones: string[];
+  onClear: () => void;
+  onDone: (message: string) => void;
+}) {
   const [zone, setZone] = useState('');
   const bulk = useAction(async (fields: { is_trusted?: boolean; zone?: string | null }) => {
     const ids = [...selected.keys()];

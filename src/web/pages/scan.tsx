@@ -29,10 +29,14 @@ export function ScanPage() {
       {running && status.data ? (
         <RunningScan state={status.data} onCancelled={status.reload} />
       ) : (
-        <StartForm config={config.data} configError={config.error} onStarted={(id) => {
+        <StartForm
+          config={config.data}
+          configError={config.error}
+          onStarted={(id) => {
             setWatchedId(id);
             status.reload();
-          }} />
+          }}
+        />
       )}
       {!running && status.data && <ScanResult scanId={watchedId} />}
     </>
@@ -73,7 +77,12 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
             )
           }
         >
-          <input name="subnet" value={subnet} placeholder={config?.network.subnet ?? '192.168.1.0/24'} onInput={(e) => setSubnet(e.currentTarget.value)} />
+          <input
+            name="subnet"
+            value={subnet}
+            placeholder={config?.network.subnet ?? '192.168.1.0/24'}
+            onInput={(e) => setSubnet(e.currentTarget.value)}
+          />
         </Field>
       </div>
       <button type="submit" class="primary" disabled={start.busy}>
@@ -114,7 +123,9 @@ function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled: ()
         <dt>Elapsed</dt>
         <dd>{formatDuration(progress?.elapsed_seconds)}</dd>
         <dt>Time left</dt>
-        <dd>{progress?.eta_seconds === null || progress?.eta_seconds === undefined ? 'estimating…' : `about ${formatDuration(progress.eta_seconds)}`}</dd>
+        <dd>
+          {progress?.eta_seconds === null || progress?.eta_seconds === undefined ? 'estimating…' : `about ${formatDuration(progress.eta_seconds)}`}
+        </dd>
       </dl>
       <button type="button" class="danger" disabled={cancel.busy} onClick={() => void cancel.run()}>
         {cancel.busy ? 'Cancelling…' : 'Cancel scan'}
@@ -145,7 +156,8 @@ function hostsText(progress: ScanProgress | null): string {
 /** The outcome of one scan (or of the latest, when `scanId` is null), with where to look next. */
 function ScanResult({ scanId }: { scanId: number | null }) {
   const scan = useResource(
-    async (signal) => (scanId === null ? (await apiPage<Scan>('/api/scans', { limit: 1 }, signal)).items[0] ?? null : api<Scan>(`/api/scans/${scanId}`, { signal })),
+    async (signal) =>
+      scanId === null ? ((await apiPage<Scan>('/api/scans', { limit: 1 }, signal)).items[0] ?? null) : api<Scan>(`/api/scans/${scanId}`, { signal }),
     [scanId],
   );
   if (scan.error) return <ErrorMessage error={scan.error} onRetry={scan.reload} />;

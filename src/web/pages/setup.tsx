@@ -148,8 +148,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
   return (
     <div>
       <p>
-        Everything is ready. Start a first scan of <strong>{subnet}</strong> now to fill the device inventory, or do it later from the
-        Scan page.
+        Everything is ready. Start a first scan of <strong>{subnet}</strong> now to fill the device inventory, or do it later from the Scan page.
       </p>
       <ErrorMessage error={start.error} />
       <ProfileSelect value={profile} onChange={setProfile} />

@@ -98,7 +98,12 @@ describe('withoutOwnConnections', () => {
     const unknown: { port: number; local?: string; remote?: string } = { port: 80 };
     expect(withoutOwnConnections([real, self, crossA, crossB, unknown])).toEqual([real, unknown]);
     // The same port number on another address is a different end.
-    expect(withoutOwnConnections([{ local: '10.0.0.5:41000', remote: '10.0.0.6:22' }, { local: '10.0.0.5:50000', remote: '10.0.0.7:41000' }])).toHaveLength(2);
+    expect(
+      withoutOwnConnections([
+        { local: '10.0.0.5:41000', remote: '10.0.0.6:22' },
+        { local: '10.0.0.5:50000', remote: '10.0.0.7:41000' },
+      ]),
+    ).toHaveLength(2);
   });
 });
 
@@ -123,9 +128,14 @@ describe('runPool', () => {
 
   it('stops taking items when told to', async () => {
     let count = 0;
-    await runPool(Array.from({ length: 100 }, (_, i) => i), 4, async () => {
-      count += 1;
-    }, () => count >= 10);
+    await runPool(
+      Array.from({ length: 100 }, (_, i) => i),
+      4,
+      async () => {
+        count += 1;
+      },
+      () => count >= 10,
+    );
     expect(count).toBeLessThan(15);
   });
 });
@@ -226,24 +236,32 @@ describe('connectScan', () => {
   // Opt-in: the sweep knocks on every port of 127.0.0.1's ephemeral range, where other test runs on
   // this machine keep their port-0 listeners; run it alone with NETWARDEN_SELF_CONNECT_SWEEP=1.
   const sweep = process.env.NETWARDEN_SELF_CONNECT_SWEEP === '1';
-  it.skipIf(!sweep)('reports no ghost open ports across the ephemeral range of 127.0.0.1, where self-connects happen (opt-in: NETWARDEN_SELF_CONNECT_SWEEP=1)', async () => {
-    // Without the guards, a source port picked equal to the probed port connects to itself (about
-    // once per sweep of the ~28k-port ephemeral range), and two concurrent probes whose source and
-    // destination ports mirror each other can connect to each other.
-    const low = 32768;
-    const high = 60999;
-    const seen = await listeningPorts('127.0.0.1');
-    const ports = Array.from({ length: high - low + 1 }, (_, i) => low + i).filter((p) => !seen.has(p));
-    // Listeners that come and go during the sweep are real, not ghosts: keep sampling them.
-    const sampler = setInterval(() => void listeningPorts('127.0.0.1').then((now) => now.forEach((p) => seen.add(p))), 25);
-    try {
-      const [result] = await connectScan(['127.0.0.1'], ports, { maxSockets: 256, timeouts: DEFAULT_PORT_TIMEOUTS, registry: new SocketRegistry() });
-      (await listeningPorts('127.0.0.1')).forEach((p) => seen.add(p));
-      expect(result.open.filter((p) => !seen.has(p))).toEqual([]);
-    } finally {
-      clearInterval(sampler);
-    }
-  }, 60_000);
+  it.skipIf(!sweep)(
+    'reports no ghost open ports across the ephemeral range of 127.0.0.1, where self-connects happen (opt-in: NETWARDEN_SELF_CONNECT_SWEEP=1)',
+    async () => {
+      // Without the guards, a source port picked equal to the probed port connects to itself (about
+      // once per sweep of the ~28k-port ephemeral range), and two concurrent probes whose source and
+      // destination ports mirror each other can connect to each other.
+      const low = 32768;
+      const high = 60999;
+      const seen = await listeningPorts('127.0.0.1');
+      const ports = Array.from({ length: high - low + 1 }, (_, i) => low + i).filter((p) => !seen.has(p));
+      // Listeners that come and go during the sweep are real, not ghosts: keep sampling them.
+      const sampler = setInterval(() => void listeningPorts('127.0.0.1').then((now) => now.forEach((p) => seen.add(p))), 25);
+      try {
+        const [result] = await connectScan(['127.0.0.1'], ports, {
+          maxSockets: 256,
+          timeouts: DEFAULT_PORT_TIMEOUTS,
+          registry: new SocketRegistry(),
+        });
+        (await listeningPorts('127.0.0.1')).forEach((p) => seen.add(p));
+        expect(result.open.filter((p) => !seen.has(p))).toEqual([]);
+      } finally {
+        clearInterval(sampler);
+      }
+    },
+    60_000,
+  );
 
   it('stops promptly when the registry is cancelled', async () => {
     const controller = new AbortController();

@@ -103,7 +103,10 @@ describe('NativeEngine.discover', () => {
 
   it('attaches MAC and vendor from the neighbour table', async () => {
     const table = join(arpDir, 'with-mac');
-    await writeFile(table, `${ARP_HEADER}127.0.0.2        0x1         0x2         b8:27:eb:12:34:56     *        lo\n127.0.0.3        0x1         0x2         3a:11:22:33:44:55     *        lo\n`);
+    await writeFile(
+      table,
+      `${ARP_HEADER}127.0.0.2        0x1         0x2         b8:27:eb:12:34:56     *        lo\n127.0.0.3        0x1         0x2         3a:11:22:33:44:55     *        lo\n`,
+    );
     const hosts = await engine({ neighbourTablePath: table }).discover(discoveryRequest());
     const byIp = new Map(hosts.map((h) => [h.ip, h]));
     expect(byIp.get('127.0.0.2')).toMatchObject({ mac: 'B8:27:EB:12:34:56', vendor: 'Raspberry Pi Foundation' });
@@ -132,11 +135,21 @@ describe('NativeEngine.discover', () => {
       // An entry that was already there (possibly stale) counts only after the kernel had time to re-validate it…
       const stale = join(arpDir, 'stale');
       await writeFile(stale, `${ARP_HEADER}127.0.0.7        0x1         0x2         dc:a6:32:00:00:07     *        lo\n`);
-      const kept = await engine({ neighbourTablePath: stale, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, staleNeighbourVerifyMs: 600 }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      const kept = await engine({
+        neighbourTablePath: stale,
+        discoveryPorts: [hold.port],
+        discoveryTimeoutMs: 200,
+        staleNeighbourVerifyMs: 600,
+      }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
       expect(kept.map((h) => h.ip)).toEqual(['127.0.0.7']);
       // …and not when the kernel dropped it meanwhile (the host is gone).
       setTimeout(() => void writeFile(stale, `${ARP_HEADER}127.0.0.7        0x1         0x0         00:00:00:00:00:00     *        lo\n`), 300);
-      const gone = await engine({ neighbourTablePath: stale, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, staleNeighbourVerifyMs: 600 }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      const gone = await engine({
+        neighbourTablePath: stale,
+        discoveryPorts: [hold.port],
+        discoveryTimeoutMs: 200,
+        staleNeighbourVerifyMs: 600,
+      }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
       expect(gone).toEqual([]);
     } finally {
       await hold.close();
@@ -163,7 +176,13 @@ describe('NativeEngine.discover', () => {
       // 127.0.0.6 answers (a refusal); 127.0.0.7 only has its old entry, with the same MAC.
       const table = join(arpDir, 'moved');
       await writeFile(table, ARP_HEADER + line('127.0.0.6', MAC_A) + line('127.0.0.7', MAC_A));
-      const options = { neighbourTablePath: table, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, staleNeighbourVerifyMs: 400, neighbourRevalidatePollMs: 100 };
+      const options = {
+        neighbourTablePath: table,
+        discoveryPorts: [hold.port],
+        discoveryTimeoutMs: 200,
+        staleNeighbourVerifyMs: 400,
+        neighbourRevalidatePollMs: 100,
+      };
       const hosts = await engine({ ...options, neighbourStatus: async () => null }).discover(discoveryRequest({ cidr: '127.0.0.6/31' }));
       expect(hosts.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.6', MAC_A]]);
 
@@ -191,11 +210,15 @@ describe('NativeEngine.discover', () => {
       // Confirmed anew (an ARP reply) a while after the first probe: up.
       const t0 = performance.now();
       const fresh = async () => status('127.0.0.7', performance.now() - t0 > 1500 ? 0 : 40);
-      const alive = await engine({ ...options, neighbourRevalidateMaxMs: 10_000, neighbourStatus: fresh }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      const alive = await engine({ ...options, neighbourRevalidateMaxMs: 10_000, neighbourStatus: fresh }).discover(
+        discoveryRequest({ cidr: '127.0.0.7/32' }),
+      );
       expect(alive.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.7', MAC_A]]);
 
       // A configured (permanent) entry proves nothing.
-      const permanent = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 0, 'PERMANENT') }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      const permanent = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 0, 'PERMANENT') }).discover(
+        discoveryRequest({ cidr: '127.0.0.7/32' }),
+      );
       expect(permanent).toEqual([]);
     });
 
@@ -207,13 +230,17 @@ describe('NativeEngine.discover', () => {
       // The old entry fails, then the address resolves to another MAC.
       setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', '00:00:00:00:00:00', '0x0')), 300);
       setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_B)), 700);
-      const hosts = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      const hosts = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(
+        discoveryRequest({ cidr: '127.0.0.7/32' }),
+      );
       expect(hosts.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.7', MAC_B]]);
 
       // Nobody answers the fresh resolution: down.
       await writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A));
       setTimeout(() => void writeFile(table, ARP_HEADER), 300);
-      const gone = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      const gone = await engine({ ...options, neighbourStatus: async () => status('127.0.0.7', 40) }).discover(
+        discoveryRequest({ cidr: '127.0.0.7/32' }),
+      );
       expect(gone).toEqual([]);
     });
   });
@@ -316,8 +343,18 @@ describe('NativeEngine.scanPorts', () => {
     const expectedThree = [ftp.port, mysql.port, silent.port, ...(tls ? [tls.port] : [])].sort((a, b) => a - b);
     expect(three.ports.map((p) => p.port)).toEqual(expectedThree);
     expect(three.ports.every((p) => p.state === 'open' && p.protocol === 'tcp')).toBe(true);
-    expect(three.ports.find((p) => p.port === ftp.port)).toMatchObject({ service: 'ftp', product: 'vsftpd', version: '2.3.4', cpe: ['cpe:/a:vsftpd:vsftpd:2.3.4'] });
-    expect(three.ports.find((p) => p.port === mysql.port)).toMatchObject({ service: 'mysql', product: 'MySQL', version: '8.0.36', cpe: ['cpe:/a:mysql:mysql:8.0.36'] });
+    expect(three.ports.find((p) => p.port === ftp.port)).toMatchObject({
+      service: 'ftp',
+      product: 'vsftpd',
+      version: '2.3.4',
+      cpe: ['cpe:/a:vsftpd:vsftpd:2.3.4'],
+    });
+    expect(three.ports.find((p) => p.port === mysql.port)).toMatchObject({
+      service: 'mysql',
+      product: 'MySQL',
+      version: '8.0.36',
+      cpe: ['cpe:/a:mysql:mysql:8.0.36'],
+    });
     expect(three.ports.find((p) => p.port === silent.port)).toMatchObject({ service: null, product: null, version: null, cpe: [] });
   });
 
@@ -359,7 +396,9 @@ describe('NativeEngine.scanPorts', () => {
     try {
       const closed = await freePort('127.0.0.8');
       const [host] = await engine().scanPorts(portRequest({ hosts: ['127.0.0.8'], ports: `${closed},${hold.port}` }));
-      expect(host.ports).toEqual([{ port: hold.port, protocol: 'tcp', state: 'filtered', service: null, product: null, version: null, extra_info: null, cpe: [] }]);
+      expect(host.ports).toEqual([
+        { port: hold.port, protocol: 'tcp', state: 'filtered', service: null, product: null, version: null, extra_info: null, cpe: [] },
+      ]);
       const [limited] = await engine({ filteredReportLimit: 0 }).scanPorts(portRequest({ hosts: ['127.0.0.8'], ports: `${closed},${hold.port}` }));
       expect(limited.ports).toEqual([]);
     } finally {
@@ -391,7 +430,15 @@ describe('NativeEngine.scanPorts', () => {
     const controller = new AbortController();
     const progressSeen: EngineProgress[] = [];
     const started = performance.now();
-    const pending = engine().scanPorts(portRequest({ hosts: ['127.0.0.9', '127.0.0.10'], profile: 'intensive', ports: '1-65535', signal: controller.signal, onProgress: (p) => progressSeen.push(p) }));
+    const pending = engine().scanPorts(
+      portRequest({
+        hosts: ['127.0.0.9', '127.0.0.10'],
+        profile: 'intensive',
+        ports: '1-65535',
+        signal: controller.signal,
+        onProgress: (p) => progressSeen.push(p),
+      }),
+    );
     setTimeout(() => controller.abort(), 200);
     await expect(pending).rejects.toBeInstanceOf(ScanAbortedError);
     // All 65,535 ports of two hosts would take far longer: the abort ended it.

@@ -87,7 +87,25 @@ export async function makeSelfSignedCert(commonName: string, altNames: string): 
     const ok = await new Promise<boolean>((resolve) => {
       execFile(
         'openssl',
-        ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', `/CN=${commonName}`, '-addext', `subjectAltName=${altNames}`, '-keyout', keyFile, '-out', certFile],
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '2',
+          '-subj',
+          `/CN=${commonName}`,
+          '-addext',
+          `subjectAltName=${altNames}`,
+          '-keyout',
+          keyFile,
+          '-out',
+          certFile,
+        ],
         { timeout: 20_000 },
         (err) => resolve(!err),
       );
@@ -112,7 +130,17 @@ export function httpsServer(host: string, cert: SelfSignedCert, serverHeader: st
 
 /** A MySQL-like server sending the initial handshake packet for `version`. */
 export function mysqlServer(host: string, version: string): Promise<Listener> {
-  const body = Buffer.concat([Buffer.from([0x0a]), Buffer.from(version, 'latin1'), Buffer.from([0]), Buffer.from([8, 0, 0, 0]), Buffer.alloc(8, 0x61), Buffer.from([0, 0xff, 0xf7, 0x21, 0x02, 0x00]), Buffer.alloc(13, 0), Buffer.alloc(12, 0x62), Buffer.from([0])]);
+  const body = Buffer.concat([
+    Buffer.from([0x0a]),
+    Buffer.from(version, 'latin1'),
+    Buffer.from([0]),
+    Buffer.from([8, 0, 0, 0]),
+    Buffer.alloc(8, 0x61),
+    Buffer.from([0, 0xff, 0xf7, 0x21, 0x02, 0x00]),
+    Buffer.alloc(13, 0),
+    Buffer.alloc(12, 0x62),
+    Buffer.from([0]),
+  ]);
   const packet = Buffer.concat([Buffer.from([body.length & 0xff, (body.length >> 8) & 0xff, 0, 0]), body]);
   return greetingServer(host, packet);
 }

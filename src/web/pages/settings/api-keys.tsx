@@ -38,8 +38,8 @@ export function ApiKeys() {
   return (
     <>
       <p class="muted small">
-        Scripts and other tools use an API key instead of a password, sent in the X-API-Key header. Create one key per tool, named after
-        it (such as grafana or backup-script), so that you can revoke it alone.
+        Scripts and other tools use an API key instead of a password, sent in the X-API-Key header. Create one key per tool, named after it (such as
+        grafana or backup-script), so that you can revoke it alone.
       </p>
       {keys.error && <ErrorMessage error={keys.error} onRetry={keys.reload} />}
       {keys.data ? <KeyTable keys={keys.data} onRevoke={setRevoking} /> : !keys.error && <Loading label="Loading API keys…" />}
@@ -164,8 +164,8 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
   return (
     <div class="new-key">
       <p>
-        Copy the key for “{created.name}” now and store it where the script or tool can read it.{' '}
-        <strong>It will not be shown again</strong>: if you lose it, revoke it and create a new one.
+        Copy the key for “{created.name}” now and store it where the script or tool can read it. <strong>It will not be shown again</strong>: if you
+        lose it, revoke it and create a new one.
       </p>
       <code class="secret" data-testid="new-api-key" ref={secretRef}>
         {created.key}
@@ -199,8 +199,8 @@ function RevokeKey({ apiKey, onCancel, onRevoked }: { apiKey: ApiKey; onCancel: 
   return (
     <div>
       <p>
-        Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This
-        cannot be undone.
+        Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This cannot be
+        undone.
       </p>
       <ErrorMessage error={revoke.error} />
       <div class="button-row">

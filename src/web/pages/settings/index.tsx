@@ -27,9 +27,21 @@ export function SettingsPage() {
   return (
     <div class="settings">
       <PageHeader title="Settings" />
-      <Section title="Network and scanning">{configOr((c) => <NetworkSettings config={c} onSaved={setSaved} />)}</Section>
-      <Section title="Zones">{configOr((c) => <ZoneSettings zones={c.zones} onSaved={setSaved} />)}</Section>
-      <Section title="Data retention">{configOr((c) => <RetentionSettings config={c} onSaved={setSaved} />)}</Section>
+      <Section title="Network and scanning">
+        {configOr((c) => (
+          <NetworkSettings config={c} onSaved={setSaved} />
+        ))}
+      </Section>
+      <Section title="Zones">
+        {configOr((c) => (
+          <ZoneSettings zones={c.zones} onSaved={setSaved} />
+        ))}
+      </Section>
+      <Section title="Data retention">
+        {configOr((c) => (
+          <RetentionSettings config={c} onSaved={setSaved} />
+        ))}
+      </Section>
       <Section title="API keys">
         <ApiKeys />
       </Section>

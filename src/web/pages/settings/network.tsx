@@ -103,7 +103,10 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         onChange={(subnet) => update({ subnet })}
         hint="The network to scan, in CIDR form such as 192.168.1.0/24. Detect reads this server's network interfaces."
       />
-      <Field label="Excluded addresses" hint="Never scanned. One IPv4 address or CIDR block per line (commas work too), such as 192.168.1.1 or 10.0.0.0/28.">
+      <Field
+        label="Excluded addresses"
+        hint="Never scanned. One IPv4 address or CIDR block per line (commas work too), such as 192.168.1.1 or 10.0.0.0/28."
+      >
         <textarea name="exclude" rows={3} value={form.exclude} onInput={(e) => update({ exclude: e.currentTarget.value })} />
       </Field>
       <Field
@@ -113,7 +116,10 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         <textarea name="allowed_targets" rows={3} value={form.allowedTargets} onInput={(e) => update({ allowedTargets: e.currentTarget.value })} />
       </Field>
       <div class="settings-grid">
-        <Field label="Port range" hint={`Ports the normal profile checks (${PORTS.min}–${PORTS.max}): 1-1000, or a list such as 22,80,443,8000-8100.`}>
+        <Field
+          label="Port range"
+          hint={`Ports the normal profile checks (${PORTS.min}–${PORTS.max}): 1-1000, or a list such as 22,80,443,8000-8100.`}
+        >
           <input name="port_range" required value={form.portRange} onInput={(e) => update({ portRange: e.currentTarget.value })} />
         </Field>
         <Field

@@ -30,8 +30,8 @@ export function RetentionSettings({ config, onSaved }: ConfigSectionProps) {
   return (
     <>
       <p class="muted small">
-        Scans with their results, changes and audit log entries older than the number of days below are deleted once a day; devices
-        stay in the inventory. Now: {retentionText(config.retention.days)}
+        Scans with their results, changes and audit log entries older than the number of days below are deleted once a day; devices stay in the
+        inventory. Now: {retentionText(config.retention.days)}
       </p>
       <form class="settings-narrow" onSubmit={submit}>
         <Field label="Keep history for (days)" hint={`${RETENTION_DAYS.min}–${RETENTION_DAYS.max}; 0 keeps everything.`}>

@@ -35,8 +35,8 @@ export function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (co
   return (
     <>
       <p class="muted small">
-        Zones group devices by role or place, such as Servers or IoT; you choose a device's zone on its page. Removing a zone here leaves
-        devices already in it unchanged.
+        Zones group devices by role or place, such as Servers or IoT; you choose a device's zone on its page. Removing a zone here leaves devices
+        already in it unchanged.
       </p>
       {zones.length === 0 ? (
         <EmptyState title="No zones configured">Add one below to start grouping devices.</EmptyState>
@@ -51,7 +51,12 @@ export function ZoneSettings({ zones, onSaved }: { zones: string[]; onSaved: (co
                 aria-label={`Remove ${zone}`}
                 title={zones.length === 1 ? 'At least one zone is needed' : `Remove ${zone}`}
                 disabled={save.busy || zones.length === 1}
-                onClick={() => void save.run(zones.filter((z) => z !== zone), `Zone “${zone}” removed.`)}
+                onClick={() =>
+                  void save.run(
+                    zones.filter((z) => z !== zone),
+                    `Zone “${zone}” removed.`,
+                  )
+                }
               >
                 ×
               </button>

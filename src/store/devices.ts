@@ -4,6 +4,7 @@ import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severi
 import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/device.js';
 import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
+import { portFromRow } from './port-rows.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
@@ -128,16 +129,7 @@ export class DeviceStore {
       .sort((a, b) => worstFirst(a.severity as FindingSeverity, b.severity as FindingSeverity) || b.score - a.score);
     return {
       ...toSummary(row, sortedOpenPorts(ports)),
-      ports: ports.map((p) => ({
-        port: p.port,
-        protocol: p.protocol,
-        state: p.state,
-        service: p.service,
-        product: p.product,
-        version: p.version,
-        extra_info: p.extra_info,
-        cpe: JSON.parse(p.cpe) as string[],
-      })),
+      ports: ports.map(portFromRow),
       risk_details: {
         level: row.risk_level as RiskLevel,
         score: row.risk_score,

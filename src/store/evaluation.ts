@@ -6,6 +6,7 @@ import type { RiskAssessment } from '../core/risk.js';
 import type { Database } from './schema.js';
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+import { portFromRow } from './port-rows.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
 export interface DevicePorts {
@@ -50,16 +51,7 @@ export class EvaluationStore {
         out.push({
           id: device.id,
           os_name: device.os_name,
-          ports: (byDevice.get(device.id) ?? []).map((p) => ({
-            port: p.port,
-            protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
-            state: p.state,
-            service: p.service,
-            product: p.product,
-            version: p.version,
-            extra_info: p.extra_info,
-            cpe: JSON.parse(p.cpe) as string[],
-          })),
+          ports: (byDevice.get(device.id) ?? []).map(portFromRow),
         });
       }
     }

@@ -5,6 +5,7 @@ import { ipv4ToInt } from '../core/net.js';
 import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
 import type { Database } from './schema.js';
 import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+import { portColumns } from './port-rows.js';
 
 export interface SeenDevice {
   deviceId: number;
@@ -130,14 +131,7 @@ export class InventoryWriter {
         // Closed ports are only listed when few were scanned; they are not part of the inventory.
         const rows = dedupe(host.ports.filter((p) => p.state !== 'closed')).map((p) => ({
           device_id: deviceId,
-          port: p.port,
-          protocol: p.protocol,
-          state: p.state,
-          service: p.service,
-          product: p.product,
-          version: p.version,
-          extra_info: p.extra_info,
-          cpe: JSON.stringify(p.cpe),
+          ...portColumns(p),
           first_seen: firstSeen.get(`${p.protocol}/${p.port}`) ?? at,
           last_seen: at,
         }));

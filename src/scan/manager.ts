@@ -142,7 +142,10 @@ export class ScanManager {
       done: Promise.resolve(),
     };
     this.running = running;
-    await this.audit('scan_started', scan, request.actor, true, { engine: engine.name, profile: request.profile, subnet: scan.subnet });
+    // The scan holds the slot now: it must run (and end) even if the audit entry cannot be written.
+    await this.audit('scan_started', scan, request.actor, true, { engine: engine.name, profile: request.profile, subnet: scan.subnet }).catch((err) =>
+      this.log.warn({ err, scan_id: scan.id }, 'could not audit the start of a scan'),
+    );
     running.done = this.execute(running, scan, engine, settings, target.network, request).finally(() => {
       if (this.running === running) this.running = null;
     });

@@ -5,10 +5,10 @@ import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { backupFileName, openBackup, type BackupSummary } from '../store/backup.js';
 import { BackupFileError, RestoreRefusedError, assertNotInUse, databaseMigrations, inspectBackup, restoreBackup } from '../store/restore.js';
-import { openDatabase, type DatabaseHandle } from '../store/db.js';
+import type { DatabaseHandle } from '../store/db.js';
 import { describeMarkers, liveMarkers } from '../store/run-markers.js';
 import { VERSION } from '../version.js';
-import { CLI_ACTOR, CliError, action, describeDatabase, loadConfig, messageOf, usageError, withStore } from './common.js';
+import { CLI_ACTOR, CliError, action, describeDatabase, loadConfig, messageOf, openDatabaseHandle, usageError, withStore } from './common.js';
 
 const BACKUP_HELP = `
 The backup is one gzip'd JSON-lines file holding every table (users, password and key hashes,
@@ -85,13 +85,8 @@ export function registerBackupCommands(program: Command): void {
           .then(() => refuseWhileRunning(config.dataDir))
           .catch(refusal);
 
-        let handle: DatabaseHandle;
-        try {
-          // One connection: on PostgreSQL, a second one of our own would hold the schema lock the restore needs.
-          handle = openDatabase({ url: config.databaseUrl, poolSize: 1 });
-        } catch (err) {
-          throw new CliError(`cannot open the database ${where}: ${messageOf(err)}`);
-        }
+        // One connection: on PostgreSQL, a second one of our own would hold the schema lock the restore needs.
+        const handle = openDatabaseHandle(config);
         try {
           await assertNotInUse(handle).catch(refusal);
           let safety: string | null = null;

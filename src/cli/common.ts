@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { ConfigError, loadServerConfig, type ServerConfig } from '../config/environment.js';
 import { seedSettings } from '../config/seed.js';
-import { isPostgresUrl } from '../store/db.js';
+import { isPostgresUrl, openDatabase, type DatabaseHandle } from '../store/db.js';
 import { openStore, type Store } from '../store/index.js';
 import { markRunning } from '../store/run-markers.js';
 
@@ -43,6 +43,18 @@ export function loadConfig(): ServerConfig {
 }
 
 /** Describes where the data lives without credentials, for messages. */
+/**
+ * A handle on the configured database without opening the store (no migration, no seeding): for
+ * commands that manage the database itself. One connection; a CliError names the database on failure.
+ */
+export function openDatabaseHandle(config: ServerConfig): DatabaseHandle {
+  try {
+    return openDatabase({ url: config.databaseUrl, poolSize: 1 });
+  } catch (err) {
+    throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
+  }
+}
+
 export function describeDatabase(url: string): string {
   if (!isPostgresUrl(url)) return url;
   try {

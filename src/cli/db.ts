@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { migrateToLatest, openDatabase, type DatabaseHandle } from '../store/db.js';
-import { CliError, action, describeDatabase, loadConfig, messageOf } from './common.js';
+import { migrateToLatest } from '../store/db.js';
+import { CliError, action, describeDatabase, loadConfig, messageOf, openDatabaseHandle } from './common.js';
 
 export function registerDbCommands(program: Command): void {
   const db = program.command('db').description('Database maintenance');
@@ -11,12 +11,7 @@ export function registerDbCommands(program: Command): void {
       action(async () => {
         const config = loadConfig();
         const where = describeDatabase(config.databaseUrl);
-        let handle: DatabaseHandle;
-        try {
-          handle = openDatabase({ url: config.databaseUrl, poolSize: 1 });
-        } catch (err) {
-          throw new CliError(`cannot open the database ${where}: ${messageOf(err)}`);
-        }
+        const handle = openDatabaseHandle(config);
         try {
           const { applied } = await migrateToLatest(handle).catch((err: unknown) => {
             throw new CliError(`migrating ${where} failed: ${messageOf(err)}`);

@@ -129,10 +129,19 @@ function track(socket: net.Socket, registry: SocketRegistry): () => void {
   };
 }
 
-function connectPlain(host: string, port: number, timeoutMs: number, registry: SocketRegistry): Promise<net.Socket | null> {
-  if (registry.cancelled) return Promise.resolve(null);
+/**
+ * Waits for `socket` to reach `readyEvent` within `timeoutMs`: resolves it (taken out of the
+ * registry, its listeners removed) or null after an error, a close, a timeout, or a failed
+ * `accept` check. The registry holds it meanwhile, so a cancel destroys it.
+ */
+function settle<S extends net.Socket>(
+  socket: S,
+  readyEvent: 'connect' | 'secureConnect',
+  timeoutMs: number,
+  registry: SocketRegistry,
+  accept: (socket: S) => boolean = () => true,
+): Promise<S | null> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
     registry.add(socket);
     const fail = (): void => {
       clearTimeout(timer);
@@ -143,11 +152,11 @@ function connectPlain(host: string, port: number, timeoutMs: number, registry: S
     const timer = setTimeout(fail, timeoutMs);
     socket.once('error', fail);
     socket.once('close', fail);
-    socket.once('connect', () => {
+    socket.once(readyEvent, () => {
       clearTimeout(timer);
       socket.removeListener('error', fail);
       socket.removeListener('close', fail);
-      if (socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress) {
+      if (!accept(socket)) {
         fail();
         return;
       }
@@ -157,43 +166,26 @@ function connectPlain(host: string, port: number, timeoutMs: number, registry: S
   });
 }
 
+function connectPlain(host: string, port: number, timeoutMs: number, registry: SocketRegistry): Promise<net.Socket | null> {
+  if (registry.cancelled) return Promise.resolve(null);
+  // A socket connected to itself (TCP simultaneous open on loopback) is not a service.
+  const notSelf = (socket: net.Socket) => !(socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress);
+  return settle(net.connect({ host, port }), 'connect', timeoutMs, registry, notSelf);
+}
+
 function connectTls(host: string, port: number, timeouts: BannerTimeouts, registry: SocketRegistry): Promise<tls.TLSSocket | null> {
   if (registry.cancelled) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    // No servername: the target is an address, and SNI would only be a guess. Certificates are
-    // read, never trusted, so verification is off; old protocol versions are allowed so that
-    // ageing devices still show their certificate.
-    let socket: tls.TLSSocket;
-    try {
-      socket = tls.connect({
-        host,
-        port,
-        rejectUnauthorized: false,
-        minVersion: 'TLSv1',
-        ciphers: 'DEFAULT:@SECLEVEL=0',
-      });
-    } catch {
-      resolve(null);
-      return;
-    }
-    registry.add(socket);
-    const fail = (): void => {
-      clearTimeout(timer);
-      registry.delete(socket);
-      socket.destroy();
-      resolve(null);
-    };
-    const timer = setTimeout(fail, timeouts.connectMs + timeouts.handshakeMs);
-    socket.once('error', fail);
-    socket.once('close', fail);
-    socket.once('secureConnect', () => {
-      clearTimeout(timer);
-      socket.removeListener('error', fail);
-      socket.removeListener('close', fail);
-      registry.delete(socket);
-      resolve(socket);
-    });
-  });
+  // No servername: the target is an address, and SNI would only be a guess. Certificates are
+  // read, never trusted, so verification is off; old protocol versions are allowed so that
+  // ageing devices still show their certificate.
+  let socket: tls.TLSSocket;
+  try {
+    socket = tls.connect({ host, port, rejectUnauthorized: false, minVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' });
+  } catch {
+    // Options this OpenSSL build refuses: no TLS probe, as if the port did not speak TLS.
+    return Promise.resolve(null);
+  }
+  return settle(socket, 'secureConnect', timeouts.connectMs + timeouts.handshakeMs, registry);
 }
 
 function tlsEvidenceOf(socket: tls.TLSSocket): TlsEvidence {

@@ -63,7 +63,7 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a stopped server as failed');
     scans.startRecovery();
     const maintenance = new Maintenance({ store, log: logger, throttle: loginThrottle, ownerId: scans.owner.id });
-    await maintenance.start();
+    maintenance.start();
     app.addHook('onClose', async () => maintenance.stop());
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: VERSION }, 'netwarden listening');

@@ -24,21 +24,32 @@ export interface MaintenanceOptions {
 
 export class Maintenance {
   private timer: NodeJS.Timeout | null = null;
+  /** The pass under way, so that stopping waits for it instead of closing the store under it. */
+  private pass: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: MaintenanceOptions) {}
 
-  /** Runs once now, then hourly until `stop`. */
-  async start(): Promise<void> {
-    await this.runOnce();
-    this.timer = setInterval(() => void this.runOnce(), EVERY_MS);
+  /**
+   * Starts a pass now and one every hour until `stop`. The first pass runs in the background: a
+   * large retention run must not hold up the start of the service.
+   */
+  start(): void {
+    const run = () => {
+      this.pass = this.pass.then(() => this.runOnce());
+    };
+    run();
+    this.timer = setInterval(run, EVERY_MS);
     this.timer.unref();
   }
 
-  stop(): void {
+  /** No new pass starts; resolves when the one under way (if any) has ended. */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.pass;
   }
 
+  /** One pass; every step reports its own failure, so a pass never rejects. */
   async runOnce(): Promise<void> {
     const { store, log, throttle } = this.options;
     await store.sessions.purgeExpired().catch((err) => log.warn({ err }, 'could not purge expired sessions'));

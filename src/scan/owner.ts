@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ScanRow } from '../store/schema.js';
+import { processAlive } from '../util/process.js';
 
 /** How long a scan's claim holds without renewal; a dead owner loses its scans within this (plus one check). */
 export const SCAN_LEASE_MS = 45_000;
@@ -40,16 +41,6 @@ export function hostIdentity(): string {
 
 export function newOwner(): ScanOwner {
   return { id: randomUUID(), host: hostIdentity(), pid: process.pid };
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Why a scan's owner counts as gone, or null while it may still be running the scan. */

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { nowIso } from './clock.js';
+import { processAlive } from '../util/process.js';
 
 export interface RunMarker {
   pid: number;
@@ -80,23 +81,13 @@ export function liveMarkers(dataDir: string): LiveMarker[] {
       continue;
     }
     // Our own pid can only be a leftover (e.g. the same pid 1 in a new container).
-    if (marker.pid !== process.pid && isAlive(marker.pid)) {
+    if (marker.pid !== process.pid && processAlive(marker.pid)) {
       live.push({ ...marker, file, verified: true });
     } else {
       rmSync(file, { force: true });
     }
   }
   return live;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** One line per live marker, for an operator's message. */

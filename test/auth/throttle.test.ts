@@ -1,22 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOGIN_LIMITS, LoginThrottle, RateGate, clientKey, userKey } from '../../src/auth/throttle.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { testDatabases, type TestDatabase } from '../helpers/databases.js';
-
-type Opened = Awaited<ReturnType<TestDatabase['open']>>;
+import { freshDatabaseEachTest, testDatabases, type OpenedDatabase } from '../helpers/databases.js';
 
 describe.each(testDatabases())('login throttle over the database ($kind)', (database) => {
-  let db: Opened;
+  let db: OpenedDatabase;
   let store: Store;
   let now: number;
   const clock = () => now;
 
-  beforeEach(async () => {
-    db = await database.open();
-    store = db.store;
+  freshDatabaseEachTest(database, (opened) => {
+    db = opened;
+    store = opened.store;
     now = Date.parse('2026-11-24T10:00:00.000Z');
   });
-  afterEach(() => db?.cleanup());
 
   const user = (name: string) => [{ key: userKey(name), limit: LOGIN_LIMITS.user }];
 

@@ -14,7 +14,6 @@ import {
   type CveEntry,
   type CveMatch,
 } from '../../src/core/cve/index.js';
-import { severityFromCvss } from '../../src/core/severity.js';
 import { loadShippedCves, shippedFamilies } from '../../src/cve/dataset.js';
 import type { ScannedPort } from '../../src/core/model.js';
 
@@ -32,23 +31,6 @@ function ids(matches: CveMatch[]): string[] {
 function find(matches: CveMatch[], id: string): CveMatch | undefined {
   return matches.find((m) => m.id === id);
 }
-
-describe('severityFromCvss', () => {
-  it.each<[number | null, string]>([
-    [10, 'critical'],
-    [9.0, 'critical'],
-    [8.9, 'high'],
-    [7.0, 'high'],
-    [6.9, 'medium'],
-    [4.0, 'medium'],
-    [3.9, 'low'],
-    [0.1, 'low'],
-    [0, 'info'],
-    [null, 'medium'],
-  ])('%j → %s', (score, expected) => {
-    expect(severityFromCvss(score)).toBe(expected);
-  });
-});
 
 describe('cvssBaseScore', () => {
   it.each<[string, number | null]>([

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropPgSchema, ensurePgSchema } from '../../src/store/db.js';
+import { afterEach, beforeEach } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 
 export interface TestDatabase {
@@ -52,4 +53,22 @@ function postgres(url: string): TestDatabase {
 export function testDatabases(): TestDatabase[] {
   const pgUrl = process.env.TEST_DATABASE_URL;
   return pgUrl ? [sqlite, postgres(pgUrl)] : [sqlite];
+}
+
+export type OpenedDatabase = Awaited<ReturnType<TestDatabase['open']>>;
+
+/**
+ * Gives every test of the calling describe block a fresh, empty database: `use` receives it
+ * before each test, and it is removed after each.
+ */
+export function freshDatabaseEachTest(database: TestDatabase, use: (opened: OpenedDatabase) => void): void {
+  let opened: OpenedDatabase | undefined;
+  beforeEach(async () => {
+    opened = await database.open();
+    use(opened);
+  });
+  afterEach(async () => {
+    await opened?.cleanup();
+    opened = undefined;
+  });
 }

@@ -3,26 +3,22 @@
  * retention.days, keeps devices and each subnet's latest completed scan (the next scan's baseline),
  * and runs once a day across every instance sharing the database.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../src/auth/throttle.js';
 import { Maintenance } from '../../src/jobs/maintenance.js';
 import { createLogger } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
-import { testDatabases, type TestDatabase } from '../helpers/databases.js';
+import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 
-type Opened = Awaited<ReturnType<TestDatabase['open']>>;
 const DAY = 86_400_000;
 const NOW = new Date('2026-11-24T03:00:00.000Z');
 const daysAgo = (n: number) => new Date(NOW.getTime() - n * DAY).toISOString();
 
 describe.each(testDatabases())('retention ($kind)', (database) => {
-  let db: Opened;
   let store: Store;
-  beforeEach(async () => {
-    db = await database.open();
-    store = db.store;
+  freshDatabaseEachTest(database, (opened) => {
+    store = opened.store;
   });
-  afterEach(() => db?.cleanup());
 
   const maintenance = (ownerId: string) =>
     new Maintenance({ store, log: createLogger('silent'), throttle: new LoginThrottle(store.loginFailures), ownerId });

@@ -25,7 +25,7 @@ import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
-import { labCtl, labUnavailableReason } from './lab.js';
+import { labCtl, labMacs, labUnavailableReason } from './lab.js';
 
 const unavailable = await labUnavailableReason();
 if (unavailable) console.warn(`skipping the namespace-lab change-detection tests: ${unavailable}`);
@@ -34,13 +34,7 @@ if (!unavailable && !hasNmap) console.warn('skipping the namespace-lab change-de
 
 const SUBNET = '10.66.0.8/29';
 const HOSTS = 5;
-const MAC = {
-  h1: 'B8:27:EB:66:00:01',
-  h2: '00:1C:42:66:00:02',
-  h3: '02:66:00:66:00:03',
-  h4: '00:16:3E:66:00:04',
-  h5: 'DC:A6:32:66:00:05',
-};
+const MAC = labMacs(5);
 /** The listener ports (21, 22, 80), the one that opens (23) and two that stay closed. */
 const PORT_RANGE = '21,22,23,80,443,8080';
 const SCAN_TIMEOUT_MS = 180_000;

@@ -24,7 +24,7 @@ import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { labCtl, labUnavailableReason } from './lab.js';
+import { labCtl, labMacs, labUnavailableReason } from './lab.js';
 
 const unavailable = await labUnavailableReason();
 if (unavailable) console.warn(`skipping the namespace-lab identity tests: ${unavailable}`);
@@ -32,13 +32,7 @@ const hasNmap = unavailable ? false : (await nmapVersion()) !== null;
 if (!unavailable && !hasNmap) console.warn('skipping the nmap namespace-lab identity tests: nmap is not installed (apt-get install nmap)');
 
 const SUBNET = '10.66.0.8/29';
-const MAC = {
-  h1: 'B8:27:EB:66:00:01',
-  h2: '00:1C:42:66:00:02',
-  h3: '02:66:00:66:00:03',
-  h4: '00:16:3E:66:00:04',
-  h5: 'DC:A6:32:66:00:05',
-};
+const MAC = labMacs(5);
 const PORT_RANGE = '21,22,80';
 const SCAN_TIMEOUT_MS = 180_000;
 const TEST_TIMEOUT_MS = 420_000;

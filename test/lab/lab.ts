@@ -13,6 +13,20 @@ export const LAB_BRIDGE_IP = '10.66.0.1';
 /** lab.sh's exit status when another live process owns the lab. */
 const LAB_BUSY = 3;
 
+/** The OUIs lab.sh cycles through for its hosts' fixed MACs (see its header). */
+const LAB_OUIS = ['B8:27:EB', '00:1C:42', '02:66:00', '00:16:3E', 'DC:A6:32', '00:0C:29'];
+
+/** The fixed MAC lab.sh's mac_of gives host `h<n>`: h1 = B8:27:EB:66:00:01, h3 = 02:66:00:66:00:03. */
+export function labMac(n: number): string {
+  const hex = (byte: number) => byte.toString(16).toUpperCase().padStart(2, '0');
+  return `${LAB_OUIS[(n - 1) % LAB_OUIS.length]}:66:${hex(Math.floor(n / 256))}:${hex(n % 256)}`;
+}
+
+/** `{ h1: …, h2: …, … }`: the MACs of hosts h1..h<count>. */
+export function labMacs<N extends number>(count: N): Record<`h${number}`, string> {
+  return Object.fromEntries(Array.from({ length: count }, (_, i) => [`h${i + 1}`, labMac(i + 1)]));
+}
+
 export interface LabHost {
   /** `h1` */
   name: string;

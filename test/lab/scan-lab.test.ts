@@ -14,7 +14,7 @@ import { nmapVersion } from '../../src/scan/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
-import { labCtl, labUnavailableReason } from './lab.js';
+import { labCtl, labMacs, labUnavailableReason } from './lab.js';
 
 const unavailable = await labUnavailableReason();
 if (unavailable) console.warn(`skipping namespace-lab tests: ${unavailable}`);
@@ -24,7 +24,7 @@ if (!unavailable && !hasNmap) console.warn('skipping the nmap namespace-lab test
 const SUBNET = '10.66.0.8/29';
 const ABSENT = ['10.66.0.8', '10.66.0.9', '10.66.0.10', '10.66.0.15'];
 const LIVE = ['10.66.0.11', '10.66.0.12', '10.66.0.13', '10.66.0.14'];
-const MAC = { h1: 'B8:27:EB:66:00:01', h2: '00:1C:42:66:00:02', h3: '02:66:00:66:00:03', h4: '00:16:3E:66:00:04' };
+const MAC = labMacs(4);
 /** Listener ports, one closed port (23) and the filtered one (8080). */
 const PORT_RANGE = '21,22,23,80,8080';
 const SCAN_TIMEOUT_MS = 180_000;

@@ -4,14 +4,12 @@
  * no owner is failed with its duration and an audit entry, once, by whichever instance sees it.
  */
 import { spawnSync } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ScanManager } from '../../src/scan/manager.js';
 import { hostIdentity, newOwner } from '../../src/scan/owner.js';
 import { createLogger } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
-import { testDatabases, type TestDatabase } from '../helpers/databases.js';
-
-type Opened = Awaited<ReturnType<TestDatabase['open']>>;
+import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 
 /** A pid that belonged to a process that has exited. */
 function deadPid(): number {
@@ -20,13 +18,10 @@ function deadPid(): number {
 }
 
 describe.each(testDatabases())('abandoned scans ($kind)', (database) => {
-  let db: Opened;
   let store: Store;
-  beforeEach(async () => {
-    db = await database.open();
-    store = db.store;
+  freshDatabaseEachTest(database, (opened) => {
+    store = opened.store;
   });
-  afterEach(() => db?.cleanup());
 
   const manager = () => new ScanManager({ store, log: createLogger('silent'), scanAllow: ['127.0.0.0/8'] });
   const minutesFromNow = (m: number) => new Date(Date.now() + m * 60_000).toISOString();

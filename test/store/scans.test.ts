@@ -1,22 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import type { NewScan } from '../../src/store/schema.js';
-import { testDatabases, type TestDatabase } from '../helpers/databases.js';
-
-type Opened = Awaited<ReturnType<TestDatabase['open']>>;
+import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 
 const A = '192.168.50.0/24';
 const B = '10.0.0.0/24';
 
 describe.each(testDatabases())('scan store ($kind)', (database) => {
-  let db: Opened;
   let store: Store;
-
-  beforeEach(async () => {
-    db = await database.open();
-    store = db.store;
+  freshDatabaseEachTest(database, (opened) => {
+    store = opened.store;
   });
-  afterEach(() => db?.cleanup());
 
   const scan = (subnet: string, status: string, extra: Partial<NewScan> = {}) =>
     store.scans.create({ status, profile: 'normal', subnet, scan_type: 'network', devices_found: 0, ...extra });

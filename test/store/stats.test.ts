@@ -1,20 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import { InventoryWriter } from '../../src/store/inventory.js';
-import { testDatabases, type TestDatabase } from '../helpers/databases.js';
+import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 import { DEVICE_KEYS, SCAN_KEYS, seedInventory } from '../helpers/seed.js';
 
-type Opened = Awaited<ReturnType<TestDatabase['open']>>;
-
 describe.each(testDatabases())('stats store ($kind)', (database) => {
-  let db: Opened;
   let store: Store;
-
-  beforeEach(async () => {
-    db = await database.open();
-    store = db.store;
+  freshDatabaseEachTest(database, (opened) => {
+    store = opened.store;
   });
-  afterEach(() => db?.cleanup());
 
   it('reports zeros and a null last scan on an empty inventory', async () => {
     expect(await store.stats.stats()).toEqual({

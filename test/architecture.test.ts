@@ -19,11 +19,13 @@ const ALLOWED: Record<string, string[]> = {
   auth: ['core', 'store', 'util'],
   cve: ['core', 'util'],
   updates: ['core', 'util'],
-  scan: ['core', 'cve', 'schemas', 'store', 'util'],
-  jobs: ['auth', 'core', 'store', 'util'],
-  api: ['auth', 'config', 'core', 'cve', 'jobs', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  cli: ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'jobs', 'scan', 'schemas', 'store', 'updates', 'util'],
+  events: ['core', 'schemas', 'util'],
+  scan: ['core', 'cve', 'events', 'schemas', 'store', 'util'],
+  notify: ['core', 'events', 'schemas', 'store', 'util'],
+  jobs: ['auth', 'core', 'events', 'notify', 'scan', 'schemas', 'store', 'util'],
+  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  cli: ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'scan', 'schemas', 'store', 'updates', 'util'],
 };
 
 function* sources(dir: string): Generator<string> {

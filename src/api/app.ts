@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import FindMyWay from 'find-my-way';
 import { LoginThrottle } from '../auth/throttle.js';
 import { scanAllowFromEnvironment } from '../config/environment.js';
+import type { EventBus } from '../events/bus.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
 import { ScanManager } from '../scan/manager.js';
 import type { Store } from '../store/index.js';
@@ -58,6 +59,8 @@ export interface Services {
   authenticator: Authenticator;
   updateChecker: UpdateChecker;
   scans: ScanManager;
+  /** Live events of this process (the scan manager's bus): the SSE stream and the notifier read them. */
+  events: EventBus;
   /** Failed logins per client address and per username, shared through the database. */
   loginThrottle: LoginThrottle;
 }
@@ -113,6 +116,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => scans.shutdown());
   app.decorate('services', {
     scans,
+    events: scans.events,
     store,
     version,
     authenticator,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScanProfile } from '../core/model.js';
 import { formatPortRanges, ipv4ToInt, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network, type PortRange } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
@@ -8,6 +9,7 @@ import type { Store } from '../store/index.js';
 import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
 import type { ScanProgress } from '../schemas/scan.js';
 import type { ScanRow } from '../store/schema.js';
+import { toScanRecord } from '../store/scans.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
@@ -50,6 +52,8 @@ interface ScanRun {
 
 /** How often progress is written to the scan record while it runs. */
 const PERSIST_EVERY_MS = 2000;
+/** Live progress events are published at most this often (CONTRACT §10: at most twice a second). */
+const PROGRESS_EVENT_EVERY_MS = 500;
 /** How long a cancel asked of this instance waits for the instance that runs the scan to stop it. */
 const REMOTE_CANCEL_WAIT_MS = 20_000;
 
@@ -66,6 +70,8 @@ export interface ScanManagerOptions {
   scanAllow?: string[] | null;
   /** This process as the owner of the scans it runs (tests give two managers distinct owners). */
   owner?: ScanOwner;
+  /** Where scan_started, scan_progress and scan_finished go; a private bus when not given. */
+  events?: EventBus;
 }
 
 /**
@@ -84,6 +90,7 @@ export class ScanManager {
   private readonly evaluator: ScanEvaluator;
   private readonly scanAllow: string[] | null;
   readonly owner: ScanOwner;
+  readonly events: EventBus;
   private orphanTimer: NodeJS.Timeout | null = null;
 
   constructor(options: ScanManagerOptions) {
@@ -94,6 +101,7 @@ export class ScanManager {
     this.evaluator = new ScanEvaluator(this.store, options.dataDir ?? null);
     this.scanAllow = options.scanAllow ?? null;
     this.owner = options.owner ?? newOwner();
+    this.events = options.events ?? new EventBus();
   }
 
   /** NETWARDEN_SCAN_ALLOW's list when it replaces scanning.allowed_targets, else null. */
@@ -142,6 +150,7 @@ export class ScanManager {
       done: Promise.resolve(),
     };
     this.running = running;
+    this.events.publish('scan_started', toScanRecord(scan));
     // The scan holds the slot now: it must run (and end) even if the audit entry cannot be written.
     await this.audit('scan_started', scan, request.actor, true, { engine: engine.name, profile: request.profile, subnet: scan.subnet }).catch((err) =>
       this.log.warn({ err, scan_id: scan.id }, 'could not audit the start of a scan'),
@@ -173,6 +182,7 @@ export class ScanManager {
     if (gone) {
       endOrphanedEngine(scan, this.owner);
       if (await this.store.scans.finish(scanId, scan.owner_id, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
+        await this.publishFinished(scanId);
         await this.audit('scan_cancelled', scan, { name: scan.triggered_by, type: 'system' }, true, {});
       }
       return;
@@ -212,6 +222,7 @@ export class ScanManager {
       const error = `Interrupted: the server stopped while this scan was running (${why})`;
       if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
       ended.push(scan.id);
+      await this.publishFinished(scan.id);
       await this.audit('scan_failed', scan, { name: scan.triggered_by, type: 'system' }, false, {
         error,
         ...(killed !== null ? { ended_engine_process_group: killed } : {}),
@@ -239,6 +250,16 @@ export class ScanManager {
     r.reason = 'shutdown';
     r.abort.abort();
     await r.done;
+  }
+
+  /** Publishes the final record of a scan that just ended (scan_finished); never throws. */
+  private async publishFinished(scanId: number): Promise<void> {
+    try {
+      const row = await this.store.scans.get(scanId);
+      if (row) this.events.publish('scan_finished', toScanRecord(row));
+    } catch (err) {
+      this.log.warn({ err, scan_id: scanId }, 'could not publish the end of a scan');
+    }
   }
 
   private leaseUntil(): string {
@@ -314,8 +335,13 @@ export class ScanManager {
   /** What every engine call of this scan shares: privileges, timeouts, the abort signal, and where progress goes. */
   private engineOptions(running: RunningScan, scan: ScanRow, settings: Settings): ScanRun['engineOptions'] {
     let lastPersist = 0;
+    let lastEvent = 0;
     const onProgress = (event: EngineProgress) => {
       const progress = running.progress.update(event);
+      if (Date.now() - lastEvent >= PROGRESS_EVENT_EVERY_MS) {
+        lastEvent = Date.now();
+        this.events.publish('scan_progress', { scan_id: scan.id, progress });
+      }
       if (Date.now() - lastPersist >= PERSIST_EVERY_MS) {
         lastPersist = Date.now();
         this.store.scans
@@ -415,6 +441,7 @@ export class ScanManager {
       this.log.warn({ scan_id: scan.id }, 'scan finished, but another instance had already ended its record');
       return;
     }
+    await this.publishFinished(scan.id);
     await this.audit('scan_completed', scan, request.actor, true, {
       devices_found: devicesFound,
       duration_seconds: Math.round((Date.now() - started) / 100) / 10,
@@ -454,6 +481,7 @@ export class ScanManager {
         return false;
       });
     if (!recorded) return;
+    await this.publishFinished(scan.id);
     await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', {
       error: message,
     }).catch((e) => this.log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'));

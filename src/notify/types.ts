@@ -9,12 +9,9 @@ import type { Severity } from '../core/severity.js';
 import type { Change } from '../schemas/change.js';
 import type { ScanRecord } from '../schemas/scan.js';
 
-export const CHANNEL_TYPES = ['webhook', 'ntfy', 'gotify', 'discord', 'slack', 'email', 'mqtt'] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
-
-/** The `event` of a message (the webhook's `event` field and `X-Netwarden-Event` header). */
-export const MESSAGE_EVENTS = ['scan.changes', 'scan.completed', 'scan.failed', 'digest', 'test'] as const;
-export type MessageEvent = (typeof MESSAGE_EVENTS)[number];
+// Defined in core (the record schemas need them too, and schemas/ may not import notify/).
+import type { ChannelType, MessageEvent } from '../core/notify-rules.js';
+export { CHANNEL_TYPES, MESSAGE_EVENTS, type ChannelType, type MessageEvent } from '../core/notify-rules.js';
 
 /** The changes of one device, as a message lists them. */
 export interface DeviceGroup {

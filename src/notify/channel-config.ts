@@ -42,7 +42,11 @@ export function normalizeConfig(driver: AnyDriver, candidate: unknown): ConfigRe
   if (!isObject(candidate)) return { ok: false, error: 'config: must be a JSON object' };
   const config: Record<string, unknown> = structuredClone(candidate);
   for (const key of driver.secretKeys) {
-    if (config[key] === undefined || config[key] === '') config[key] = null;
+    if (config[key] === '') config[key] = null;
+  }
+  // Optional keys that may be null read back as null when unset, so every key of the type shows.
+  for (const [key, schema] of Object.entries(driver.configSchema.properties as Record<string, TSchema>)) {
+    if (config[key] === undefined && (schema.anyOf as TSchema[] | undefined)?.some((s) => s.type === 'null')) config[key] = null;
   }
   const filled = Value.Default(driver.configSchema, config) as Record<string, unknown>;
   const first = Value.Errors(driver.configSchema, filled).First();

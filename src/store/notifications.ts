@@ -46,7 +46,8 @@ export interface NewDelivery {
   scan_id: number | null;
   payload: unknown;
   created_at: string;
-  next_attempt_at: string;
+  /** Null: sent only by an explicit attempt (the test button), never by the loop. */
+  next_attempt_at: string | null;
 }
 
 export interface DeliveryQuery {
@@ -279,15 +280,28 @@ export class NotificationStore {
     return rows.map((r) => r.id);
   }
 
-  /** When the next pending delivery is due (or a claim on one runs out), or null when none is pending. */
-  async nextDueAt(): Promise<string | null> {
+  /**
+   * When the next pending delivery falls due for this instance: its `next_attempt_at`, or for one
+   * another attempt holds, when that claim runs out. Null when nothing is pending.
+   */
+  async nextDueAt(now: string): Promise<string | null> {
     const row = await this.db
       .selectFrom('notification_deliveries')
-      .select((eb) => [eb.fn.min('next_attempt_at').as('due'), eb.fn.min('claimed_until').as('claim')])
+      .select((eb) =>
+        eb.fn
+          .min<string>(
+            eb
+              .case()
+              .when(eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
+              .then(eb.ref('next_attempt_at'))
+              .else(eb.ref('claimed_until'))
+              .end(),
+          )
+          .as('due'),
+      )
       .where('status', '=', 'pending')
       .executeTakeFirst();
-    const times = [row?.due, row?.claim].filter((t): t is string => typeof t === 'string');
-    return times.length ? times.sort()[0] : null;
+    return row?.due ?? null;
   }
 
   /**

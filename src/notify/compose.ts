@@ -182,3 +182,23 @@ export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   return `${text.slice(0, Math.max(0, max - 1))}…`;
 }
+
+/** A message as a delivery stores it: each change once (the groups name their changes by id). */
+interface PackedMessage extends Omit<ComposedMessage, 'groups'> {
+  groups: Array<Omit<DeviceGroup, 'changes'> & { change_ids: number[] }>;
+}
+
+/** Serialises a message for the delivery log without repeating every change inside its group. */
+export function packMessage(message: ComposedMessage): string {
+  const packed: PackedMessage = { ...message, groups: message.groups.map(({ changes, ...g }) => ({ ...g, change_ids: changes.map((c) => c.id) })) };
+  return JSON.stringify(packed);
+}
+
+export function unpackMessage(text: string): ComposedMessage {
+  const packed = JSON.parse(text) as PackedMessage;
+  const byId = new Map(packed.changes.map((c) => [c.id, c]));
+  return {
+    ...packed,
+    groups: packed.groups.map(({ change_ids, ...g }) => ({ ...g, changes: change_ids.flatMap((id) => byId.get(id) ?? []) })),
+  };
+}

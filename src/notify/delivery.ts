@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Delivery } from '../schemas/notification.js';
 import type { Store } from '../store/index.js';
 import type { StoredDelivery } from '../store/notifications.js';
-import type { ComposedMessage } from './compose.js';
+import { unpackMessage } from './compose.js';
 import type { DriverRegistry } from './channels/index.js';
 import { DeliveryError } from './types.js';
 
@@ -217,7 +217,7 @@ export class DeliveryWorker {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new Error('timeout')), policy.timeoutMs);
     const signal = mode.shutdown ? AbortSignal.any([timeout.signal, mode.shutdown]) : timeout.signal;
-    const message = { ...(JSON.parse(delivery.payload) as ComposedMessage), deliveryId: delivery.id, sentAt: started.toISOString() };
+    const message = { ...unpackMessage(delivery.payload), deliveryId: delivery.id, sentAt: started.toISOString() };
     let error: DeliveryError | null = null;
     try {
       await drivers[channel.type].send(channel.config, message, { signal, version, timeoutMs: policy.timeoutMs });

@@ -19,7 +19,7 @@ import type { ScanRecord } from '../schemas/scan.js';
 import type { Store } from '../store/index.js';
 import type { StoredChannel } from '../store/notifications.js';
 import { DRIVERS, type DriverRegistry } from './channels/index.js';
-import { composeMessage, type ComposedMessage } from './compose.js';
+import { composeMessage, packMessage, type ComposedMessage } from './compose.js';
 import { DEFAULT_RETRY_POLICY, DeliveryWorker, type RetryPolicy } from './delivery.js';
 import type { NetworkState } from './types.js';
 
@@ -134,6 +134,8 @@ export class Notifier {
     const devices = await this.store.notifications.deviceFacts(changes.flatMap((c) => (c.device_id === null ? [] : [c.device_id])));
     const publicUrl = (await this.store.settings.get()).server.public_url;
     const now = this.now();
+    // Channels whose filters select the same changes share one composed message.
+    const composed = new Map<string, { message: ComposedMessage; packed: string }>();
     for (const channel of channels) {
       try {
         const matching = changes.filter((c) => changeMatches(c, channel.filters, c.device_id === null ? undefined : devices.get(c.device_id)));
@@ -148,22 +150,37 @@ export class Notifier {
         else if (carried.length) event = 'scan.changes';
         else if (asked.includes('completed')) event = 'scan.completed';
         if (!event) continue;
-        await this.queue(channel, event, scan.scan_id, composeMessage({ event, scan, changes: carried, devices, publicUrl }), now);
+        const key = `${event}:${carried.map((c) => c.id).join(',')}`;
+        let message = composed.get(key);
+        if (!message) {
+          const m = composeMessage({ event, scan, changes: carried, devices, publicUrl });
+          message = { message: m, packed: packMessage(m) };
+          composed.set(key, message);
+        }
+        await this.queue(channel, event, scan.scan_id, message.message, message.packed, now);
+        // Sending starts while the other channels' messages are being queued.
+        this.worker.wake();
       } catch (err) {
         this.log.warn({ err, channel_id: channel.id, scan_id: scan.scan_id }, 'could not queue a notification');
       }
     }
-    this.worker.wake();
   }
 
   /** A delivery due now, or when the channel's quiet hours end (never later for a critical change). */
-  private async queue(channel: StoredChannel, event: MessageEvent, scanId: number | null, message: ComposedMessage, now: Date): Promise<Delivery> {
+  private async queue(
+    channel: StoredChannel,
+    event: MessageEvent,
+    scanId: number | null,
+    message: ComposedMessage,
+    packed: string,
+    now: Date,
+  ): Promise<Delivery> {
     const held = message.severity === 'critical' ? null : quietUntil(channel.quiet_hours, now);
     return this.store.notifications.createDelivery({
       channel_id: channel.id,
       event,
       scan_id: scanId,
-      payload: message,
+      payload: packed,
       created_at: now.toISOString(),
       next_attempt_at: (held ?? now).toISOString(),
     });
@@ -193,7 +210,7 @@ export class Notifier {
             channel_id: channel.id,
             event: 'digest',
             scan_id: null,
-            payload: message,
+            payload: packMessage(message),
             created_at: now.toISOString(),
             next_attempt_at: (quiet ?? now).toISOString(),
           },
@@ -216,7 +233,7 @@ export class Notifier {
       channel_id: channel.id,
       event: 'test',
       scan_id: null,
-      payload: message,
+      payload: packMessage(message),
       created_at: this.now().toISOString(),
       next_attempt_at: null,
     });

@@ -44,7 +44,8 @@ export interface NewDelivery {
   channel_id: number;
   event: MessageEvent;
   scan_id: number | null;
-  payload: unknown;
+  /** The composed message, serialised (text is stored as is). */
+  payload: string;
   created_at: string;
   /** Null: sent only by an explicit attempt (the test button), never by the loop. */
   next_attempt_at: string | null;
@@ -243,7 +244,7 @@ export class NotificationStore {
       status: 'pending',
       attempts: 0,
       scan_id: d.scan_id,
-      payload: JSON.stringify(d.payload),
+      payload: d.payload,
       created_at: d.created_at,
       next_attempt_at: d.next_attempt_at,
     };

@@ -171,7 +171,7 @@ describe.each(testDatabases())('delivery loop ($kind)', (database) => {
         channel_id: c.id,
         event: 'test',
         scan_id: null,
-        payload: { event: 'test', title: 't', summary: `message ${i}`, groups: [], severity: 'info', scan: null, changes: [] },
+        payload: JSON.stringify({ event: 'test', title: 't', summary: `message ${i}`, groups: [], severity: 'info', scan: null, changes: [] }),
         created_at: new Date().toISOString(),
         next_attempt_at: new Date().toISOString(),
       });

@@ -190,6 +190,14 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
     }
     expect((await server.request('/api/notifications/deliveries?channel_id=999999', { key })).status).toBe(404);
     expect((await server.request('/api/notifications/channels')).status).toBe(401);
+    // server.public_url, which messages link devices with.
+    for (const url of ['ftp://netwarden.lan', 'netwarden.lan', 'javascript:alert(1)']) {
+      const res = await server.request('/api/config', { method: 'PUT', key, json: { server: { public_url: url } } });
+      expect(res.status, url).toBe(400);
+      expect((await readJson(res)).detail).toContain('server.public_url: must be an http:// or https:// URL');
+    }
+    const config = await readJson(await server.request('/api/config', { key }));
+    expect(config.server.public_url).toBe('https://netwarden.example.lan/');
   });
 
   it('keeps a secret when the mask is sent back and clears it when the destination changes without it', async () => {

@@ -87,6 +87,10 @@ export class DeliveryWorker {
   /** Starts working: deliveries pending from before (a restart) are sent as they fall due. */
   start(): void {
     this.stopped = false;
+    const now = this.options.now();
+    this.options.store.notifications
+      .failAbandonedTests(now.toISOString(), new Date(now.getTime() - 60_000).toISOString())
+      .catch((err) => this.options.log.warn({ err }, 'could not close abandoned test messages'));
     this.wake();
   }
 

@@ -344,6 +344,23 @@ export class NotificationStore {
     return row ? toDelivery(row) : undefined;
   }
 
+  /**
+   * Test messages whose process stopped during their one attempt (never claimed again: the loop
+   * does not send tests) are marked failed, so none stays pending forever.
+   */
+  async failAbandonedTests(now: string, createdBefore: string): Promise<number> {
+    const r = await this.db
+      .updateTable('notification_deliveries')
+      .set({ status: 'failed', last_error: 'interrupted: the server stopped during the test', claimed_by: null, claimed_until: null })
+      .where('event', '=', 'test')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', 'is', null)
+      .where('created_at', '<', createdBefore)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   /** Gives a claimed delivery back untouched (an attempt abandoned at shutdown). */
   async releaseClaim(id: number, owner: string): Promise<void> {
     await this.db

@@ -215,6 +215,11 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
     shown = await readJson(await update(c.id, { config: { url: `${receiver.url}/c`, secret: 'third-secret' } }));
     expect(shown.config).toEqual({ url: `${receiver.url}/c`, secret: '********' });
     expect((await server.app.services.store.notifications.getChannel(c.id))!.config.secret).toBe('third-secret');
+    const audit = await readJson(await server.request('/api/audit-logs?action=channel_updated&limit=1', { key }));
+    expect(audit[0].details.changes).toEqual({
+      'config.url': { old: `${receiver.url}/b`, new: `${receiver.url}/c` },
+      'config.secret': { old: '********', new: '******** (replaced)' },
+    });
     // Only the URL, no secret at all: cleared.
     shown = await readJson(await update(c.id, { config: { url: `${receiver.url}/d` } }));
     expect(shown.config.secret).toBeNull();

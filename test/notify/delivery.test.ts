@@ -162,6 +162,23 @@ describe.each(testDatabases())('delivery loop ($kind)', (database) => {
     expect(receiver.requests).toHaveLength(2);
   });
 
+  it('marks a test message failed when its process stopped during the attempt', async () => {
+    const c = await channel(`${receiver.url}/hook`);
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    await store.notifications.createDelivery({
+      channel_id: c.id,
+      event: 'test',
+      scan_id: null,
+      payload: '{}',
+      created_at: old,
+      next_attempt_at: null,
+    });
+    notifier();
+    const d = await settled();
+    expect(d).toMatchObject({ event: 'test', status: 'failed', last_error: 'interrupted: the server stopped during the test' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
   it('sends each delivery once when two instances work on the same database', async () => {
     const c = await channel(`${receiver.url}/hook`);
     notifier('instance-a');

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES } from '../../core/notify-rules.js';
+import { SECRET_MASK } from '../../core/settings.js';
 import { channelFromCreate, channelFromUpdate, showChannel } from '../../notify/channel-values.js';
 import { Channel, ChannelCreate, ChannelUpdate, Delivery } from '../../schemas/notification.js';
 import { nowIso } from '../../store/clock.js';
@@ -121,6 +122,13 @@ export const notificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const before = showChannel(current);
       const after = showChannel(updated);
       const changes = diff(before, after);
+      // A secret replaced by another reads the same masked: say which ones changed.
+      for (const key of Object.keys(updated.config)) {
+        const path = `config.${key}`;
+        if (!changes[path] && after.config[key] === SECRET_MASK && updated.config[key] !== current.config[key]) {
+          changes[path] = { old: SECRET_MASK, new: `${SECRET_MASK} (replaced)` };
+        }
+      }
       if (Object.keys(changes).length > 0) {
         await audit(request, {
           action: 'channel_updated',

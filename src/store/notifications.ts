@@ -74,7 +74,21 @@ export interface DeviceFactsRow {
   is_trusted: boolean;
 }
 
-export function toDelivery(row: NotificationDeliveryRow): Delivery {
+/** The columns of a delivery record (never its payload, which can be large). */
+const RECORD_COLUMNS = [
+  'id',
+  'channel_id',
+  'event',
+  'status',
+  'attempts',
+  'last_error',
+  'created_at',
+  'sent_at',
+  'scan_id',
+  'next_attempt_at',
+] as const;
+
+export function toDelivery(row: Pick<NotificationDeliveryRow, (typeof RECORD_COLUMNS)[number]>): Delivery {
   return {
     id: row.id,
     channel_id: row.channel_id,
@@ -225,7 +239,11 @@ export class NotificationStore {
       for (const batch of chunks(heldIds, IDS_PER_STATEMENT)) {
         await trx.deleteFrom('notification_held').where('id', 'in', batch).execute();
       }
-      const row = await trx.insertInto('notification_deliveries').values(this.deliveryColumns(delivery)).returningAll().executeTakeFirstOrThrow();
+      const row = await trx
+        .insertInto('notification_deliveries')
+        .values(this.deliveryColumns(delivery))
+        .returning(RECORD_COLUMNS)
+        .executeTakeFirstOrThrow();
       return toDelivery(row);
     });
   }
@@ -233,7 +251,11 @@ export class NotificationStore {
   // Deliveries -----------------------------------------------------------------------------------
 
   async createDelivery(delivery: NewDelivery): Promise<Delivery> {
-    const row = await this.db.insertInto('notification_deliveries').values(this.deliveryColumns(delivery)).returningAll().executeTakeFirstOrThrow();
+    const row = await this.db
+      .insertInto('notification_deliveries')
+      .values(this.deliveryColumns(delivery))
+      .returning(RECORD_COLUMNS)
+      .executeTakeFirstOrThrow();
     return toDelivery(row);
   }
 
@@ -251,7 +273,7 @@ export class NotificationStore {
   }
 
   async getDelivery(id: number): Promise<Delivery | undefined> {
-    const row = await this.db.selectFrom('notification_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('notification_deliveries').select(RECORD_COLUMNS).where('id', '=', id).executeTakeFirst();
     return row ? toDelivery(row) : undefined;
   }
 
@@ -260,7 +282,7 @@ export class NotificationStore {
     if (query.channelId !== undefined) base = base.where('channel_id', '=', query.channelId);
     if (query.status) base = base.where('status', '=', query.status);
     const [rows, total] = await Promise.all([
-      base.selectAll().orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
+      base.select(RECORD_COLUMNS).orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
       base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows: rows.map(toDelivery), total: Number(total.n) };
@@ -339,7 +361,7 @@ export class NotificationStore {
       .set({ ...outcome, claimed_by: null, claimed_until: null })
       .where('id', '=', id)
       .where('claimed_by', '=', owner)
-      .returningAll()
+      .returning(RECORD_COLUMNS)
       .executeTakeFirst();
     return row ? toDelivery(row) : undefined;
   }

@@ -117,7 +117,9 @@ function describe(schema: TSchema, message: string, value: unknown): string {
   }
   if (s.anyOf?.some((x) => x.type === 'null')) {
     const other = s.anyOf.find((x) => x.type !== 'null');
-    return `must be ${other?.type === 'string' ? 'a string' : `a ${other?.type ?? 'value'}`} or null`;
+    const what = other?.type === 'integer' ? 'a whole number' : other?.type === 'array' ? 'an array' : `a ${other?.type ?? 'value'}`;
+    const range = other?.minimum !== undefined && other?.maximum !== undefined ? ` from ${other.minimum} to ${other.maximum}` : '';
+    return `must be ${what}${range} or null`;
   }
   if (s.type === 'string' && typeof value === 'string') {
     if (s.minLength !== undefined && value.length < s.minLength)

@@ -146,6 +146,8 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
       [{ name: 'a', type: 'mqtt', config: { url: 'mqtt://broker', topic_prefix: 'net/#' } }, 'config.topic_prefix:'],
       [{ name: 'a', type: 'mqtt', config: { url: 'mqtt://broker', topic_prefix: 'net/+/x' } }, 'config.topic_prefix:'],
       [{ name: 'a', type: 'mqtt', config: { url: 'http://broker' } }, 'config.url:'],
+      [{ name: 'a', type: 'ntfy', config: { url: 'https://ntfy.sh/t', priority: 7 } }, 'config.priority: must be a whole number from 1 to 5 or null'],
+      [{ name: 'a', type: 'email', config: { host: 'smtp', from: 'a@b.c', to: [] } }, 'config.to:'],
       [{ name: 'a', ...hook, digest: '0 8 * *' }, 'digest:'],
       [{ name: 'a', ...hook, digest: '0 0 8 * * *' }, 'digest:'],
       [{ name: 'a', ...hook, digest: '61 * * * *' }, 'digest:'],

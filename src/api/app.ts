@@ -11,6 +11,7 @@ import { LoginThrottle } from '../auth/throttle.js';
 import { scanAllowFromEnvironment } from '../config/environment.js';
 import type { EventBus } from '../events/bus.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
+import { Notifier, type NotifierOptions } from '../notify/notifier.js';
 import { ScanManager } from '../scan/manager.js';
 import type { Store } from '../store/index.js';
 import { UpdateChecker } from '../updates/checker.js';
@@ -25,6 +26,7 @@ import { deviceRoutes } from './routes/devices.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { networkRoutes } from './routes/network.js';
+import { notificationRoutes } from './routes/notifications.js';
 import { scanRoutes } from './routes/scans.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
@@ -50,6 +52,8 @@ export interface AppOptions {
   scanAllow?: string[] | null;
   /** Folder of the built web UI (default dist/web/ of this package). */
   webRoot?: string;
+  /** Notification timing and clock (tests shorten retries and move the clock); contract defaults otherwise. */
+  notifier?: NotifierOptions;
 }
 
 /** What route plugins share: one instance per app. */
@@ -63,6 +67,8 @@ export interface Services {
   events: EventBus;
   /** Failed logins per client address and per username, shared through the database. */
   loginThrottle: LoginThrottle;
+  /** Sends notifications after scans, digests, and the delivery loop (started with the app, stopped on close). */
+  notifier: Notifier;
 }
 
 declare module 'fastify' {
@@ -114,6 +120,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     });
   // A scan running when the server stops is ended (recorded as failed) before the store closes.
   app.addHook('onClose', async () => scans.shutdown());
+  const notifier = new Notifier({
+    store,
+    events: scans.events,
+    log: app.log as unknown as Logger,
+    version,
+    ownerId: scans.owner.id,
+    ...options.notifier,
+  });
+  // Pending deliveries from before a restart are resumed here; stopping leaves unsent ones pending for the next start.
+  notifier.start();
+  app.addHook('onClose', async () => notifier.stop());
   app.decorate('services', {
     scans,
     events: scans.events,
@@ -122,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     authenticator,
     updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
     loginThrottle: new LoginThrottle(store.loginFailures),
+    notifier,
   } satisfies Services);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -189,6 +207,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'config', description: 'Configuration, zones, network detection' },
         { name: 'audit', description: 'Audit log' },
         { name: 'system', description: 'Health, updates and API description' },
+        { name: 'notifications', description: 'Notification channels and their delivery log' },
       ],
     },
   });
@@ -217,6 +236,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(changeRoutes);
   await app.register(statsRoutes);
   await app.register(backupRoutes);
+  await app.register(notificationRoutes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   const webUi = await registerWebUi(app, options.webRoot);

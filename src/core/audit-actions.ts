@@ -21,6 +21,10 @@ export const AUDIT_ACTIONS = {
   backup_created: 'A backup of the whole database was taken (GET /api/backup or netwarden backup): file, tables and rows, or the error',
   restore_completed:
     'The data was replaced by a backup (netwarden restore); recorded in the restored data: file, when and by which version it was made',
+  channel_created: 'A notification channel was created (name, type, its settings with secrets masked)',
+  channel_updated: 'A notification channel was changed (old and new values, secrets masked)',
+  channel_deleted: 'A notification channel was deleted with its delivery log',
+  notification_failed: 'A notification could not be delivered after its last attempt (channel, delivery, event, error)',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -86,7 +86,8 @@ export const SettingsSchema = Type.Object(
         days: Type.Integer({
           minimum: RETENTION_DAYS.min,
           maximum: RETENTION_DAYS.max,
-          description: 'Scans, snapshots, changes and audit entries older than this are deleted daily (devices are kept); 0 keeps everything',
+          description:
+            'Scans, snapshots, changes, notification deliveries and audit entries older than this are deleted daily (devices are kept); 0 keeps everything',
         }),
       },
       strict,
@@ -99,6 +100,12 @@ export const SettingsSchema = Type.Object(
         session_hours: Type.Integer({ minimum: 1, maximum: 720 }),
         remember_days: Type.Integer({ minimum: 1, maximum: 365 }),
         secure_cookies: Type.Boolean({ description: 'Always mark the session cookie Secure (it is anyway over HTTPS)' }),
+        public_url: Type.String({
+          maxLength: 2048,
+          description:
+            'The address users reach this service at (http:// or https://, e.g. https://netwarden.example.lan); notifications link to ' +
+            '<public_url>/devices/<id>. Empty: messages carry no links',
+        }),
       },
       strict,
     ),
@@ -134,7 +141,7 @@ export function defaultSettings(): Settings {
     zones: [...DEFAULT_ZONES],
     updates: { enabled: true, feed_url: DEFAULT_UPDATE_FEED, cache_minutes: 360, token: '' },
     retention: { days: 365 },
-    server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false },
+    server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false, public_url: '' },
   };
 }
 
@@ -200,6 +207,9 @@ export function validateSettings(candidate: unknown): SettingsResult {
   if (!ports.ok) return { ok: false, error: `scanning.port_range: ${ports.error}` };
   if (!isHttpUrl(settings.updates.feed_url)) {
     return { ok: false, error: 'updates.feed_url: must be an http:// or https:// URL' };
+  }
+  if (settings.server.public_url !== '' && !isHttpUrl(settings.server.public_url)) {
+    return { ok: false, error: 'server.public_url: must be an http:// or https:// URL such as https://netwarden.example.lan, or "" for none' };
   }
   if (Array.isArray(settings.server.trust_proxy)) {
     for (const [i, entry] of settings.server.trust_proxy.entries()) {

@@ -6,6 +6,7 @@ import { DeviceStore } from './devices.js';
 import { EvaluationStore } from './evaluation.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
+import { NotificationStore } from './notifications.js';
 import { RetentionStore } from './retention.js';
 import { ScanStore } from './scans.js';
 import { SessionStore } from './sessions.js';
@@ -28,6 +29,7 @@ export class Store {
   readonly loginFailures: LoginFailureStore;
   readonly leases: LeaseStore;
   readonly retention: RetentionStore;
+  readonly notifications: NotificationStore;
   /** Bumped by every inventory write, so cached aggregates know when they are stale. */
   private dataVersion = 0;
 
@@ -49,6 +51,7 @@ export class Store {
     this.loginFailures = new LoginFailureStore(db);
     this.leases = new LeaseStore(db);
     this.retention = new RetentionStore(db, bump);
+    this.notifications = new NotificationStore(db);
   }
 
   /** Marks cached aggregates stale after a write made outside the repositories (e.g. the scan inventory). */

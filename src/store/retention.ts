@@ -7,11 +7,12 @@ export interface RetentionResult {
   snapshots: number;
   changes: number;
   audit_entries: number;
+  deliveries: number;
 }
 
 /**
- * Deletes history older than a cutoff: finished scans with their snapshots and changes, and audit
- * entries. Devices are kept, and so is the latest completed scan of each subnet, however old: it
+ * Deletes history older than a cutoff: finished scans with their snapshots and changes, audit
+ * entries, and notification deliveries that are no longer pending (a pending one is still to be sent). Devices are kept, and so is the latest completed scan of each subnet, however old: it
  * is the baseline the next scan of that subnet is compared with.
  */
 /** Audit entries deleted per statement: keeps each transaction short on a large log. */
@@ -24,7 +25,7 @@ export class RetentionStore {
   ) {}
 
   async purgeBefore(cutoff: string): Promise<RetentionResult> {
-    const result: RetentionResult = { scans: 0, snapshots: 0, changes: 0, audit_entries: 0 };
+    const result: RetentionResult = { scans: 0, snapshots: 0, changes: 0, audit_entries: 0, deliveries: 0 };
     const baselines = this.db
       .selectFrom('scans')
       .select((eb) => eb.fn.max('id').as('id'))
@@ -54,6 +55,18 @@ export class RetentionStore {
       const deleted = await this.db.deleteFrom('audit_logs').where('id', 'in', doomed).executeTakeFirst();
       const n = Number(deleted.numDeletedRows);
       result.audit_entries += n;
+      if (n < AUDIT_ROWS_PER_DELETE) break;
+    }
+    for (;;) {
+      const doomed = this.db
+        .selectFrom('notification_deliveries')
+        .select('id')
+        .where('created_at', '<', cutoff)
+        .where('status', '<>', 'pending')
+        .limit(AUDIT_ROWS_PER_DELETE);
+      const deleted = await this.db.deleteFrom('notification_deliveries').where('id', 'in', doomed).executeTakeFirst();
+      const n = Number(deleted.numDeletedRows);
+      result.deliveries += n;
       if (n < AUDIT_ROWS_PER_DELETE) break;
     }
     if (result.scans > 0) this.onWrite();

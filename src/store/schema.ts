@@ -222,6 +222,53 @@ export interface LeasesTable {
   expires_at: string;
 }
 
+export interface NotificationChannelsTable {
+  id: Generated<number>;
+  name: string;
+  type: string;
+  enabled: Flag;
+  /** The type's config, secrets included (the API masks them). */
+  config: JsonText;
+  filters: JsonText;
+  /** Five-field cron, or null: messages go out after each scan. */
+  digest: string | null;
+  /** `{start, end, timezone}` or null. */
+  quiet_hours: JsonText | null;
+  /** The last digest slot an instance claimed (ISO); moved forward by a conditional update. */
+  digest_last_slot: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NotificationDeliveriesTable {
+  id: Generated<number>;
+  channel_id: number;
+  event: string;
+  status: string;
+  attempts: Generated<number>;
+  last_error: string | null;
+  scan_id: number | null;
+  /** The composed message (without its delivery id and send time), JSON. */
+  payload: JsonText;
+  created_at: string;
+  first_attempt_at: string | null;
+  /** When a pending delivery is due: now, a retry's time, or the end of quiet hours. */
+  next_attempt_at: string | null;
+  sent_at: string | null;
+  claimed_by: string | null;
+  claimed_until: string | null;
+}
+
+/** A change collected for a channel's next digest. */
+export interface NotificationHeldTable {
+  id: Generated<number>;
+  channel_id: number;
+  scan_id: number | null;
+  /** The change record, JSON. */
+  change: JsonText;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -238,6 +285,9 @@ export interface Database {
   changes: ChangesTable;
   login_failures: LoginFailuresTable;
   leases: LeasesTable;
+  notification_channels: NotificationChannelsTable;
+  notification_deliveries: NotificationDeliveriesTable;
+  notification_held: NotificationHeldTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -254,3 +304,6 @@ export type RiskFindingRow = Selectable<RiskFindingsTable>;
 export type CveMatchRow = Selectable<CveMatchesTable>;
 export type ChangeRow = Selectable<ChangesTable>;
 export type NewChange = Insertable<ChangesTable>;
+export type NotificationChannelRow = Selectable<NotificationChannelsTable>;
+export type NotificationDeliveryRow = Selectable<NotificationDeliveriesTable>;
+export type NotificationHeldRow = Selectable<NotificationHeldTable>;

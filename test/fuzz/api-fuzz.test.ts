@@ -20,7 +20,7 @@ import { triggerScan } from '../helpers/scans.js';
 import { seedInventory } from '../helpers/seed.js';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.js';
 import { CaseFailure, Credentials, Tally, describeFailure, problemsWith, send } from './harness.js';
-import { FixedEngineSelector, LoopbackUpdateChecker, RecordingEngine } from './inert-services.js';
+import { FixedEngineSelector, LoopbackUpdateChecker, RecordingEngine, inertDrivers } from './inert-services.js';
 import { type OpenApiDocument, operationsOf } from './openapi.js';
 import { requestsFor, type RequestPlan } from './requests.js';
 import { LEAK_MARKERS, type Hints } from './values.js';
@@ -42,6 +42,7 @@ function inertServer(database: Parameters<typeof startTestServer>[0], engine = n
   return startTestServer(database, {
     engines: new FixedEngineSelector(engine),
     updateChecker: new LoopbackUpdateChecker({ version: '0.0.0-test' }),
+    notifier: { drivers: inertDrivers() },
   });
 }
 

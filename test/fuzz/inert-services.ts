@@ -10,6 +10,7 @@ import type { DiscoveredHost, ScannedHost } from '../../src/core/model.js';
 import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from '../../src/scan/types.js';
 import type { Settings } from '../../src/core/settings.js';
 import { UpdateChecker, type UpdateCheckResult } from '../../src/updates/checker.js';
+import { DRIVERS, type DriverRegistry } from '../../src/notify/channels/index.js';
 
 /**
  * An engine that records what it was asked to scan and reports that no host answered. A scan of
@@ -63,4 +64,14 @@ export class LoopbackUpdateChecker extends UpdateChecker {
   override check(settings: Settings['updates'], force: boolean): Promise<UpdateCheckResult> {
     return super.check({ ...settings, feed_url: CLOSED_FEED_URL }, force);
   }
+}
+
+/**
+ * Notification drivers that validate like the real ones but send nothing: a fuzzed channel can
+ * name any URL or host, and its test button or a finished scan would otherwise reach it.
+ */
+export function inertDrivers(): DriverRegistry {
+  return Object.fromEntries(
+    Object.entries(DRIVERS).map(([type, driver]) => [type, { ...driver, send: async () => {}, publishState: undefined, close: undefined }]),
+  ) as unknown as DriverRegistry;
 }

@@ -6,6 +6,7 @@ import { initialise } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
 import { createLogger } from '../../src/server.js';
 import type { UpdateChecker } from '../../src/updates/checker.js';
+import type { NotifierOptions } from '../../src/notify/notifier.js';
 import type { TestDatabase } from './databases.js';
 
 export interface TestServer {
@@ -40,6 +41,8 @@ export interface StartOptions {
   engines?: EngineSelector;
   /** Answers /api/updates/check (default: the real checker). */
   updateChecker?: UpdateChecker;
+  /** Notification retry timing and clock (default: the contract's). */
+  notifier?: NotifierOptions;
 }
 
 /**
@@ -64,6 +67,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     scanManager,
     scanAllow,
     updateChecker: options.updateChecker,
+    notifier: options.notifier,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

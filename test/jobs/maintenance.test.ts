@@ -75,8 +75,34 @@ describe.each(testDatabases())('retention ($kind)', (database) => {
       ])
       .execute();
 
+    // Notification deliveries: old finished ones go, a pending one stays however old (it is still to be sent).
+    const channel = await store.notifications.createChannel(
+      {
+        name: 'hook',
+        type: 'webhook',
+        enabled: true,
+        config: { url: 'http://127.0.0.1:9/x', secret: null },
+        filters: { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'] },
+        digest: null,
+        quiet_hours: null,
+        updated_at: daysAgo(400),
+      },
+      daysAgo(400),
+    );
+    const delivery = (age: number, status: string) =>
+      store.db
+        .insertInto('notification_deliveries')
+        .values({ channel_id: channel.id, event: 'test', status, payload: '{}', created_at: daysAgo(age), next_attempt_at: daysAgo(age) })
+        .execute();
+    await delivery(400, 'sent');
+    await delivery(390, 'failed');
+    await delivery(380, 'pending');
+    await delivery(5, 'sent');
+
     const result = await maintenance('instance-a').runRetention(NOW);
-    expect(result).toEqual({ scans: 3, snapshots: 2, changes: 2, audit_entries: 1 });
+    expect(result).toEqual({ scans: 3, snapshots: 2, changes: 2, audit_entries: 1, deliveries: 2 });
+    const deliveries = await store.db.selectFrom('notification_deliveries').select('status').orderBy('id').execute();
+    expect(deliveries.map((d) => d.status)).toEqual(['pending', 'sent']);
     const left = (await store.scans.list(50, 0)).rows.map((r) => r.id).sort((x, y) => x - y);
     expect(left).toEqual([aRecent.id, bOnly.id].sort((x, y) => x - y));
     expect(aFailed).toBeDefined();

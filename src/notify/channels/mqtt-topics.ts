@@ -172,7 +172,7 @@ export function discoveryPublications(options: DiscoveryOptions, network: Networ
       value_template: '{{ value_json.last_scan_at }}',
       device_class: 'timestamp',
       json_attributes_topic: state,
-      json_attributes_template: '{{ (value_json.last_scan or {}) | tojson }}',
+      json_attributes_template: '{{ (value_json.last_scan or {}) | to_json }}',
       icon: 'mdi:radar',
     }),
     entity('binary_sensor', 'scan_running', {

@@ -121,6 +121,7 @@ export class MqttConnections {
     };
     client.on('connect', () => {
       entry.lastError = null;
+      entry.refusedForGood = false;
       entry.announced.clear();
       entry.everConnected = true;
       // Birth message; the will says offline. Failure here shows up on the next publish anyway.

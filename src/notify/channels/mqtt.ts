@@ -1,45 +1,203 @@
 /**
- * MQTT (mqtt.js), with Home Assistant discovery. PLACEHOLDER: the config schema of CONTRACT §13
- * with its defaults, so channels can be created and validated; publishing is built on the
- * notify-mq branch, which replaces this file wholesale.
+ * The `mqtt` channel (CONTRACT §13): notifications as JSON on `<topic_prefix>/events`, and, for
+ * Home Assistant, the state of each watched network as retained messages with MQTT discovery
+ * documents, so each network appears in HA as one device with its sensors without any YAML.
+ * Topics and payloads: mqtt-topics.ts. Connections (one long-lived client per config, with
+ * availability through a last will): mqtt-connections.ts. docs/notifications-email-mqtt.md shows
+ * it all from a user's side.
+ *
+ * TLS (`mqtts://`) is verified against the system CAs; `tls_ca` trusts a private CA or a
+ * self-signed broker, `tls_reject_unauthorized: false` turns verification off (last resort). The
+ * password is bound to `url`, `username` and the TLS trust settings (the destination keys).
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { DeliveryError, type ChannelDriver } from '../types.js';
+import { type Static, Type } from '@sinclair/typebox';
+import { isIpv4Address, networkContains, parseIpv4Network } from '../../core/net.js';
+import { Nullable } from '../../schemas/common.js';
+import { type ChannelDriver, DeliveryError, type NetworkState, type OutgoingMessage, type SendContext } from '../types.js';
+import { type MqttConnection, type MqttConnectionConfig, MqttConnections } from './mqtt-connections.js';
+import {
+  discoveryPublications,
+  eventPayload,
+  eventsTopic,
+  networkId,
+  newDevicePayload,
+  newDeviceTopic,
+  type Publication,
+  statePayload,
+  stateTopic,
+  topicPrefixProblem,
+} from './mqtt-topics.js';
 
+export const MQTT_DEFAULT_TOPIC_PREFIX = 'netwarden';
+export const MQTT_DEFAULT_DISCOVERY_PREFIX = 'homeassistant';
+
+/**
+ * The config. Keys with a default are optional, so the schema validates a config whether or not
+ * the defaults were filled in first; the driver reads them with the same defaults.
+ */
 export const MqttConfig = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'mqtt:// or mqtts:// broker URL' }),
-    username: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-    password: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()])),
-    topic_prefix: Type.String({ minLength: 1, maxLength: 200, default: 'netwarden' }),
-    ha_discovery: Type.Boolean({ default: true, description: 'Publish Home Assistant MQTT discovery' }),
-    discovery_prefix: Type.String({ minLength: 1, maxLength: 200, default: 'homeassistant' }),
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Broker: `mqtt://host:1883` or `mqtts://host:8883` (TLS).' }),
+    username: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'MQTT user name; omit for an anonymous broker.' }))),
+    password: Type.Optional(
+      Nullable(Type.String({ maxLength: 1024, description: 'MQTT password. Reads back as "********"; cleared when a destination key changes.' })),
+    ),
+    topic_prefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        default: MQTT_DEFAULT_TOPIC_PREFIX,
+        description: 'First levels of every topic Netwarden publishes (`netwarden/events`, `netwarden/status`, …). No wildcards.',
+      }),
+    ),
+    ha_discovery: Type.Optional(
+      Type.Boolean({ default: true, description: 'Publish Home Assistant MQTT discovery documents for each watched network.' }),
+    ),
+    discovery_prefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        default: MQTT_DEFAULT_DISCOVERY_PREFIX,
+        description: "Home Assistant's discovery prefix (its MQTT integration's setting, `homeassistant` unless changed).",
+      }),
+    ),
+    tls_ca: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 65536,
+          description: 'PEM certificate(s) to trust for an `mqtts://` broker besides the system CAs: a private CA or a self-signed certificate.',
+        }),
+      ),
+    ),
+    tls_reject_unauthorized: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description: "Verify an `mqtts://` broker's certificate and name. Turn off only as a last resort: prefer `tls_ca`.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type MqttConfig = Static<typeof MqttConfig>;
 
-function isMqttUrl(text: string): boolean {
-  try {
-    return ['mqtt:', 'mqtts:'].includes(new URL(text).protocol);
-  } catch {
-    return false;
+export function checkMqttConfig(config: MqttConfig): string | null {
+  const urlProblem = brokerUrlProblem(String(config.url ?? ''));
+  if (urlProblem) return `config.url: ${urlProblem}`;
+  const topic = topicPrefixProblem(config.topic_prefix ?? MQTT_DEFAULT_TOPIC_PREFIX);
+  if (topic) return `config.topic_prefix: ${topic}`;
+  const discovery = topicPrefixProblem(config.discovery_prefix ?? MQTT_DEFAULT_DISCOVERY_PREFIX);
+  if (discovery) return `config.discovery_prefix: ${discovery}`;
+  if (hasText(config.password) && !hasText(config.username)) return 'config.username: give the user name the password belongs to';
+  if (hasText(config.tls_ca) && !/-----BEGIN CERTIFICATE-----/.test(config.tls_ca)) {
+    return 'config.tls_ca: must be one or more PEM certificates (-----BEGIN CERTIFICATE-----)';
   }
+  return null;
 }
+
+function brokerUrlProblem(text: string): string | null {
+  const example = 'must be a broker URL such as mqtt://192.168.1.2:1883 or mqtts://broker.example:8883';
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return example;
+  }
+  if (url.protocol !== 'mqtt:' && url.protocol !== 'mqtts:') return `${example} (mqtt:// or mqtts://)`;
+  if (!url.hostname) return example;
+  if (url.username || url.password) return 'give the credentials in username and password, not in the URL';
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return `${example}, without a path or query`;
+  return null;
+}
+
+const connections = new MqttConnections();
 
 export const mqttDriver: ChannelDriver<MqttConfig> = {
   type: 'mqtt',
   configSchema: MqttConfig,
   secretKeys: ['password'],
-  destinationKeys: ['url'],
-  check(config) {
-    if (!isMqttUrl(config.url)) return 'config.url: must be an mqtt:// or mqtts:// URL';
-    for (const key of ['topic_prefix', 'discovery_prefix'] as const) {
-      if (/[+#]/.test(config[key])) return `config.${key}: must not contain the MQTT wildcards + or #`;
-    }
-    return null;
-  },
-  send() {
-    return Promise.reject(new DeliveryError('not built yet', false));
-  },
+  destinationKeys: ['url', 'username', 'tls_ca', 'tls_reject_unauthorized'],
+  check: checkMqttConfig,
+  send: sendMqtt,
+  publishState,
+  close: () => connections.closeAll(),
 };
+
+async function sendMqtt(config: MqttConfig, message: OutgoingMessage, context: SendContext): Promise<void> {
+  const connection = await connect(config, context);
+  const prefix = connection.config.topicPrefix;
+  const publications: Publication[] = [{ topic: eventsTopic(prefix), payload: eventPayload(message), retain: false }];
+  // A test message is not news for Home Assistant automations.
+  if (message.event !== 'test') {
+    for (const change of message.changes) {
+      if (change.change_type !== 'device_added') continue;
+      const subnet = networkOf(change.device_ip, connection, message);
+      if (subnet) publications.push({ topic: newDeviceTopic(prefix, networkId(subnet)), payload: newDevicePayload(change, message), retain: false });
+    }
+  }
+  await publishAll(connection, publications, context);
+}
+
+async function publishState(config: MqttConfig, networks: NetworkState[], context: SendContext): Promise<void> {
+  const connection = await connect(config, context);
+  const prefix = connection.config.topicPrefix;
+  const discovery = config.ha_discovery ?? true;
+  const options = { discoveryPrefix: config.discovery_prefix ?? MQTT_DEFAULT_DISCOVERY_PREFIX, topicPrefix: prefix, version: context.version };
+  const publications: Publication[] = [];
+  const announced: string[] = [];
+  for (const network of networks) {
+    const id = networkId(network.subnet);
+    // Discovery documents go out once per connection (retained, the broker keeps them for HA);
+    // with discovery off, empty retained documents remove entities published before.
+    const mark = `${options.discoveryPrefix}\u0000${id}\u0000${discovery ? 'on' : 'off'}`;
+    if (!connection.announced.has(mark)) {
+      for (const p of discoveryPublications(options, network)) publications.push(discovery ? p : { ...p, payload: '' });
+      announced.push(mark);
+    }
+    publications.push({ topic: stateTopic(prefix, id), payload: statePayload(network, new Date()), retain: true });
+  }
+  await publishAll(connection, publications, context);
+  for (const mark of announced) connection.announced.add(mark);
+  rememberSubnets(connection, networks);
+}
+
+function connect(config: MqttConfig, context: SendContext): Promise<MqttConnection> {
+  if (hasText(config.username) && !hasText(config.password)) {
+    // Cleared when the destination changed (or never given): the broker would refuse anyway.
+    return Promise.reject(new DeliveryError('config.password: not set (it is cleared when url or username change); enter it again', false));
+  }
+  const connection: MqttConnectionConfig = {
+    url: config.url,
+    username: hasText(config.username) ? config.username : null,
+    password: hasText(config.password) ? config.password : null,
+    topicPrefix: config.topic_prefix ?? MQTT_DEFAULT_TOPIC_PREFIX,
+    tlsCa: hasText(config.tls_ca) ? config.tls_ca : null,
+    tlsRejectUnauthorized: config.tls_reject_unauthorized ?? true,
+  };
+  return connections.acquire(connection, context.signal, context.timeoutMs);
+}
+
+async function publishAll(connection: MqttConnection, publications: Publication[], context: SendContext): Promise<void> {
+  await connections.publish(connection, publications, context.signal);
+}
+
+/** The watched network a new device belongs to: the one containing its address, else the scan's. */
+function networkOf(ip: string | null, connection: MqttConnection, message: OutgoingMessage): string | null {
+  if (ip && isIpv4Address(ip)) {
+    for (const subnet of connection.knownSubnets) {
+      const parsed = parseIpv4Network(subnet);
+      if (parsed.ok && networkContains(parsed.value, ip)) return subnet;
+    }
+  }
+  return message.scan?.scan_type === 'network' ? message.scan.subnet : null;
+}
+
+/** Keeps the subnets seen in publishState (all of them, however many were passed each time). */
+function rememberSubnets(connection: MqttConnection, networks: NetworkState[]): void {
+  const known = new Set(connection.knownSubnets);
+  for (const network of networks) known.add(network.subnet);
+  connection.knownSubnets = [...known].slice(-256);
+}
+
+function hasText(value: string | null | undefined): value is string {
+  return typeof value === 'string' && value.length > 0;
+}

@@ -11,6 +11,7 @@ import { LoginThrottle } from '../auth/throttle.js';
 import { scanAllowFromEnvironment } from '../config/environment.js';
 import type { EventBus } from '../events/bus.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
+import { ScheduleService } from '../jobs/schedules.js';
 import { ScanManager } from '../scan/manager.js';
 import type { Store } from '../store/index.js';
 import { UpdateChecker } from '../updates/checker.js';
@@ -26,6 +27,7 @@ import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { networkRoutes } from './routes/network.js';
 import { scanRoutes } from './routes/scans.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
@@ -63,6 +65,8 @@ export interface Services {
   events: EventBus;
   /** Failed logins per client address and per username, shared through the database. */
   loginThrottle: LoginThrottle;
+  /** Scan schedules: validation, next run, run now (the scheduler in jobs/ fires the slots). */
+  schedules: ScheduleService;
 }
 
 declare module 'fastify' {
@@ -122,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     authenticator,
     updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
     loginThrottle: new LoginThrottle(store.loginFailures),
+    schedules: new ScheduleService({ store, scans }),
   } satisfies Services);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -189,6 +194,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'config', description: 'Configuration, zones, network detection' },
         { name: 'audit', description: 'Audit log' },
         { name: 'system', description: 'Health, updates and API description' },
+        { name: 'schedules', description: 'Scan schedules (cron) and the scan queue' },
       ],
     },
   });
@@ -217,6 +223,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(changeRoutes);
   await app.register(statsRoutes);
   await app.register(backupRoutes);
+  await app.register(scheduleRoutes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   const webUi = await registerWebUi(app, options.webRoot);

@@ -8,6 +8,7 @@ import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
 import { RetentionStore } from './retention.js';
 import { ScanStore } from './scans.js';
+import { ScheduleStore } from './schedules.js';
 import { SessionStore } from './sessions.js';
 import { SettingsStore } from './settings.js';
 import { StatsStore } from './stats.js';
@@ -28,6 +29,7 @@ export class Store {
   readonly loginFailures: LoginFailureStore;
   readonly leases: LeaseStore;
   readonly retention: RetentionStore;
+  readonly schedules: ScheduleStore;
   /** Bumped by every inventory write, so cached aggregates know when they are stale. */
   private dataVersion = 0;
 
@@ -49,6 +51,7 @@ export class Store {
     this.loginFailures = new LoginFailureStore(db);
     this.leases = new LeaseStore(db);
     this.retention = new RetentionStore(db, bump);
+    this.schedules = new ScheduleStore(db, bump);
   }
 
   /** Marks cached aggregates stale after a write made outside the repositories (e.g. the scan inventory). */

@@ -70,7 +70,7 @@ export function registerScheduleCommands(program: Command): void {
     .requiredOption('--cron <pattern>', CRON_HELP)
     .option('--timezone <zone>', 'IANA time zone the pattern is read in', 'UTC')
     .option('--profile <profile>', `${SCAN_PROFILES.join(', ')} (default: scanning.default_profile)`)
-    .option('--subnet <cidr>', 'IPv4 CIDR to scan (default: the configured network.subnet at run time)')
+    .option('--subnet <cidr>', 'IPv4 CIDR to scan (default: the configured network.subnet, read for each run)')
     .option('--disabled', 'save it without firing until enabled')
     .action(
       action(async (options: { name: string; cron: string; timezone: string; profile?: string; subnet?: string; disabled?: boolean }) => {

@@ -37,7 +37,7 @@ const SECONDS_FIELD = { name: 'second', range: '0-59', names: null } as const;
 /** One item of a field's list: `*` or a value or a range, with an optional step. */
 const ITEM = /^(\*|([0-9]{1,2}|[a-z]{3})(-([0-9]{1,2}|[a-z]{3}))?)(\/[0-9]{1,2})?$/;
 
-export const CRON_HELP = 'five fields: minute hour day-of-month month day-of-week, such as "0 3 * * *" (daily at 03:00) or "*/15 * * * mon-fri"';
+export const CRON_HELP = 'five fields: minute hour day-of-month month day-of-week, such as "0 3 * * *" (03:00 daily) or "*/15 * * * mon-fri"';
 
 /** Pattern syntax, checked before croner sees it; returns the pattern with single spaces between fields. */
 function checkSyntax(text: string, seconds: boolean): string {

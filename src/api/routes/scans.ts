@@ -121,8 +121,8 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['scans'],
         summary: 'Whether a scan is running, and its progress',
         description:
-          'The running scan (on this instance or another sharing the database). When none runs, `scan_id`, `subnet`, `profile` and `progress` are null; ' +
-          'queued scans are listed by GET /api/scans with status `queued`.',
+          'The running scan (on this instance or another sharing the database), else the queued scan next in line (its `progress` null until it starts). ' +
+          'When none, `scan_id`, `subnet`, `profile` and `progress` are null. Every queued scan is listed by GET /api/scans with status `queued`.',
         response: { 200: ScanStatusReport, ...errorResponses(401) },
       },
     },
@@ -130,7 +130,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const own = scans.current();
       if (own) return { scanning: true, scan_id: own.id, subnet: own.subnet, profile: own.profile, progress: own.progress };
       // A scan run by another instance sharing the database: its last persisted progress.
-      const active = await store.scans.running();
+      const active = await store.scans.active();
       if (!active) return { scanning: false, scan_id: null, subnet: null, profile: null, progress: null };
       const record = toScanRecord(active);
       return { scanning: true, scan_id: record.scan_id, subnet: record.subnet, profile: record.profile, progress: record.progress };

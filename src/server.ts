@@ -4,6 +4,7 @@ import { hashPassword, passwordProblem, usernameProblem } from './auth/passwords
 import type { ServerConfig } from './config/environment.js';
 import { seedSettings } from './config/seed.js';
 import { Maintenance } from './jobs/maintenance.js';
+import { Scheduler } from './jobs/scheduler.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -65,6 +66,11 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
     const maintenance = new Maintenance({ store, log: logger, throttle: loginThrottle, ownerId: scans.owner.id });
     maintenance.start();
     app.addHook('onClose', async () => maintenance.stop());
+    // After recovery, so a scan left by a dead instance is ended before a slot queues behind it.
+    const scheduler = new Scheduler({ store, scans, log: logger });
+    scheduler.start();
+    // preClose runs before every onClose hook: no slot fires while the scan manager shuts down.
+    app.addHook('preClose', async () => scheduler.stop());
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: VERSION }, 'netwarden listening');
     let closing: Promise<void> | undefined;

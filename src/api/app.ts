@@ -12,6 +12,7 @@ import { scanAllowFromEnvironment } from '../config/environment.js';
 import type { EventBus } from '../events/bus.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
+import { ScheduleService } from '../jobs/schedules.js';
 import { ScanManager } from '../scan/manager.js';
 import type { Store } from '../store/index.js';
 import { UpdateChecker } from '../updates/checker.js';
@@ -28,6 +29,7 @@ import { keyRoutes } from './routes/keys.js';
 import { networkRoutes } from './routes/network.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { scanRoutes } from './routes/scans.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
@@ -69,6 +71,8 @@ export interface Services {
   loginThrottle: LoginThrottle;
   /** Sends notifications after scans, digests, and the delivery loop (started with the app, stopped on close). */
   notifier: Notifier;
+  /** Scan schedules: validation, next run, run now (the scheduler in jobs/ fires the slots). */
+  schedules: ScheduleService;
 }
 
 declare module 'fastify' {
@@ -140,6 +144,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
     loginThrottle: new LoginThrottle(store.loginFailures),
     notifier,
+    schedules: new ScheduleService({ store, scans }),
   } satisfies Services);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -208,6 +213,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'audit', description: 'Audit log' },
         { name: 'system', description: 'Health, updates and API description' },
         { name: 'notifications', description: 'Notification channels and their delivery log' },
+        { name: 'schedules', description: 'Scan schedules (cron) and the scan queue' },
       ],
     },
   });
@@ -237,6 +243,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(statsRoutes);
   await app.register(backupRoutes);
   await app.register(notificationRoutes);
+  await app.register(scheduleRoutes);
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   const webUi = await registerWebUi(app, options.webRoot);

@@ -219,3 +219,19 @@ function promptHidden(prompt: string): Promise<string> {
     muted = true;
   });
 }
+
+/** `2026-11-22T02:48:08.123Z` → `2026-11-22 02:48Z`: enough to tell rows apart in a table. */
+export function shortTime(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
+}
+
+/** A plain-text table: columns padded to their widest cell, two spaces apart. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}

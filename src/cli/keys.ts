@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { generateApiKey } from '../auth/tokens.js';
 import { toKeyRecord } from '../store/api-keys.js';
 import { addSeconds, nowIso } from '../store/clock.js';
-import { CLI_ACTOR, CliError, action, positiveInteger, printable, usageError, withStore } from './common.js';
+import { CLI_ACTOR, CliError, action, positiveInteger, printable, shortTime, table, usageError, withStore } from './common.js';
 
 /** Same limits as POST /api/keys. */
 const NAME_MAX_LENGTH = 100;
@@ -111,19 +111,4 @@ export function registerKeyCommands(program: Command): void {
         });
       }),
     );
-}
-
-/** `2026-11-22T02:48:08.123Z` → `2026-11-22 02:48Z`: enough to tell keys apart in a table. */
-function shortTime(iso: string): string {
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
-}
-
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
 }

@@ -6,6 +6,7 @@ import { registerCveCommand } from './cve.js';
 import { registerDbCommands } from './db.js';
 import { registerKeyCommands } from './keys.js';
 import { registerScanCommand } from './scan.js';
+import { registerScheduleCommands } from './schedule.js';
 import { registerServeCommand } from './serve.js';
 import { registerUserCommands } from './user.js';
 
@@ -24,6 +25,7 @@ registerDbCommands(program);
 registerCveCommand(program);
 registerScanCommand(program);
 registerBackupCommands(program);
+registerScheduleCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -21,7 +21,7 @@ export function registerScanCommand(program: Command): void {
         }
         await withStore(async (store, config) => {
           const log = pino({ level: 'warn' }, pino.destination(2));
-          const manager = new ScanManager({ store, log, dataDir: config.dataDir, scanAllow: config.scanAllow });
+          const manager = new ScanManager({ store, log, dataDir: config.dataDir, scanAllow: config.scanAllow, runsQueue: false });
           let scan;
           try {
             scan = await manager.trigger({

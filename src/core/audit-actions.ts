@@ -25,6 +25,12 @@ export const AUDIT_ACTIONS = {
   channel_updated: 'A notification channel was changed (old and new values, secrets masked)',
   channel_deleted: 'A notification channel was deleted with its delivery log',
   notification_failed: 'A notification could not be delivered after its last attempt (channel, delivery, event, error)',
+  schedule_created: 'A scan schedule was created (name, cron, time zone, profile, subnet, enabled)',
+  schedule_updated: 'A scan schedule was changed (old and new values of the changed fields)',
+  schedule_deleted: 'A scan schedule was deleted (its queued run, if any, was cancelled)',
+  schedule_run: 'A schedule recorded a run: a slot fired (actor system) or someone chose "run now" (scan id, slot)',
+  schedule_skipped: 'A schedule slot was skipped: its previous run was still queued, or its pattern could not be read',
+  schedule_missed: 'Slots of a schedule passed without running (the service was down): first and last missed slot and how many, once per schedule',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

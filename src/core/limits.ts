@@ -46,3 +46,10 @@ export const ADDRESS_LIST_MAX_ITEMS = 256;
 
 /** TCP and UDP port numbers, in port lists (`1-1000`, `22,80,8000-8100`) and risk rules. */
 export const PORTS: Range = { min: 1, max: 65_535 };
+
+// Schedules -----------------------------------------------------------------------------------
+
+/** A schedule's name (CONTRACT §7: 1–100 characters, unique). */
+export const SCHEDULE_NAME_MAX_LENGTH = 100;
+/** How many upcoming run times GET /api/schedules/preview lists (`count`). */
+export const SCHEDULE_PREVIEW_COUNT: Range = { min: 1, max: 20 };

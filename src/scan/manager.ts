@@ -9,9 +9,10 @@ import type { Store } from '../store/index.js';
 import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
 import type { ScanProgress } from '../schemas/scan.js';
 import type { ScanRow } from '../store/schema.js';
-import { toScanRecord } from '../store/scans.js';
+import { toScanRecord, type ScanLease } from '../store/scans.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';
+import { NetwardenError } from '../util/errors.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { hasRawSocketPrivilege } from './privileges.js';
@@ -25,6 +26,8 @@ export interface ScanRequest {
   /** A single-device scan of this address. */
   device?: string;
   actor: { name: string | null; type: ActorType; ip?: string | null; userAgent?: string | null };
+  /** The scan record's triggered_by (CONTRACT §7: `<username>`, `key:<name>`, `cli`, …); default: actor.name. */
+  triggeredBy?: string | null;
 }
 
 interface RunningScan {
@@ -56,6 +59,15 @@ const PERSIST_EVERY_MS = 2000;
 const PROGRESS_EVENT_EVERY_MS = 500;
 /** How long a cancel asked of this instance waits for the instance that runs the scan to stop it. */
 const REMOTE_CANCEL_WAIT_MS = 20_000;
+/**
+ * How often every instance looks for a queued scan it can start. A queued scan normally starts
+ * the moment the running scan ends (on the instance that ran it); this catches the wake-ups that
+ * get lost: the scan ended on an instance that then died, or was queued by one that could not
+ * start it.
+ */
+const QUEUE_CHECK_MS = 2_000;
+/** Attempts of one startQueued call when the scan it picked was cancelled or failed under it. */
+const QUEUE_START_ATTEMPTS = 5;
 
 export interface ScanManagerOptions {
   store: Store;
@@ -70,8 +82,13 @@ export interface ScanManagerOptions {
   scanAllow?: string[] | null;
   /** This process as the owner of the scans it runs (tests give two managers distinct owners). */
   owner?: ScanOwner;
-  /** Where scan_started, scan_progress and scan_finished go; a private bus when not given. */
+  /** Where scan_queued, scan_started, scan_progress and scan_finished go; a private bus when not given. */
   events?: EventBus;
+  /**
+   * Whether this manager starts queued scans (default true). `netwarden scan` says false: a
+   * one-off command must not pick up a schedule's queued run and then exit under it.
+   */
+  runsQueue?: boolean;
 }
 
 /**
@@ -92,6 +109,12 @@ export class ScanManager {
   readonly owner: ScanOwner;
   readonly events: EventBus;
   private orphanTimer: NodeJS.Timeout | null = null;
+  private queueTimer: NodeJS.Timeout | null = null;
+  /** Attempts to start a queued scan run one after another in this process (the database arbitrates between processes). */
+  private queueAttempt: Promise<unknown> = Promise.resolve();
+  /** Set by shutdown: no queued scan starts here any more. */
+  private stopping = false;
+  private readonly runsQueue: boolean;
 
   constructor(options: ScanManagerOptions) {
     this.store = options.store;
@@ -102,6 +125,7 @@ export class ScanManager {
     this.scanAllow = options.scanAllow ?? null;
     this.owner = options.owner ?? newOwner();
     this.events = options.events ?? new EventBus();
+    this.runsQueue = options.runsQueue ?? true;
   }
 
   /** NETWARDEN_SCAN_ALLOW's list when it replaces scanning.allowed_targets, else null. */
@@ -116,11 +140,15 @@ export class ScanManager {
       : { cidrs: settings.scanning.allowed_targets, source: 'scanning.allowed_targets' };
   }
 
-  /** Validates and starts a scan; resolves once it is recorded as running. */
+  /**
+   * Validates and starts a scan; resolves once it is recorded as running. While another scan runs
+   * or is queued (queued scans go first), throws ScanBusyError naming it (CONTRACT §7).
+   */
   async trigger(request: ScanRequest): Promise<ScanRow> {
     const settings = await this.store.settings.get();
     const target = resolveTarget(request, settings, this.allowedTargets(settings));
     if (this.running) throw new ScanBusyError(this.running.id);
+    await this.refuseWhileActive();
 
     const engine = await this.engines.select(settings.scanning.engine);
     const now = nowIso();
@@ -131,34 +159,141 @@ export class ScanManager {
         scan_type: request.device ? 'device' : 'network',
         target: request.device ?? null,
         started_at: now,
-        triggered_by: request.actor.name,
+        triggered_by: request.triggeredBy === undefined ? request.actor.name : request.triggeredBy,
       },
-      { ownerId: this.owner.id, host: this.owner.host, pid: this.owner.pid, leaseExpiresAt: this.leaseUntil() },
+      this.lease(),
     );
     if (!scan) {
       const active = await this.store.scans.active();
       throw new ScanBusyError(active?.id ?? null);
     }
-    const abort = new AbortController();
+    await this.launch(scan, engine, settings, target, request.actor);
+    return scan;
+  }
+
+  /**
+   * The subnet a schedule's run scans, checked as a scan request is (CONTRACT §7: null is the
+   * configured network.subnet at the time the run is recorded). Throws an error naming `subnet`.
+   */
+  async scheduleTarget(subnet: string | null): Promise<string> {
+    const settings = await this.store.settings.get();
+    return resolveTarget({ subnet: subnet ?? undefined }, settings, this.allowedTargets(settings)).network.cidr;
+  }
+
+  /**
+   * Announces a scan just recorded as queued (by the scheduler or "run now": scan_queued) and
+   * starts it if nothing else runs or waits before it. Returns whether it is running now.
+   */
+  async queued(scan: ScanRow): Promise<'started' | 'queued'> {
+    this.events.publish('scan_queued', toScanRecord(scan));
+    await this.startQueued();
+    const now = await this.store.scans.get(scan.id);
+    return now && now.status !== 'queued' ? 'started' : 'queued';
+  }
+
+  /**
+   * Starts the oldest queued scan if no scan runs, on this instance or another; resolves to it,
+   * or null when nothing was started. Safe to call any time from anywhere: the database lets at
+   * most one scan hold the active slot, and a queued scan starts at most once.
+   */
+  startQueued(): Promise<ScanRow | null> {
+    const attempt = this.queueAttempt.then(() => this.tryStartQueued());
+    this.queueAttempt = attempt.catch(() => undefined);
+    return attempt;
+  }
+
+  private async tryStartQueued(): Promise<ScanRow | null> {
+    for (let i = 0; i < QUEUE_START_ATTEMPTS; i++) {
+      if (this.running || this.stopping || !this.runsQueue) return null;
+      const next = await this.store.scans.nextQueued();
+      if (!next) return null;
+      const settings = await this.store.settings.get();
+      let target: { network: Ipv4Network; hosts: number };
+      let engine: ScanEngine;
+      try {
+        // Checked again at start: the settings (allowed targets, engine) may have changed while it waited.
+        target = resolveTarget(
+          next.scan_type === 'device' && next.target ? { device: next.target } : { subnet: next.subnet },
+          settings,
+          this.allowedTargets(settings),
+        );
+        engine = await this.engines.select(settings.scanning.engine);
+      } catch (err) {
+        if (!(err instanceof NetwardenError)) throw err;
+        await this.failQueued(next, `Could not start: ${err.message}`);
+        continue;
+      }
+      const scan = await this.store.scans.takeQueued(next.id, this.lease(), nowIso());
+      if (scan) {
+        await this.launch(scan, engine, settings, target, actorOf(scan.triggered_by));
+        return scan;
+      }
+      // A scan runs (here or elsewhere): the queued one waits for its end. Otherwise the one
+      // picked was cancelled, or started elsewhere and already ended: look again.
+      if (await this.store.scans.running()) return null;
+    }
+    return null;
+  }
+
+  private async failQueued(scan: ScanRow, error: string): Promise<void> {
+    if (!(await this.store.scans.failQueued(scan.id, error, nowIso()))) return;
+    this.log.warn({ scan_id: scan.id, error }, 'a queued scan could not start');
+    await this.publishFinished(scan.id);
+    await this.audit('scan_failed', scan, actorOf(scan.triggered_by), false, { error }).catch((err) =>
+      this.log.warn({ err, scan_id: scan.id }, 'could not audit a queued scan that could not start'),
+    );
+  }
+
+  /** Throws ScanBusyError while a scan is queued or runs elsewhere; a queued scan with nothing running is started. */
+  private async refuseWhileActive(): Promise<void> {
+    const active = await this.store.scans.active();
+    if (!active) return;
+    // Queued with nothing running happens only between a scan's end and the next start: help it along.
+    if (active.status === 'queued') this.wakeQueue();
+    throw new ScanBusyError(active.id);
+  }
+
+  /** Starts a queued scan in the background, if there is one and nothing runs. */
+  private wakeQueue(): void {
+    if (this.stopping) return;
+    this.startQueued().catch((err) => this.log.warn({ err }, 'could not start a queued scan'));
+  }
+
+  /** Records the start of a scan that now holds the active slot, then runs it in the background. */
+  private async launch(
+    scan: ScanRow,
+    engine: ScanEngine,
+    settings: Settings,
+    target: { network: Ipv4Network; hosts: number },
+    actor: ScanRequest['actor'],
+  ): Promise<void> {
+    const profile = scan.profile as ScanProfile;
     const running: RunningScan = {
       id: scan.id,
-      profile: request.profile,
+      profile,
       subnet: scan.subnet,
-      abort,
+      abort: new AbortController(),
       reason: null,
-      progress: new ProgressTracker(request.profile, target.hosts),
+      progress: new ProgressTracker(profile, target.hosts),
       done: Promise.resolve(),
     };
     this.running = running;
     this.events.publish('scan_started', toScanRecord(scan));
+    const details = { engine: engine.name, profile, subnet: scan.subnet, ...(scan.schedule_id !== null ? { schedule_id: scan.schedule_id } : {}) };
     // The scan holds the slot now: it must run (and end) even if the audit entry cannot be written.
-    await this.audit('scan_started', scan, request.actor, true, { engine: engine.name, profile: request.profile, subnet: scan.subnet }).catch((err) =>
+    await this.audit('scan_started', scan, actor, true, details).catch((err) =>
       this.log.warn({ err, scan_id: scan.id }, 'could not audit the start of a scan'),
     );
+    const request: ScanRequest = { profile, ...(scan.scan_type === 'device' && scan.target ? { device: scan.target } : {}), actor };
     running.done = this.execute(running, scan, engine, settings, target.network, request).finally(() => {
       if (this.running === running) this.running = null;
+      // The next queued scan starts as this one ends, here, whichever instance queued it.
+      if (this.runsQueue) this.wakeQueue();
     });
-    return scan;
+  }
+
+  private lease(): ScanLease {
+    return { ownerId: this.owner.id, host: this.owner.host, pid: this.owner.pid, leaseExpiresAt: this.leaseUntil() };
   }
 
   /**
@@ -167,23 +302,33 @@ export class ScanManager {
    * gone is ended here.
    */
   async cancel(scanId: number): Promise<void> {
-    const scan = await this.store.scans.get(scanId);
+    let scan = await this.store.scans.get(scanId);
     if (!scan) throw new ScanNotFoundError();
+    if (scan.status === 'queued' && this.running?.id !== scanId) {
+      // A queued scan has no owner: whoever is asked ends it, unless it starts in the meantime.
+      if (await this.store.scans.finish(scanId, null, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
+        await this.publishFinished(scanId);
+        await this.audit('scan_cancelled', scan, actorOf(scan.triggered_by), true, { was: 'queued' });
+        return;
+      }
+      scan = (await this.store.scans.get(scanId)) ?? scan;
+    }
     if (this.running?.id === scanId) {
       this.running.reason = 'cancelled';
       this.running.abort.abort();
       await this.running.done;
       return;
     }
-    if (scan.status !== 'running' && scan.status !== 'queued') {
+    if (scan.status !== 'running') {
       throw new ScanNotRunningError(scanId, scan.status);
     }
-    const gone = scan.status === 'queued' ? 'it is queued' : ownerGone(scan, this.owner, Date.now());
+    const gone = ownerGone(scan, this.owner, Date.now());
     if (gone) {
       endOrphanedEngine(scan, this.owner);
       if (await this.store.scans.finish(scanId, scan.owner_id, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
         await this.publishFinished(scanId);
-        await this.audit('scan_cancelled', scan, { name: scan.triggered_by, type: 'system' }, true, {});
+        await this.audit('scan_cancelled', scan, actorOf(scan.triggered_by), true, {});
+        this.wakeQueue();
       }
       return;
     }
@@ -215,7 +360,8 @@ export class ScanManager {
    */
   async recoverAbandoned(): Promise<number[]> {
     const ended: number[] = [];
-    for (const scan of await this.store.scans.listActive()) {
+    // Running scans only: a queued scan has no owner yet and waits its turn; it is never abandoned.
+    for (const scan of await this.store.scans.listRunning()) {
       const why = ownerGone(scan, this.owner, Date.now());
       if (!why || this.running?.id === scan.id) continue;
       const killed = endOrphanedEngine(scan, this.owner);
@@ -229,22 +375,38 @@ export class ScanManager {
       });
       this.log.warn({ scan_id: scan.id, reason: why, ended_engine_process_group: killed }, 'ended a scan whose owner is gone');
     }
+    if (ended.length > 0) this.wakeQueue();
     return ended;
   }
 
-  /** Looks for abandoned scans every ORPHAN_CHECK_MS until shutdown. */
+  /**
+   * Looks for abandoned scans every ORPHAN_CHECK_MS, and for queued scans to start every
+   * QUEUE_CHECK_MS, until shutdown. Starts a queued scan left waiting right away.
+   */
   startRecovery(): void {
     if (this.orphanTimer) return;
     this.orphanTimer = setInterval(() => {
       this.recoverAbandoned().catch((err) => this.log.warn({ err }, 'could not check for abandoned scans'));
     }, ORPHAN_CHECK_MS);
     this.orphanTimer.unref();
+    this.queueTimer = setInterval(() => {
+      if (!this.running) this.wakeQueue();
+    }, QUEUE_CHECK_MS);
+    this.queueTimer.unref();
+    this.wakeQueue();
   }
 
-  /** Stops a running scan because the server is going down; it is recorded as failed. */
+  /**
+   * Stops a running scan because the server is going down; it is recorded as failed. Queued
+   * scans stay queued: another instance, or this one's next start, runs them.
+   */
   async shutdown(): Promise<void> {
+    this.stopping = true;
     if (this.orphanTimer) clearInterval(this.orphanTimer);
+    if (this.queueTimer) clearInterval(this.queueTimer);
     this.orphanTimer = null;
+    this.queueTimer = null;
+    await this.queueAttempt;
     const r = this.running;
     if (!r) return;
     r.reason = 'shutdown';
@@ -507,6 +669,18 @@ export class ScanManager {
       success,
     });
   }
+}
+
+/**
+ * Who a scan recorded earlier (a queued one) was for, from its triggered_by (CONTRACT §7):
+ * `schedule:<name>`, `cli` and `import` are the system, `key:<name>` an API key, else a user.
+ */
+export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
+  if (triggeredBy === null || triggeredBy === 'cli' || triggeredBy === 'import' || triggeredBy.startsWith('schedule:')) {
+    return { name: triggeredBy, type: 'system' };
+  }
+  if (triggeredBy.startsWith('key:')) return { name: triggeredBy.slice(4), type: 'api_key' };
+  return { name: triggeredBy, type: 'user' };
 }
 
 /** The validated target of a request, and how many addresses it covers. */

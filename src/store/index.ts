@@ -9,6 +9,7 @@ import { LoginFailureStore } from './login-failures.js';
 import { NotificationStore } from './notifications.js';
 import { RetentionStore } from './retention.js';
 import { ScanStore } from './scans.js';
+import { ScheduleStore } from './schedules.js';
 import { SessionStore } from './sessions.js';
 import { SettingsStore } from './settings.js';
 import { StatsStore } from './stats.js';
@@ -30,6 +31,7 @@ export class Store {
   readonly leases: LeaseStore;
   readonly retention: RetentionStore;
   readonly notifications: NotificationStore;
+  readonly schedules: ScheduleStore;
   /** Bumped by every inventory write, so cached aggregates know when they are stale. */
   private dataVersion = 0;
 
@@ -52,6 +54,7 @@ export class Store {
     this.leases = new LeaseStore(db);
     this.retention = new RetentionStore(db, bump);
     this.notifications = new NotificationStore(db);
+    this.schedules = new ScheduleStore(db, bump);
   }
 
   /** Marks cached aggregates stale after a write made outside the repositories (e.g. the scan inventory). */

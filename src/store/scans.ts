@@ -30,6 +30,33 @@ export function toScanRecord(row: ScanRow): ScanRecord {
   };
 }
 
+/** What a queued scan records before it starts: no owner, no start time, no active slot. */
+export type QueuedScan = Omit<
+  NewScan,
+  'created_at' | 'status' | 'active_slot' | 'owner_id' | 'owner_host' | 'owner_pid' | 'lease_expires_at' | 'started_at'
+> & {
+  created_at: string;
+};
+
+/**
+ * Inserts a queued scan through `db` (a transaction when the scheduler claims a slot with it).
+ * Undefined when its schedule already has a queued scan.
+ */
+export function insertQueued(db: Kysely<Database>, scan: QueuedScan): Promise<ScanRow | undefined> {
+  return db
+    .insertInto('scans')
+    .values({ ...scan, status: 'queued' })
+    .onConflict((oc) => oc.doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A unique index refused a row (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
 export class ScanStore {
   constructor(
     private readonly db: Kysely<Database>,
@@ -66,14 +93,80 @@ export class ScanStore {
     return { rows, total: Number(total.n) };
   }
 
-  /** The scan currently queued or running, if any. */
-  active(): Promise<ScanRow | undefined> {
-    return this.db.selectFrom('scans').selectAll().where('status', 'in', ['queued', 'running']).orderBy('id', 'desc').executeTakeFirst();
+  /**
+   * The scan a new user-triggered scan waits for: the running one, else the oldest queued one
+   * (CONTRACT §7: 409 with its scan_id while another scan runs or is queued).
+   */
+  async active(): Promise<ScanRow | undefined> {
+    return (await this.running()) ?? (await this.nextQueued());
+  }
+
+  /** The scan holding the active slot (running), if any. */
+  running(): Promise<ScanRow | undefined> {
+    return this.db.selectFrom('scans').selectAll().where('status', '=', 'running').orderBy('id', 'desc').executeTakeFirst();
   }
 
   /** Every scan still queued or running. */
   listActive(): Promise<ScanRow[]> {
     return this.db.selectFrom('scans').selectAll().where('status', 'in', ['queued', 'running']).orderBy('id').execute();
+  }
+
+  /** Every running scan: what crash recovery looks at (queued scans have no owner to lose). */
+  listRunning(): Promise<ScanRow[]> {
+    return this.db.selectFrom('scans').selectAll().where('status', '=', 'running').orderBy('id').execute();
+  }
+
+  /** The queued scan to start next: the oldest. */
+  nextQueued(): Promise<ScanRow | undefined> {
+    return this.db.selectFrom('scans').selectAll().where('status', '=', 'queued').orderBy('id').executeTakeFirst();
+  }
+
+  /** The scan queued for a schedule, if any (there is at most one). */
+  queuedFor(scheduleId: number): Promise<ScanRow | undefined> {
+    return this.db.selectFrom('scans').selectAll().where('schedule_id', '=', scheduleId).where('status', '=', 'queued').executeTakeFirst();
+  }
+
+  /**
+   * Records a queued scan. Returns undefined, writing nothing, when its schedule already has a
+   * queued scan (the unique index of migration 003 decides, whichever instance asks).
+   */
+  async enqueue(scan: QueuedScan): Promise<ScanRow | undefined> {
+    const row = await insertQueued(this.db, scan);
+    if (row) this.onWrite();
+    return row;
+  }
+
+  /**
+   * Starts a queued scan: takes the single active slot for `owner`, provided no scan holds it
+   * and the scan is still queued. Of any number of instances trying at once (and user triggers
+   * racing them), at most one scan runs: the conditional UPDATE lets one through, and the unique
+   * index on `active_slot` refuses a second holder in any case.
+   */
+  async takeQueued(id: number, owner: ScanLease, startedAt: string): Promise<ScanRow | undefined> {
+    try {
+      const row = await this.db
+        .updateTable('scans')
+        .set({
+          status: 'running',
+          active_slot: 1,
+          started_at: startedAt,
+          owner_id: owner.ownerId,
+          owner_host: owner.host,
+          owner_pid: owner.pid,
+          lease_expires_at: owner.leaseExpiresAt,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'queued')
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('scans as holder').select('holder.id').where('holder.active_slot', 'is not', null))))
+        .returningAll()
+        .executeTakeFirst();
+      if (row) this.onWrite();
+      return row;
+    } catch (err) {
+      // Two instances passed the NOT EXISTS at once (PostgreSQL, read committed): the index refused the second.
+      if (isUniqueViolation(err)) return undefined;
+      throw err;
+    }
   }
 
   /**
@@ -143,6 +236,18 @@ export class ScanStore {
       .where('id', '=', id)
       .where('status', 'in', ['queued', 'running'])
       .where((eb) => (ownerId === null ? eb('owner_id', 'is', null) : eb('owner_id', '=', ownerId)))
+      .executeTakeFirst();
+    this.onWrite();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Ends a queued scan that cannot start (its target is no longer allowed, no engine): failed, with why. */
+  async failQueued(id: number, error: string, completedAt: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('scans')
+      .set({ status: 'failed', error, completed_at: completedAt })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
       .executeTakeFirst();
     this.onWrite();
     return Number(result.numUpdatedRows) === 1;

@@ -90,6 +90,8 @@ export interface ScansTable {
   engine_pgid: number | null;
   /** Set by an instance asked to cancel a scan another instance runs; the owner then stops it. */
   cancel_requested_at: string | null;
+  /** The schedule this scan was run for (a slot or "run now"); NULL for other scans and once the schedule is deleted. */
+  schedule_id: number | null;
 }
 
 export interface DevicesTable {
@@ -240,6 +242,27 @@ export interface NotificationChannelsTable {
   updated_at: string;
 }
 
+/** A cron schedule of scans (CONTRACT §7). */
+export interface SchedulesTable {
+  id: Generated<number>;
+  /** Unique, 1–100 characters. */
+  name: string;
+  /** Five fields (minute hour day-of-month month day-of-week). */
+  cron: string;
+  /** IANA time zone the cron pattern is read in. */
+  timezone: string;
+  profile: string;
+  /** CIDR; NULL scans the configured network.subnet at the time a run is recorded. */
+  subnet: string | null;
+  enabled: Flag;
+  /** The next slot (UTC) while enabled, else NULL; instances claim a slot by moving this on. */
+  next_run_at: string | null;
+  /** When a run was last recorded for this schedule (a slot that fired, or "run now"). */
+  last_run_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface NotificationDeliveriesTable {
   id: Generated<number>;
   channel_id: number;
@@ -288,6 +311,7 @@ export interface Database {
   notification_channels: NotificationChannelsTable;
   notification_deliveries: NotificationDeliveriesTable;
   notification_held: NotificationHeldTable;
+  schedules: SchedulesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -302,6 +326,9 @@ export type DeviceSnapshotRow = Selectable<DeviceSnapshotsTable>;
 export type PortRow = Selectable<PortsTable>;
 export type RiskFindingRow = Selectable<RiskFindingsTable>;
 export type CveMatchRow = Selectable<CveMatchesTable>;
+export type ScheduleRow = Selectable<SchedulesTable>;
+export type NewSchedule = Insertable<SchedulesTable>;
+export type ScheduleUpdate = Updateable<SchedulesTable>;
 export type ChangeRow = Selectable<ChangesTable>;
 export type NewChange = Insertable<ChangesTable>;
 export type NotificationChannelRow = Selectable<NotificationChannelsTable>;

@@ -32,6 +32,17 @@ function actorOf(request: FastifyRequest): ScanRequest['actor'] {
   };
 }
 
+/** Who asked for a scan, as its record says (CONTRACT §13): the username, or `key:<key name>`. */
+export function triggeredByOf(request: FastifyRequest): string {
+  const principal = principalOf(request);
+  return principal.kind === 'api_key' ? `key:${principal.keyName}` : principal.actor;
+}
+
+/** The actor and triggered_by of a scan asked for by this request. */
+export function scanRequesterOf(request: FastifyRequest): Pick<ScanRequest, 'actor' | 'triggeredBy'> {
+  return { actor: actorOf(request), triggeredBy: triggeredByOf(request) };
+}
+
 export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, scans } = app.services;
 
@@ -43,7 +54,8 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Start a scan of a subnet',
         description:
           'Scans `subnet` (default: config network.subnet) with `profile` (default normal), skipping config network.exclude. ' +
-          'One scan runs at a time: 409 `{"detail":"A scan is already running","scan_id":…}` otherwise. A subnet larger than scanning.max_hosts is a 400.',
+          'One scan runs at a time: while another scan runs or is queued, 409 `{"detail":"A scan is already running","scan_id":…}` naming the running scan (else the queued one). ' +
+          "A subnet larger than scanning.max_hosts, or outside the allowed scan targets, is a 400. The record's `triggered_by` is the username, or `key:<key name>` for an API key.",
         querystring: Type.Object(
           {
             profile: Type.Optional(Profile),
@@ -56,7 +68,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const profile = request.query.profile ?? 'normal';
-      const scan = await scans.trigger({ profile, subnet: request.query.subnet, actor: actorOf(request) });
+      const scan = await scans.trigger({ profile, subnet: request.query.subnet, ...scanRequesterOf(request) });
       return { status: 'started' as const, scan_id: scan.id, profile, subnet: scan.subnet };
     },
   );
@@ -67,7 +79,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['scans'],
         summary: 'Scan one device by IP address',
-        description: 'Only that device is compared with its previous state afterwards. 409 while another scan runs.',
+        description: 'Only that device is compared with its previous state afterwards. 409 while another scan runs or is queued, with its `scan_id`.',
         params: Type.Object({ ip_address: Type.String({ maxLength: 64 }) }),
         querystring: Type.Object({ profile: Type.Optional(Profile) }, { additionalProperties: false }),
         response: { 200: Started, ...errorResponses(400, 401, 403, 409) },
@@ -76,7 +88,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const profile = request.query.profile ?? 'normal';
       const ip = request.params.ip_address;
-      const scan = await scans.trigger({ profile, device: ip, actor: actorOf(request) });
+      const scan = await scans.trigger({ profile, device: ip, ...scanRequesterOf(request) });
       return { status: 'started' as const, scan_id: scan.id, profile, subnet: scan.subnet, target: ip };
     },
   );
@@ -86,7 +98,10 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['scans'],
-        summary: 'Cancel a running scan',
+        summary: 'Cancel a running or queued scan',
+        description:
+          'A running scan is stopped (on whichever instance runs it) and a queued one withdrawn; either ends as `cancelled`. ' +
+          '409 when the scan has already ended.',
         params: Type.Object({ scan_id: Id }),
         response: { 200: ScanRecord, ...errorResponses(400, 401, 403, 404, 409) },
       },
@@ -105,7 +120,9 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['scans'],
         summary: 'Whether a scan is running, and its progress',
-        description: 'When idle, `scan_id`, `subnet`, `profile` and `progress` are null.',
+        description:
+          'The running scan (on this instance or another sharing the database), else the queued scan next in line (its `progress` null until it starts). ' +
+          'When none, `scan_id`, `subnet`, `profile` and `progress` are null. Every queued scan is listed by GET /api/scans with status `queued`.',
         response: { 200: ScanStatusReport, ...errorResponses(401) },
       },
     },

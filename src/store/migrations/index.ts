@@ -3,6 +3,7 @@ import type { Dialect, MigrationContext } from './context.js';
 export type { Dialect, MigrationContext } from './context.js';
 import * as m001 from './001_initial.js';
 import * as m002 from './002_coordination.js';
+import * as m003 from './003_schedules.js';
 import * as m004 from './004_notifications.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
@@ -11,6 +12,7 @@ type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise
 const modules: Record<string, MigrationModule> = {
   '001_initial': m001,
   '002_coordination': m002,
+  '003_schedules': m003,
   '004_notifications': m004,
 };
 

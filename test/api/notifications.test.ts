@@ -99,7 +99,7 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
       gotify: { url: 'https://gotify.example.lan', token: 'AbC' },
       discord: { url: 'https://discord.com/api/webhooks/1/abc' },
       slack: { url: 'https://hooks.slack.com/services/T/B/x' },
-      email: { host: 'smtp.example.lan', from: 'netwarden@example.lan', to: ['ops@example.lan'], password: 'pw' },
+      email: { host: 'smtp.example.lan', from: 'netwarden@example.lan', to: ['ops@example.lan'], username: 'nw', password: 'pw' },
       mqtt: { url: 'mqtt://broker.example.lan:1883', username: 'nw', password: 'pw' },
     };
     for (const [type, config] of Object.entries(configs)) {
@@ -113,10 +113,12 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
       port: 587,
       secure: false,
       require_tls: false,
-      username: null,
+      username: 'nw',
       password: '********',
       from: 'netwarden@example.lan',
       to: ['ops@example.lan'],
+      tls_ca: null,
+      tls_reject_unauthorized: true,
     });
     expect(byType.mqtt).toEqual({
       url: 'mqtt://broker.example.lan:1883',
@@ -125,6 +127,8 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
       topic_prefix: 'netwarden',
       ha_discovery: true,
       discovery_prefix: 'homeassistant',
+      tls_ca: null,
+      tls_reject_unauthorized: true,
     });
     expect(byType.ntfy).toEqual({ url: 'https://ntfy.example.lan/netwarden', token: '********', priority: 4 });
     expect(byType.gotify).toEqual({ url: 'https://gotify.example.lan', token: '********' });
@@ -249,8 +253,11 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
       type: 'email',
       config: { host: 'smtp.a.lan', username: 'u', password: 'p', from: 'a@b.lan', to: ['c@d.lan'] },
     });
-    shown = await readJson(await update(mail.id, { config: { port: 465, secure: true } }));
-    expect(shown.config).toMatchObject({ host: 'smtp.a.lan', port: 465, secure: true, password: '********' });
+    shown = await readJson(await update(mail.id, { config: { secure: true, from: 'alerts@b.lan' } }));
+    expect(shown.config).toMatchObject({ host: 'smtp.a.lan', secure: true, from: 'alerts@b.lan', password: '********' });
+    // The port is part of the destination too: another service on the same host gets no password.
+    shown = await readJson(await update(mail.id, { config: { port: 465, password: 'p' } }));
+    expect(shown.config).toMatchObject({ port: 465, password: '********' });
     shown = await readJson(await update(mail.id, { config: { host: 'smtp.b.lan' } }));
     expect(shown.config).toMatchObject({ host: 'smtp.b.lan', password: null, username: 'u', to: ['c@d.lan'] });
   });

@@ -29,7 +29,12 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             risk_level: Type.Optional(StringEnum(RISK_LEVELS)),
             is_trusted: Type.Optional(Type.Boolean()),
             zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH })),
-            online: Type.Optional(Type.Boolean({ description: 'Only devices that answered (true) or did not answer (false) the latest scan' })),
+            online: Type.Optional(
+              Type.Boolean({
+                description:
+                  'Only devices online (true) or offline (false): a device goes offline after presence.offline_after_scans consecutive completed network scans missed it',
+              }),
+            ),
             q: Type.Optional(
               Type.String({
                 maxLength: DEVICE_SEARCH_MAX_LENGTH,

@@ -8,6 +8,7 @@ import { registerKeyCommands } from './keys.js';
 import { registerScanCommand } from './scan.js';
 import { registerServeCommand } from './serve.js';
 import { registerUserCommands } from './user.js';
+import { registerWatchCommand } from './watch.js';
 
 const program = new Command()
   .name('netwarden')
@@ -24,6 +25,7 @@ registerDbCommands(program);
 registerCveCommand(program);
 registerScanCommand(program);
 registerBackupCommands(program);
+registerWatchCommand(program);
 
 try {
   await program.parseAsync(process.argv);

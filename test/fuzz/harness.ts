@@ -121,10 +121,15 @@ export async function send(baseUrl: string, plan: RequestPlan, credentials: Cred
   }
 }
 
+/**
+ * The first chunk of an event stream. The stream is left open, to be ended by the server when it
+ * closes: cancelling it makes fetch open a spare connection that sends nothing, which Node's HTTP
+ * server then waits for (up to its 60 s headers timeout) before it can close.
+ */
 async function firstChunk(res: Response): Promise<string> {
   const reader = res.body!.getReader();
   const { value } = await reader.read();
-  await reader.cancel();
+  reader.releaseLock();
   return new TextDecoder().decode(value);
 }
 

@@ -497,6 +497,14 @@ function evaluateOnce(core, input, cachedIndex) {
     cveMatches[i] = matches;
     assessments[i] = assessRisk(device.ports, matches, rules);
   }
+  // Presence as decided with offline_after_scans = 1 when every device was online: devices new to
+  // the baseline arrived, those it had that this scan lacks are gone (core/presence.ts).
+  const before = new Set(input.baselineStates.map((d) => d.deviceId));
+  const after = new Set(input.currentStates.map((d) => d.deviceId));
+  const presence = {
+    arrived: input.currentStates.filter((d) => !before.has(d.deviceId)).map((d) => d.deviceId),
+    removed: input.baselineStates.filter((d) => !after.has(d.deviceId)).map((d) => ({ ...d, missedScans: 1 })),
+  };
   const t3 = performance.now();
   const portList = settings.port_list;
   const changes = core.detectChanges({
@@ -505,6 +513,7 @@ function evaluateOnce(core, input, cachedIndex) {
     portsScanned: true,
     portInScope: (port) => portList.some((r) => port >= r.low && port <= r.high),
     portRisk: (port) => portRiskSeverity(port, rules),
+    presence,
   });
   const t4 = performance.now();
   const heapAfter = process.memoryUsage().heapUsed;

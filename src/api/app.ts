@@ -33,6 +33,7 @@ import { scheduleRoutes } from './routes/schedules.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
+import { eventRoutes } from './routes/events.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
@@ -56,6 +57,8 @@ export interface AppOptions {
   webRoot?: string;
   /** Notification timing and clock (tests shorten retries and move the clock); contract defaults otherwise. */
   notifier?: NotifierOptions;
+  /** Interval of the keep-alive comment on /api/events streams (default 15 s; tests shorten it). */
+  eventKeepAliveMs?: number;
 }
 
 /** What route plugins share: one instance per app. */
@@ -214,6 +217,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'system', description: 'Health, updates and API description' },
         { name: 'notifications', description: 'Notification channels and their delivery log' },
         { name: 'schedules', description: 'Scan schedules (cron) and the scan queue' },
+        { name: 'events', description: 'Live events (Server-Sent Events)' },
       ],
     },
   });
@@ -244,6 +248,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(backupRoutes);
   await app.register(notificationRoutes);
   await app.register(scheduleRoutes);
+  await app.register(eventRoutes, { keepAliveMs: options.eventKeepAliveMs });
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   const webUi = await registerWebUi(app, options.webRoot);

@@ -9,6 +9,7 @@ import { registerScanCommand } from './scan.js';
 import { registerScheduleCommands } from './schedule.js';
 import { registerServeCommand } from './serve.js';
 import { registerUserCommands } from './user.js';
+import { registerWatchCommand } from './watch.js';
 
 const program = new Command()
   .name('netwarden')
@@ -26,6 +27,7 @@ registerCveCommand(program);
 registerScanCommand(program);
 registerBackupCommands(program);
 registerScheduleCommands(program);
+registerWatchCommand(program);
 
 try {
   await program.parseAsync(process.argv);

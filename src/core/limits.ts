@@ -53,3 +53,5 @@ export const PORTS: Range = { min: 1, max: 65_535 };
 export const SCHEDULE_NAME_MAX_LENGTH = 100;
 /** How many upcoming run times GET /api/schedules/preview lists (`count`). */
 export const SCHEDULE_PREVIEW_COUNT: Range = { min: 1, max: 20 };
+/** presence.offline_after_scans: consecutive missed network scans before a device counts as gone. */
+export const OFFLINE_AFTER_SCANS: Range = { min: 1, max: 100 };

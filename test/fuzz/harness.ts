@@ -112,10 +112,25 @@ export async function send(baseUrl: string, plan: RequestPlan, credentials: Cred
   const exchange = { method: plan.method, target: url.pathname + url.search, headers, body };
   try {
     const res = await fetch(url, { method: plan.method, headers, body, redirect: 'manual' });
-    return { ...exchange, status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+    const contentType = res.headers.get('content-type') ?? '';
+    // An event stream (GET /api/events) never ends by itself: its first chunk is the answer.
+    const text = contentType.startsWith('text/event-stream') ? await firstChunk(res) : await res.text();
+    return { ...exchange, status: res.status, contentType, text };
   } catch (err) {
     return { ...exchange, status: 0, contentType: '', text: '', error: String((err as Error).cause ?? err) };
   }
+}
+
+/**
+ * The first chunk of an event stream. The stream is left open, to be ended by the server when it
+ * closes: cancelling it makes fetch open a spare connection that sends nothing, which Node's HTTP
+ * server then waits for (up to its 60 s headers timeout) before it can close.
+ */
+async function firstChunk(res: Response): Promise<string> {
+  const reader = res.body!.getReader();
+  const { value } = await reader.read();
+  reader.releaseLock();
+  return new TextDecoder().decode(value);
 }
 
 /** Every status the contract lets the API answer. */

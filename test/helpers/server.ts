@@ -43,6 +43,8 @@ export interface StartOptions {
   updateChecker?: UpdateChecker;
   /** Notification retry timing and clock (default: the contract's). */
   notifier?: NotifierOptions;
+  /** Keep-alive comment interval of /api/events (default: the server's 15 s). */
+  eventKeepAliveMs?: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     scanAllow,
     updateChecker: options.updateChecker,
     notifier: options.notifier,
+    eventKeepAliveMs: options.eventKeepAliveMs,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -5,6 +5,7 @@ import * as m001 from './001_initial.js';
 import * as m002 from './002_coordination.js';
 import * as m003 from './003_schedules.js';
 import * as m004 from './004_notifications.js';
+import * as m005 from './005_presence.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -14,6 +15,7 @@ const modules: Record<string, MigrationModule> = {
   '002_coordination': m002,
   '003_schedules': m003,
   '004_notifications': m004,
+  '005_presence': m005,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -84,3 +84,19 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<v
   };
   return { run, busy, error, setError };
 }
+
+/** The width below which pages switch to their phone layout; the same as styles.css's @media rules. */
+export const NARROW_QUERY = '(max-width: 720px)';
+
+/** Whether a CSS media query matches, following changes (a rotated phone, a resized window). */
+export function useMediaQuery(query: string): boolean {
+  const [matches, setMatches] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const list = window.matchMedia(query);
+    const changed = () => setMatches(list.matches);
+    changed();
+    list.addEventListener('change', changed);
+    return () => list.removeEventListener('change', changed);
+  }, [query]);
+  return matches;
+}

@@ -150,7 +150,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         <ProfileSelect
           label="Default profile"
           name="default_profile"
-          hint="The profile preselected on the Scan page."
+          hint="The profile preselected on the Scans page."
           value={form.profile}
           onChange={(profile) => update({ profile })}
         />

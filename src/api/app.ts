@@ -29,6 +29,7 @@ import { scanRoutes } from './routes/scans.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
+import { eventRoutes } from './routes/events.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
@@ -50,6 +51,8 @@ export interface AppOptions {
   scanAllow?: string[] | null;
   /** Folder of the built web UI (default dist/web/ of this package). */
   webRoot?: string;
+  /** Interval of the keep-alive comment on /api/events streams (default 15 s; tests shorten it). */
+  eventKeepAliveMs?: number;
 }
 
 /** What route plugins share: one instance per app. */
@@ -189,6 +192,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'config', description: 'Configuration, zones, network detection' },
         { name: 'audit', description: 'Audit log' },
         { name: 'system', description: 'Health, updates and API description' },
+        { name: 'events', description: 'Live events (Server-Sent Events)' },
       ],
     },
   });
@@ -217,6 +221,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(changeRoutes);
   await app.register(statsRoutes);
   await app.register(backupRoutes);
+  await app.register(eventRoutes, { keepAliveMs: options.eventKeepAliveMs });
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
   const webUi = await registerWebUi(app, options.webRoot);

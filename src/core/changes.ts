@@ -1,6 +1,9 @@
 /**
  * Change detection between a scan and its baseline. Pure: the shell loads the baseline
- * snapshots and the current state, and stores what this returns.
+ * snapshots, the current state and the scan's presence decisions (core/presence.ts), and stores
+ * what this returns. Ports are compared with the baseline; whether a device was added or removed
+ * is presence's decision (a device is removed only after presence.offline_after_scans missed
+ * scans, and added again only once it was removed), reported here in words.
  *
  * Severity rules (documented in docs/scanning.md):
  * - device_added: medium for a device not marked trusted; low when trusted. Raised to the worst
@@ -51,8 +54,18 @@ export interface ChangeDraft {
   description: string;
 }
 
+/** A device presence took offline in this scan, with how many consecutive scans it has now missed. */
+export interface RemovedDevice extends DeviceState {
+  missedScans: number;
+}
+
 export interface DetectOptions {
-  /** Devices as the baseline scan saw them; null when there is no baseline (first scan of the target). */
+  /**
+   * Devices as the baseline scan saw them; null when there is no baseline (first scan of the
+   * target). The shell may add, for a device the baseline lacks but that was not gone (it missed
+   * fewer scans than the threshold, or moved in from another target), its latest earlier snapshot:
+   * its ports are then compared with that.
+   */
   baseline: DeviceState[] | null;
   /** Devices this scan saw, with their ports after the scan. */
   current: DeviceState[];
@@ -62,26 +75,29 @@ export interface DetectOptions {
   portInScope: (port: number, protocol: string) => boolean;
   /** Severity of the risk rule an open port matches, or null when it matches none. */
   portRisk: (port: PortState) => Exclude<Severity, 'info'> | null;
+  /**
+   * What presence decided for this scan (core/presence.ts): the seen devices that arrived (new, or
+   * back after being removed) and the devices it took offline, as they are now.
+   */
+  presence: { arrived: readonly number[]; removed: readonly RemovedDevice[] };
 }
 
 export function detectChanges(options: DetectOptions): ChangeDraft[] {
   const { baseline, current } = options;
   if (!baseline) return [];
   const before = new Map(baseline.map((d) => [d.deviceId, d]));
-  const after = new Map(current.map((d) => [d.deviceId, d]));
+  const arrived = new Set(options.presence.arrived);
   const changes: ChangeDraft[] = [];
 
   for (const device of current) {
-    const previous = before.get(device.deviceId);
-    if (!previous) {
+    if (arrived.has(device.deviceId)) {
       changes.push(deviceAdded(device, options));
       continue;
     }
-    if (options.portsScanned) changes.push(...portChanges(previous, device, options));
+    const previous = before.get(device.deviceId);
+    if (previous && options.portsScanned) changes.push(...portChanges(previous, device, options));
   }
-  for (const device of baseline) {
-    if (!after.has(device.deviceId)) changes.push(deviceRemoved(device));
-  }
+  for (const device of options.presence.removed) changes.push(deviceRemoved(device));
   return changes;
 }
 
@@ -105,7 +121,8 @@ function deviceAdded(device: DeviceState, options: DetectOptions): ChangeDraft {
   };
 }
 
-function deviceRemoved(device: DeviceState): ChangeDraft {
+function deviceRemoved(device: RemovedDevice): ChangeDraft {
+  const missed = device.missedScans > 1 ? `in the last ${device.missedScans} scans` : 'in this scan';
   return {
     ...who(device),
     change_type: 'device_removed',
@@ -114,7 +131,7 @@ function deviceRemoved(device: DeviceState): ChangeDraft {
     protocol: null,
     old_value: device.ip,
     new_value: null,
-    description: `Device ${describeDevice(device)} was not found in this scan`,
+    description: `Device ${describeDevice(device)} was not found ${missed}`,
   };
 }
 

@@ -46,3 +46,5 @@ export const ADDRESS_LIST_MAX_ITEMS = 256;
 
 /** TCP and UDP port numbers, in port lists (`1-1000`, `22,80,8000-8100`) and risk rules. */
 export const PORTS: Range = { min: 1, max: 65_535 };
+/** presence.offline_after_scans: consecutive missed network scans before a device counts as gone. */
+export const OFFLINE_AFTER_SCANS: Range = { min: 1, max: 100 };

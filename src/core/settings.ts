@@ -4,7 +4,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
+import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { SCAN_PROFILES } from './model.js';
@@ -102,6 +102,17 @@ export const SettingsSchema = Type.Object(
       },
       strict,
     ),
+    presence: Type.Object(
+      {
+        offline_after_scans: Type.Integer({
+          minimum: OFFLINE_AFTER_SCANS.min,
+          maximum: OFFLINE_AFTER_SCANS.max,
+          description:
+            'A device goes offline (and is reported device_removed) only after it was missing from this many consecutive completed network scans of its address',
+        }),
+      },
+      strict,
+    ),
   },
   strict,
 );
@@ -135,6 +146,7 @@ export function defaultSettings(): Settings {
     updates: { enabled: true, feed_url: DEFAULT_UPDATE_FEED, cache_minutes: 360, token: '' },
     retention: { days: 365 },
     server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false },
+    presence: { offline_after_scans: 1 },
   };
 }
 

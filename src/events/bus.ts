@@ -68,7 +68,12 @@ export class EventBus {
     return this.recent.filter((e) => e.id > lastId);
   }
 
-  /** The id the next event will get. */
+  /** How many listeners are subscribed (open event streams among them). */
+  get subscribers(): number {
+    return this.listeners.size;
+  }
+
+  /** The id of the latest event published (0 before the first). */
   get lastId(): number {
     return this.nextId - 1;
   }

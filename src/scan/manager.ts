@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScanProfile } from '../core/model.js';
-import { formatPortRanges, ipv4ToInt, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network, type PortRange } from '../core/net.js';
+import { formatPortRanges, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network, type PortRange } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
@@ -12,6 +12,7 @@ import type { ScanRow } from '../store/schema.js';
 import { toScanRecord } from '../store/scans.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';
+import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { hasRawSocketPrivilege } from './privileges.js';
@@ -365,7 +366,7 @@ export class ScanManager {
     };
   }
 
-  /** Finds the live hosts, records them in the inventory and marks the target's unseen devices offline. */
+  /** Finds the live hosts and records them in the inventory (presence is decided once the scan completes). */
   private async discoveryPhase({
     scan,
     engine,
@@ -382,16 +383,6 @@ export class ScanManager {
     onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
     const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, nowIso());
     for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
-    const base = ipv4ToInt(network.network);
-    const excluded = exclude.flatMap((e) => {
-      const net = parseIpv4Network(e);
-      return net.ok ? [{ low: ipv4ToInt(net.value.network), high: ipv4ToInt(net.value.network) + net.value.size - 1 }] : [];
-    });
-    await this.inventory.markUnseenOffline(
-      { low: base, high: base + network.size - 1 },
-      seen.map((d) => d.deviceId),
-      (ip) => excluded.some((r) => ip >= r.low && ip <= r.high),
-    );
     onProgress({ phase: 'discovery', percent: 100, hostsFound: live.length, hostsDone: request.profile === 'quick' ? live.length : 0 });
     return { live, seen };
   }
@@ -420,12 +411,24 @@ export class ScanManager {
     return portList;
   }
 
-  /** Risk, CVEs and changes against the baseline, then the snapshots of this scan. */
-  private async evaluationPhase({ scan, request, engineOptions }: ScanRun, seen: SeenDevice[], portList: PortRange[]): Promise<void> {
+  /**
+   * Risk, CVEs, presence and changes against the baseline, then the snapshots of this scan; then
+   * the live events for what changed (before scan_finished, which closes the scan's events).
+   */
+  private async evaluationPhase({ scan, settings, request, engineOptions }: ScanRun, seen: SeenDevice[], portList: PortRange[]): Promise<void> {
     engineOptions.onProgress({ phase: 'saving', percent: 50 });
     const seenDeviceIds = seen.map((d) => d.deviceId);
-    await this.evaluator.evaluate({ scan, seenDeviceIds, portsScanned: request.profile !== 'quick', portList });
+    const outcome = await this.evaluator.evaluate({
+      scan,
+      seenDeviceIds,
+      portsScanned: request.profile !== 'quick',
+      portList,
+      exclude: request.device ? [] : settings.network.exclude,
+    });
     await this.inventory.recordSnapshots(scan.id, seenDeviceIds);
+    await publishScanOutcome(this.events, this.store, outcome).catch((err) =>
+      this.log.warn({ err, scan_id: scan.id }, 'could not publish the changes of a scan'),
+    );
   }
 
   private async recordCompleted({ running, scan, engine, request, started }: ScanRun, devicesFound: number): Promise<void> {

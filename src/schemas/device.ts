@@ -28,7 +28,13 @@ const deviceSummaryFields = {
   first_seen: Timestamp,
   last_seen: Timestamp,
   last_scan_id: Nullable(Type.Integer()),
-  online: Type.Boolean(),
+  online: Type.Boolean({
+    description: 'Present: seen by the latest completed scan, or missing from fewer consecutive network scans than presence.offline_after_scans',
+  }),
+  missed_scans: Type.Integer({
+    minimum: 0,
+    description: 'How many consecutive completed network scans of its address have not seen the device (0 when the latest one did)',
+  }),
 };
 
 export const DeviceSummary = Type.Object(deviceSummaryFields);

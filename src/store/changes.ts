@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Change } from '../schemas/change.js';
 import type { Database, NewChange } from './schema.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
@@ -21,11 +21,11 @@ export class ChangeStore {
     private readonly onWrite: () => void,
   ) {}
 
-  async insertMany(changes: NewChange[]): Promise<void> {
-    for (const batch of chunks(changes, rowsPerInsert(13))) {
-      await this.db.insertInto('changes').values(batch).execute();
-    }
+  /** Stores the changes; returns them as stored (with their ids), in id order. */
+  async insertMany(changes: NewChange[]): Promise<ChangeRecord[]> {
+    const rows = await insertChanges(this.db, changes);
     if (changes.length > 0) this.onWrite();
+    return rows;
   }
 
   async list(query: ChangeQuery): Promise<{ rows: ChangeRecord[]; total: number }> {
@@ -40,4 +40,17 @@ export class ChangeStore {
     ]);
     return { rows: rows as ChangeRecord[], total: Number(total.n) };
   }
+}
+
+/**
+ * Inserts changes (inside the caller's transaction, when given one) and returns the stored rows in
+ * id order: the live `change` events carry the ids the API shows.
+ */
+export async function insertChanges(db: Kysely<Database> | Transaction<Database>, changes: NewChange[]): Promise<ChangeRecord[]> {
+  const out: ChangeRecord[] = [];
+  for (const batch of chunks(changes, rowsPerInsert(13))) {
+    out.push(...((await db.insertInto('changes').values(batch).returningAll().execute()) as ChangeRecord[]));
+  }
+  // Neither dialect promises RETURNING rows in insertion order.
+  return out.sort((a, b) => a.id - b.id);
 }

@@ -269,5 +269,6 @@ function toSummary(row: DeviceRow, openPorts: number[]): DeviceSummary {
     last_seen: row.last_seen,
     last_scan_id: row.last_scan_id,
     online: row.online === 1,
+    missed_scans: row.missed_scans,
   };
 }

@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DeviceState, PortState } from '../core/changes.js';
+import type { PresenceState } from '../core/presence.js';
+import type { Change } from '../schemas/change.js';
+import { insertChanges } from './changes.js';
 import type { CveMatch } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
 import type { RiskAssessment } from '../core/risk.js';
-import type { Database } from './schema.js';
+import type { Database, NewChange } from './schema.js';
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
@@ -13,6 +16,11 @@ export interface DevicePorts {
   id: number;
   os_name: string | null;
   ports: ScannedPort[];
+}
+
+/** A device inside a scanned range, as presence and a `device_removed` change need it. */
+export interface RangeDevice extends Omit<DeviceState, 'ports'>, PresenceState {
+  ipSort: number;
 }
 
 /** What the CVE matcher found on a device, as far as it is stored. */
@@ -132,6 +140,89 @@ export class EvaluationStore {
     return out;
   }
 
+  /** Presence state (online flag, consecutive missed scans) of the given devices that exist. */
+  async presenceOf(deviceIds: number[]): Promise<PresenceState[]> {
+    const out: PresenceState[] = [];
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const rows = await this.db.selectFrom('devices').select(['id', 'online', 'missed_scans']).where('id', 'in', ids).execute();
+      for (const r of rows) out.push({ deviceId: r.id, online: r.online === 1, missedScans: r.missed_scans });
+    }
+    return out;
+  }
+
+  /** Every device whose current address lies in [low, high] (IPv4 as integers), in address order. */
+  async devicesWithin(low: number, high: number): Promise<RangeDevice[]> {
+    const rows = await this.db
+      .selectFrom('devices')
+      .select(['id', 'ip_address', 'ip_sort', 'mac_address', 'label', 'vendor', 'is_trusted', 'online', 'missed_scans'])
+      .where('ip_sort', '>=', low)
+      .where('ip_sort', '<=', high)
+      .orderBy('ip_sort')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({
+      deviceId: r.id,
+      ip: r.ip_address,
+      ipSort: r.ip_sort,
+      mac: r.mac_address,
+      label: r.label,
+      vendor: r.vendor,
+      trusted: r.is_trusted === 1,
+      online: r.online === 1,
+      missedScans: r.missed_scans,
+    }));
+  }
+
+  /**
+   * The outcome of a completed scan, in one transaction: the devices' new presence (online flag
+   * and missed-scan counter) and the changes it detected. Returns the changes as stored, in id order.
+   */
+  async recordOutcome(presence: PresenceState[], changes: NewChange[]): Promise<Change[]> {
+    if (presence.length === 0 && changes.length === 0) return [];
+    // One statement per distinct (online, missed_scans) pair and batch of ids: few for any scan size.
+    const groups = groupBy(presence, (p) => `${p.online ? 1 : 0}:${p.missedScans}`);
+    const stored = await this.db.transaction().execute(async (trx) => {
+      for (const group of groups.values()) {
+        const { online, missedScans } = group[0];
+        for (const ids of chunks(
+          group.map((p) => p.deviceId),
+          IDS_PER_STATEMENT,
+        )) {
+          await trx
+            .updateTable('devices')
+            .set({ online: online ? 1 : 0, missed_scans: missedScans })
+            .where('id', 'in', ids)
+            .execute();
+        }
+      }
+      return insertChanges(trx, changes);
+    });
+    this.onWrite();
+    return stored;
+  }
+
+  /**
+   * For each given device, its latest snapshot from a completed scan before `beforeScanId` (devices
+   * never snapshotted are left out): the ports a returning device is compared with when the
+   * baseline lacks it.
+   */
+  async latestSnapshotsOf(deviceIds: number[], beforeScanId: number): Promise<DeviceState[]> {
+    const latest = new Map<number, { device_id: number; ip_address: string; mac_address: string | null; ports: string }>();
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('device_snapshots as s')
+        .innerJoin('scans as sc', 'sc.id', 's.scan_id')
+        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 'sc.id as scan_id'])
+        .where('s.device_id', 'in', ids)
+        .where('sc.status', '=', 'completed')
+        .where('sc.id', '<', beforeScanId)
+        .orderBy('sc.id', 'desc')
+        .execute();
+      for (const r of rows) if (!latest.has(r.device_id)) latest.set(r.device_id, r);
+    }
+    return this.statesFromSnapshots([...latest.values()]);
+  }
+
   /** The devices as scan `scanId` saw them (its snapshots), with their label, vendor and trust as they are now. */
   async snapshotsOf(scanId: number): Promise<DeviceState[]> {
     const snapshots = await this.db
@@ -154,12 +245,6 @@ export class EvaluationStore {
       .orderBy('sc.id', 'desc')
       .executeTakeFirst();
     return snapshot ? (await this.statesFromSnapshots([snapshot]))[0] : undefined;
-  }
-
-  /** The device most recently seen at `ip`. */
-  async deviceIdAt(ip: string): Promise<number | undefined> {
-    const row = await this.db.selectFrom('devices').select('id').where('ip_address', '=', ip).orderBy('last_seen', 'desc').executeTakeFirst();
-    return row?.id;
   }
 
   private async statesFromSnapshots(

@@ -41,6 +41,8 @@ export class InventoryWriter {
    * else IP; the rules are in src/core/identity.ts) get their address, MAC, vendor and hostname
    * refreshed. Label, zone, trust and notes are never touched. Whatever the engine reported, this
    * does not violate devices.identity: hosts that cannot be placed are left out, with a note.
+   * Presence (online, missed scans) is not decided here but when the scan completes
+   * (ScanEvaluator, core/presence.ts): a scan that fails after discovery changes no presence.
    */
   async recordDiscovery(scanId: number, hosts: DiscoveredHost[], at: string): Promise<DiscoveryRecord> {
     const record = await this.db.transaction().execute(async (trx) => {
@@ -57,7 +59,6 @@ export class InventoryWriter {
           ip_sort: ipv4ToInt(host.ip),
           last_seen: at,
           last_scan_id: scanId,
-          online: 1,
         };
         let deviceId = decision.deviceId;
         if (deviceId === null) {
@@ -96,29 +97,6 @@ export class InventoryWriter {
     });
     this.onWrite();
     return record;
-  }
-
-  /** Marks the devices inside the scanned range that this scan did not see as offline. */
-  async markUnseenOffline(
-    range: { low: number; high: number },
-    seenIds: number[],
-    excluded: (ipSort: number) => boolean = () => false,
-  ): Promise<number> {
-    const seen = new Set(seenIds);
-    const candidates = await this.db
-      .selectFrom('devices')
-      .select(['id', 'ip_sort'])
-      .where('ip_sort', '>=', range.low)
-      .where('ip_sort', '<=', range.high)
-      .where('online', '=', 1)
-      .execute();
-    // Excluded addresses were not probed: their devices keep their state.
-    const offline = candidates.filter((c) => !seen.has(c.id) && !excluded(c.ip_sort)).map((c) => c.id);
-    for (const ids of chunks(offline, IDS_PER_STATEMENT)) {
-      await this.db.updateTable('devices').set({ online: 0 }).where('id', 'in', ids).execute();
-    }
-    if (offline.length) this.onWrite();
-    return offline.length;
   }
 
   /** Replaces the current ports of each scanned device and refreshes OS details. One transaction. */

@@ -116,6 +116,8 @@ export interface DevicesTable {
   last_seen: string;
   last_scan_id: number | null;
   online: Generated<Flag>;
+  /** Consecutive completed network scans of its address that did not see it (core/presence.ts). */
+  missed_scans: Generated<number>;
 }
 
 export interface DeviceSnapshotsTable {

@@ -36,8 +36,9 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
 
   it('returns the whole configuration with its defaults', async () => {
     const config = await getConfig();
-    expect(Object.keys(config).sort()).toEqual(['network', 'retention', 'scanning', 'server', 'updates', 'zones']);
+    expect(Object.keys(config).sort()).toEqual(['network', 'presence', 'retention', 'scanning', 'server', 'updates', 'zones']);
     expect(config.retention).toEqual({ days: 365 });
+    expect(config.presence).toEqual({ offline_after_scans: 1 });
     // The tests run with NETWARDEN_SCAN_ALLOW (vitest.config.ts): the enforced list is shown.
     expect(config.scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
     expect(config.network).toEqual({ subnet: '192.168.1.0/24', exclude: [], resolve_hostnames: false });

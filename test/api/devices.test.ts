@@ -23,6 +23,7 @@ const SUMMARY_KEYS = [
   'last_seen',
   'last_scan_id',
   'online',
+  'missed_scans',
 ];
 
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
@@ -49,7 +50,8 @@ function expectedSummary(seed: Seed, key: DeviceKey) {
     first_seen: d.first_seen,
     last_seen: d.last_seen,
     last_scan_id: d.last_scan_id,
-    online: d.online === 1,
+    online: seed.presence[key].online,
+    missed_scans: seed.presence[key].missed_scans,
   };
 }
 
@@ -244,7 +246,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
 
     it('filters by online', async () => {
       for (const online of [true, false]) {
-        expect((await listIds(`?online=${online}`)).ids).toEqual(expectedIds(seed, (k) => (seed.devices[k].online === 1) === online));
+        expect((await listIds(`?online=${online}`)).ids).toEqual(expectedIds(seed, (k) => seed.presence[k].online === online));
       }
     });
 
@@ -354,6 +356,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       expect(body.risk_details).toEqual({ level: 'none', score: 0, summary: risk.summary, top_recommendation: null, findings: [] });
       expect(body.ip_history).toEqual(seed.ipHistory.laptop);
       expect(body.online).toBe(false);
+      expect(body.missed_scans).toBe(1);
     });
 
     it('answers 404 for an unknown device and 400 for a non-numeric id', async () => {

@@ -30,6 +30,7 @@ const API_PATHS = [
   '/api/changes',
   '/api/stats',
   '/api/trends',
+  '/api/events',
 ];
 
 function isIpv4(text: string): boolean {

@@ -24,7 +24,18 @@ const base = {
   portsScanned: true,
   portInScope: (p: number) => p <= 1000,
   portRisk: (p: PortState) => risky[p.port] ?? null,
+  presence: { arrived: [], removed: [] },
 };
+
+/**
+ * What presence decides with presence.offline_after_scans = 1 when every device was online before
+ * and the baseline covers the target: devices not in the baseline arrived, devices it had that
+ * this scan lacks are gone.
+ */
+const presenceOf = (baseline: readonly DeviceState[], current: readonly DeviceState[]) => ({
+  arrived: current.filter((d) => !baseline.some((b) => b.deviceId === d.deviceId)).map((d) => d.deviceId),
+  removed: baseline.filter((b) => !current.some((d) => d.deviceId === b.deviceId)).map((d) => ({ ...d, missedScans: 1 })),
+});
 
 describe('detectChanges', () => {
   it('reports nothing without a baseline (the first scan is the baseline)', () => {
@@ -72,8 +83,42 @@ describe('detectChanges', () => {
       [],
     ],
   ] as const)('%s', (_name, baseline, current, expected) => {
-    const changes = detectChanges({ ...base, baseline: [...baseline], current: [...current] });
+    const changes = detectChanges({ ...base, baseline: [...baseline], current: [...current], presence: presenceOf(baseline, current) });
     expect(changes.map((c) => [c.change_type, c.severity, c.port])).toEqual(expected);
+  });
+
+  it('reports devices added and removed as presence decided, not by the baseline alone', () => {
+    const back = device(1, '10.0.0.1', [port(22, 'ssh')]);
+    const missedOnce = device(2, '10.0.0.2', [port(80, 'http')]);
+    const gone = { ...device(3, '10.0.0.3', []), missedScans: 3 };
+    const changes = detectChanges({
+      ...base,
+      // The baseline lacks 1 (it was offline) and 2 (it missed that scan but was not gone yet).
+      baseline: [],
+      current: [back, missedOnce],
+      presence: { arrived: [1], removed: [gone] },
+    });
+    expect(changes.map((c) => [c.change_type, c.device_id])).toEqual([
+      ['device_added', 1],
+      ['device_removed', 3],
+    ]);
+    expect(changes[1].description).toBe('Device 10.0.0.3 (02:00:00:00:00:03) was not found in the last 3 scans');
+  });
+
+  it('reports a device that arrived as added even when the baseline had it (it was removed since)', () => {
+    const d = device(1, '10.0.0.1', [port(22, 'ssh')]);
+    const changes = detectChanges({ ...base, baseline: [d], current: [d], presence: { arrived: [1], removed: [] } });
+    expect(changes.map((c) => c.change_type)).toEqual(['device_added']);
+  });
+
+  it('reports no arrival or removal without a baseline (the first scan of a target is the baseline)', () => {
+    const changes = detectChanges({
+      ...base,
+      baseline: null,
+      current: [device(1, '10.0.0.1', [])],
+      presence: { arrived: [1], removed: [{ ...device(2, '10.0.0.2', []), missedScans: 1 }] },
+    });
+    expect(changes).toEqual([]);
   });
 
   it('never reports ports closed (or opened) after a discovery-only scan', () => {

@@ -112,10 +112,20 @@ export async function send(baseUrl: string, plan: RequestPlan, credentials: Cred
   const exchange = { method: plan.method, target: url.pathname + url.search, headers, body };
   try {
     const res = await fetch(url, { method: plan.method, headers, body, redirect: 'manual' });
-    return { ...exchange, status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+    const contentType = res.headers.get('content-type') ?? '';
+    // An event stream (GET /api/events) never ends by itself: its first chunk is the answer.
+    const text = contentType.startsWith('text/event-stream') ? await firstChunk(res) : await res.text();
+    return { ...exchange, status: res.status, contentType, text };
   } catch (err) {
     return { ...exchange, status: 0, contentType: '', text: '', error: String((err as Error).cause ?? err) };
   }
+}
+
+async function firstChunk(res: Response): Promise<string> {
+  const reader = res.body!.getReader();
+  const { value } = await reader.read();
+  await reader.cancel();
+  return new TextDecoder().decode(value);
 }
 
 /** Every status the contract lets the API answer. */

@@ -20,7 +20,7 @@
 import { matchCves, type CveMatch } from '../../src/core/cve/index.js';
 import type { DiscoveredHost, ScannedHost, ScannedPort } from '../../src/core/model.js';
 import { isOpenPort } from '../../src/core/model.js';
-import { ipv4ToInt, parseIpv4Network, parsePortRanges, type PortRange } from '../../src/core/net.js';
+import { parsePortRanges, type PortRange } from '../../src/core/net.js';
 import { assessRisk, compileRiskRules, type RiskAssessment } from '../../src/core/risk.js';
 import { CveDatabase } from '../../src/cve/dataset.js';
 import { ScanEvaluator } from '../../src/scan/evaluate.js';
@@ -70,6 +70,12 @@ export interface Seed {
   snapshots: Record<ScanKey, SeedSnapshot[]>;
   /** The changes the evaluator detected, as stored, in ascending id order. */
   changes: ChangeRow[];
+  /**
+   * Each device's presence after the timeline, worked out here from the plan alone (with the
+   * default presence.offline_after_scans of 1): consecutive completed network scans that missed
+   * it, and whether it is online.
+   */
+  presence: Record<DeviceKey, { online: boolean; missed_scans: number }>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -329,16 +335,13 @@ export async function seedInventory(store: Store, now: number = Date.now()): Pro
     if (notes.length > 0 || seen.length !== hosts.length)
       throw new Error(`seed: identity resolution did not place every host: ${JSON.stringify(notes)}`);
     const seenIds = seen.map((s) => s.deviceId);
-    const network = parseIpv4Network(plan.subnet);
-    if (!network.ok) throw new Error(network.error);
-    const low = ipv4ToInt(network.value.network);
-    await inventory.markUnseenOffline({ low, high: low + network.value.size - 1 }, seenIds);
     const deviceAt = new Map(seen.map((s) => [s.ip, s.deviceId]));
     await inventory.recordPorts(
       hosts.map((host) => ({ deviceId: deviceAt.get(host.ip)!, host })),
       at,
     );
     const scan = (await store.scans.get(created.id)) as ScanRow;
+    // Presence (online, missed scans) is decided here, as the scan manager decides it on completion.
     await evaluator.evaluate({
       scan,
       seenDeviceIds: seenIds,
@@ -386,7 +389,29 @@ export async function seedInventory(store: Store, now: number = Date.now()): Pro
   const stored = await store.changes.list({ limit: 1000, offset: 0 });
   const changes = stored.rows.reverse();
 
-  return { scans, devices, ports, assessments, ipHistory, snapshots, changes };
+  return { scans, devices, ports, assessments, ipHistory, snapshots, changes, presence: expectedPresence() };
+}
+
+/**
+ * Presence by the rules of docs/scanning.md with offline_after_scans = 1, from the plan: a
+ * completed scan that sees a device resets its count; a completed network scan of the subnet that
+ * misses a device seen before adds one (all seeded addresses lie in SUBNET); failed scans and
+ * device scans count no miss.
+ */
+function expectedPresence(): Seed['presence'] {
+  const out = {} as Seed['presence'];
+  for (const plan of SCAN_PLANS) {
+    if (plan.status !== 'completed') continue;
+    const seenNow = new Set(SIGHTINGS[plan.key].map((s) => s.device));
+    for (const key of DEVICE_KEYS) {
+      if (seenNow.has(key)) out[key] = { online: true, missed_scans: 0 };
+      else if (out[key] && plan.scan_type === 'network') {
+        const missed = out[key].missed_scans + 1;
+        out[key] = { online: missed < 1, missed_scans: missed };
+      }
+    }
+  }
+  return out;
 }
 
 /** Orders dotted IPv4 addresses numerically (independent of the code under test). */

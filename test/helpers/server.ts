@@ -40,6 +40,8 @@ export interface StartOptions {
   engines?: EngineSelector;
   /** Answers /api/updates/check (default: the real checker). */
   updateChecker?: UpdateChecker;
+  /** Keep-alive comment interval of /api/events (default: the server's 15 s). */
+  eventKeepAliveMs?: number;
 }
 
 /**
@@ -64,6 +66,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     scanManager,
     scanAllow,
     updateChecker: options.updateChecker,
+    eventKeepAliveMs: options.eventKeepAliveMs,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

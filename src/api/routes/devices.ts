@@ -14,7 +14,7 @@ import { listZones } from './zones.js';
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
 export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store } = app.services;
+  const { store, events } = app.services;
 
   app.get(
     '/api/devices',
@@ -29,7 +29,12 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             risk_level: Type.Optional(StringEnum(RISK_LEVELS)),
             is_trusted: Type.Optional(Type.Boolean()),
             zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH })),
-            online: Type.Optional(Type.Boolean({ description: 'Only devices that answered (true) or did not answer (false) the latest scan' })),
+            online: Type.Optional(
+              Type.Boolean({
+                description:
+                  'Only devices online (true) or offline (false): a device goes offline after presence.offline_after_scans consecutive completed network scans missed it',
+              }),
+            ),
             q: Type.Optional(
               Type.String({
                 maxLength: DEVICE_SEARCH_MAX_LENGTH,
@@ -90,7 +95,8 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['devices'],
         summary: "Change a device's label, zone, trust flag or notes",
         description:
-          'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. Returns the full device.',
+          'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. Returns the full device. ' +
+          'When a value changed, the device summary is published as a `device_updated` live event (GET /api/events).',
         params: Type.Object({ device_id: Id }),
         body: Type.Object(
           {
@@ -112,7 +118,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await checkZone(store, fields.zone);
       await store.devices.updateUserFields(id, fields);
       const after = (await store.devices.get(id)) as DeviceDetail;
-      await auditDeviceUpdate(request, before, after, fields);
+      if (await auditDeviceUpdate(request, before, after, fields)) {
+        for (const summary of await store.devices.summariesOf([id])) events.publish('device_updated', summary);
+      }
       return after;
     },
   );
@@ -125,7 +133,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Set the trust flag and/or zone of many devices at once',
         description:
           'All or nothing: when any id does not exist, nothing changes and the answer is 404 listing the missing ids. ' +
-          '`zone` must be one of GET /api/zones (`null` or `""` clears it). Each device that changes gets its own `device_updated` audit entry.',
+          '`zone` must be one of GET /api/zones (`null` or `""` clears it). Each device that changes gets its own `device_updated` audit entry and live event.',
         body: Type.Object(
           {
             device_ids: Type.Array(Id, { minItems: 1, maxItems: 1000, uniqueItems: true, description: 'Devices to change (1–1000)' }),
@@ -154,7 +162,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const after = await store.devices.summariesOf(ids);
       let updated = 0;
       for (let i = 0; i < after.length; i++) {
-        if (await auditDeviceUpdate(request, before[i], after[i], fields, { bulk: true })) updated++;
+        if (await auditDeviceUpdate(request, before[i], after[i], fields, { bulk: true })) {
+          updated++;
+          events.publish('device_updated', after[i]);
+        }
       }
       return { updated, devices: after };
     },

@@ -3,6 +3,7 @@ import type { Dialect, MigrationContext } from './context.js';
 export type { Dialect, MigrationContext } from './context.js';
 import * as m001 from './001_initial.js';
 import * as m002 from './002_coordination.js';
+import * as m005 from './005_presence.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -10,6 +11,7 @@ type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise
 const modules: Record<string, MigrationModule> = {
   '001_initial': m001,
   '002_coordination': m002,
+  '005_presence': m005,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

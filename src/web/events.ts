@@ -27,6 +27,8 @@ const EVENT_NAMES: readonly EventName[] = ['scan_queued', 'scan_started', 'scan_
 const STREAM_PATH = '/api/events';
 /** How long to wait before opening a new stream after the browser gave up on one. */
 const RETRY_MS = 30_000;
+/** How long the stream stays open with no listener: going from one page to the next keeps it. */
+const LINGER_MS = 5000;
 
 type Listener = (event: LiveEvent) => void;
 
@@ -34,6 +36,9 @@ type Listener = (event: LiveEvent) => void;
 class EventStream {
   private source: EventSource | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private closeTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The id of the last event received: a stream opened after a failed one asks for what came after it. */
+  private lastId = '';
   private readonly listeners = new Set<Listener>();
   private readonly liveWatchers = new Set<(live: boolean) => void>();
   live = false;
@@ -41,18 +46,26 @@ class EventStream {
   subscribe(listener: Listener, onLive: (live: boolean) => void): () => void {
     this.listeners.add(listener);
     this.liveWatchers.add(onLive);
+    if (this.closeTimer) clearTimeout(this.closeTimer);
+    this.closeTimer = null;
     if (!this.source && !this.retryTimer) this.open();
     return () => {
       this.listeners.delete(listener);
       this.liveWatchers.delete(onLive);
-      if (this.listeners.size === 0) this.close();
+      if (this.listeners.size === 0 && !this.closeTimer) {
+        this.closeTimer = setTimeout(() => {
+          this.closeTimer = null;
+          if (this.listeners.size === 0) this.close();
+        }, LINGER_MS);
+      }
     };
   }
 
   private open(): void {
     this.retryTimer = null;
     if (typeof EventSource === 'undefined') return;
-    const source = new EventSource(STREAM_PATH);
+    // A stream the browser reconnects itself sends Last-Event-ID; a new one carries it in the query.
+    const source = new EventSource(this.lastId ? `${STREAM_PATH}?last_event_id=${encodeURIComponent(this.lastId)}` : STREAM_PATH);
     this.source = source;
     source.onopen = () => this.setLive(true);
     source.onerror = () => {
@@ -65,16 +78,22 @@ class EventStream {
       }
     };
     for (const name of EVENT_NAMES) {
-      source.addEventListener(name, (message) => this.dispatch(name, (message as MessageEvent<string>).data));
+      source.addEventListener(name, (message) => {
+        const event = message as MessageEvent<string>;
+        if (event.lastEventId) this.lastId = event.lastEventId;
+        this.dispatch(name, event.data);
+      });
     }
   }
 
+  /** Closed on purpose: whoever listens next starts afresh, without a replay of old events. */
   private close(): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     this.source?.close();
     this.source = null;
     this.live = false;
+    this.lastId = '';
   }
 
   private dispatch(name: EventName, text: string): void {

@@ -7,6 +7,12 @@ import type { ScanState } from './types';
 
 /** How often the running scan is asked for while the event stream is down. */
 const POLL_MS = 1000;
+/**
+ * With the stream up, a running scan that no event mentioned for this long is asked for once: the
+ * events come from the process that runs the scan, and with several instances on one database
+ * that may not be the one this page talks to.
+ */
+const SILENCE_MS = 15_000;
 /** Bursts of events (one per device and change at the end of a scan) cost one reload. */
 const REFRESH_DELAY_MS = 400;
 
@@ -48,7 +54,9 @@ export function useScanState(onFinished?: (scanId: number) => void): LiveScanSta
     if (status.data) update(status.data);
   }, [status.data]);
 
+  const lastEventAt = useRef(Date.now());
   const { live } = useEvents(['scan_started', 'scan_progress', 'scan_finished'], (event) => {
+    lastEventAt.current = Date.now();
     const current = stateRef.current;
     if (event.name === 'scan_started' || (event.name === 'scan_progress' && current?.scan_id !== event.data.scan_id)) {
       // A scan we did not know was running (or progress before its start event): ask once.
@@ -66,11 +74,24 @@ export function useScanState(onFinished?: (scanId: number) => void): LiveScanSta
 
   // A stream that (re)opens may have missed events before it did: ask once.
   useOnLive(live, status.reload);
-  useInterval(status.reload, POLL_MS, !live && (state?.scanning ?? false));
+  const running = state?.scanning ?? false;
+  useInterval(status.reload, POLL_MS, !live && running);
+  useInterval(
+    () => {
+      if (Date.now() - lastEventAt.current < SILENCE_MS) return;
+      lastEventAt.current = Date.now();
+      status.reload();
+    },
+    SILENCE_MS / 3,
+    live && running,
+  );
 
   const started = (scanId: number, subnet: string, profile: string) => {
     if (ended.current.has(scanId)) finishedRef.current?.(scanId);
-    else if (stateRef.current?.scan_id !== scanId) update({ scanning: true, scan_id: scanId, subnet, profile, progress: null });
+    else if (stateRef.current?.scan_id !== scanId) {
+      lastEventAt.current = Date.now();
+      update({ scanning: true, scan_id: scanId, subnet, profile, progress: null });
+    }
   };
   return { state, error: status.error, reload: status.reload, live, started };
 }

@@ -13,7 +13,7 @@ import { seedInventory, type Seed } from '../helpers/seed.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitForScan } from '../helpers/scans.js';
 import type { Listener } from '../helpers/listeners.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserUnavailable, countRequests, launchBrowser, watchPageErrors, type Browser } from './browser.js';
 
 const skipReason = browserUnavailable();
 if (skipReason) console.warn(skipReason);
@@ -175,6 +175,97 @@ describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
     await expect.poll(() => card.locator('.badge').first().textContent()).toBe('Cancelled');
     expect(await card.locator('.error-text').count()).toBe(0);
     expect(await card.locator('.badge').first().getAttribute('class')).toContain('status-cancelled');
+  });
+
+  /** Opens `path` and waits until its event stream is open. */
+  async function gotoLive(path: string): Promise<void> {
+    const stream = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/events' && r.status() === 200);
+    await page.goto(url(path));
+    await stream;
+  }
+
+  it('follows a scan over the event stream without asking /api/scan/status', async () => {
+    await gotoLive('/scans');
+    const polls = countRequests(page, '/api/scan/status');
+    try {
+      const start = page.getByRole('form', { name: 'Start a scan' });
+      await start.getByLabel('Profile').selectOption('quick');
+      await start.getByLabel('Subnet').fill(`${LOOPBACK}/32`);
+      await start.getByRole('button', { name: 'Start scan' }).click();
+      const result = page.getByRole('region', { name: 'Scan result' });
+      await expect.poll(() => result.locator('.badge').textContent(), { timeout: 60_000 }).toBe('Completed');
+
+      // A scan that runs a while: its card shows and stays without a single status request,
+      // and the history row shows it running; cancelling ends it over the stream too.
+      await start.getByLabel('Profile').selectOption('normal');
+      await start.getByLabel('Subnet').fill(`${SLOW_HOST}/32`);
+      await start.getByRole('button', { name: 'Start scan' }).click();
+      const running = page.getByRole('region', { name: 'Running scan' });
+      await running.waitFor();
+      await expect.poll(() => page.getByRole('table', { name: 'Scan history' }).locator('.badge').first().textContent()).toBe('Running');
+      await page.waitForTimeout(2500); // Polling would have asked twice by now.
+      await browser.screenshot('m04-scan-running-live');
+      await running.getByRole('button', { name: 'Cancel scan' }).click();
+      await expect.poll(() => result.locator('.badge').textContent()).toBe('Cancelled');
+      expect(polls.count()).toBe(0);
+    } finally {
+      polls.stop();
+    }
+  });
+
+  it('falls back to polling when the event stream cannot be had', async () => {
+    // As a proxy that breaks streaming would: the stream answers 404 and the browser gives up on it.
+    await page.route('**/api/events*', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{"detail":"Not Found"}' }));
+    try {
+      await page.goto(url('/scans'));
+      await page.getByRole('form', { name: 'Start a scan' }).waitFor();
+      const polls = countRequests(page, '/api/scan/status');
+      try {
+        const start = page.getByRole('form', { name: 'Start a scan' });
+        await start.getByLabel('Profile').selectOption('normal');
+        await start.getByLabel('Subnet').fill(`${SLOW_HOST}/32`);
+        await start.getByRole('button', { name: 'Start scan' }).click();
+        const running = page.getByRole('region', { name: 'Running scan' });
+        await running.waitFor();
+        await expect.poll(() => polls.count()).toBeGreaterThanOrEqual(2);
+        await running.getByRole('button', { name: 'Cancel scan' }).click();
+        await expect.poll(() => page.getByRole('region', { name: 'Scan result' }).locator('.badge').textContent()).toBe('Cancelled');
+      } finally {
+        polls.stop();
+      }
+    } finally {
+      await page.unroute('**/api/events*');
+    }
+  });
+
+  it('shows a device edited elsewhere in the open device list without reloading the page', async () => {
+    const router = seed.devices.router;
+    await gotoLive('/devices?q=192.168.50');
+    await page.getByRole('link', { name: router.ip_address, exact: true }).waitFor();
+    await page.evaluate(() => ((window as { __sameDocument?: boolean }).__sameDocument = true));
+    const res = await server.request(`/api/devices/${router.id}`, { method: 'PUT', key, json: { label: 'Renamed from the API' } });
+    expect(res.status).toBe(200);
+    await page.getByText('Renamed from the API').waitFor();
+    expect(page.url()).toBe(url('/devices?q=192.168.50'));
+    expect(await page.evaluate(() => (window as { __sameDocument?: boolean }).__sameDocument)).toBe(true);
+  });
+
+  it('says when a device was last seen and how many scans missed it', async () => {
+    const laptop = seed.devices.laptop;
+    const summary = await readJson(await server.request(`/api/devices/${laptop.id}`, { key }));
+    expect(summary.missed_scans).toBeGreaterThan(0);
+    const missing = `missing from ${summary.missed_scans} scan${summary.missed_scans === 1 ? '' : 's'}`;
+
+    await page.goto(url(`/devices?q=${laptop.ip_address}`));
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: laptop.ip_address, exact: true }) });
+    await expect.poll(() => row.textContent()).toContain(`${summary.online ? 'Online' : 'Offline'}, ${missing}`);
+    expect(await row.getByRole('img', { name: new RegExp(`^${summary.online ? 'Online' : 'Offline'}, ${missing}$`) }).count()).toBe(1);
+
+    await page.goto(url(`/devices/${laptop.id}`));
+    const facts = page.locator('.facts-card');
+    await expect.poll(() => facts.textContent()).toContain(`(${missing}`);
+    expect(await facts.textContent()).toMatch(/Last seen/);
+    await browser.screenshot('m05-device-presence');
   });
 
   it('ran without page errors or Content-Security-Policy violations', () => {

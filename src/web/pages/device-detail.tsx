@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
-import { plural } from '../format';
+import { missingText, plural } from '../format';
 import { isActive } from '../components/scan-status';
 import { useCoverage, type Coverage } from '../coverage';
 import { useEvents } from '../events';
@@ -169,7 +169,15 @@ function Facts({ device: d }: { device: DeviceDetail }) {
         <dt>Status</dt>
         <dd>
           <span class={`status-dot${d.online ? ' online' : ''}`} aria-hidden="true" />
-          {d.online ? 'Online' : 'Offline'} <span class="muted small">(in the latest scan)</span>
+          {d.online ? 'Online' : 'Offline'}{' '}
+          {d.missed_scans > 0 ? (
+            <span class={`small presence-missing${d.online ? '' : ' offline'}`}>
+              ({missingText(d.missed_scans)}
+              {d.online ? '; it goes offline after more missed scans, as set in Settings' : ''})
+            </span>
+          ) : (
+            <span class="muted small">(seen by the latest scan)</span>
+          )}
         </dd>
         <dt>First seen</dt>
         <dd>

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
 import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
-import { formatNumber, humanize, plural } from '../format';
+import { formatNumber, humanize, missingText, plural, presenceText } from '../format';
 import { useCoverage, type Coverage } from '../coverage';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
@@ -468,12 +468,7 @@ function DeviceRow({
         <input type="checkbox" aria-label={`Select ${d.ip_address}`} checked={checked} onChange={(e) => onCheck(e.currentTarget.checked)} />
       </td>
       <td class="nowrap">
-        <span
-          class={`status-dot${d.online ? ' online' : ''}`}
-          role="img"
-          aria-label={d.online ? 'Online' : 'Offline'}
-          title={d.online ? 'Online' : 'Offline'}
-        />
+        <span class={`status-dot${d.online ? ' online' : ''}`} role="img" aria-label={presenceText(d)} title={presenceText(d)} />
         <a class="mono" href={`/devices/${d.id}`}>
           {d.ip_address}
         </a>
@@ -482,6 +477,12 @@ function DeviceRow({
         {name ? <span>{name}</span> : <span class="muted">—</span>}
         {d.is_trusted && <span class="badge trusted">Trusted</span>}
         {d.label && d.hostname && <div class="muted small">{d.hostname}</div>}
+        {d.missed_scans > 0 && (
+          <div class={`small presence-missing${d.online ? '' : ' offline'}`}>
+            {d.online ? 'Online, ' : 'Offline, '}
+            {missingText(d.missed_scans)}
+          </div>
+        )}
       </td>
       <td class="hide-narrow">{d.vendor ?? <span class="muted">—</span>}</td>
       <td class="hide-narrow">{d.zone ?? <span class="muted">—</span>}</td>

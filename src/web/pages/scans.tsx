@@ -44,7 +44,8 @@ export function ScansPage() {
       <PageHeader title="Scans" />
       <ErrorMessage error={scan.error} onRetry={scan.reload} />
       {running && scan.state ? (
-        <RunningScan state={scan.state} onCancelled={scan.reload} />
+        // Live, the scan_finished event ends it; without the stream, ask at once.
+        <RunningScan state={scan.state} onCancelled={scan.live ? undefined : scan.reload} />
       ) : (
         <StartForm
           config={config.data}
@@ -111,12 +112,12 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
   );
 }
 
-function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled: () => void }) {
+function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled?: () => void }) {
   const progress = state.progress;
   const cancel = useAction(async () => {
     if (state.scan_id === null) return;
     await api(`/api/scans/${state.scan_id}/cancel`, { method: 'POST' });
-    onCancelled();
+    onCancelled?.();
   });
 
   return (

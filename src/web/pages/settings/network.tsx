@@ -1,5 +1,5 @@
 import { useId, useState } from 'preact/hooks';
-import { HOST_TIMEOUT_SECONDS, PORTS } from '../../../core/limits.js';
+import { HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS } from '../../../core/limits.js';
 import { ApiError } from '../../api';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';
@@ -17,6 +17,7 @@ interface NetworkForm {
   profile: ScanProfile;
   resolveHostnames: boolean;
   hostTimeout: string;
+  offlineAfter: string;
 }
 
 function networkForm(config: Config): NetworkForm {
@@ -30,6 +31,7 @@ function networkForm(config: Config): NetworkForm {
     profile: config.scanning.default_profile,
     resolveHostnames: config.network.resolve_hostnames,
     hostTimeout: String(config.scanning.host_timeout_seconds),
+    offlineAfter: String(config.presence.offline_after_scans),
   };
 }
 
@@ -56,7 +58,7 @@ function withListEntry(error: unknown, lists: Record<string, string[] | undefine
   return entry === undefined ? error : new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body);
 }
 
-/** Subnet, excluded and allowed addresses, ports, engine, default profile, name lookups, host timeout. */
+/** Subnet, excluded and allowed addresses, ports, engine, default profile, name lookups, host timeout, when devices count as offline. */
 export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState(() => networkForm(config));
   const [done, setDone] = useState(false);
@@ -83,6 +85,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         host_timeout_seconds: Number(form.hostTimeout),
         ...(allowedTargets && { allowed_targets: allowedTargets }),
       },
+      presence: { offline_after_scans: Number(form.offlineAfter) },
     };
     const next = await saveConfig(patch).catch((err: unknown) => {
       throw withListEntry(err, { 'network.exclude': exclude, 'scanning.allowed_targets': allowedTargets });
@@ -136,6 +139,22 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
             step={1}
             value={form.hostTimeout}
             onInput={(e) => update({ hostTimeout: e.currentTarget.value })}
+          />
+        </Field>
+        <Field
+          label="Offline after missed scans"
+          hint={`A device counts as gone (offline, and reported as removed) only after this many network scans in a row missed it (${OFFLINE_AFTER_SCANS.min}–${OFFLINE_AFTER_SCANS.max}). Phones that sleep need 2 or 3.`}
+        >
+          <input
+            name="offline_after_scans"
+            type="number"
+            inputMode="numeric"
+            required
+            min={OFFLINE_AFTER_SCANS.min}
+            max={OFFLINE_AFTER_SCANS.max}
+            step={1}
+            value={form.offlineAfter}
+            onInput={(e) => update({ offlineAfter: e.currentTarget.value })}
           />
         </Field>
         <Field label="Engine" hint="auto uses nmap when it is installed and the built-in scanner otherwise; native never uses nmap.">

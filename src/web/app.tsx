@@ -10,6 +10,7 @@ import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
 import { ScanRedirect, ScansPage } from './pages/scans';
+import { SchedulesPage } from './pages/schedules';
 import { SettingsPage } from './pages/settings';
 import { SetupPage } from './pages/setup';
 import { SessionContext, type Session } from './session';
@@ -79,6 +80,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/devices" component={DevicesPage} />
           <Route path="/devices/:id" component={DeviceDetailPage} />
           <Route path="/scans" component={ScansPage} />
+          <Route path="/schedules" component={SchedulesPage} />
           <Route path="/changes" component={ChangesPage} />
           <Route path="/settings" component={SettingsPage} />
           <Route default component={NotFoundPage} />

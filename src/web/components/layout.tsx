@@ -8,6 +8,7 @@ const NAV = [
   { href: '/', label: 'Dashboard' },
   { href: '/devices', label: 'Devices' },
   { href: '/scans', label: 'Scans' },
+  { href: '/schedules', label: 'Schedules' },
   { href: '/changes', label: 'Changes' },
   { href: '/settings', label: 'Settings' },
 ];

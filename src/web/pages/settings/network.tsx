@@ -18,6 +18,14 @@ interface NetworkForm {
   resolveHostnames: boolean;
   hostTimeout: string;
   offlineAfter: string;
+  /** null: this server has no server.public_url setting (it predates notifications). */
+  publicUrl: string | null;
+}
+
+/** server.public_url, where the server has it. */
+function publicUrlOf(config: Config): string | null {
+  const server = config.server as Config['server'] & { public_url?: string };
+  return typeof server.public_url === 'string' ? server.public_url : null;
 }
 
 function networkForm(config: Config): NetworkForm {
@@ -32,6 +40,7 @@ function networkForm(config: Config): NetworkForm {
     resolveHostnames: config.network.resolve_hostnames,
     hostTimeout: String(config.scanning.host_timeout_seconds),
     offlineAfter: String(config.presence.offline_after_scans),
+    publicUrl: publicUrlOf(config),
   };
 }
 
@@ -58,7 +67,10 @@ function withListEntry(error: unknown, lists: Record<string, string[] | undefine
   return entry === undefined ? error : new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body);
 }
 
-/** Subnet, excluded and allowed addresses, ports, engine, default profile, name lookups, host timeout, when devices count as offline. */
+/**
+ * Subnet, excluded and allowed addresses, the public address (for links in notifications), ports,
+ * engine, default profile, name lookups, host timeout, when devices count as offline.
+ */
 export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState(() => networkForm(config));
   const [done, setDone] = useState(false);
@@ -86,6 +98,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         ...(allowedTargets && { allowed_targets: allowedTargets }),
       },
       presence: { offline_after_scans: Number(form.offlineAfter) },
+      ...(form.publicUrl !== null && { server: { public_url: form.publicUrl.trim() } as Partial<Config['server']> }),
     };
     const next = await saveConfig(patch).catch((err: unknown) => {
       throw withListEntry(err, { 'network.exclude': exclude, 'scanning.allowed_targets': allowedTargets });
@@ -112,6 +125,21 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
       >
         <textarea name="exclude" rows={3} value={form.exclude} onInput={(e) => update({ exclude: e.currentTarget.value })} />
       </Field>
+      {form.publicUrl !== null && (
+        <Field
+          label="Public address of Netwarden"
+          hint="Where people reach this web interface, such as https://netwarden.example.lan. Notifications link to devices under it; empty: messages carry no links."
+        >
+          <input
+            name="public_url"
+            type="url"
+            inputMode="url"
+            placeholder="https://netwarden.example.lan"
+            value={form.publicUrl}
+            onInput={(e) => update({ publicUrl: e.currentTarget.value })}
+          />
+        </Field>
+      )}
       <Field
         label="Allowed scan targets"
         hint="Scans may only reach addresses inside these IPv4 CIDR blocks, one per line (commas work too); a scan of anything else is refused. When the server was started with NETWARDEN_SCAN_ALLOW, that list applies and cannot be changed here."

@@ -5,7 +5,6 @@
  * cancelled scans, phone layouts of Changes and the device page, the theme button, what "no risk"
  * covers, live progress over the event stream, schedules, notification channels and presence.
  */
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { testDatabases } from '../helpers/databases.js';
@@ -14,6 +13,7 @@ import { adminWithKey, readJson, startTestServer, type TestServer } from '../hel
 import { waitForScan } from '../helpers/scans.js';
 import type { Listener } from '../helpers/listeners.js';
 import { browserUnavailable, countRequests, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { silentListener } from './receivers.js';
 
 const skipReason = browserUnavailable();
 if (skipReason) console.warn(skipReason);
@@ -272,28 +272,3 @@ describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
     expect(errors).toEqual([]);
   });
 });
-
-/** A TCP listener that accepts connections and never says a word: service detection waits on it. */
-function silentListener(host: string): Promise<Listener> {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.on('close', () => sockets.delete(socket));
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address() as AddressInfo;
-      resolve({
-        host,
-        port: address.port,
-        close: () =>
-          new Promise<void>((done) => {
-            for (const socket of sockets) socket.destroy();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
-}

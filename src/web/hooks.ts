@@ -100,3 +100,23 @@ export function useMediaQuery(query: string): boolean {
   }, [query]);
   return matches;
 }
+
+/**
+ * An on/off setting saved by a request: shows the new value at once (a controlled checkbox would
+ * otherwise snap back until the answer arrives), and the saved value again if the request fails.
+ */
+export function useSavedToggle(
+  saved: boolean,
+  save: (on: boolean) => Promise<void>,
+): { checked: boolean; busy: boolean; error: unknown; set: (on: boolean) => void } {
+  const [shown, setShown] = useState<boolean | null>(null);
+  useEffect(() => setShown(null), [saved]);
+  const action = useAction(save);
+  const set = (on: boolean) => {
+    setShown(on);
+    void action.run(on).then((ok) => {
+      if (!ok) setShown(null);
+    });
+  };
+  return { checked: shown ?? saved, busy: action.busy, error: action.error, set };
+}

@@ -4,7 +4,7 @@ import { CronChooser, TimeZoneField, browserTimeZone, presetOf } from '../compon
 import { ProfileSelect } from '../components/profile-select';
 import { ScanStatusBadge } from '../components/scan-status';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
-import { useAction, useResource, useTitle } from '../hooks';
+import { useAction, useResource, useSavedToggle, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import type { Config, Schedule, ScheduleInput, ScheduleRun, ScanProfile } from '../types';
 
@@ -135,7 +135,7 @@ function ScheduleRow({
   onChanged: () => void;
   onNotice: (text: string) => void;
 }) {
-  const toggle = useAction(async (enabled: boolean) => {
+  const toggle = useSavedToggle(s.enabled, async (enabled) => {
     await api<Schedule>(`/api/schedules/${s.id}`, { method: 'PUT', json: { enabled } });
     onChanged();
   });
@@ -182,12 +182,12 @@ function ScheduleRow({
         <label class="checkbox">
           <input
             type="checkbox"
-            checked={s.enabled}
+            checked={toggle.checked}
             disabled={toggle.busy}
             aria-label={`Enabled: ${s.name}`}
-            onChange={(e) => void toggle.run(e.currentTarget.checked)}
+            onChange={(e) => toggle.set(e.currentTarget.checked)}
           />
-          <span class="hide-narrow">{s.enabled ? 'On' : 'Off'}</span>
+          <span class="hide-narrow">{toggle.checked ? 'On' : 'Off'}</span>
         </label>
       </td>
       <td>

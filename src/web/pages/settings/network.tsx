@@ -88,6 +88,9 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
     // the list (400, shown here), and must not block saving the rest of the form.
     const allowed = parseList(form.allowedTargets);
     const allowedTargets = sameList(allowed, config.scanning.allowed_targets) ? undefined : allowed;
+    // Only to a server that has the setting (an older one refuses an unknown key).
+    const serverPatch: (Partial<Config['server']> & { public_url?: string }) | null =
+      form.publicUrl === null ? null : { public_url: form.publicUrl.trim() };
     const patch: ConfigPatch = {
       network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
       scanning: {
@@ -98,7 +101,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         ...(allowedTargets && { allowed_targets: allowedTargets }),
       },
       presence: { offline_after_scans: Number(form.offlineAfter) },
-      ...(form.publicUrl !== null && { server: { public_url: form.publicUrl.trim() } as Partial<Config['server']> }),
+      ...(serverPatch && { server: serverPatch }),
     };
     const next = await saveConfig(patch).catch((err: unknown) => {
       throw withListEntry(err, { 'network.exclude': exclude, 'scanning.allowed_targets': allowedTargets });

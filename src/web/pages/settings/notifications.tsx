@@ -6,7 +6,7 @@ import { api, apiPage } from '../../api';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
 import { humanize } from '../../format';
-import { useAction, useResource } from '../../hooks';
+import { useAction, useResource, useSavedToggle } from '../../hooks';
 import {
   CHANGE_TYPES,
   CHANNEL_TYPES,
@@ -189,7 +189,7 @@ function ChannelItem({
     setResult(await api<Delivery>(`/api/notifications/channels/${c.id}/test`, { method: 'POST' }));
     onChanged();
   });
-  const toggle = useAction(async (enabled: boolean) => {
+  const toggle = useSavedToggle(c.enabled, async (enabled) => {
     await api<Channel>(`/api/notifications/channels/${c.id}`, { method: 'PUT', json: { enabled } });
     onChanged();
   });
@@ -227,10 +227,10 @@ function ChannelItem({
         <label class="checkbox small">
           <input
             type="checkbox"
-            checked={c.enabled}
+            checked={toggle.checked}
             disabled={toggle.busy}
             aria-label={`Enabled: ${c.name}`}
-            onChange={(e) => void toggle.run(e.currentTarget.checked)}
+            onChange={(e) => toggle.set(e.currentTarget.checked)}
           />
           Enabled
         </label>

@@ -9,8 +9,8 @@ import { DeviceDetailPage } from './pages/device-detail';
 import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
-import { ScanPage } from './pages/scan';
-import { ScansPage } from './pages/scans';
+import { ScanRedirect, ScansPage } from './pages/scans';
+import { SchedulesPage } from './pages/schedules';
 import { SettingsPage } from './pages/settings';
 import { SetupPage } from './pages/setup';
 import { SessionContext, type Session } from './session';
@@ -76,10 +76,11 @@ function LoggedIn({ session }: { session: Session }) {
       <Layout>
         <Router>
           <Route path="/" component={DashboardPage} />
-          <Route path="/scan" component={ScanPage} />
+          <Route path="/scan" component={ScanRedirect} />
           <Route path="/devices" component={DevicesPage} />
           <Route path="/devices/:id" component={DeviceDetailPage} />
           <Route path="/scans" component={ScansPage} />
+          <Route path="/schedules" component={SchedulesPage} />
           <Route path="/changes" component={ChangesPage} />
           <Route path="/settings" component={SettingsPage} />
           <Route default component={NotFoundPage} />

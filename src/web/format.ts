@@ -49,3 +49,17 @@ export function humanize(value: string): string {
   const text = value.replace(/_/g, ' ');
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/**
+ * A device's presence in words: "missing from 2 scans" when the latest network scans of its
+ * address did not see it (`missed_scans`), null when the latest one did.
+ */
+export function missingText(missedScans: number): string | null {
+  return missedScans > 0 ? `missing from ${plural(missedScans, 'scan')}` : null;
+}
+
+/** Online or offline, and how many scans missed the device: for a status dot's name and tooltip. */
+export function presenceText(device: { online: boolean; missed_scans: number }): string {
+  const missing = missingText(device.missed_scans);
+  return `${device.online ? 'Online' : 'Offline'}${missing ? `, ${missing}` : ''}`;
+}

@@ -84,3 +84,39 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<v
   };
   return { run, busy, error, setError };
 }
+
+/** The width below which pages switch to their phone layout; the same as styles.css's @media rules. */
+export const NARROW_QUERY = '(max-width: 720px)';
+
+/** Whether a CSS media query matches, following changes (a rotated phone, a resized window). */
+export function useMediaQuery(query: string): boolean {
+  const [matches, setMatches] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const list = window.matchMedia(query);
+    const changed = () => setMatches(list.matches);
+    changed();
+    list.addEventListener('change', changed);
+    return () => list.removeEventListener('change', changed);
+  }, [query]);
+  return matches;
+}
+
+/**
+ * An on/off setting saved by a request: shows the new value at once (a controlled checkbox would
+ * otherwise snap back until the answer arrives), and the saved value again if the request fails.
+ */
+export function useSavedToggle(
+  saved: boolean,
+  save: (on: boolean) => Promise<void>,
+): { checked: boolean; busy: boolean; error: unknown; set: (on: boolean) => void } {
+  const [shown, setShown] = useState<boolean | null>(null);
+  useEffect(() => setShown(null), [saved]);
+  const action = useAction(save);
+  const set = (on: boolean) => {
+    setShown(on);
+    void action.run(on).then((ok) => {
+      if (!ok) setShown(null);
+    });
+  };
+  return { checked: shown ?? saved, busy: action.busy, error: action.error, set };
+}

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -76,4 +76,14 @@ export function watchPageErrors(page: Page): string[] {
     if (message.type() === 'error' && !/status of (400|401|404|409)/.test(message.text())) errors.push(`console: ${message.text()}`);
   });
   return errors;
+}
+
+/** Counts the requests the page makes to `path` (any query), from now until `stop()`. */
+export function countRequests(page: Page, path: string): { count: () => number; stop: () => void } {
+  let n = 0;
+  const listener = (request: Request) => {
+    if (new URL(request.url()).pathname === path) n++;
+  };
+  page.on('request', listener);
+  return { count: () => n, stop: () => page.off('request', listener) };
 }

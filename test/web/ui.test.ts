@@ -82,14 +82,15 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await page.getByRole('button', { name: 'Start first scan' }).waitFor();
     await page.getByLabel('Profile').selectOption('normal');
     await page.getByRole('button', { name: 'Start first scan' }).click();
-    await page.waitForURL(url('/scan'));
+    await page.waitForURL(/\/scans\?scan=\d+$/);
   });
 
   it('shows the scan running and its result with links to devices and changes', async () => {
-    await expect.poll(() => heading().textContent()).toBe('Scan');
+    await expect.poll(() => heading().textContent()).toBe('Scans');
     // Progress or, for a fast scan, the finished result: the scan must end on its own.
-    await page.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
-    await expect.poll(() => page.textContent('main')).toContain('completed');
+    const result = page.getByRole('region', { name: 'Scan result' });
+    await result.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
+    await expect.poll(() => result.textContent()).toContain('Completed');
     await browser.screenshot('03-scan-result');
     const scans = await readJson(await server.request('/api/scans', { cookie: await sessionCookie(page) }));
     expect(scans).toHaveLength(1);
@@ -161,14 +162,16 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
   });
 
   it('shows API errors as readable messages', async () => {
+    // The old address of the Scan page leads to the Scans page.
     await page.goto(url('/scan'));
+    await page.waitForURL(url('/scans'));
     await page.getByLabel('Subnet').fill('banana');
     await page.getByRole('button', { name: 'Start scan' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^subnet: /);
   });
 
   it('follows a running scan live, cancels it, then runs one to the end', async () => {
-    await page.goto(url('/scan'));
+    await page.goto(url('/scans'));
     await page.getByLabel('Subnet').fill('');
     await page.getByRole('button', { name: 'Start scan' }).click();
     // Service detection on the two listeners takes several seconds: time to see progress and cancel.
@@ -180,14 +183,19 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     expect(Number(valueNow)).toBeLessThanOrEqual(100);
     await expect.poll(() => page.textContent('main')).toMatch(/Phase.*Hosts.*Elapsed.*Time left/s);
     await browser.screenshot('09-scan-running');
-    await page.getByRole('button', { name: 'Cancel scan' }).click();
-    await page.getByRole('link', { name: 'View devices' }).waitFor();
-    await expect.poll(() => page.textContent('main')).toContain('cancelled');
+    await page.getByRole('button', { name: 'Cancel scan', exact: true }).click();
+    const result = page.getByRole('region', { name: 'Scan result' });
+    await result.getByRole('link', { name: 'View devices' }).waitFor();
+    // Cancelled on purpose: a neutral badge, no error message.
+    await expect.poll(() => result.locator('.badge').textContent()).toBe('Cancelled');
+    expect(await result.locator('.badge').getAttribute('class')).toContain('status-cancelled');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await browser.screenshot('09a-scan-cancelled');
 
     await page.getByRole('button', { name: 'Start scan' }).click();
     await progress.waitFor();
-    await page.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
-    await expect.poll(() => page.textContent('main')).toContain('completed');
+    await result.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
+    await expect.poll(() => result.textContent()).toContain('Completed');
     const scans = await readJson(await server.request('/api/scans', { cookie: await sessionCookie(page) }));
     expect(scans.map((s: { status: string }) => s.status)).toEqual(['completed', 'cancelled', 'completed']);
   });
@@ -271,8 +279,9 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const light = await background();
     const toggle = page.getByRole('button', { name: /^Theme: / });
-    for (let i = 0; i < 3 && (await toggle.textContent()) !== 'Theme: dark'; i++) await toggle.click();
-    expect(await toggle.textContent()).toBe('Theme: dark');
+    const name = () => toggle.getAttribute('aria-label');
+    for (let i = 0; i < 3 && (await name()) !== 'Theme: dark'; i++) await toggle.click();
+    expect(await name()).toBe('Theme: dark');
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     expect(await background()).not.toBe(light);
     await page.reload();

@@ -6,25 +6,59 @@ import { nextTheme, setThemeChoice, themeChoice, type ThemeChoice } from '../the
 
 const NAV = [
   { href: '/', label: 'Dashboard' },
-  { href: '/scan', label: 'Scan' },
   { href: '/devices', label: 'Devices' },
-  { href: '/scans', label: 'Scan history' },
+  { href: '/scans', label: 'Scans' },
+  { href: '/schedules', label: 'Schedules' },
   { href: '/changes', label: 'Changes' },
   { href: '/settings', label: 'Settings' },
 ];
 
-const THEME_LABEL: Record<ThemeChoice, string> = { system: 'Theme: system', light: 'Theme: light', dark: 'Theme: dark' };
+const THEME_WORD: Record<ThemeChoice, string> = { system: 'System', light: 'Light', dark: 'Dark' };
 
+/** A sun (light), a moon (dark), a half-filled circle (system: whatever the device uses). */
+function ThemeIcon({ choice }: { choice: ThemeChoice }) {
+  return (
+    <svg class="icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" focusable="false">
+      {choice === 'light' && (
+        <>
+          <circle cx="12" cy="12" r="4.5" />
+          <path d="M12 2v2.5M12 19.5V22M2 12h2.5M19.5 12H22M4.9 4.9l1.8 1.8M17.3 17.3l1.8 1.8M4.9 19.1l1.8-1.8M17.3 6.7l1.8-1.8" />
+        </>
+      )}
+      {choice === 'dark' && <path d="M20 14.5A8 8 0 0 1 9.5 4a8 8 0 1 0 10.5 10.5z" />}
+      {choice === 'system' && (
+        <>
+          <circle cx="12" cy="12" r="8.5" />
+          <path class="filled" d="M12 3.5a8.5 8.5 0 0 1 0 17z" />
+        </>
+      )}
+    </svg>
+  );
+}
+
+/**
+ * The theme: one button that cycles system → light → dark. Its accessible name says the current
+ * choice ("Theme: dark"), the icon and word show it, and the tooltip says what a press does.
+ */
 export function ThemeToggle() {
   const [choice, setChoice] = useState<ThemeChoice>(themeChoice());
+  const next = nextTheme(choice);
   const change = () => {
-    const next = nextTheme(choice);
     setThemeChoice(next);
     setChoice(next);
   };
   return (
-    <button type="button" class="theme-toggle" onClick={change} title="Switch between system, light and dark themes">
-      {THEME_LABEL[choice]}
+    <button
+      type="button"
+      class="theme-toggle"
+      onClick={change}
+      aria-label={`Theme: ${choice}`}
+      title={`Theme: ${THEME_WORD[choice].toLowerCase()}. Press for ${THEME_WORD[next].toLowerCase()}.`}
+    >
+      <ThemeIcon choice={choice} />
+      <span class="theme-word" aria-hidden="true">
+        {THEME_WORD[choice]}
+      </span>
     </button>
   );
 }

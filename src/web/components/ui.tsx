@@ -2,6 +2,7 @@ import { cloneElement, type ComponentChildren, type VNode } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import { messageOf } from '../api';
 import { formatAgo, formatDateTime, humanize } from '../format';
+import type { Coverage } from '../coverage';
 import type { RiskLevel, Severity } from '../types';
 
 /** An API or network error as a readable message, with an optional retry. */
@@ -45,11 +46,28 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
   );
 }
 
-export function RiskBadge({ level, score }: { level: RiskLevel; score?: number }) {
+/**
+ * A device's risk level. "No risk" says what it covers when `coverage` is known: "No finding in
+ * ports 1–1000", or "No finding · ports not scanned" after a quick scan (see coverage.ts).
+ */
+export function RiskBadge({ level, score, coverage }: { level: RiskLevel; score?: number; coverage?: Coverage | null }) {
+  if (level === 'none') {
+    const text = !coverage ? 'No risk' : coverage.scanned ? `No finding in ${coverage.ports}` : 'No finding · ports not scanned';
+    const title = !coverage
+      ? undefined
+      : coverage.scanned
+        ? `The latest scan of this device found no risk in ${coverage.ports}.`
+        : 'The latest scan of this device was a quick scan, which checks no ports: run a normal scan to assess it.';
+    return (
+      <span class={`badge risk-none${coverage && !coverage.scanned ? ' unscanned' : ''}`} title={title}>
+        {text}
+      </span>
+    );
+  }
   return (
     <span class={`badge risk-${level}`} title={score === undefined ? undefined : `Risk score ${score} of 100`}>
-      {level === 'none' ? 'No risk' : humanize(level)}
-      {score !== undefined && level !== 'none' ? ` · ${score}` : ''}
+      {humanize(level)}
+      {score !== undefined ? ` · ${score}` : ''}
     </span>
   );
 }

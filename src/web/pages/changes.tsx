@@ -1,8 +1,10 @@
 import { useLocation } from 'preact-iso';
 import { apiPage, withQuery } from '../api';
+import { ChangeList } from '../components/change-list';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, SeverityBadge, Time } from '../components/ui';
 import { formatDateTime, humanize } from '../format';
-import { useResource, useTitle } from '../hooks';
+import { NARROW_QUERY, useMediaQuery, useResource, useTitle } from '../hooks';
+import { useRefreshOn } from '../live';
 import { CHANGE_TYPES, SEVERITIES, isOneOf, type Change, type Scan } from '../types';
 
 const PAGE_SIZE = 50;
@@ -49,6 +51,10 @@ export function ChangesPage() {
       ),
     [filters.scan_id, filters.device_id, filters.change_type, filters.severity, filters.offset],
   );
+  // New changes appear on the first page as scans find them; later pages stay put while read.
+  useRefreshOn(['change'], changes.reload, () => filters.offset === 0);
+  // A phone has no room for the table's columns: the compact list keeps "what changed" in view.
+  const narrow = useMediaQuery(NARROW_QUERY);
   const filtered = Boolean(filters.scan_id || filters.device_id || filters.change_type || filters.severity);
 
   return (
@@ -110,11 +116,12 @@ export function ChangesPage() {
           <EmptyState title="No changes match these filters">Choose another scan, type or severity, or clear the filters.</EmptyState>
         ) : (
           <EmptyState title="No changes yet">
-            Netwarden compares each scan with the one before. <a href="/scan">Run a scan</a> again later to see devices come and go and ports open or
+            Netwarden compares each scan with the one before. <a href="/scans">Run a scan</a> again later to see devices come and go and ports open or
             close.
           </EmptyState>
         ))}
-      {changes.data && changes.data.items.length > 0 && (
+      {changes.data && changes.data.items.length > 0 && narrow && <ChangeList changes={changes.data.items} showScan />}
+      {changes.data && changes.data.items.length > 0 && !narrow && (
         <div class="table-wrap">
           <table>
             <thead>

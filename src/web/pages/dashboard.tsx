@@ -1,10 +1,13 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, apiPage } from '../api';
+import { ChangeList } from '../components/change-list';
 import { LineChart } from '../components/chart';
-import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
+import { ProgressBar, ScanStatusBadge, scanFailure } from '../components/scan-status';
+import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize } from '../format';
-import { useInterval, useResource, useTitle } from '../hooks';
-import type { Change, DeviceSummary, Scan, ScanState, Stats, Trends } from '../types';
+import { useResource, useTitle } from '../hooks';
+import { useRefreshOn, useScanState } from '../live';
+import type { Change, DeviceSummary, Scan, Stats, Trends } from '../types';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;
@@ -14,10 +17,13 @@ const TREND_PERIODS = [7, 30, 90, 365];
 export function DashboardPage() {
   useTitle('Dashboard');
   const stats = useResource((signal) => api<Stats>('/api/stats', { signal }), []);
+  // Live: the counts follow scans and changes as they happen. Without the stream, they are
+  // loaded again when the scan this page watched ends (below).
+  const { live } = useRefreshOn(['scan_finished', 'change'], stats.reload);
   return (
     <>
       <PageHeader title="Dashboard">
-        <a class="button primary" href="/scan">
+        <a class="button primary" href="/scans">
           Run a scan
         </a>
       </PageHeader>
@@ -25,11 +31,11 @@ export function DashboardPage() {
       {stats.data ? <Tiles stats={stats.data} /> : !stats.error && <Loading />}
       {stats.data?.total_devices === 0 && (
         <EmptyState title="No devices yet">
-          Netwarden fills its inventory from scans. <a href="/scan">Run a scan</a> of your network to see your devices here, or set the subnet first
+          Netwarden fills its inventory from scans. <a href="/scans">Run a scan</a> of your network to see your devices here, or set the subnet first
           in <a href="/settings">Settings</a>.
         </EmptyState>
       )}
-      <ScanStatusCard onFinished={stats.reload} />
+      <ScanStatusCard onFinished={live ? undefined : stats.reload} />
       <div class="grid-2">
         <Trends />
         <AtRisk />
@@ -61,52 +67,32 @@ function Tiles({ stats }: { stats: Stats }) {
 }
 
 /** The running scan with its progress, or the last finished one. */
-function ScanStatusCard({ onFinished }: { onFinished: () => void }) {
-  const status = useResource((signal) => api<ScanState>('/api/scan/status', { signal }), []);
+function ScanStatusCard({ onFinished }: { onFinished?: () => void }) {
   const last = useResource((signal) => apiPage<Scan>('/api/scans', { limit: 1 }, signal), []);
-  const running = status.data?.scanning ?? false;
-  useInterval(
-    () => {
-      status.reload();
-      last.reload();
-    },
-    2000,
-    running,
-  );
-  // When a watched scan ends, the counts above are out of date.
-  const wasRunning = useRef(false);
-  useEffect(() => {
-    if (wasRunning.current && !running) onFinished();
-    wasRunning.current = running;
-  }, [running, onFinished]);
+  const scan = useScanState(() => {
+    last.reload();
+    onFinished?.();
+  });
+  const running = scan.state?.scanning ?? false;
   const lastScan = last.data?.items[0];
-  const progress = status.data?.progress;
+  const progress = scan.state?.progress;
   return (
     <section class="card">
       <h2>{running ? 'Scan running' : 'Last scan'}</h2>
       <ErrorMessage
-        error={status.error ?? last.error}
+        error={scan.error ?? last.error}
         onRetry={() => {
-          status.reload();
+          scan.reload();
           last.reload();
         }}
       />
-      {running && status.data ? (
+      {running && scan.state ? (
         <div>
           <p>
-            Scanning <span class="mono">{status.data.subnet}</span> ({status.data.profile}): {progress ? humanize(progress.phase) : 'starting'}
-            {progress ? `, ${Math.round(progress.percent)}%` : ''}. <a href="/scan">Follow the scan</a>
+            Scanning <span class="mono">{scan.state.subnet}</span> ({scan.state.profile}): {progress ? humanize(progress.phase) : 'starting'}.{' '}
+            <a href="/scans">Follow the scan</a>
           </p>
-          <div
-            class="progress"
-            role="progressbar"
-            aria-label="Scan progress"
-            aria-valuemin={0}
-            aria-valuemax={100}
-            aria-valuenow={Math.round(progress?.percent ?? 0)}
-          >
-            <div style={{ width: `${progress?.percent ?? 0}%` }} />
-          </div>
+          <ProgressBar progress={progress} />
         </div>
       ) : lastScan ? (
         <LastScan scan={lastScan} />
@@ -114,7 +100,7 @@ function ScanStatusCard({ onFinished }: { onFinished: () => void }) {
         <Loading />
       ) : (
         <p class="muted">
-          No scan has run yet. <a href="/scan">Start the first scan</a>.
+          No scan has run yet. <a href="/scans">Start the first scan</a>.
         </p>
       )}
     </section>
@@ -126,8 +112,8 @@ function LastScan({ scan }: { scan: Scan }) {
     <dl class="facts">
       <dt>Status</dt>
       <dd>
-        <span class={`badge status-${scan.status}`}>{scan.status}</span>
-        {scan.error && <span class="muted"> {scan.error}</span>}
+        <ScanStatusBadge status={scan.status} />
+        {scanFailure(scan) && <span class="error-text"> {scanFailure(scan)}</span>}
       </dd>
       <dt>Target</dt>
       <dd class="mono">{scan.target ?? scan.subnet}</dd>
@@ -148,6 +134,7 @@ function LastScan({ scan }: { scan: Scan }) {
 function Trends() {
   const [days, setDays] = useState(30);
   const trends = useResource((signal) => api<Trends>('/api/trends', { query: { days }, signal }), [days]);
+  useRefreshOn(['scan_finished'], trends.reload);
   const points = trends.data?.points ?? [];
   const labels = axisLabels(points.map((p) => p.timestamp));
   return (
@@ -168,7 +155,7 @@ function Trends() {
       {trends.loading && !trends.data && <Loading />}
       {trends.data && points.length < 2 && (
         <EmptyState title="Not enough scans yet">
-          Trends appear once two network scans have completed. <a href="/scan">Run a scan</a> to add a point.
+          Trends appear once two network scans have completed. <a href="/scans">Run a scan</a> to add a point.
         </EmptyState>
       )}
       {points.length >= 2 && (
@@ -209,6 +196,7 @@ function AtRisk() {
     (signal) => apiPage<DeviceSummary>('/api/devices', { sort: 'risk_score', order: 'desc', limit: AT_RISK_SHOWN }, signal),
     [],
   );
+  useRefreshOn(['scan_finished', 'device_updated'], devices.reload);
   const atRisk = (devices.data?.items ?? []).filter((d) => d.risk_level === 'critical' || d.risk_level === 'high' || d.risk_level === 'medium');
   return (
     <section class="card">
@@ -242,6 +230,7 @@ function AtRisk() {
 
 function RecentChanges() {
   const changes = useResource((signal) => apiPage<Change>('/api/changes', { limit: CHANGES_SHOWN }, signal), []);
+  useRefreshOn(['change'], changes.reload);
   return (
     <section class="card">
       <h2>Recent changes</h2>
@@ -259,22 +248,5 @@ function RecentChanges() {
         </p>
       )}
     </section>
-  );
-}
-
-/** A compact list of changes, newest first; shared with the changes page's narrow layout. */
-export function ChangeList({ changes }: { changes: Change[] }) {
-  return (
-    <ul class="change-list">
-      {changes.map((c) => (
-        <li key={c.id}>
-          <SeverityBadge severity={c.severity} />
-          <span class="change-text">{c.description}</span>
-          <span class="change-meta small muted">
-            {c.device_id !== null && <a href={`/devices/${c.device_id}`}>{c.device_ip ?? 'device'}</a>} <Time iso={c.detected_at} />
-          </span>
-        </li>
-      ))}
-    </ul>
   );
 }

@@ -3,8 +3,12 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { ApiError, api, apiPage } from '../api';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
-import { plural } from '../format';
+import { missingText, plural } from '../format';
+import { isActive } from '../components/scan-status';
+import { useCoverage, type Coverage } from '../coverage';
+import { useEvents } from '../events';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
+import { useRefreshOn } from '../live';
 import {
   SEVERITIES,
   isOneOf,
@@ -60,6 +64,10 @@ function DeviceView({ id }: { id: number }) {
     device.reload();
     setChangesVersion((v) => v + 1);
   });
+  // Another scan (a schedule's, someone else's) that updates this device shows without a reload.
+  useRefreshOn(['device_updated'], device.reload, (event) => event.name === 'device_updated' && event.data.id === id);
+  const coverageOf = useCoverage([device.data?.last_scan_id ?? null]);
+  const coverage = coverageOf(device.data?.last_scan_id ?? null);
 
   const d = saved ?? device.data;
   const name = d ? d.label || d.hostname || d.ip_address : '';
@@ -108,14 +116,14 @@ function DeviceView({ id }: { id: number }) {
           }}
         />
       )}
-      <div class="grid-2">
+      {/* The source order is the phone's: what needs doing (risk, findings) before the facts,
+          which are often mostly "Unknown". devices.css places them side by side on wider screens. */}
+      <div class="device-sections">
+        <RiskSummary device={d} coverage={coverage} />
+        <FindingsCard findings={d.risk_details.findings} cves={d.cves} />
         <Facts device={d} />
-        <RiskSummary device={d} />
-      </div>
-      <PortsCard ports={d.ports} />
-      <FindingsCard findings={d.risk_details.findings} cves={d.cves} />
-      <CvesCard cves={d.cves} />
-      <div class="grid-2">
+        <PortsCard ports={d.ports} />
+        <CvesCard cves={d.cves} />
         <ChangeHistory deviceId={d.id} version={changesVersion} />
         <IpHistory history={d.ip_history} />
       </div>
@@ -134,7 +142,7 @@ function BackLink() {
 function Facts({ device: d }: { device: DeviceDetail }) {
   const none = <span class="muted">Unknown</span>;
   return (
-    <section class="card">
+    <section class="card facts-card">
       <h2>Details</h2>
       <dl class="facts">
         <dt>IP address</dt>
@@ -161,7 +169,15 @@ function Facts({ device: d }: { device: DeviceDetail }) {
         <dt>Status</dt>
         <dd>
           <span class={`status-dot${d.online ? ' online' : ''}`} aria-hidden="true" />
-          {d.online ? 'Online' : 'Offline'} <span class="muted small">(in the latest scan)</span>
+          {d.online ? 'Online' : 'Offline'}{' '}
+          {d.missed_scans > 0 ? (
+            <span class={`small presence-missing${d.online ? '' : ' offline'}`}>
+              ({missingText(d.missed_scans)}
+              {d.online ? '; it goes offline after more missed scans, as set in Settings' : ''})
+            </span>
+          ) : (
+            <span class="muted small">(seen by the latest scan)</span>
+          )}
         </dd>
         <dt>First seen</dt>
         <dd>
@@ -178,13 +194,13 @@ function Facts({ device: d }: { device: DeviceDetail }) {
   );
 }
 
-function RiskSummary({ device: d }: { device: DeviceDetail }) {
+function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: Coverage | null }) {
   const risk = d.risk_details;
   return (
-    <section class="card">
+    <section class="card risk-card">
       <h2>Risk</h2>
       <p>
-        <RiskBadge level={risk.level} score={risk.score} /> <span class="muted small">score {risk.score} of 100</span>
+        <RiskBadge level={risk.level} score={risk.score} coverage={coverage} /> <span class="muted small">score {risk.score} of 100</span>
       </p>
       {risk.summary && <p>{risk.summary}</p>}
       {risk.top_recommendation ? (
@@ -194,7 +210,11 @@ function RiskSummary({ device: d }: { device: DeviceDetail }) {
         </div>
       ) : (
         <p class="muted">
-          {risk.level === 'none' ? 'Nothing to fix: the latest scan found no risk.' : 'No individual finding is recorded for this score.'}
+          {risk.level !== 'none'
+            ? 'No individual finding is recorded for this score.'
+            : coverage && !coverage.scanned
+              ? 'The latest scan of this device was a quick scan, which finds devices but checks no ports. Run a normal scan to assess it.'
+              : `Nothing to fix: the latest scan found no risk${coverage ? ` in ${coverage.ports}` : ''}.`}
         </p>
       )}
       {risk.findings.length > 0 && (
@@ -276,32 +296,54 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
 
 type ScanRun = { id: number; scan: Scan | null };
 
-/** A scan of this device's address: starts it, then watches it so the page can refresh when it ends. */
+/**
+ * A scan of this device's address: starts it, then follows it (scan_finished events, or asking
+ * every two seconds while the event stream is down) so the page can refresh when it ends.
+ */
 function useDeviceScan(ip: string, onFinished: () => void) {
   const [run, setRun] = useState<ScanRun | null>(null);
-  const running = run !== null && (run.scan === null || run.scan.status === 'queued' || run.scan.status === 'running');
+  const runRef = useRef(run);
+  runRef.current = run;
+  const running = run !== null && (run.scan === null || isActive(run.scan));
   const startScan = useAction(async () => {
     setRun(null);
     const started = await api<ScanStarted>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
-    setRun({ id: started.scan_id, scan: null });
+    // Its events may have come before this answer (a short scan): keep what they said.
+    setRun((r) => (r?.id === started.scan_id ? r : { id: started.scan_id, scan: null }));
   });
+  // Events of scans started before the answer above arrived: the last one of each, by id.
+  const early = useRef(new Map<number, Scan>());
+
+  const follow = (scan: Scan) => {
+    const current = runRef.current;
+    if (!current) {
+      if (startScan.busy) early.current.set(scan.scan_id, scan);
+      return;
+    }
+    if (current.id !== scan.scan_id) return;
+    setRun({ id: scan.scan_id, scan });
+    if (!isActive(scan)) onFinished();
+  };
+  const { live } = useEvents(['scan_started', 'scan_finished'], (event) => {
+    if (event.name === 'scan_started' || event.name === 'scan_finished') follow(event.data);
+  });
+  useEffect(() => {
+    const seen = run && run.scan === null ? early.current.get(run.id) : undefined;
+    early.current.clear();
+    if (seen) follow(seen);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runs when a new run is recorded; `follow` reads refs
+  }, [run?.id]);
 
   useInterval(
     () => {
       if (!run) return;
-      api<Scan>(`/api/scans/${run.id}`).then(
-        (scan) => {
-          setRun({ id: run.id, scan });
-          if (scan.status !== 'queued' && scan.status !== 'running') onFinished();
-        },
-        (err: unknown) => {
-          startScan.setError(err);
-          setRun(null);
-        },
-      );
+      api<Scan>(`/api/scans/${run.id}`).then(follow, (err: unknown) => {
+        startScan.setError(err);
+        setRun(null);
+      });
     },
     2000,
-    running,
+    running && !live,
   );
 
   return { run, busy: startScan.busy, running, error: startScan.error, start: () => void startScan.run() };
@@ -313,7 +355,7 @@ function ScanMessages({ run, error }: { run: ScanRun | null; error: unknown }) {
       <ErrorMessage error={error} />
       {error instanceof ApiError && error.status === 409 && (
         <p class="small">
-          <a href="/scan">See the running scan</a>
+          <a href="/scans">See the running scan</a>
         </p>
       )}
       {run && <ScanNotice run={run} />}
@@ -326,24 +368,31 @@ function ScanNotice({ run }: { run: ScanRun }) {
   if (status === 'completed') {
     return <Notice kind="success">Scan #{run.id} finished; the details below are up to date.</Notice>;
   }
-  if (status === 'failed' || status === 'cancelled') {
+  if (status === 'cancelled') {
+    return (
+      <Notice>
+        Scan #{run.id} was cancelled. <a href="/scans">Scans</a>
+      </Notice>
+    );
+  }
+  if (status === 'failed') {
     return (
       <Notice kind="warning">
-        Scan #{run.id} {status}
-        {run.scan?.error ? `: ${run.scan.error}` : '.'} <a href="/scans">Scan history</a>
+        Scan #{run.id} failed{run.scan?.error ? `: ${run.scan.error}` : '.'} <a href="/scans">Scans</a>
       </Notice>
     );
   }
   return (
     <Notice>
-      Scan #{run.id} of this device started. <a href="/scan">Follow it on the Scan page</a>; this page refreshes when it ends.
+      Scan #{run.id} of this device {status === 'queued' ? 'is queued' : 'started'}. <a href="/scans">Follow it on the Scans page</a>; this page
+      refreshes when it ends.
     </Notice>
   );
 }
 
 function PortsCard({ ports }: { ports: Port[] }) {
   return (
-    <section class="card">
+    <section class="card ports-card">
       <h2>Ports</h2>
       {ports.length === 0 ? (
         <EmptyState title="No open ports found">
@@ -384,7 +433,7 @@ function PortsCard({ ports }: { ports: Port[] }) {
 function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) {
   const known = new Set(cves.map((c) => c.id));
   return (
-    <section class="card" id="findings">
+    <section class="card findings-card" id="findings">
       <h2>Risk findings</h2>
       {findings.length === 0 ? (
         <EmptyState title="No risk findings">
@@ -441,7 +490,7 @@ const isWebUrl = (url: string) => /^https?:\/\//i.test(url);
 
 function CvesCard({ cves }: { cves: Cve[] }) {
   return (
-    <section class="card" id="cves">
+    <section class="card cves-card" id="cves">
       <h2>Known vulnerabilities (CVEs)</h2>
       {cves.length === 0 ? (
         <EmptyState title="No known vulnerabilities">
@@ -528,7 +577,7 @@ function ChangeHistory({ deviceId, version }: { deviceId: number; version: numbe
   const items = changes.data?.items ?? [];
   const total = changes.data?.total ?? 0;
   return (
-    <section class="card">
+    <section class="card changes-card">
       <h2>Change history</h2>
       <ErrorMessage error={changes.error} onRetry={changes.reload} />
       {changes.loading && !changes.data && <Loading />}
@@ -563,7 +612,7 @@ function ChangeHistory({ deviceId, version }: { deviceId: number; version: numbe
 
 function IpHistory({ history }: { history: DeviceDetail['ip_history'] }) {
   return (
-    <section class="card">
+    <section class="card ip-card">
       <h2>IP history</h2>
       {history.length === 0 ? (
         <EmptyState title="No address history">The addresses this device used appear here once it has been seen by a scan.</EmptyState>

@@ -3,8 +3,10 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
 import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
-import { formatNumber, humanize, plural } from '../format';
+import { formatNumber, humanize, missingText, plural, presenceText } from '../format';
+import { useCoverage, type Coverage } from '../coverage';
 import { useAction, useResource, useTitle } from '../hooks';
+import { useRefreshOn } from '../live';
 import {
   RISK_LEVELS,
   everyValue,
@@ -112,6 +114,17 @@ export function DevicesPage() {
   };
   const listKey = JSON.stringify(apiQuery);
   const list = useResource((signal) => apiPage<DeviceSummary>('/api/devices', apiQuery, signal), [listKey]);
+  // New devices and changed ones appear without a reload: the page on screen is asked for again,
+  // with its filters and position, and replaced without dimming (a quiet refresh).
+  const [quiet, setQuiet] = useState(false);
+  useRefreshOn(['device_updated', 'scan_finished'], () => {
+    setQuiet(true);
+    list.reload();
+  });
+  useEffect(() => {
+    if (!list.loading) setQuiet(false);
+  }, [list.loading]);
+  const coverage = useCoverage(list.data?.items.map((d) => d.last_scan_id) ?? []);
   const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
 
   const [selected, setSelected] = useState<Map<number, string>>(new Map());
@@ -170,7 +183,8 @@ export function DevicesPage() {
       {rows.length > 0 && (
         <DeviceTable
           rows={rows}
-          stale={list.loading}
+          stale={list.loading && !quiet}
+          coverage={coverage}
           sort={query.sort}
           order={query.order}
           onSort={sortBy}
@@ -183,7 +197,7 @@ export function DevicesPage() {
           total={total}
           limit={PAGE_SIZE}
           offset={query.offset}
-          busy={list.loading}
+          busy={list.loading && !quiet}
           onChange={(offset) => update({ offset: offset > 0 ? String(offset) : undefined })}
         />
       )}
@@ -340,7 +354,7 @@ function NoRows(props: { total: number; offset: number; filtered: boolean; scanI
   }
   return (
     <EmptyState title="No devices yet">
-      Netwarden fills its inventory from scans. <a href="/scan">Run a scan</a> of your network to see your devices here.
+      Netwarden fills its inventory from scans. <a href="/scans">Run a scan</a> of your network to see your devices here.
     </EmptyState>
   );
 }
@@ -353,9 +367,10 @@ interface TableProps {
   onSort: (key: DeviceSort, first: Order) => void;
   selected: Map<number, string>;
   onSelect: (selected: Map<number, string>) => void;
+  coverage: (scanId: number | null) => Coverage | null;
 }
 
-function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect }: TableProps) {
+function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect, coverage }: TableProps) {
   const chosen = rows.filter((d) => selected.has(d.id)).length;
   const toggleAll = (on: boolean) => onSelect(new Map(on ? rows.map((d) => [d.id, d.ip_address]) : []));
   const toggle = (device: DeviceSummary, on: boolean) => {
@@ -398,7 +413,13 @@ function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect }: T
         </thead>
         <tbody>
           {rows.map((device) => (
-            <DeviceRow key={device.id} device={device} checked={selected.has(device.id)} onCheck={(on) => toggle(device, on)} />
+            <DeviceRow
+              key={device.id}
+              device={device}
+              coverage={coverage(device.last_scan_id)}
+              checked={selected.has(device.id)}
+              onCheck={(on) => toggle(device, on)}
+            />
           ))}
         </tbody>
       </table>
@@ -429,7 +450,17 @@ function SortHeader({
   );
 }
 
-function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; checked: boolean; onCheck: (on: boolean) => void }) {
+function DeviceRow({
+  device: d,
+  coverage,
+  checked,
+  onCheck,
+}: {
+  device: DeviceSummary;
+  coverage: Coverage | null;
+  checked: boolean;
+  onCheck: (on: boolean) => void;
+}) {
   const name = d.label || d.hostname;
   return (
     <tr class={checked ? 'selected' : undefined}>
@@ -437,12 +468,7 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         <input type="checkbox" aria-label={`Select ${d.ip_address}`} checked={checked} onChange={(e) => onCheck(e.currentTarget.checked)} />
       </td>
       <td class="nowrap">
-        <span
-          class={`status-dot${d.online ? ' online' : ''}`}
-          role="img"
-          aria-label={d.online ? 'Online' : 'Offline'}
-          title={d.online ? 'Online' : 'Offline'}
-        />
+        <span class={`status-dot${d.online ? ' online' : ''}`} role="img" aria-label={presenceText(d)} title={presenceText(d)} />
         <a class="mono" href={`/devices/${d.id}`}>
           {d.ip_address}
         </a>
@@ -451,11 +477,17 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         {name ? <span>{name}</span> : <span class="muted">—</span>}
         {d.is_trusted && <span class="badge trusted">Trusted</span>}
         {d.label && d.hostname && <div class="muted small">{d.hostname}</div>}
+        {d.missed_scans > 0 && (
+          <div class={`small presence-missing${d.online ? '' : ' offline'}`}>
+            {d.online ? 'Online, ' : 'Offline, '}
+            {missingText(d.missed_scans)}
+          </div>
+        )}
       </td>
       <td class="hide-narrow">{d.vendor ?? <span class="muted">—</span>}</td>
       <td class="hide-narrow">{d.zone ?? <span class="muted">—</span>}</td>
       <td>
-        <RiskBadge level={d.risk_level} score={d.risk_score} />
+        <RiskBadge level={d.risk_level} score={d.risk_score} coverage={coverage} />
       </td>
       <td class="hide-narrow mono small">
         <PortList ports={d.open_ports} />

@@ -7,7 +7,7 @@ import { ProfileSelect } from '../components/profile-select';
 import { SubnetField } from '../components/subnet-field';
 import { ErrorMessage, Field } from '../components/ui';
 import { useAction, useTitle } from '../hooks';
-import type { Config, Me, ScanProfile } from '../types';
+import type { Config, Me, ScanProfile, ScanStarted } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
@@ -140,15 +140,15 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
   const { route } = useLocation();
   const [profile, setProfile] = useState<ScanProfile>('normal');
   const start = useAction(async () => {
-    await api('/api/scan/trigger', { method: 'POST', query: { profile } });
-    route('/scan');
+    const started = await api<ScanStarted>('/api/scan/trigger', { method: 'POST', query: { profile } });
+    route(`/scans?scan=${started.scan_id}`);
     onDone();
   });
 
   return (
     <div>
       <p>
-        Everything is ready. Start a first scan of <strong>{subnet}</strong> now to fill the device inventory, or do it later from the Scan page.
+        Everything is ready. Start a first scan of <strong>{subnet}</strong> now to fill the device inventory, or do it later from the Scans page.
       </p>
       <ErrorMessage error={start.error} />
       <ProfileSelect value={profile} onChange={setProfile} />

@@ -7,6 +7,7 @@ import type { Config } from '../../types';
 import { ApiKeys } from './api-keys';
 import { AuditLog } from './audit-log';
 import { NetworkSettings } from './network';
+import { NotificationSettings } from './notifications';
 import { PasswordChange } from './password';
 import { RetentionSettings } from './retention';
 import { Updates } from './updates';
@@ -31,6 +32,9 @@ export function SettingsPage() {
         {configOr((c) => (
           <NetworkSettings config={c} onSaved={setSaved} />
         ))}
+      </Section>
+      <Section title="Notifications">
+        <NotificationSettings />
       </Section>
       <Section title="Zones">
         {configOr((c) => (

@@ -1,5 +1,5 @@
 import { useId, useState } from 'preact/hooks';
-import { HOST_TIMEOUT_SECONDS, PORTS } from '../../../core/limits.js';
+import { HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS } from '../../../core/limits.js';
 import { ApiError } from '../../api';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';
@@ -17,6 +17,15 @@ interface NetworkForm {
   profile: ScanProfile;
   resolveHostnames: boolean;
   hostTimeout: string;
+  offlineAfter: string;
+  /** null: this server has no server.public_url setting (it predates notifications). */
+  publicUrl: string | null;
+}
+
+/** server.public_url, where the server has it. */
+function publicUrlOf(config: Config): string | null {
+  const server = config.server as Config['server'] & { public_url?: string };
+  return typeof server.public_url === 'string' ? server.public_url : null;
 }
 
 function networkForm(config: Config): NetworkForm {
@@ -30,6 +39,8 @@ function networkForm(config: Config): NetworkForm {
     profile: config.scanning.default_profile,
     resolveHostnames: config.network.resolve_hostnames,
     hostTimeout: String(config.scanning.host_timeout_seconds),
+    offlineAfter: String(config.presence.offline_after_scans),
+    publicUrl: publicUrlOf(config),
   };
 }
 
@@ -56,7 +67,10 @@ function withListEntry(error: unknown, lists: Record<string, string[] | undefine
   return entry === undefined ? error : new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body);
 }
 
-/** Subnet, excluded and allowed addresses, ports, engine, default profile, name lookups, host timeout. */
+/**
+ * Subnet, excluded and allowed addresses, the public address (for links in notifications), ports,
+ * engine, default profile, name lookups, host timeout, when devices count as offline.
+ */
 export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState(() => networkForm(config));
   const [done, setDone] = useState(false);
@@ -74,6 +88,9 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
     // the list (400, shown here), and must not block saving the rest of the form.
     const allowed = parseList(form.allowedTargets);
     const allowedTargets = sameList(allowed, config.scanning.allowed_targets) ? undefined : allowed;
+    // Only to a server that has the setting (an older one refuses an unknown key).
+    const serverPatch: (Partial<Config['server']> & { public_url?: string }) | null =
+      form.publicUrl === null ? null : { public_url: form.publicUrl.trim() };
     const patch: ConfigPatch = {
       network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
       scanning: {
@@ -83,6 +100,8 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         host_timeout_seconds: Number(form.hostTimeout),
         ...(allowedTargets && { allowed_targets: allowedTargets }),
       },
+      presence: { offline_after_scans: Number(form.offlineAfter) },
+      ...(serverPatch && { server: serverPatch }),
     };
     const next = await saveConfig(patch).catch((err: unknown) => {
       throw withListEntry(err, { 'network.exclude': exclude, 'scanning.allowed_targets': allowedTargets });
@@ -109,6 +128,21 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
       >
         <textarea name="exclude" rows={3} value={form.exclude} onInput={(e) => update({ exclude: e.currentTarget.value })} />
       </Field>
+      {form.publicUrl !== null && (
+        <Field
+          label="Public address of Netwarden"
+          hint="Where people reach this web interface, such as https://netwarden.example.lan. Notifications link to devices under it; empty: messages carry no links."
+        >
+          <input
+            name="public_url"
+            type="url"
+            inputMode="url"
+            placeholder="https://netwarden.example.lan"
+            value={form.publicUrl}
+            onInput={(e) => update({ publicUrl: e.currentTarget.value })}
+          />
+        </Field>
+      )}
       <Field
         label="Allowed scan targets"
         hint="Scans may only reach addresses inside these IPv4 CIDR blocks, one per line (commas work too); a scan of anything else is refused. When the server was started with NETWARDEN_SCAN_ALLOW, that list applies and cannot be changed here."
@@ -138,6 +172,22 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
             onInput={(e) => update({ hostTimeout: e.currentTarget.value })}
           />
         </Field>
+        <Field
+          label="Offline after missed scans"
+          hint={`A device counts as gone (offline, and reported as removed) only after this many network scans in a row missed it (${OFFLINE_AFTER_SCANS.min}–${OFFLINE_AFTER_SCANS.max}). Phones that sleep need 2 or 3.`}
+        >
+          <input
+            name="offline_after_scans"
+            type="number"
+            inputMode="numeric"
+            required
+            min={OFFLINE_AFTER_SCANS.min}
+            max={OFFLINE_AFTER_SCANS.max}
+            step={1}
+            value={form.offlineAfter}
+            onInput={(e) => update({ offlineAfter: e.currentTarget.value })}
+          />
+        </Field>
         <Field label="Engine" hint="auto uses nmap when it is installed and the built-in scanner otherwise; native never uses nmap.">
           <select name="engine" value={form.engine} onChange={(e) => update({ engine: e.currentTarget.value as ScanEngine })}>
             {SCAN_ENGINES.map((engine) => (
@@ -150,7 +200,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         <ProfileSelect
           label="Default profile"
           name="default_profile"
-          hint="The profile preselected on the Scan page."
+          hint="The profile preselected on the Scans page."
           value={form.profile}
           onChange={(profile) => update({ profile })}
         />

@@ -1,0 +1,706 @@
+// Notifications: channels (one form per type), their filters, digest and quiet hours, a Test
+// button per channel, and the delivery log. CONTRACT §9 and §13 are the rules; the API checks
+// every value and its 400 detail shows where the action was taken.
+import { useRef, useState } from 'preact/hooks';
+import { api, apiPage } from '../../api';
+import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
+import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
+import { humanize } from '../../format';
+import { useAction, useResource, useSavedToggle } from '../../hooks';
+import {
+  CHANGE_TYPES,
+  CHANNEL_TYPES,
+  SEVERITIES,
+  type Channel,
+  type ChannelType,
+  type ChangeType,
+  type Delivery,
+  type ScanOutcome,
+  type Severity,
+  type Zones,
+} from '../../types';
+
+/** What a secret (or a URL with credentials in it) reads back as once stored. */
+const MASK = '********';
+const DELIVERIES_PAGE = 20;
+const SCAN_OUTCOMES: ScanOutcome[] = ['completed', 'failed'];
+
+type Kind = 'text' | 'url' | 'secret' | 'number' | 'checkbox' | 'list' | 'priority';
+
+interface ConfigField {
+  key: string;
+  label: string;
+  kind: Kind;
+  required?: boolean;
+  hint?: string;
+  /** The value a new channel's form starts with. */
+  initial?: string | boolean;
+}
+
+const TYPE_LABELS: Record<ChannelType, string> = {
+  webhook: 'Webhook',
+  ntfy: 'ntfy',
+  gotify: 'Gotify',
+  discord: 'Discord',
+  slack: 'Slack',
+  email: 'Email',
+  mqtt: 'MQTT (Home Assistant)',
+};
+
+/** Each type's config fields, as CONTRACT §13 lists them. */
+const CONFIG_FIELDS: Record<ChannelType, ConfigField[]> = {
+  webhook: [
+    { key: 'url', label: 'URL', kind: 'url', required: true, hint: 'Netwarden POSTs JSON here (http:// or https://).' },
+    { key: 'secret', label: 'Signing secret', kind: 'secret', hint: 'Optional. Signs each body: X-Netwarden-Signature: sha256=<HMAC>.' },
+  ],
+  ntfy: [
+    { key: 'url', label: 'Server and topic', kind: 'url', required: true, hint: 'For example https://ntfy.sh/my-netwarden.' },
+    { key: 'token', label: 'Access token', kind: 'secret', hint: 'Optional, for a protected topic.' },
+    { key: 'priority', label: 'Priority', kind: 'priority', hint: 'Empty: from the most severe change in the message.' },
+  ],
+  gotify: [
+    { key: 'url', label: 'Server URL', kind: 'url', required: true, hint: 'For example https://gotify.example.lan.' },
+    { key: 'token', label: 'Application token', kind: 'secret', required: true },
+  ],
+  discord: [{ key: 'url', label: 'Webhook URL', kind: 'url', required: true, hint: "The channel's incoming-webhook URL." }],
+  slack: [{ key: 'url', label: 'Webhook URL', kind: 'url', required: true, hint: "The channel's incoming-webhook URL." }],
+  email: [
+    { key: 'host', label: 'SMTP server', kind: 'text', required: true },
+    { key: 'port', label: 'Port', kind: 'number', initial: '587', hint: '587 (STARTTLS) or 465 (with implicit TLS).' },
+    { key: 'secure', label: 'Implicit TLS (port 465)', kind: 'checkbox', initial: false },
+    { key: 'require_tls', label: 'Refuse to send without TLS', kind: 'checkbox', initial: false },
+    { key: 'username', label: 'User name', kind: 'text' },
+    { key: 'password', label: 'Password', kind: 'secret' },
+    { key: 'from', label: 'From', kind: 'text', required: true, hint: 'alerts@example.com or Netwarden <alerts@example.com>.' },
+    { key: 'to', label: 'To', kind: 'list', required: true, hint: 'One address per line (commas work too).' },
+  ],
+  mqtt: [
+    { key: 'url', label: 'Broker URL', kind: 'url', required: true, hint: 'mqtt://host:1883 or mqtts://host:8883.' },
+    { key: 'username', label: 'User name', kind: 'text' },
+    { key: 'password', label: 'Password', kind: 'secret' },
+    { key: 'topic_prefix', label: 'Topic prefix', kind: 'text', initial: 'netwarden' },
+    { key: 'ha_discovery', label: 'Home Assistant discovery', kind: 'checkbox', initial: true },
+    { key: 'discovery_prefix', label: 'Discovery prefix', kind: 'text', initial: 'homeassistant' },
+  ],
+};
+
+/** The notification channels, a form to add or edit one, and the delivery log. */
+export function NotificationSettings() {
+  const channels = useResource((signal) => api<Channel[]>('/api/notifications/channels', { signal }), []);
+  const [editing, setEditing] = useState<Channel | ChannelType | null>(null);
+  const [newType, setNewType] = useState<ChannelType>('webhook');
+  const [logVersion, setLogVersion] = useState(0);
+  const [notice, setNotice] = useState<string | null>(null);
+  const addButton = useRef<HTMLButtonElement>(null);
+  const close = () => {
+    setEditing(null);
+    setTimeout(() => addButton.current?.focus());
+  };
+  const changed = () => {
+    channels.reload();
+    setLogVersion((v) => v + 1);
+  };
+
+  return (
+    <div class="notifications">
+      <p class="muted small">
+        After each scan, one message per channel carries the changes that match its filters. Tests and failures are in the delivery log below.
+      </p>
+      {notice && <Notice kind="success">{notice}</Notice>}
+      <ErrorMessage error={channels.error} onRetry={channels.reload} />
+      {channels.loading && !channels.data && <Loading />}
+      {channels.data?.length === 0 && editing === null && (
+        <EmptyState title="No channels yet">Add one to hear about new devices, opened ports and failed scans.</EmptyState>
+      )}
+      {channels.data && channels.data.length > 0 && (
+        <ul class="channel-list" aria-label="Notification channels">
+          {channels.data.map((c) => (
+            <ChannelItem
+              key={c.id}
+              channel={c}
+              onEdit={() => {
+                setNotice(null);
+                setEditing(c);
+              }}
+              onChanged={changed}
+              onDeleted={() => {
+                setNotice(`Channel “${c.name}” deleted.`);
+                changed();
+              }}
+            />
+          ))}
+        </ul>
+      )}
+      {editing === null ? (
+        <div class="settings-inline-form">
+          <Field label="Channel type">
+            <select value={newType} onChange={(e) => setNewType(e.currentTarget.value as ChannelType)}>
+              {CHANNEL_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {TYPE_LABELS[t]}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button
+            type="button"
+            ref={addButton}
+            onClick={() => {
+              setNotice(null);
+              setEditing(newType);
+            }}
+          >
+            Add channel
+          </button>
+        </div>
+      ) : (
+        <ChannelForm
+          key={typeof editing === 'string' ? editing : editing.id}
+          channel={typeof editing === 'string' ? null : editing}
+          type={typeof editing === 'string' ? editing : editing.type}
+          onCancel={close}
+          onSaved={(saved, created) => {
+            setNotice(`Channel “${saved.name}” ${created ? 'added' : 'saved'}.`);
+            changed();
+            close();
+          }}
+        />
+      )}
+      <DeliveryLog channels={channels.data ?? []} version={logVersion} />
+    </div>
+  );
+}
+
+function ChannelItem({
+  channel: c,
+  onEdit,
+  onChanged,
+  onDeleted,
+}: {
+  channel: Channel;
+  onEdit: () => void;
+  onChanged: () => void;
+  onDeleted: () => void;
+}) {
+  const [result, setResult] = useState<Delivery | null>(null);
+  const [deleting, setDeleting] = useState(false);
+  const test = useAction(async () => {
+    setResult(null);
+    setResult(await api<Delivery>(`/api/notifications/channels/${c.id}/test`, { method: 'POST' }));
+    onChanged();
+  });
+  const toggle = useSavedToggle(c.enabled, async (enabled) => {
+    await api<Channel>(`/api/notifications/channels/${c.id}`, { method: 'PUT', json: { enabled } });
+    onChanged();
+  });
+  const remove = useAction(async () => {
+    await api(`/api/notifications/channels/${c.id}`, { method: 'DELETE' });
+    setDeleting(false);
+    onDeleted();
+  });
+  const destination = typeof c.config.url === 'string' ? c.config.url : typeof c.config.host === 'string' ? c.config.host : '';
+  return (
+    <li class={c.enabled ? undefined : 'disabled'}>
+      <div class="channel-head">
+        <strong class="wrap-anywhere">{c.name}</strong>
+        <span class="badge">{TYPE_LABELS[c.type]}</span>
+        {!c.enabled && <span class="badge status-cancelled">Disabled</span>}
+        {c.digest && (
+          <span class="small muted">
+            digest: <span class="mono">{c.digest}</span>
+          </span>
+        )}
+        {c.quiet_hours && (
+          <span class="small muted">
+            quiet {c.quiet_hours.start}–{c.quiet_hours.end} ({c.quiet_hours.timezone})
+          </span>
+        )}
+      </div>
+      {destination && <div class="small muted mono wrap-anywhere">{destination === MASK ? 'URL with credentials (hidden)' : destination}</div>}
+      <div class="button-row">
+        <button type="button" class="small-button" disabled={test.busy} aria-label={`Test ${c.name}`} onClick={() => void test.run()}>
+          {test.busy ? 'Sending…' : 'Test'}
+        </button>
+        <button type="button" class="small-button" aria-label={`Edit ${c.name}`} onClick={onEdit}>
+          Edit
+        </button>
+        <label class="checkbox small">
+          <input
+            type="checkbox"
+            checked={toggle.checked}
+            disabled={toggle.busy}
+            aria-label={`Enabled: ${c.name}`}
+            onChange={(e) => toggle.set(e.currentTarget.checked)}
+          />
+          Enabled
+        </label>
+        <button type="button" class="small-button danger" aria-label={`Delete ${c.name}`} onClick={() => setDeleting(true)}>
+          Delete
+        </button>
+      </div>
+      <ErrorMessage error={test.error ?? toggle.error} />
+      {result && <TestResult delivery={result} />}
+      <Dialog open={deleting} title="Delete channel" onClose={() => setDeleting(false)}>
+        <p>Delete “{c.name}”? No further message goes to it; its delivery log is deleted with it.</p>
+        <ErrorMessage error={remove.error} />
+        <div class="button-row">
+          <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run()}>
+            Delete channel
+          </button>
+          <button type="button" onClick={() => setDeleting(false)}>
+            Cancel
+          </button>
+        </div>
+      </Dialog>
+    </li>
+  );
+}
+
+/** What the test message did: delivered, failed (with why), or waiting for a retry. */
+function TestResult({ delivery: d }: { delivery: Delivery }) {
+  if (d.status === 'sent') return <Notice kind="success">Test message delivered.</Notice>;
+  if (d.status === 'failed')
+    return (
+      <div class="alert alert-error" role="alert">
+        Test message failed: {d.last_error ?? 'no reason given'}
+      </div>
+    );
+  return (
+    <Notice kind="warning">Test message not delivered yet{d.last_error ? `: ${d.last_error}` : ''}. It is retried; see the delivery log.</Notice>
+  );
+}
+
+interface FormState {
+  name: string;
+  enabled: boolean;
+  config: Record<string, string | boolean>;
+  /** Secrets (and masked URLs) the user asked to remove. */
+  removed: Set<string>;
+  changeTypes: ChangeType[] | null;
+  minSeverity: Severity;
+  zones: string[] | null;
+  untrustedOnly: boolean;
+  scanEvents: ScanOutcome[];
+  digest: string;
+  quiet: boolean;
+  quietStart: string;
+  quietEnd: string;
+  quietZone: string;
+}
+
+function initialForm(channel: Channel | null, type: ChannelType): FormState {
+  const config: Record<string, string | boolean> = {};
+  for (const field of CONFIG_FIELDS[type]) {
+    const value = channel?.config[field.key];
+    if (field.kind === 'checkbox') config[field.key] = typeof value === 'boolean' ? value : field.initial === true;
+    else if (field.kind === 'list') config[field.key] = Array.isArray(value) ? value.map(String).join('\n') : '';
+    // A stored secret reads back as the mask: the field starts empty, "set — leave to keep".
+    else if (value === MASK) config[field.key] = '';
+    else if (value === null || value === undefined) config[field.key] = channel ? '' : ((field.initial as string | undefined) ?? '');
+    else config[field.key] = typeof value === 'string' || typeof value === 'number' ? String(value) : JSON.stringify(value);
+  }
+  const f = channel?.filters;
+  return {
+    name: channel?.name ?? '',
+    enabled: channel?.enabled ?? true,
+    config,
+    removed: new Set(),
+    changeTypes: f ? f.change_types : null,
+    minSeverity: f?.min_severity ?? 'low',
+    zones: f ? f.zones : null,
+    untrustedOnly: f?.untrusted_only ?? false,
+    scanEvents: f?.scan_events ?? ['failed'],
+    digest: channel?.digest ?? '',
+    quiet: Boolean(channel?.quiet_hours),
+    quietStart: channel?.quiet_hours?.start ?? '22:00',
+    quietEnd: channel?.quiet_hours?.end ?? '07:00',
+    quietZone: channel?.quiet_hours?.timezone ?? browserTimeZone(),
+  };
+}
+
+/**
+ * The config to send. A new channel gets every filled field. An edit sends what the form shows,
+ * except secrets left empty (kept: the API keeps what it stores when a key is absent, or clears it
+ * when the destination changed, as §9 says) and those marked for removal (sent as null).
+ */
+function configPayload(type: ChannelType, channel: Channel | null, form: FormState): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of CONFIG_FIELDS[type]) {
+    const value = form.config[field.key];
+    const wasSet = channel?.config[field.key] === MASK;
+    if (form.removed.has(field.key)) {
+      out[field.key] = null;
+      continue;
+    }
+    if (field.kind === 'checkbox') out[field.key] = value === true;
+    else if (field.kind === 'list') {
+      out[field.key] = String(value)
+        .split(/[\n,]+/)
+        .map((s) => s.trim())
+        .filter(Boolean);
+    } else {
+      const text = String(value).trim();
+      if (text === '') {
+        // Kept (a stored secret or masked URL), or not given (an optional field).
+        if (!wasSet && channel && (field.kind === 'number' || field.kind === 'priority' || field.kind === 'text')) out[field.key] = null;
+        continue;
+      }
+      out[field.key] = field.kind === 'number' || field.kind === 'priority' ? Number(text) : text;
+    }
+  }
+  return out;
+}
+
+function ChannelForm({
+  channel,
+  type,
+  onCancel,
+  onSaved,
+}: {
+  channel: Channel | null;
+  type: ChannelType;
+  onCancel: () => void;
+  onSaved: (saved: Channel, created: boolean) => void;
+}) {
+  const [form, setForm] = useState(() => initialForm(channel, type));
+  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
+  const update = (patch: Partial<FormState>) => setForm((f) => ({ ...f, ...patch }));
+  const setConfig = (key: string, value: string | boolean) => setForm((f) => ({ ...f, config: { ...f.config, [key]: value } }));
+  const toggleRemoved = (key: string, on: boolean) =>
+    setForm((f) => {
+      const removed = new Set(f.removed);
+      if (on) removed.add(key);
+      else removed.delete(key);
+      return { ...f, removed };
+    });
+
+  const save = useAction(async () => {
+    const json = {
+      name: form.name.trim(),
+      ...(channel ? {} : { type }),
+      enabled: form.enabled,
+      config: configPayload(type, channel, form),
+      filters: {
+        change_types: form.changeTypes,
+        min_severity: form.minSeverity,
+        zones: form.zones,
+        untrusted_only: form.untrustedOnly,
+        scan_events: form.scanEvents,
+      },
+      digest: form.digest.trim() || null,
+      quiet_hours: form.quiet ? { start: form.quietStart, end: form.quietEnd, timezone: form.quietZone.trim() } : null,
+    };
+    const saved = channel
+      ? await api<Channel>(`/api/notifications/channels/${channel.id}`, { method: 'PUT', json })
+      : await api<Channel>('/api/notifications/channels', { method: 'POST', json });
+    onSaved(saved, channel === null);
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void save.run();
+  };
+  const title = channel ? `Edit “${channel.name}”` : `New ${TYPE_LABELS[type]} channel`;
+
+  return (
+    <form class="channel-form" aria-label={title} onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
+      <h3>{title}</h3>
+      <Field label="Name">
+        <input name="name" required maxLength={100} value={form.name} onInput={(e) => update({ name: e.currentTarget.value })} />
+      </Field>
+      <fieldset>
+        <legend>Destination</legend>
+        <div class="settings-grid">
+          {CONFIG_FIELDS[type].map((field) => (
+            <ConfigInput
+              key={field.key}
+              field={field}
+              value={form.config[field.key]}
+              stored={channel?.config[field.key] === MASK}
+              removed={form.removed.has(field.key)}
+              onChange={(v) => setConfig(field.key, v)}
+              onRemove={(on) => toggleRemoved(field.key, on)}
+            />
+          ))}
+        </div>
+        {channel && CONFIG_FIELDS[type].some((f) => f.kind === 'secret') && (
+          <p class="hint">A new address (URL, server or user) needs its secret again: the old one is never sent to a new destination.</p>
+        )}
+      </fieldset>
+      <fieldset>
+        <legend>What to send</legend>
+        <div class="check-grid" role="group" aria-label="Change types">
+          {CHANGE_TYPES.map((t) => (
+            <label key={t} class="checkbox">
+              <input
+                type="checkbox"
+                checked={form.changeTypes === null || form.changeTypes.includes(t)}
+                onChange={(e) => update({ changeTypes: toggleIn(form.changeTypes, CHANGE_TYPES, t, e.currentTarget.checked) })}
+              />
+              {humanize(t)}
+            </label>
+          ))}
+        </div>
+        <div class="settings-grid">
+          <Field label="Minimum severity">
+            <select value={form.minSeverity} onChange={(e) => update({ minSeverity: e.currentTarget.value as Severity })}>
+              {SEVERITIES.map((s) => (
+                <option key={s} value={s}>
+                  {humanize(s)}
+                </option>
+              ))}
+            </select>
+          </Field>
+        </div>
+        <div class="check-grid" role="group" aria-label="Zones">
+          <span class="hint">Zones (none ticked: every device)</span>
+          {(zones.data ?? []).map((z) => (
+            <label key={z} class="checkbox">
+              <input
+                type="checkbox"
+                checked={form.zones?.includes(z) ?? false}
+                onChange={(e) => {
+                  const next = new Set(form.zones ?? []);
+                  if (e.currentTarget.checked) next.add(z);
+                  else next.delete(z);
+                  update({ zones: next.size === 0 ? null : [...next] });
+                }}
+              />
+              {z}
+            </label>
+          ))}
+        </div>
+        <label class="checkbox">
+          <input type="checkbox" checked={form.untrustedOnly} onChange={(e) => update({ untrustedOnly: e.currentTarget.checked })} />
+          Only devices not marked trusted
+        </label>
+        <div class="check-grid" role="group" aria-label="Scan events">
+          <span class="hint">Also tell me when a scan</span>
+          {SCAN_OUTCOMES.map((o) => (
+            <label key={o} class="checkbox">
+              <input
+                type="checkbox"
+                checked={form.scanEvents.includes(o)}
+                onChange={(e) => update({ scanEvents: e.currentTarget.checked ? [...form.scanEvents, o] : form.scanEvents.filter((x) => x !== o) })}
+              />
+              {o === 'completed' ? 'completes' : 'fails'}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>When to send</legend>
+        <Field
+          label="Digest (cron)"
+          hint="Empty: a message after each scan. A cron such as 0 8 * * * collects the changes and sends them once at those times."
+        >
+          <input name="digest" class="mono" value={form.digest} spellcheck={false} onInput={(e) => update({ digest: e.currentTarget.value })} />
+        </Field>
+        {form.digest.trim() && <CronPreviewList cron={form.digest} timeZone={form.quiet ? form.quietZone : 'UTC'} />}
+        <label class="checkbox">
+          <input type="checkbox" checked={form.quiet} onChange={(e) => update({ quiet: e.currentTarget.checked })} />
+          Quiet hours (messages wait until they end; critical changes never wait)
+        </label>
+        {form.quiet && (
+          <div class="settings-grid">
+            <Field label="Quiet from">
+              <input type="time" value={form.quietStart} onInput={(e) => update({ quietStart: e.currentTarget.value })} />
+            </Field>
+            <Field label="Quiet until">
+              <input type="time" value={form.quietEnd} onInput={(e) => update({ quietEnd: e.currentTarget.value })} />
+            </Field>
+            <TimeZoneField name="quiet_timezone" value={form.quietZone} onChange={(quietZone) => update({ quietZone })} />
+          </div>
+        )}
+      </fieldset>
+      <label class="checkbox">
+        <input type="checkbox" checked={form.enabled} onChange={(e) => update({ enabled: e.currentTarget.checked })} />
+        Enabled
+      </label>
+      <ErrorMessage error={save.error} />
+      <div class="button-row">
+        <button type="submit" class="primary" disabled={save.busy}>
+          {save.busy ? 'Saving…' : channel ? 'Save channel' : 'Add channel'}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** A filter list where null means "all": ticking the last one back gives null again. */
+function toggleIn<T extends string>(current: T[] | null, all: readonly T[], value: T, on: boolean): T[] | null {
+  const set = new Set(current ?? all);
+  if (on) set.add(value);
+  else set.delete(value);
+  return set.size === all.length ? null : all.filter((v) => set.has(v));
+}
+
+function ConfigInput({
+  field,
+  value,
+  stored,
+  removed,
+  onChange,
+  onRemove,
+}: {
+  field: ConfigField;
+  value: string | boolean;
+  /** A secret (or a URL with credentials) is stored and reads back masked. */
+  stored: boolean;
+  removed: boolean;
+  onChange: (value: string | boolean) => void;
+  onRemove: (on: boolean) => void;
+}) {
+  const name = `config-${field.key}`;
+  if (field.kind === 'checkbox') {
+    return (
+      <label class="checkbox">
+        <input type="checkbox" name={name} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />
+        {field.label}
+      </label>
+    );
+  }
+  const hint = stored ? (
+    <>
+      {field.hint ? `${field.hint} ` : ''}Set — leave empty to keep it.{' '}
+      {!field.required && (
+        <label class="checkbox inline">
+          <input type="checkbox" checked={removed} onChange={(e) => onRemove(e.currentTarget.checked)} /> Remove it
+        </label>
+      )}
+    </>
+  ) : (
+    field.hint
+  );
+  if (field.kind === 'list') {
+    return (
+      <Field label={field.label} hint={hint}>
+        <textarea name={name} rows={2} value={String(value)} required={field.required} onInput={(e) => onChange(e.currentTarget.value)} />
+      </Field>
+    );
+  }
+  if (field.kind === 'priority') {
+    return (
+      <Field label={field.label} hint={hint}>
+        <select name={name} value={String(value)} onChange={(e) => onChange(e.currentTarget.value)}>
+          <option value="">Automatic</option>
+          {[1, 2, 3, 4, 5].map((p) => (
+            <option key={p} value={String(p)}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </Field>
+    );
+  }
+  return (
+    <Field label={field.label} hint={hint}>
+      <input
+        name={name}
+        type={field.kind === 'secret' ? 'password' : field.kind === 'number' ? 'number' : 'text'}
+        inputMode={field.kind === 'url' ? 'url' : undefined}
+        autocomplete={field.kind === 'secret' ? 'new-password' : 'off'}
+        spellcheck={false}
+        required={field.required && !stored}
+        placeholder={stored ? 'set — leave to keep' : undefined}
+        disabled={removed}
+        value={String(value)}
+        onInput={(e) => onChange(e.currentTarget.value)}
+      />
+    </Field>
+  );
+}
+
+/** Every message sent or tried, newest first; failures stand out with their last error. */
+function DeliveryLog({ channels, version }: { channels: Channel[]; version: number }) {
+  const [offset, setOffset] = useState(0);
+  const [channelId, setChannelId] = useState('');
+  const [status, setStatus] = useState('');
+  const log = useResource(
+    (signal) => apiPage<Delivery>('/api/notifications/deliveries', { channel_id: channelId, status, limit: DELIVERIES_PAGE, offset }, signal),
+    [channelId, status, offset, version],
+  );
+  const names = new Map(channels.map((c) => [c.id, c.name]));
+  return (
+    <section class="delivery-log" aria-labelledby="delivery-log">
+      <h3 id="delivery-log">Delivery log</h3>
+      <div class="filters">
+        <Field label="Channel">
+          <select
+            value={channelId}
+            onChange={(e) => {
+              setChannelId(e.currentTarget.value);
+              setOffset(0);
+            }}
+          >
+            <option value="">All channels</option>
+            {channels.map((c) => (
+              <option key={c.id} value={String(c.id)}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Status">
+          <select
+            value={status}
+            onChange={(e) => {
+              setStatus(e.currentTarget.value);
+              setOffset(0);
+            }}
+          >
+            <option value="">Any</option>
+            <option value="sent">Sent</option>
+            <option value="pending">Pending</option>
+            <option value="failed">Failed</option>
+          </select>
+        </Field>
+        <button type="button" onClick={log.reload} disabled={log.loading}>
+          Refresh
+        </button>
+      </div>
+      <ErrorMessage error={log.error} onRetry={log.reload} />
+      {log.data?.total === 0 && <p class="muted">No messages yet. Press Test on a channel to send one.</p>}
+      {log.data && log.data.items.length > 0 && (
+        <div class="table-wrap">
+          <table aria-label="Deliveries">
+            <thead>
+              <tr>
+                <th>Created</th>
+                <th>Channel</th>
+                <th>Event</th>
+                <th>Status</th>
+                <th class="num">Attempts</th>
+                <th>Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {log.data.items.map((d) => (
+                <tr key={d.id} class={d.status === 'failed' ? 'delivery-failed' : undefined}>
+                  <td>
+                    <Time iso={d.created_at} />
+                  </td>
+                  <td>{names.get(d.channel_id) ?? `#${d.channel_id}`}</td>
+                  <td class="mono small">{d.event}</td>
+                  <td>
+                    <span class={`badge delivery-${d.status}`}>{humanize(d.status)}</span>
+                    {d.sent_at && d.status === 'sent' && (
+                      <div class="small muted">
+                        <Time iso={d.sent_at} />
+                      </div>
+                    )}
+                  </td>
+                  <td class="num">{d.attempts}</td>
+                  <td class="wrap-anywhere small">{d.last_error ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {log.data && <Pager total={log.data.total} limit={DELIVERIES_PAGE} offset={offset} onChange={setOffset} busy={log.loading} />}
+    </section>
+  );
+}

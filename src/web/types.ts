@@ -89,70 +89,17 @@ export const SCAN_PROFILES = everyValue<ScanProfile>()(PROFILES);
 export const CHANGE_TYPES = everyValue<ChangeType>()(['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed']);
 export const SCAN_ENGINES = everyValue<ScanEngine>()(['auto', 'nmap', 'native']);
 
-// Schedules and notifications (CONTRACT §7, §9, §13). Their routes come from other branches of the
-// monitoring work: where a checkout has them, these types are generated from its OpenAPI
-// document like every other; where it has not yet, they fall back to the contract's shapes
-// written out below, so the UI builds either way. Once every branch is merged the fallbacks are
-// unused and can go (replace `AnswerOr<…>` with `Answer<…>`).
+// Schedules and notifications (CONTRACT §7, §9, §13).
 
-/** The generated answer of `method` on `path` when the route exists in this checkout, else `Fallback`. */
-type AnswerOr<P extends string, Fallback, M extends Method = 'get'> = P extends keyof paths ? Answer<P, M> : Fallback;
-
-interface ContractSchedule {
-  id: number;
-  name: string;
-  cron: string;
-  timezone: string;
-  profile: ScanProfile;
-  subnet: string | null;
-  enabled: boolean;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_scan_id: number | null;
-  last_status: ScanStatus | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export type Schedule = AnswerOr<'/api/schedules', ContractSchedule[]>[number];
+export type Schedule = Answer<'/api/schedules'>[number];
 /** The body of `POST /api/schedules` (and, each field optional, of `PUT`). */
 export type ScheduleInput = Pick<Schedule, 'name' | 'cron' | 'timezone' | 'profile' | 'subnet' | 'enabled'>;
-export type ScheduleRun = AnswerOr<'/api/schedules/{schedule_id}/run', { status: 'queued' | 'started'; scan_id: number }, 'post'>;
-export type CronPreview = AnswerOr<'/api/schedules/preview', { cron: string; timezone: string; next_runs: string[] }>;
+export type ScheduleRun = Answer<'/api/schedules/{schedule_id}/run', 'post'>;
+export type CronPreview = Answer<'/api/schedules/preview'>;
 
-interface ContractChannel {
-  id: number;
-  name: string;
-  type: 'webhook' | 'ntfy' | 'gotify' | 'discord' | 'slack' | 'email' | 'mqtt';
-  enabled: boolean;
-  config: Record<string, unknown>;
-  filters: {
-    change_types: ChangeType[] | null;
-    min_severity: Severity;
-    zones: string[] | null;
-    untrusted_only: boolean;
-    scan_events: ('completed' | 'failed')[];
-  };
-  digest: string | null;
-  quiet_hours: { start: string; end: string; timezone: string } | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface ContractDelivery {
-  id: number;
-  channel_id: number;
-  event: string;
-  status: 'pending' | 'sent' | 'failed';
-  attempts: number;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-}
-
-export type Channel = AnswerOr<'/api/notifications/channels', ContractChannel[]>[number];
+export type Channel = Answer<'/api/notifications/channels'>[number];
 export type ChannelType = Channel['type'];
 export type ScanOutcome = Channel['filters']['scan_events'][number];
-export type Delivery = AnswerOr<'/api/notifications/deliveries', ContractDelivery[]>[number];
+export type Delivery = Answer<'/api/notifications/deliveries'>[number];
 
 export const CHANNEL_TYPES = everyValue<ChannelType>()(['webhook', 'ntfy', 'gotify', 'discord', 'slack', 'email', 'mqtt']);

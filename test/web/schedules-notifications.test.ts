@@ -4,7 +4,7 @@
  * (presets, a custom cron with its next runs, a bad cron's 400 detail), run now and the queue on
  * the Scans page, a webhook channel aimed at a loopback receiver with Test and the delivery log,
  * a failing channel highlighted, and the settings that came with them. Scans only ever reach
- * 127.0.0.0/8. A server without the schedule or notification routes skips those tests.
+ * 127.0.0.0/8.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -28,7 +28,6 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
   let page: Page;
   let errors: string[];
   let key: string;
-  let routes: Set<string>;
   let silent: Listener;
   let receiver: Receiver;
 
@@ -43,7 +42,6 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     });
     const admin = await adminWithKey(server);
     key = admin.key;
-    routes = new Set(Object.keys((await readJson(await server.request('/openapi.json'))).paths));
     browser = await launchBrowser();
     page = browser.page;
     errors = watchPageErrors(page);
@@ -60,13 +58,8 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
 
   const url = (path: string) => `${server.baseUrl}${path}`;
   const json = async (path: string) => readJson(await server.request(path, { key }));
-  /** Skips a test on a server that lacks the route (a branch without that part of the work). */
-  const needs = (route: string, skip: (note?: string) => void) => {
-    if (!routes.has(route)) skip(`this server has no ${route}`);
-  };
 
-  it('creates a schedule from a preset, shows next runs for a custom cron and the API’s reason for a bad one', async (ctx) => {
-    needs('/api/schedules', ctx.skip);
+  it('creates a schedule from a preset, shows next runs for a custom cron and the API’s reason for a bad one', async () => {
     await page.goto(url('/schedules'));
     await page.getByRole('button', { name: 'New schedule' }).click();
     const form = page.getByRole('region', { name: 'New schedule' });
@@ -133,8 +126,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     await edit.getByRole('button', { name: 'Cancel' }).click();
   });
 
-  it('runs a schedule now; while another scan runs its run is queued and can be cancelled from the Scans page', async (ctx) => {
-    needs('/api/schedules', ctx.skip);
+  it('runs a schedule now; while another scan runs its run is queued and can be cancelled from the Scans page', async () => {
     const [schedule] = await json('/api/schedules');
     const slow = await readJson(await server.request(`/api/scan/trigger?profile=normal&subnet=${SLOW_HOST}/32`, { method: 'POST', key }));
     try {
@@ -159,8 +151,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     }
   });
 
-  it('deletes a schedule after asking', async (ctx) => {
-    needs('/api/schedules', ctx.skip);
+  it('deletes a schedule after asking', async () => {
     const [schedule] = await json('/api/schedules');
     await page.goto(url('/schedules'));
     await page.getByRole('button', { name: `Delete ${schedule.name}` }).click();
@@ -169,8 +160,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     expect(await json('/api/schedules')).toEqual([]);
   });
 
-  it('adds a webhook channel aimed at a loopback receiver; Test reaches it and the delivery log shows it', async (ctx) => {
-    needs('/api/notifications/channels', ctx.skip);
+  it('adds a webhook channel aimed at a loopback receiver; Test reaches it and the delivery log shows it', async () => {
     await page.goto(url('/settings'));
     const section = page.getByRole('region', { name: 'Notifications' });
     await section.getByLabel('Channel type').selectOption('webhook');
@@ -217,8 +207,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     expect(receiver.received[1].headers['x-netwarden-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
   });
 
-  it('shows a failing channel’s test result and highlights the failure in the delivery log', async (ctx) => {
-    needs('/api/notifications/channels', ctx.skip);
+  it('shows a failing channel’s test result and highlights the failure in the delivery log', async () => {
     await page.goto(url('/settings'));
     const section = page.getByRole('region', { name: 'Notifications' });
     await section.getByLabel('Channel type').selectOption('webhook');

@@ -16,6 +16,9 @@
  */
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MqttConfig, mqttDriver } from '../../src/notify/channels/mqtt.js';
+import { DRIVERS } from '../../src/notify/channels/index.js';
+import type { ChannelDriver } from '../../src/notify/types.js';
 import { testDatabases } from '../helpers/databases.js';
 import { bannerListener, closedPort, type Listener } from '../helpers/listeners.js';
 import { type ReceivedMessage, type Subscriber, subscriber, type TestBroker, testBroker, uniqueTopicPrefix } from '../helpers/mqtt-broker.js';
@@ -295,6 +298,73 @@ describe.each(testDatabases())('MQTT channel end to end ($kind)', (database) => 
       expect(await late.next(`${topicPrefix}/status`)).toMatchObject({ payload: 'online', retain: true });
     } finally {
       await late.close();
+    }
+  });
+});
+
+/**
+ * A scan's "started" state must never land after its "finished" one, or Home Assistant shows the
+ * scan running until the next scan. Here the started publication is held back (as a slow database
+ * or broker would) until the finished one is under way or the scan has been over for a while; the
+ * states must still reach the broker in the order of the scan.
+ */
+describe.each(testDatabases())('MQTT state publications keep the order of the scan ($kind)', (database) => {
+  const subnet = database.kind === 'sqlite' ? '127.0.9.48/30' : '127.0.9.52/30';
+  const id = subnet.replace(/[./]/g, '_');
+  const topicPrefix = uniqueTopicPrefix('nwe2e');
+  const discoveryPrefix = uniqueTopicPrefix('hae2e');
+  const stateTopic = `${topicPrefix}/${id}/state`;
+
+  it('publishes ON then OFF even when the ON publication is slow', async () => {
+    const broker = await testBroker();
+    const ha = await subscriber(broker.url, [`${topicPrefix}/#`]);
+    let finishCalled!: () => void;
+    const finishing = new Promise<void>((resolve) => (finishCalled = resolve));
+    let scanOver!: () => void;
+    const over = new Promise<void>((resolve) => (scanOver = resolve));
+    const slowStart: ChannelDriver<object> = {
+      ...mqttDriver,
+      publishState: async (config, networks, context) => {
+        if (networks[0]?.scan_running) await Promise.race([finishing, over.then(() => new Promise((r) => setTimeout(r, 500)))]);
+        else finishCalled();
+        return mqttDriver.publishState!(config as MqttConfig, networks, context);
+      },
+    };
+    const port = await closedPort('127.0.0.1');
+    const { server, key } = await startServerWithAdmin(database, {
+      notifier: { drivers: { ...DRIVERS, mqtt: slowStart } },
+      settings: { scanning: { engine: 'native', port_range: String(port), host_timeout_seconds: 30, os_detection: false } },
+    });
+    const stopListening = server.app.services.events.subscribe((event) => {
+      if (event.name === 'scan_finished') scanOver();
+    });
+    try {
+      const res = await server.request('/api/notifications/channels', {
+        method: 'POST',
+        key,
+        json: {
+          name: 'HA',
+          type: 'mqtt',
+          config: { url: broker.url, topic_prefix: topicPrefix, discovery_prefix: discoveryPrefix, ha_discovery: false },
+        },
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const { scan_id: scanId } = await triggerScan(server, key, { subnet, profile: 'normal' });
+      expect((await waitForScan(server, key, scanId)).status).toBe('completed');
+      await server.app.services.notifier.idle();
+      await ha.next(stateTopic, (m) => json(m).last_scan?.scan_id === scanId && json(m).scan_running === false);
+      const states = ha.messages.filter((m) => m.topic === stateTopic).map((m) => json(m).scan_running as boolean);
+      expect(states).toEqual([true, false]);
+    } finally {
+      stopListening();
+      await server.close();
+      await ha.close();
+      const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, connectTimeout: 5000 }).catch(() => null);
+      if (client) {
+        await Promise.all([`${topicPrefix}/status`, stateTopic].map((t) => client.publishAsync(t, '', { qos: 1, retain: true })));
+        await client.endAsync();
+      }
+      await broker.close();
     }
   });
 });

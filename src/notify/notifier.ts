@@ -56,6 +56,8 @@ export class Notifier {
   private unsubscribe: (() => void) | null = null;
   private digestTimer: NodeJS.Timeout | null = null;
   private readonly tasks = new Set<Promise<unknown>>();
+  /** The state publications, one after the other (see `inOrder`). */
+  private stateChain: Promise<unknown> = Promise.resolve();
   private stopped = true;
 
   constructor(private readonly deps: NotifierDeps) {
@@ -109,11 +111,23 @@ export class Notifier {
     if (event.name === 'scan_finished') {
       const scan = event.data;
       this.background(() => this.scanFinished(scan));
-      this.background(() => this.publishState(scan, false));
+      this.background(() => this.inOrder(() => this.publishState(scan, false)));
     } else if (event.name === 'scan_started') {
       const scan = event.data;
-      this.background(() => this.publishState(scan, true));
+      this.background(() => this.inOrder(() => this.publishState(scan, true)));
     }
+  }
+
+  /**
+   * Runs state publications one at a time, in the order of the scan events. Run side by side, a
+   * short scan's "finished" state could overtake its "started" one (each reads the database
+   * first; on PostgreSQL the pool answers in any order), and the retained state would keep
+   * saying the scan is running until the next scan. Each publication is bounded by its timeout.
+   */
+  private inOrder(work: () => Promise<void>): Promise<void> {
+    const run = this.stateChain.then(work);
+    this.stateChain = run.catch(() => {});
+    return run;
   }
 
   /** Runs `work` after the current call stack (never inside the publisher's), tracked for stop(). */

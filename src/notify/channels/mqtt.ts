@@ -3,7 +3,7 @@
  * Home Assistant, the state of each watched network as retained messages with MQTT discovery
  * documents, so each network appears in HA as one device with its sensors without any YAML.
  * Topics and payloads: mqtt-topics.ts. Connections (one long-lived client per config, with
- * availability through a last will): mqtt-connections.ts. docs/notifications-email-mqtt.md shows
+ * availability through a last will): mqtt-connections.ts. docs/notifications.md ("mqtt") shows
  * it all from a user's side.
  *
  * TLS (`mqtts://`) is verified against the system CAs; `tls_ca` trusts a private CA or a

@@ -2,7 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Builds dist/ once per run: the CLI tests start the real program, which runs the compiled code.
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
@@ -11,5 +10,30 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/lab/**'],
+          // Most of the suite waits on sockets, child processes and timers rather than the CPU (a
+          // serial run kept a 2-core machine a third busy): three files at a time, beside the lab.
+          maxWorkers: 3,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The namespace lab owns one bridge (nwlab0): its files run one at a time, beside the rest
+          // (they wait on the network, mostly for the native engine's stale-ARP check).
+          name: 'lab',
+          include: ['test/lab/**/*.test.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 0 },
+        },
+      },
+    ],
   },
 });

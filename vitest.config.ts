@@ -10,6 +10,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    // Most of the suite waits on sockets, child processes and timers rather than the CPU (a serial
+    // run kept a 2-core machine a third busy): three test files at a time.
+    maxWorkers: 3,
     projects: [
       {
         extends: true,
@@ -17,21 +20,18 @@ export default defineConfig({
           name: 'main',
           include: ['test/**/*.test.ts'],
           exclude: ['test/lab/**'],
-          // Most of the suite waits on sockets, child processes and timers rather than the CPU (a
-          // serial run kept a 2-core machine a third busy): three files at a time, beside the lab.
-          maxWorkers: 3,
           sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
         test: {
-          // The namespace lab owns one bridge (nwlab0): its files run one at a time, beside the rest
-          // (they wait on the network, mostly for the native engine's stale-ARP check).
+          // The namespace lab owns one bridge (nwlab0): its files run one at a time, after the rest,
+          // on a quiet machine (the native engine's stale-ARP settling is sensitive to load).
           name: 'lab',
           include: ['test/lab/**/*.test.ts'],
           fileParallelism: false,
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
     ],

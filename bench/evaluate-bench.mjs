@@ -18,16 +18,12 @@
 // BENCH_SKIP_BUILD=1 (use dist/ as it is, even when older than src/).
 // Results: bench/results/evaluate.json and bench/results/evaluate.md. Exit status 1 when a sanity check
 // fails. `node --expose-gc` (as the npm script runs it) lets it collect garbage before each run.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
 import { mulberry32 } from './prng.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
-const resultsDir = join(here, 'results');
 const log = (...args) => console.error('[bench]', ...args);
 
 const num = (name, fallback) => {
@@ -52,46 +48,7 @@ const settings = {
   ],
 };
 const TARGET = { ms: 1000, mb: 300 };
-const failures = [];
-const check = (what, ok, detail = '') => {
-  if (!ok) {
-    failures.push(`${what}${detail ? ` (${detail})` : ''}`);
-    log(`FAILED: ${what}${detail ? ` (${detail})` : ''}`);
-  }
-};
-
-// ---------------------------------------------------------------------------------------------
-// dist/ (as bench/http-bench.mjs)
-
-function newestMtime(dir, filter) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
-    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuilt() {
-  const marker = join(root, 'dist', 'scan', 'evaluate.js');
-  const missing = !existsSync(marker);
-  const stale = !missing && newestMtime(join(root, 'src'), (n) => n.endsWith('.ts')) > statSync(marker).mtimeMs;
-  if (!missing && (!stale || process.env.BENCH_SKIP_BUILD === '1')) {
-    if (stale) log('warning: dist/ is older than src/ (BENCH_SKIP_BUILD=1: using it anyway)');
-    return;
-  }
-  log(missing ? 'dist/ is missing: building (npm run build)' : 'dist/ is older than src/: rebuilding (npm run build)');
-  try {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-  } catch {
-    console.error('\nThe build failed. Fix the errors above and run `npm run build` (or set BENCH_SKIP_BUILD=1 to use dist/ as it is).');
-    process.exit(1);
-  }
-}
+const { failures, check } = sanityChecks(log);
 
 // ---------------------------------------------------------------------------------------------
 // Scans: what nmap -sV reports (product, version, extra info and CPEs as in nmap-service-probes)
@@ -849,7 +806,7 @@ function markdown(res) {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  ensureBuilt();
+  ensureBuilt({ markers: ['scan/evaluate.js'], log });
   const dist = new URL('../dist/', import.meta.url);
   const { detectChanges } = await import(new URL('core/changes.js', dist));
   const { assessRisk, compileRiskRules, portRiskSeverity } = await import(new URL('core/risk.js', dist));
@@ -949,9 +906,7 @@ async function main() {
     ok: failures.length === 0,
     failures,
   };
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'evaluate.json'), JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(join(resultsDir, 'evaluate.md'), markdown(results));
+  writeResults('evaluate', results, markdown(results));
   log(
     `cold ${cold.median.total_ms} ms, steady ${steady.median.total_ms} ms (median), peak RSS ${memory.max_rss_after_core_mb} MB; results in bench/results/evaluate.{json,md}`,
   );

@@ -16,16 +16,16 @@
 //
 // Results: bench/results/http.json and bench/results/http.md. Exit status 1 when any response was not
 // 2xx, a request errored or timed out, or a sanity check failed.
-import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, existsSync, openSync, closeSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, openSync, closeSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { ensureBuilt, writeResults } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
-const resultsDir = join(here, 'results');
 
 const num = (name, fallback) => {
   const raw = process.env[name];
@@ -68,39 +68,6 @@ process.once('SIGINT', async () => {
   process.exit(130);
 });
 const log = (...args) => console.error('[bench]', ...args);
-
-// ---------------------------------------------------------------------------------------------
-// dist/
-
-function newestMtime(dir, filter) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
-    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuilt() {
-  const marker = join(root, 'dist', 'api', 'app.js');
-  const missing = !existsSync(marker) || !existsSync(join(root, 'dist', 'server.js'));
-  const stale = !missing && newestMtime(join(root, 'src'), (n) => n.endsWith('.ts')) > statSync(marker).mtimeMs;
-  if (!missing && (!stale || process.env.BENCH_SKIP_BUILD === '1')) {
-    if (stale) log('warning: dist/ is older than src/ (BENCH_SKIP_BUILD=1: using it anyway)');
-    return;
-  }
-  log(missing ? 'dist/ is missing: building (npm run build)' : 'dist/ is older than src/: rebuilding (npm run build)');
-  try {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-  } catch {
-    console.error('\nThe build failed. Fix the errors above and run `npm run build` (or set BENCH_SKIP_BUILD=1 to use dist/ as it is).');
-    process.exit(1);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Child server
@@ -408,7 +375,7 @@ function markdown(results) {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  ensureBuilt();
+  ensureBuilt({ markers: ['api/app.js', 'server.js'], log });
   const stores = [];
   if (storeFilter.includes('sqlite')) stores.push('sqlite');
   if (storeFilter.includes('postgres')) {
@@ -452,10 +419,7 @@ async function main() {
   }
   results.machine.load_average_at_end = os.loadavg().map((l) => Math.round(l * 100) / 100);
   results.ok = failures.length === 0;
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'http.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const md = markdown(results);
-  writeFileSync(join(resultsDir, 'http.md'), md);
+  const md = writeResults('http', results, markdown(results));
   console.log(md);
   log(`wrote ${join('bench', 'results', 'http.json')} and ${join('bench', 'results', 'http.md')}`);
   if (failures.length) {

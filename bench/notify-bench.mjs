@@ -22,17 +22,16 @@
 // fails (a scan without 1,000 changes, a channel without exactly one delivery per scan, a bad signature).
 //
 // Environment: BENCH_RUNS (5), BENCH_SKIP_BUILD=1 (use dist/ as it is), BENCH_LOG_LEVEL (silent).
-import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
-const resultsDir = join(here, 'results');
 const log = (...args) => console.error('[bench]', ...args);
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -41,49 +40,10 @@ const HOSTS = 1000;
 const SUBNET = '127.1.0.0/22';
 const CHANNELS = { webhook: 8, ntfy: 3, gotify: 3, discord: 3, slack: 3 };
 const TARGET = { overhead_percent: 5, deliveries_ms: 2000 };
-const failures = [];
-const check = (what, ok, detail = '') => {
-  if (!ok) {
-    failures.push(`${what}${detail ? ` (${detail})` : ''}`);
-    log(`FAILED: ${what}${detail ? ` (${detail})` : ''}`);
-  }
-};
+const { failures, check } = sanityChecks(log);
 
 // ---------------------------------------------------------------------------------------------
-// dist/ (as bench/http-bench.mjs)
-
-function newestMtime(dir, filter) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
-    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuilt() {
-  const marker = join(root, 'dist', 'notify', 'notifier.js');
-  const missing = !existsSync(marker);
-  const stale = !missing && newestMtime(join(root, 'src'), (n) => n.endsWith('.ts')) > statSync(marker).mtimeMs;
-  if (!missing && (!stale || process.env.BENCH_SKIP_BUILD === '1')) {
-    if (stale) log('warning: dist/ is older than src/ (BENCH_SKIP_BUILD=1: using it anyway)');
-    return;
-  }
-  log(missing ? 'dist/ is missing: building (npm run build)' : 'dist/ is older than src/: rebuilding (npm run build)');
-  try {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-  } catch {
-    // tsc exits 2 on type errors but still emits; the marker decides.
-    if (!existsSync(marker)) {
-      console.error('\nThe build failed. Fix the errors above and run `npm run build`.');
-      process.exit(1);
-    }
-  }
-}
+// dist/
 
 const dist = (path) => import(pathToFileURL(join(root, 'dist', path)).href);
 
@@ -121,7 +81,7 @@ const median = (xs) => {
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 async function main() {
-  ensureBuilt();
+  ensureBuilt({ markers: ['notify/notifier.js'], log, keepOnBuildError: true });
   const { openStore } = await dist('store/index.js');
   const { buildApp } = await dist('api/app.js');
   const { ScanManager } = await dist('scan/manager.js');
@@ -313,9 +273,7 @@ async function main() {
       runs,
       failures,
     };
-    mkdirSync(resultsDir, { recursive: true });
-    writeFileSync(join(resultsDir, 'notify.json'), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(join(resultsDir, 'notify.md'), markdown(result));
+    writeResults('notify', result, markdown(result));
     log(
       `scan median ${round(without)} ms without channels, ${round(withCh)} ms with 20 (${round(overhead, 2)} %); last delivery ${median(toLast)} ms (max ${Math.max(...toLast)} ms) after the scan was recorded`,
     );

@@ -33,17 +33,17 @@
 //
 // The lab is always torn down: try/finally, and SIGINT/SIGTERM/SIGHUP handlers.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { srcNewerThan, writeResults } from './lib.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
-const resultsDir = join(here, 'results');
 const LAB_SCRIPT = join(root, 'test', 'lab', 'lab.sh');
 const dist = pathToFileURL(join(root, 'dist') + '/');
 
@@ -186,21 +186,11 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 // ---------------------------------------------------------------------------------------------
 // dist/
 
-function newestMtime(dir, filter) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
-    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 function ensureBuilt() {
   const marker = join(root, 'dist', 'api', 'app.js');
   const missing = !existsSync(marker);
   if (process.env.BENCH_SKIP_BUILD === '1' && !missing) return;
-  const stale = missing || newestMtime(join(root, 'src'), (n) => n.endsWith('.ts')) > statSync(marker).mtimeMs;
+  const stale = missing || srcNewerThan(marker);
   if (!stale) return;
   log('compiling src/ to dist/ (npx tsc -p tsconfig.build.json)');
   try {
@@ -532,9 +522,7 @@ async function main() {
     breakdown,
     failures,
   };
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'scan.json'), `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(join(resultsDir, 'scan.md'), markdown(report));
+  writeResults('scan', report, markdown(report));
   log(`wrote bench/results/scan.json and bench/results/scan.md`);
   console.log(markdown(report));
   if (failures.length) {

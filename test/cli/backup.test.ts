@@ -7,8 +7,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -16,23 +15,24 @@ import { ADMIN } from '../helpers/server.js';
 import { seedInventory } from '../helpers/seed.js';
 import { dumpTables, type TableDump } from '../helpers/tables.js';
 import {
+  BIN,
+  baseEnv,
   bodyOf,
   cliDatastores,
   client,
-  hasStackTrace,
+  expectRefused as expectCliRefused,
   runCli,
   sessionCookieOf,
   startServe,
+  startServeWithAdmin,
   type CliDatastore,
   type CliResult,
   type ServeProcess,
 } from './helpers.js';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'netwarden.js');
-
 /** `netwarden backup -`: standard output as bytes (runCli collects it as text). */
 function backupToStdout(ds: CliDatastore): Promise<Buffer> {
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NETWARDEN_'))), ...ds.env };
+  const env = { ...baseEnv(), ...ds.env };
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -44,12 +44,9 @@ function backupToStdout(ds: CliDatastore): Promise<Buffer> {
 }
 
 /** A refusal: the given exit status, one readable line on stderr, nothing on stdout, no stack. */
+/** Every refusal of backup and restore is a single line. */
 function expectRefused(result: CliResult, code: number, message: RegExp): void {
-  expect(result.code, `stderr: ${result.stderr}`).toBe(code);
-  expect(result.stderr).toMatch(message);
-  expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(result.stdout).toBe('');
-  expect(hasStackTrace(result.stderr)).toBe(false);
+  expectCliRefused(result, code, message, { oneLine: true });
 }
 
 function expectOk(result: CliResult): void {
@@ -91,11 +88,8 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
   beforeAll(async () => {
     ds = await create();
     dir = mkdtempSync(join(tmpdir(), 'netwarden-backups-'));
-    serve = await startServe(ds);
-    http = client(serve.baseUrl);
-    const setup = await http('/api/auth/setup', { method: 'POST', json: ADMIN });
-    expect(setup.status).toBe(201);
-    const cookie = sessionCookieOf(setup);
+    let cookie: string;
+    ({ serve, http, cookie } = await startServeWithAdmin(ds));
     expect((await http('/api/keys', { method: 'POST', cookie, json: { name: 'grafana', expires_in_days: 90 } })).status).toBe(201);
     expect(
       (await http('/api/config', { method: 'PUT', cookie, json: { network: { subnet: '192.168.50.0/24' }, scanning: { port_range: '1-1024' } } }))

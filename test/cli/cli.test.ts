@@ -5,25 +5,17 @@ import {
   bodyOf,
   cliDatastores,
   client,
+  expectRefused,
   hasStackTrace,
   runCli,
   sessionCookieOf,
   sqliteDatastore,
   startServe,
   type CliDatastore,
-  type CliResult,
   type ServeProcess,
 } from './helpers.js';
 
 const KEY_LINE = /^svc_[A-Za-z0-9_-]{43}\n$/;
-
-/** A refusal: the given exit status, one readable line on stderr, nothing on stdout, no stack. */
-function expectRefused(result: CliResult, code: number, message: RegExp): void {
-  expect(result.code, `stderr: ${result.stderr}`).toBe(code);
-  expect(result.stderr).toMatch(message);
-  expect(result.stdout).toBe('');
-  expect(hasStackTrace(result.stderr)).toBe(false);
-}
 
 describe.each(cliDatastores())('netwarden CLI against a running server ($kind)', ({ create }) => {
   let ds: CliDatastore;

@@ -8,11 +8,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { dropPgSchema, ensurePgSchema } from '../../src/store/db.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { ADMIN } from '../helpers/server.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = join(root, 'bin', 'netwarden.js');
+/** The program under test (it imports dist/). */
+export const BIN = join(root, 'bin', 'netwarden.js');
 
 export interface CliResult {
   code: number | null;
@@ -38,7 +41,7 @@ export interface CliDatastore {
  * The environment of the test process without any NETWARDEN_* setting that could leak in, except
  * the scan scope guard: every program a test starts may scan only loopback and the namespace lab.
  */
-function baseEnv(): Record<string, string> {
+export function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !name.startsWith('NETWARDEN_')) env[name] = value;
@@ -178,6 +181,23 @@ export async function startServe(datastore: CliDatastore, extraEnv: Record<strin
   };
 }
 
+/**
+ * `serve` on the datastore with the first administrator (ADMIN) set up through the API; their
+ * session cookie. A refused setup stops the server again and throws.
+ */
+export async function startServeWithAdmin(
+  datastore: CliDatastore,
+): Promise<{ serve: ServeProcess; http: ReturnType<typeof client>; cookie: string }> {
+  const serve = await startServe(datastore);
+  const http = client(serve.baseUrl);
+  const setup = await http('/api/auth/setup', { method: 'POST', json: ADMIN });
+  if (setup.status !== 201) {
+    await serve.stop();
+    throw new Error(`POST /api/auth/setup answered ${setup.status}: ${await setup.text()}`);
+  }
+  return { serve, http, cookie: sessionCookieOf(setup) };
+}
+
 /** A tiny HTTP client for the server under test. */
 export function client(baseUrl: string) {
   return async (path: string, init: { method?: string; key?: string; cookie?: string; json?: unknown } = {}) => {
@@ -203,6 +223,18 @@ export function sessionCookieOf(res: Response): string {
 /** True when a CLI failure message looks like a stack trace rather than a sentence. */
 export function hasStackTrace(text: string): boolean {
   return /\n\s+at .+\(.+:\d+:\d+\)/.test(text) || /^\s+at /m.test(text);
+}
+
+/**
+ * A refusal: the given exit status, `message` on stderr (with `oneLine`, as its only line), nothing
+ * on stdout, no stack trace.
+ */
+export function expectRefused(result: CliResult, code: number, message: RegExp, { oneLine = false } = {}): void {
+  expect(result.code, `stderr: ${result.stderr}`).toBe(code);
+  expect(result.stderr).toMatch(message);
+  if (oneLine) expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(result.stdout).toBe('');
+  expect(hasStackTrace(result.stderr)).toBe(false);
 }
 
 /** A response body as JSON, loosely typed: the tests assert on its shape. */

@@ -4,27 +4,7 @@
  * entries), and what one adds the other sees.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bodyOf,
-  cliDatastores,
-  client,
-  hasStackTrace,
-  runCli,
-  sessionCookieOf,
-  startServe,
-  type CliDatastore,
-  type CliResult,
-  type ServeProcess,
-} from './helpers.js';
-
-const ADMIN = { username: 'admin', password: 'correct horse battery' };
-
-function expectRefused(result: CliResult, code: number, message: RegExp): void {
-  expect(result.code, `stderr: ${result.stderr}`).toBe(code);
-  expect(result.stderr).toMatch(message);
-  expect(result.stdout).toBe('');
-  expect(hasStackTrace(result.stderr)).toBe(false);
-}
+import { bodyOf, cliDatastores, client, expectRefused, runCli, startServeWithAdmin, type CliDatastore, type ServeProcess } from './helpers.js';
 
 describe.each(cliDatastores())('netwarden schedule ($kind)', ({ create }) => {
   let ds: CliDatastore;
@@ -34,9 +14,7 @@ describe.each(cliDatastores())('netwarden schedule ($kind)', ({ create }) => {
 
   beforeAll(async () => {
     ds = await create();
-    serve = await startServe(ds);
-    http = client(serve.baseUrl);
-    cookie = sessionCookieOf(await http('/api/auth/setup', { method: 'POST', json: ADMIN }));
+    ({ serve, http, cookie } = await startServeWithAdmin(ds));
   });
   afterAll(async () => {
     await serve?.stop();

@@ -5,25 +5,22 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Socket, createServer, type Server } from 'node:net';
-import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../helpers/listeners.js';
 import {
-  TEST_SCAN_ALLOW,
+  BIN,
+  baseEnv,
   bodyOf,
   cliDatastores,
   client,
   hasStackTrace,
   runCli,
-  sessionCookieOf,
-  startServe,
+  startServeWithAdmin,
   type CliDatastore,
   type ServeProcess,
 } from './helpers.js';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'netwarden.js');
 const TIME = '\\d\\d:\\d\\d:\\d\\d';
 
 /** `netwarden watch …` running in the background, its output collected line by line. */
@@ -34,10 +31,8 @@ class Watcher {
   private readonly child: ChildProcess;
 
   constructor(args: string[], env: Record<string, string>) {
-    const base: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('NETWARDEN_')) base[k] = v;
     this.child = spawn(process.execPath, [BIN, 'watch', ...args], {
-      env: { ...base, NETWARDEN_SCAN_ALLOW: TEST_SCAN_ALLOW, ...env },
+      env: { ...baseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     createInterface({ input: this.child.stdout! }).on('line', (l) => this.stdout.push(l));
@@ -132,11 +127,7 @@ describe.each(cliDatastores())('netwarden watch ($kind)', ({ create }) => {
 
   beforeAll(async () => {
     datastore = await create();
-    serve = await startServe(datastore);
-    api = client(serve.baseUrl);
-    const setup = await api('/api/auth/setup', { method: 'POST', json: { username: 'admin', password: 'correct horse battery' } });
-    expect(setup.status).toBe(201);
-    cookie = sessionCookieOf(setup);
+    ({ serve, http: api, cookie } = await startServeWithAdmin(datastore));
     key = (await bodyOf(await api('/api/keys', { method: 'POST', cookie, json: { name: 'watch' } }))).key;
   }, 60_000);
   afterAll(async () => {

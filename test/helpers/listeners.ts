@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 
 export interface Listener {
   host: string;
@@ -44,6 +44,26 @@ export function httpListener(host: string, serverHeader: string, port = 0): Prom
     res.end(req.method === 'HEAD' ? undefined : '<html><head><title>Test device</title></head><body>ok</body></html>');
   });
   return listen(server, host, port);
+}
+
+/**
+ * A TCP server that accepts every connection and never says a word (a hung SMTP server or MQTT
+ * broker, for timeouts); close() drops the connections it holds.
+ */
+export async function silentListener(host: string): Promise<Listener> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+  });
+  const listener = await listen(server, host);
+  return {
+    ...listener,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return listener.close();
+    },
+  };
 }
 
 /** A port on `host` that nothing listens on (bound, then released). */

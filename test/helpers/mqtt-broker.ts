@@ -78,6 +78,15 @@ export async function aedesBroker(options: AedesBrokerOptions = {}): Promise<Tes
   };
 }
 
+/** The Home Assistant entities (component, key) the MQTT channel announces for each network. */
+export const HA_ENTITIES = [
+  ['sensor', 'devices_online'],
+  ['sensor', 'devices_at_risk'],
+  ['sensor', 'last_scan'],
+  ['binary_sensor', 'scan_running'],
+  ['event', 'new_device'],
+] as const;
+
 /** A prefix no other test (or test run sharing the broker) uses. */
 export function uniqueTopicPrefix(base: string): string {
   return `${base}_${randomBytes(5).toString('hex')}`;

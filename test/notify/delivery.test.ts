@@ -5,31 +5,24 @@
  */
 import { createHmac } from 'node:crypto';
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../src/events/bus.js';
 import { Notifier } from '../../src/notify/notifier.js';
 import { toScanRecord } from '../../src/store/scans.js';
 import type { Store } from '../../src/store/index.js';
-import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
+import { testDatabases } from '../helpers/databases.js';
 import { closedPort } from '../helpers/listeners.js';
-import { FAST_RETRIES, startReceiver, type Receiver } from '../helpers/receivers.js';
+import { FAST_RETRIES, type Receiver } from '../helpers/receivers.js';
 import { waitFor } from '../helpers/wait.js';
+import { notifierEachTest } from './notifier-fixtures.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 describe.each(testDatabases())('delivery loop ($kind)', (database) => {
   let store: Store;
   let receiver: Receiver;
-  const notifiers: Notifier[] = [];
-  freshDatabaseEachTest(database, (opened) => {
-    store = opened.store;
-  });
-  beforeEach(async () => {
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    await Promise.all(notifiers.splice(0).map((n) => n.stop()));
-    await receiver.close();
+  const notifiers = notifierEachTest(database, (bed) => {
+    ({ store, receiver } = bed);
   });
 
   function notifier(owner = 'instance-a', policy = FAST_RETRIES): { notifier: Notifier; events: EventBus } {

@@ -4,15 +4,16 @@
  * instances; messages held in quiet hours and released when they end; critical changes never held.
  */
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChannelFilters, QuietHours } from '../../src/core/notify-rules.js';
 import { EventBus } from '../../src/events/bus.js';
 import { Notifier } from '../../src/notify/notifier.js';
 import type { Store } from '../../src/store/index.js';
 import { toScanRecord } from '../../src/store/scans.js';
-import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
-import { FAST_RETRIES, startReceiver, type Receiver } from '../helpers/receivers.js';
+import { testDatabases } from '../helpers/databases.js';
+import { FAST_RETRIES, type Receiver } from '../helpers/receivers.js';
 import { waitFor } from '../helpers/wait.js';
+import { notifierEachTest } from './notifier-fixtures.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const FILTERS: ChannelFilters = { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'] };
@@ -26,16 +27,8 @@ describe.each(testDatabases())('digests and quiet hours ($kind)', (database) => 
     offset = Date.parse(iso) - Date.now();
   };
   const events = new EventBus();
-  const notifiers: Notifier[] = [];
-  freshDatabaseEachTest(database, (opened) => {
-    store = opened.store;
-  });
-  beforeEach(async () => {
-    receiver = await startReceiver();
-  });
-  afterEach(async () => {
-    await Promise.all(notifiers.splice(0).map((n) => n.stop()));
-    await receiver.close();
+  const notifiers = notifierEachTest(database, (bed) => {
+    ({ store, receiver } = bed);
   });
 
   function notifier(owner: string, bus = events): Notifier {

@@ -9,9 +9,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { expect } from 'vitest';
 import type { Change } from '../../src/schemas/change.js';
 import type { ScanRecord } from '../../src/schemas/scan.js';
-import type { OutgoingMessage, SendContext } from '../../src/notify/types.js';
+import { DeliveryError, type OutgoingMessage, type SendContext } from '../../src/notify/types.js';
 
 export const SUBNET = '192.168.77.0/24';
 
@@ -92,6 +93,16 @@ export function sampleMessage(overrides: Partial<OutgoingMessage> = {}): Outgoin
 /** A SendContext whose signal aborts at `timeoutMs`, as the delivery loop's does. */
 export function sendContext(timeoutMs = 5000): SendContext {
   return { signal: AbortSignal.timeout(timeoutMs), version: '0.1.0-test', timeoutMs };
+}
+
+/** What a send that must fail rejected with, checked to be a DeliveryError. */
+export async function deliveryFailure(promise: Promise<unknown>): Promise<DeliveryError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(DeliveryError);
+  return error as DeliveryError;
 }
 
 export interface TestCertificate {

@@ -3,14 +3,13 @@
  * arrives (parsed with mailparser), each way of securing the connection, authentication, and how
  * each kind of failure is classed for the retry loop.
  */
-import { createServer, type Server, type Socket } from 'node:net';
 import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EmailConfig, emailDriver } from '../../src/notify/channels/email.js';
 import { DeliveryError } from '../../src/notify/types.js';
-import { closedPort } from '../helpers/listeners.js';
-import { sampleMessage, sendContext, testCertificate } from './email-mqtt-fixtures.js';
+import { closedPort, silentListener } from '../helpers/listeners.js';
+import { deliveryFailure, sampleMessage, sendContext, testCertificate } from './email-mqtt-fixtures.js';
 
 interface Received {
   mail: ParsedMail;
@@ -76,12 +75,7 @@ function config(port: number, overrides: Partial<EmailConfig> = {}): EmailConfig
 }
 
 async function sendFailure(cfg: EmailConfig, timeoutMs = 5000): Promise<DeliveryError> {
-  const error = await emailDriver.send(cfg, sampleMessage(), sendContext(timeoutMs)).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(DeliveryError);
-  return error as DeliveryError;
+  return deliveryFailure(emailDriver.send(cfg, sampleMessage(), sendContext(timeoutMs)));
 }
 
 function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
@@ -284,22 +278,9 @@ describe('email channel: failures for the retry loop', () => {
   });
 
   it('a server that accepts the connection but never greets ends the attempt as retryable', async () => {
-    const sockets = new Set<Socket>();
-    const silent: Server = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          for (const s of sockets) s.destroy();
-          silent.close(() => resolve());
-        }),
-    );
-    const address = silent.address();
-    if (!address || typeof address === 'string') throw new Error('no TCP address');
-    const error = await sendFailure(config(address.port), 400);
+    const silent = await silentListener('127.0.0.1');
+    cleanups.push(() => silent.close());
+    const error = await sendFailure(config(silent.port), 400);
     expect(error.retryable).toBe(true);
   });
 });

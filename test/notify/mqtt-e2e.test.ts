@@ -21,19 +21,19 @@ import { DRIVERS } from '../../src/notify/channels/index.js';
 import type { ChannelDriver } from '../../src/notify/types.js';
 import { testDatabases } from '../helpers/databases.js';
 import { bannerListener, closedPort, type Listener } from '../helpers/listeners.js';
-import { type ReceivedMessage, type Subscriber, subscriber, type TestBroker, testBroker, uniqueTopicPrefix } from '../helpers/mqtt-broker.js';
+import {
+  HA_ENTITIES,
+  type ReceivedMessage,
+  type Subscriber,
+  subscriber,
+  type TestBroker,
+  testBroker,
+  uniqueTopicPrefix,
+} from '../helpers/mqtt-broker.js';
 import { FAST_RETRIES } from '../helpers/receivers.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-
-const ENTITIES = [
-  ['sensor', 'devices_online'],
-  ['sensor', 'devices_at_risk'],
-  ['sensor', 'last_scan'],
-  ['binary_sensor', 'scan_running'],
-  ['event', 'new_device'],
-] as const;
 
 /** A subnet per store, away from the addresses other test files scan (they may run at the same time). */
 const SUBNETS = { sqlite: '127.0.9.16/28', postgres: '127.0.9.32/28' } as const;
@@ -115,7 +115,7 @@ describe.each(testDatabases())('MQTT channel end to end ($kind)', (database) => 
     await Promise.all(listeners.map((l) => l.close()));
     if (broker) {
       // Retained messages outlive the test on a shared Mosquitto: clear every one this test left.
-      const topics = [`${topicPrefix}/status`, stateTopic, ...ENTITIES.map(([c, k]) => configTopic(c, k))];
+      const topics = [`${topicPrefix}/status`, stateTopic, ...HA_ENTITIES.map(([c, k]) => configTopic(c, k))];
       const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, connectTimeout: 5000 }).catch(() => null);
       if (client) {
         await Promise.all(topics.map((t) => client.publishAsync(t, '', { qos: 1, retain: true })));
@@ -175,7 +175,7 @@ describe.each(testDatabases())('MQTT channel end to end ($kind)', (database) => 
 
     // Discovery: one HA device for the network with its entities, sharing availability.
     const docs: Record<string, Record<string, any>> = {};
-    for (const [component, name] of ENTITIES) {
+    for (const [component, name] of HA_ENTITIES) {
       const doc = json(await ha.next(configTopic(component, name)));
       expect(doc).toMatchObject({
         unique_id: `netwarden_${id}_${name}`,
@@ -286,7 +286,7 @@ describe.each(testDatabases())('MQTT channel end to end ($kind)', (database) => 
   it('Home Assistant starting later gets the discovery documents and the last state from the broker (retained)', async () => {
     const late = await subscriber(broker.url, [`${discoveryPrefix}/#`, stateTopic, `${topicPrefix}/status`]);
     try {
-      for (const [component, name] of ENTITIES) {
+      for (const [component, name] of HA_ENTITIES) {
         const message = await late.next(configTopic(component, name));
         expect(message.retain).toBe(true);
         expect(json(message)).toMatchObject({ unique_id: `netwarden_${id}_${name}` });

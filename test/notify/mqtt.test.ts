@@ -4,24 +4,15 @@
  * discovery prefixes, so runs sharing one Mosquitto do not see each other, and clears the
  * retained messages it left.
  */
-import { createServer, type Server, type Socket } from 'node:net';
 import mqtt from 'mqtt';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type MqttConfig, mqttDriver } from '../../src/notify/channels/mqtt.js';
-import { DeliveryError, type NetworkState } from '../../src/notify/types.js';
-import { closedPort } from '../helpers/listeners.js';
-import { aedesBroker, type Subscriber, subscriber, type TestBroker, testBroker, uniqueTopicPrefix } from '../helpers/mqtt-broker.js';
-import { SUBNET, sampleMessage, sampleScan, sendContext, testCertificate } from './email-mqtt-fixtures.js';
+import type { NetworkState } from '../../src/notify/types.js';
+import { closedPort, silentListener } from '../helpers/listeners.js';
+import { HA_ENTITIES, aedesBroker, type Subscriber, subscriber, type TestBroker, testBroker, uniqueTopicPrefix } from '../helpers/mqtt-broker.js';
+import { SUBNET, deliveryFailure, sampleMessage, sampleScan, sendContext, testCertificate } from './email-mqtt-fixtures.js';
 
 const ID = '192_168_77_0_24';
-const ENTITIES = [
-  ['sensor', 'devices_online'],
-  ['sensor', 'devices_at_risk'],
-  ['sensor', 'last_scan'],
-  ['binary_sensor', 'scan_running'],
-  ['event', 'new_device'],
-] as const;
-
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   // The driver's connections first (they say offline), then subscribers and brokers.
@@ -65,7 +56,7 @@ async function setup(brokerKind: 'default' | 'aedes', overrides: Partial<MqttCon
 }
 
 function discoveryTopics(discoveryPrefix: string): string[] {
-  return ENTITIES.map(([component, key]) => `${discoveryPrefix}/${component}/netwarden_${ID}_${key}/config`);
+  return HA_ENTITIES.map(([component, key]) => `${discoveryPrefix}/${component}/netwarden_${ID}_${key}/config`);
 }
 
 async function clearRetained(url: string, topics: string[]): Promise<void> {
@@ -75,15 +66,6 @@ async function clearRetained(url: string, topics: string[]): Promise<void> {
   await client.endAsync();
 }
 
-async function failure(promise: Promise<unknown>): Promise<DeliveryError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(DeliveryError);
-  return error as DeliveryError;
-}
-
 describe.each(['default', 'aedes'] as const)('mqtt channel on the %s broker', (brokerKind) => {
   it('publishes Home Assistant discovery and the state as retained messages, with availability', async () => {
     const s = await setup(brokerKind);
@@ -91,7 +73,7 @@ describe.each(['default', 'aedes'] as const)('mqtt channel on the %s broker', (b
 
     // A subscriber arriving afterwards (Home Assistant starting up) gets it all from the broker.
     const ha = await s.watch();
-    for (const [component, key] of ENTITIES) {
+    for (const [component, key] of HA_ENTITIES) {
       const topic = `${s.discoveryPrefix}/${component}/netwarden_${ID}_${key}/config`;
       const message = await ha.next(topic);
       expect(message.retain).toBe(true);
@@ -237,29 +219,16 @@ describe('mqtt channel: discovery off, digests, failures', () => {
 
   it('an unreachable broker is a retryable failure within the timeout', async () => {
     const config: MqttConfig = { url: `mqtt://127.0.0.1:${await closedPort('127.0.0.1')}` };
-    const error = await failure(mqttDriver.send(config, sampleMessage(), sendContext(2000)));
+    const error = await deliveryFailure(mqttDriver.send(config, sampleMessage(), sendContext(2000)));
     expect(error.retryable).toBe(true);
-    const again = await failure(mqttDriver.publishState!(config, [network()], sendContext(2000)));
+    const again = await deliveryFailure(mqttDriver.publishState!(config, [network()], sendContext(2000)));
     expect(again.retryable).toBe(true);
   });
 
   it('a broker that accepts the connection but never answers is a retryable failure at the timeout', async () => {
-    const sockets = new Set<Socket>();
-    const silent: Server = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          for (const socket of sockets) socket.destroy();
-          silent.close(() => resolve());
-        }),
-    );
-    const address = silent.address();
-    if (!address || typeof address === 'string') throw new Error('no TCP address');
-    const error = await failure(mqttDriver.send({ url: `mqtt://127.0.0.1:${address.port}` }, sampleMessage(), sendContext(400)));
+    const silent = await silentListener('127.0.0.1');
+    cleanups.push(() => silent.close());
+    const error = await deliveryFailure(mqttDriver.send({ url: `mqtt://127.0.0.1:${silent.port}` }, sampleMessage(), sendContext(400)));
     expect(error.retryable).toBe(true);
   });
 
@@ -277,7 +246,7 @@ describe('mqtt channel: discovery off, digests, failures', () => {
     );
     await watcher.next(`${topicPrefix}/events`);
 
-    const error = await failure(
+    const error = await deliveryFailure(
       mqttDriver.send({ url: broker.url, username: 'netwarden', password: 'wrong', topic_prefix: topicPrefix }, sampleMessage(), sendContext()),
     );
     expect(error.retryable).toBe(false);
@@ -285,7 +254,7 @@ describe('mqtt channel: discovery off, digests, failures', () => {
   });
 
   it('a user name whose password was cleared fails permanently, naming config.password', async () => {
-    const error = await failure(
+    const error = await deliveryFailure(
       mqttDriver.send({ url: 'mqtt://127.0.0.1:1', username: 'netwarden', password: null }, sampleMessage(), sendContext()),
     );
     expect(error.retryable).toBe(false);
@@ -303,7 +272,9 @@ describe('mqtt channel: discovery off, digests, failures', () => {
     await mqttDriver.send({ url: broker.url, topic_prefix: topicPrefix, tls_ca: cert }, sampleMessage(), sendContext());
     await watcher.next(`${topicPrefix}/events`);
 
-    const error = await failure(mqttDriver.send({ url: broker.url, topic_prefix: `${topicPrefix}_untrusted` }, sampleMessage(), sendContext()));
+    const error = await deliveryFailure(
+      mqttDriver.send({ url: broker.url, topic_prefix: `${topicPrefix}_untrusted` }, sampleMessage(), sendContext()),
+    );
     expect(error.retryable).toBe(false);
     expect(error.message).toMatch(/certificate/i);
   });

@@ -1,6 +1,7 @@
 import { useLocation } from 'preact-iso';
 import { apiPage, withQuery } from '../api';
 import { ChangeList } from '../components/change-list';
+import { HumanizedOptions } from '../components/form-parts';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, SeverityBadge, Time } from '../components/ui';
 import { formatDateTime, humanize } from '../format';
 import { NARROW_QUERY, useMediaQuery, useResource, useTitle } from '../hooks';
@@ -77,21 +78,13 @@ export function ChangesPage() {
         <Field label="Type">
           <select value={filters.change_type} onChange={(e) => setFilters({ change_type: e.currentTarget.value })}>
             <option value="">All types</option>
-            {CHANGE_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {humanize(t)}
-              </option>
-            ))}
+            <HumanizedOptions values={CHANGE_TYPES} />
           </select>
         </Field>
         <Field label="Severity">
           <select value={filters.severity} onChange={(e) => setFilters({ severity: e.currentTarget.value })}>
             <option value="">All severities</option>
-            {SEVERITIES.map((s) => (
-              <option key={s} value={s}>
-                {humanize(s)}
-              </option>
-            ))}
+            <HumanizedOptions values={SEVERITIES} />
           </select>
         </Field>
         {filtered && (

@@ -2,6 +2,7 @@ import { useRoute } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { ApiError, api, apiPage } from '../api';
+import { SaveCancelButtons } from '../components/form-parts';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
 import { missingText, plural } from '../format';
 import { isActive } from '../components/scan-status';
@@ -281,14 +282,7 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
         <Field label="Notes">
           <textarea value={notes} maxLength={DEVICE_NOTES_MAX_LENGTH} rows={4} onInput={(e) => setNotes(e.currentTarget.value)} />
         </Field>
-        <div class="button-row">
-          <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? 'Saving…' : 'Save'}
-          </button>
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
+        <SaveCancelButtons busy={save.busy} label="Save" onCancel={onCancel} />
       </form>
     </section>
   );

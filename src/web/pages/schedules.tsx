@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { CronChooser, TimeZoneField, browserTimeZone, presetOf } from '../components/cron-field';
+import { SaveCancelButtons } from '../components/form-parts';
 import { ProfileSelect } from '../components/profile-select';
 import { ScanStatusBadge } from '../components/scan-status';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
@@ -319,14 +320,7 @@ function ScheduleForm({
           <input type="checkbox" checked={form.enabled} onChange={(e) => update({ enabled: e.currentTarget.checked })} />
           Enabled
         </label>
-        <div class="button-row">
-          <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? 'Saving…' : schedule ? 'Save schedule' : 'Create schedule'}
-          </button>
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
+        <SaveCancelButtons busy={save.busy} label={schedule ? 'Save schedule' : 'Create schedule'} onCancel={onCancel} />
       </form>
     </section>
   );

@@ -4,6 +4,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, apiPage } from '../../api';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
+import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
 import { humanize } from '../../format';
 import { useAction, useResource, useSavedToggle } from '../../hooks';
@@ -443,11 +444,7 @@ function ChannelForm({
         <div class="settings-grid">
           <Field label="Minimum severity">
             <select value={form.minSeverity} onChange={(e) => update({ minSeverity: e.currentTarget.value as Severity })}>
-              {SEVERITIES.map((s) => (
-                <option key={s} value={s}>
-                  {humanize(s)}
-                </option>
-              ))}
+              <HumanizedOptions values={SEVERITIES} />
             </select>
           </Field>
         </div>
@@ -517,14 +514,7 @@ function ChannelForm({
         Enabled
       </label>
       <ErrorMessage error={save.error} />
-      <div class="button-row">
-        <button type="submit" class="primary" disabled={save.busy}>
-          {save.busy ? 'Saving…' : channel ? 'Save channel' : 'Add channel'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <SaveCancelButtons busy={save.busy} label={channel ? 'Save channel' : 'Add channel'} onCancel={onCancel} />
     </form>
   );
 }

@@ -1,0 +1,76 @@
+// Pieces the benchmarks share: whether dist/ is older than src/ (and rebuilding it), sanity-check
+// bookkeeping, and writing bench/results/<name>.json and .md. Each bench keeps its own measuring code.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const resultsDir = join(root, 'bench', 'results');
+
+/** The newest modification time (ms) of the files under `dir` (recursively) whose names pass `filter`. */
+export function newestMtime(dir, filter) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(path, filter));
+    else if (filter(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Whether a .ts file under src/ changed after `file` (a compiled file in dist/) was written. */
+export function srcNewerThan(file) {
+  return newestMtime(join(root, 'src'), (n) => n.endsWith('.ts')) > statSync(file).mtimeMs;
+}
+
+/**
+ * Compiles src/ to dist/ (tsc -p tsconfig.build.json) when `markers` (paths under dist/) are missing
+ * or the first is older than src/; BENCH_SKIP_BUILD=1 uses an existing but stale dist/ with a warning.
+ * `keepOnBuildError`: tsc exits 2 on type errors but still emits, so carry on when the markers exist;
+ * otherwise a failed build ends the process.
+ */
+export function ensureBuilt({ markers, log, keepOnBuildError = false }) {
+  const marker = join(root, 'dist', markers[0]);
+  const missing = markers.some((m) => !existsSync(join(root, 'dist', m)));
+  const stale = !missing && srcNewerThan(marker);
+  if (!missing && (!stale || process.env.BENCH_SKIP_BUILD === '1')) {
+    if (stale) log('warning: dist/ is older than src/ (BENCH_SKIP_BUILD=1: using it anyway)');
+    return;
+  }
+  log(missing ? 'dist/ is missing: building (npm run build)' : 'dist/ is older than src/: rebuilding (npm run build)');
+  try {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  } catch {
+    if (keepOnBuildError) {
+      if (existsSync(marker)) return;
+      console.error('\nThe build failed. Fix the errors above and run `npm run build`.');
+    } else {
+      console.error('\nThe build failed. Fix the errors above and run `npm run build` (or set BENCH_SKIP_BUILD=1 to use dist/ as it is).');
+    }
+    process.exit(1);
+  }
+}
+
+/** Sanity checks: `check(what, ok, detail)` records and logs a failure; `failures` lists them. */
+export function sanityChecks(log) {
+  const failures = [];
+  const check = (what, ok, detail = '') => {
+    if (!ok) {
+      failures.push(`${what}${detail ? ` (${detail})` : ''}`);
+      log(`FAILED: ${what}${detail ? ` (${detail})` : ''}`);
+    }
+  };
+  return { failures, check };
+}
+
+/** Writes bench/results/<name>.json (the result) and <name>.md (`markdown`); returns the markdown. */
+export function writeResults(name, result, markdown) {
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(resultsDir, `${name}.md`), markdown);
+  return markdown;
+}

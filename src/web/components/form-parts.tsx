@@ -1,0 +1,28 @@
+import { humanize } from '../format';
+
+/** A form's submit button (“Saving…” while `busy`) and its Cancel button, in a button row. */
+export function SaveCancelButtons({ busy, label, onCancel }: { busy: boolean; label: string; onCancel: () => void }) {
+  return (
+    <div class="button-row">
+      <button type="submit" class="primary" disabled={busy}>
+        {busy ? 'Saving…' : label}
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
+/** One `<option>` per value, labelled in words (`port_opened` → “Port opened”). */
+export function HumanizedOptions({ values }: { values: readonly string[] }) {
+  return (
+    <>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {humanize(v)}
+        </option>
+      ))}
+    </>
+  );
+}

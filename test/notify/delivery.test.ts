@@ -106,8 +106,8 @@ describe.each(testDatabases())('delivery loop ($kind)', (database) => {
     const d = await settled();
     expect(d).toMatchObject({ status: 'failed', attempts: 4, last_error: 'timed out after 1.5 s', sent_at: null });
     expect(receiver.requests).toHaveLength(4);
-    // The last attempt started within the window of the first.
-    expect(receiver.requests[3].at - receiver.requests[0].at).toBeLessThanOrEqual(FAST_RETRIES.retryWindowMs + 50);
+    // That the planned attempts fit the window is a property of the schedule, tested without a clock in
+    // compose.test.ts ('retry schedule'); here a busy machine may start one late, so no upper bound.
     const audit = await store.audit.list({ action: 'notification_failed', limit: 10, offset: 0 });
     expect(audit.rows).toHaveLength(1);
     expect(audit.rows[0]).toMatchObject({

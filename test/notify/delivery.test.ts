@@ -18,7 +18,8 @@ import { notifierEachTest } from './notifier-fixtures.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-describe.each(testDatabases())('delivery loop ($kind)', (database) => {
+// Each test waits through a few shortened retry schedules; a busy machine needs more than the default 30 s.
+describe.each(testDatabases())('delivery loop ($kind)', { timeout: 90_000 }, (database) => {
   let store: Store;
   let receiver: Receiver;
   const notifiers = notifierEachTest(database, (bed) => {
@@ -64,7 +65,7 @@ describe.each(testDatabases())('delivery loop ($kind)', (database) => {
   }
 
   const deliveries = async () => (await store.notifications.listDeliveries({ limit: 100, offset: 0 })).rows;
-  const settled = () => waitFor('the delivery to settle', async () => (await deliveries()).find((d) => d.status !== 'pending'), 20_000);
+  const settled = () => waitFor('the delivery to settle', async () => (await deliveries()).find((d) => d.status !== 'pending'), 45_000);
 
   it('retries a 500 with growing delays and then delivers, signed, with the same delivery id', async () => {
     receiver.answer = (i) => (i < 2 ? { status: 503, body: 'busy' } : {});

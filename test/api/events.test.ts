@@ -143,8 +143,9 @@ describe.each(testDatabases())('live events ($kind)', (database) => {
     });
 
     it('takes the id from ?last_event_id= for clients without headers; the header wins over it', async () => {
-      const all = live.parsed();
-      const last = all[all.length - 1].id;
+      // The bus's last id, not the last this test's own stream has read so far: on a busy machine the
+      // stream may still be delivering the previous scan's final events.
+      const last = server.app.services.events.lastId;
       const byQuery = await connect({ 'X-API-Key': key }, `?last_event_id=${last - 2}`);
       await byQuery.until((s) => s.events.length >= 2, 'the replay by query');
       expect(byQuery.parsed().map((e) => e.id)).toEqual([last - 1, last]);

@@ -27,7 +27,7 @@ export default defineConfig({
         extends: true,
         test: {
           // The namespace lab owns one bridge (nwlab0): its files run one at a time, after the rest,
-          // on a quiet machine (the native engine's stale-ARP settling is sensitive to load).
+          // on a quiet machine (its native-engine cases wait on the kernel's neighbour table).
           name: 'lab',
           include: ['test/lab/**/*.test.ts'],
           fileParallelism: false,

@@ -4,12 +4,8 @@
  * (node:crypto makes keys but not X.509 certificates). The certificate names `localhost` and
  * `127.0.0.1`, so a client that trusts it verifies the name as well.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { makeSelfSignedCert, type SelfSignedCert } from '../scan/native/listeners.js';
 import type { Change } from '../../src/schemas/change.js';
 import type { ScanRecord } from '../../src/schemas/scan.js';
 import { DeliveryError, type OutgoingMessage, type SendContext } from '../../src/notify/types.js';
@@ -105,46 +101,15 @@ export async function deliveryFailure(promise: Promise<unknown>): Promise<Delive
   return error as DeliveryError;
 }
 
-export interface TestCertificate {
-  key: string;
-  cert: string;
-}
+export type TestCertificate = SelfSignedCert;
 
 let cached: Promise<TestCertificate> | undefined;
 
-/** One certificate per test file (openssl takes a moment). */
+/** One certificate per test file (openssl takes a moment); the email and MQTT TLS tests need openssl. */
 export function testCertificate(): Promise<TestCertificate> {
-  cached ??= makeCertificate();
+  cached ??= makeSelfSignedCert('localhost', 'DNS:localhost,IP:127.0.0.1').then((cert) => {
+    if (!cert) throw new Error('openssl could not make a test certificate (apt-get install openssl)');
+    return cert;
+  });
   return cached;
-}
-
-async function makeCertificate(): Promise<TestCertificate> {
-  const dir = await mkdtemp(join(tmpdir(), 'netwarden-tls-'));
-  try {
-    const keyFile = join(dir, 'key.pem');
-    const certFile = join(dir, 'cert.pem');
-    // An argument array, never a shell string.
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ]);
-    return { key: await readFile(keyFile, 'utf8'), cert: await readFile(certFile, 'utf8') };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }

@@ -1,7 +1,8 @@
 /**
  * Host discovery without privileges: TCP connect probes to a handful of common ports (any answer,
  * a connection or a refusal, means the host is up) plus the kernel neighbour table (a host on the
- * local segment that answered ARP is up even when every probed port is filtered).
+ * local segment that answered ARP is up even when every probed port is filtered, also when its
+ * ARP answer arrives only after its probes gave up: see resolveWaitMs).
  *
  * A neighbour entry proves life only when it is news: it appeared, or changed MAC, during the scan,
  * or the kernel confirmed it again after the host was first probed. An entry already complete
@@ -40,6 +41,14 @@ export interface DiscoveryOptions {
    * a host that has gone within about 8 s of traffic, once the entry is stale).
    */
   staleVerifyMs: number;
+  /**
+   * How long after a host's first probe the kernel may still be resolving its address (ARP: three
+   * requests one second apart). A host whose probes all timed out meanwhile is waited for up to
+   * then: its ARP answer may come after the probes gave up, as when it just joined the segment and
+   * the first request was lost. With iproute2 the wait ends as soon as no such address is still
+   * INCOMPLETE.
+   */
+  resolveWaitMs: number;
   /** When they can: how long at most, from the host's first probe, to wait for the kernel to confirm or drop the entry. */
   revalidateMaxMs: number;
   /** How often a host whose entry is being settled is probed again (traffic makes the kernel re-check the entry). */
@@ -178,8 +187,10 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
   }
   if (registry.cancelled) return [];
 
-  // Hosts whose probes all went unanswered but that had an entry before the scan: settled with the kernel.
+  // Hosts whose probes all went unanswered: a late ARP answer still counts, and an entry from
+  // before the scan is settled with the kernel.
   await checkNeighbours();
+  await awaitResolutions();
   const pending = [...states.values()].filter((s) => !s.up && s.firstProbeAt !== null && before.has(s.ip));
   await settle(pending);
   if (registry.cancelled) return [];
@@ -193,6 +204,25 @@ export async function discoverLiveHosts(addresses: readonly string[], options: D
     live.push({ ip: s.ip, rttMs: s.rttMs, mac: entry?.mac ?? null, via: s.via });
   }
   return withoutCachedDuplicates(live);
+
+  /**
+   * Waits for the addresses the kernel may still be resolving: each unanswered host without an
+   * entry before the scan, until resolveWaitMs after its first probe, or until iproute2 shows none
+   * of them INCOMPLETE any more. An entry that completes meanwhile is news: that host is up.
+   */
+  async function awaitResolutions(): Promise<void> {
+    let waiting = [...states.values()].filter((s) => !s.up && s.firstProbeAt !== null && !before.has(s.ip));
+    if (waiting.length === 0) return;
+    const deadline = Math.max(...waiting.map((s) => s.firstProbeAt as number)) + options.resolveWaitMs;
+    while (!registry.cancelled && performance.now() < deadline) {
+      const status = await options.neighbourStatus();
+      if (status !== null && !waiting.some((s) => status.get(s.ip)?.states.includes('INCOMPLETE'))) return;
+      await sleep(Math.min(options.neighbourPollMs, Math.max(0, deadline - performance.now())), () => registry.cancelled);
+      await checkNeighbours();
+      waiting = waiting.filter((s) => !s.up);
+      if (waiting.length === 0) return;
+    }
+  }
 
   /**
    * Decides each host that answered no probe but had a neighbour entry before the scan: probes it

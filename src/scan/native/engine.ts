@@ -46,6 +46,8 @@ export interface NativeEngineOptions {
   staleNeighbourVerifyMs?: number;
   /** With iproute2: how long at most to wait for the kernel to confirm or drop such an entry, in ms (default 60000). */
   neighbourRevalidateMaxMs?: number;
+  /** How long after a silent host's first probe its ARP answer still counts, in ms (default 3500: the kernel's three requests a second apart); see discovery.ts. */
+  neighbourResolveWaitMs?: number;
   /** The kernel's neighbour states and confirmation times (default: `ip -j -s -4 neigh show`, null without iproute2). */
   neighbourStatus?: NeighbourStatusReader;
   /** How often a host whose old neighbour entry is being settled is probed again, in ms (default 1000). */
@@ -110,6 +112,7 @@ export class NativeEngine implements ScanEngine {
   private readonly neighbourPollMs: number;
   private readonly staleVerifyMs: number;
   private readonly revalidateMaxMs: number;
+  private readonly resolveWaitMs: number;
   private readonly neighbourStatus: NeighbourStatusReader;
   private readonly revalidatePollMs: number;
   private readonly reverseLookup: ((ip: string) => Promise<string[]>) | null;
@@ -135,6 +138,7 @@ export class NativeEngine implements ScanEngine {
     this.neighbourPollMs = options.neighbourPollMs ?? 250;
     this.staleVerifyMs = options.staleNeighbourVerifyMs ?? 9000;
     this.revalidateMaxMs = options.neighbourRevalidateMaxMs ?? 60_000;
+    this.resolveWaitMs = Math.max(0, options.neighbourResolveWaitMs ?? 3500);
     this.neighbourStatus = options.neighbourStatus ?? (() => readNeighbourStatus());
     this.revalidatePollMs = Math.max(50, options.neighbourRevalidatePollMs ?? 1000);
     this.reverseLookup = options.reverseLookup ?? null;
@@ -164,6 +168,7 @@ export class NativeEngine implements ScanEngine {
         staleVerifyMs: this.staleVerifyMs,
         neighbourStatus: this.neighbourStatus,
         revalidateMaxMs: this.revalidateMaxMs,
+        resolveWaitMs: this.resolveWaitMs,
         revalidatePollMs: this.revalidatePollMs,
         onProgress: (hostsDone, hostsFound) => {
           const fraction = total === 0 ? 1 : hostsDone / total;

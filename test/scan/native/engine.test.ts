@@ -222,6 +222,45 @@ describe('NativeEngine.discover', () => {
       expect(permanent).toEqual([]);
     });
 
+    it('counts a host whose ARP answer came after its probes gave up (a host that just joined), and waits no longer than needed', async () => {
+      if (!hold) return;
+      const table = join(arpDir, 'late');
+      const options = { neighbourTablePath: table, discoveryPorts: [hold.port], discoveryTimeoutMs: 200, neighbourPollMs: 50 };
+      const incomplete = async () => status('127.0.0.7', 0, 'INCOMPLETE');
+
+      // The kernel is still resolving the address when the only probe times out; the answer comes 700 ms later.
+      await writeFile(table, ARP_HEADER);
+      setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A)), 900);
+      const late = await engine({ ...options, neighbourStatus: incomplete }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(late.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.7', MAC_A]]);
+
+      // Without iproute2 the same late answer counts within the resolution window.
+      await writeFile(table, ARP_HEADER);
+      setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A)), 900);
+      const blind = await engine({ ...options, neighbourStatus: async () => null }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(blind.map((h) => [h.ip, h.mac])).toEqual([['127.0.0.7', MAC_A]]);
+
+      // An answer after the window does not count: the host did not answer the kernel's requests.
+      await writeFile(table, ARP_HEADER);
+      const timer = setTimeout(() => void writeFile(table, ARP_HEADER + line('127.0.0.7', MAC_A)), 1500);
+      const missed = await engine({ ...options, neighbourResolveWaitMs: 600, neighbourStatus: incomplete }).discover(
+        discoveryRequest({ cidr: '127.0.0.7/32' }),
+      );
+      clearTimeout(timer);
+      expect(missed).toEqual([]);
+
+      // Resolution already failed (nobody there): no waiting for an answer that cannot come.
+      await writeFile(table, ARP_HEADER);
+      const started = performance.now();
+      const failed = await engine({
+        ...options,
+        neighbourResolveWaitMs: 60_000,
+        neighbourStatus: async () => status('127.0.0.7', 0, 'FAILED'),
+      }).discover(discoveryRequest({ cidr: '127.0.0.7/32' }));
+      expect(failed).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(30_000);
+    });
+
     it('after the kernel dropped an old entry, whoever answers the fresh resolution is the host there (swapped addresses)', async () => {
       if (!hold) return;
       const table = join(arpDir, 'swapped');

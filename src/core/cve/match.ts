@@ -121,8 +121,9 @@ export function matchCves(ports: readonly ScannedPort[], index: CveIndex | reado
     // Many devices run identical software: resolve each distinct port description once.
     // nmap's extra info counts only for the distribution it names (host names, workgroups vary per device).
     const extraDistro = distroIn(port.extra_info);
-    // Everything resolvePort reads (null and '' share an entry, as they did when the key was one string).
-    const signature = [port.service ?? '', port.product ?? '', port.version ?? '', extraDistro ?? '', port.cpe.join('\u0001'), os];
+    // Everything resolvePort reads, as it is: a version '' and none resolve differently (identify
+    // falls back to the CPE's version only for none), so the memo must not take one for the other.
+    const signature = [port.service, port.product, port.version, extraDistro, os, ...port.cpe];
     let resolved = idx.portMemo.get(signature);
     if (!resolved) {
       resolved = resolvePort(port, idx, os, extraDistro);

@@ -364,9 +364,12 @@ function matchView(set: RiskRuleSet, v: PortView): { rule: RiskRule; how: MatchK
 
 /** Severity of the worst rule an open port matches, or null (for change detection: a risky port opening). */
 export function portRiskSeverity(port: RiskPortInput, rules: RiskRuleSet | readonly RiskRuleSetting[] = []): FindingSeverity | null {
+  if (!isOpenPort(port)) return null;
+  // The rule set's remembered hits are matchPortRules' rules (each finding has its rule's severity):
+  // change detection asks this for every port of every new device, which repeat the same services.
   let worst: FindingSeverity | null = null;
-  for (const { rule } of matchPortRules(port, rules)) {
-    if (worst === null || SEVERITY_RANK[rule.severity] > SEVERITY_RANK[worst]) worst = rule.severity;
+  for (const { finding } of resolveRiskRules(rules).findingsFor(port)) {
+    if (worst === null || SEVERITY_RANK[finding.severity] > SEVERITY_RANK[worst]) worst = finding.severity;
   }
   return worst;
 }

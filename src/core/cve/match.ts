@@ -3,10 +3,10 @@
  * sure that is. See `index.ts` for the confidence rules.
  */
 import { isOpenPort, type ScannedPort } from '../model.js';
+import { TupleMemo } from '../memo.js';
 import { severityFromCvss, type Severity } from '../severity.js';
 import { compileRange, distroIn, parseVersionSpec, specInRange, type CompiledRange, type VersionSpec } from '../versions.js';
 import type { CveAffected, CveEntry } from './entry.js';
-import { TupleMemo } from '../memo.js';
 import { WINDOWS_KEY, canonicalProductKey, identify, isWindowsHost, labelFor, type Identity } from './products.js';
 import { windowsReleasesIn } from './windows.js';
 

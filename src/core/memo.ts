@@ -4,11 +4,11 @@
  * computed for each distinct port description, and a network repeats the same few hundred.
  *
  * Why not a Map keyed by one string built from the fields: that string is new for every lookup, so
- * V8 must concatenate, flatten and hash it every time, which cost more than the work remembered
- * (a third of matchCves' and assessRisk's time on 100,000 ports, see bench/evaluate-bench.mjs). Here
- * each field is looked up in its own level of nested Maps: a field is usually a string the caller
- * already holds (the dataset's, or the scan's), whose hash V8 keeps once computed, and a lookup
- * allocates nothing. Keys compare with SameValueZero, as Map keys do: `null`, `undefined` and ''
+ * V8 must concatenate, flatten and hash it every time (about a fifth of matchCves' and assessRisk's
+ * time on the 100,000 ports of bench/evaluate-bench.mjs, three to six times what these lookups
+ * cost). Here each field is looked up in its own level of nested Maps: a field is usually a string
+ * the caller already holds (the dataset's, or the scan's), whose hash V8 keeps once computed, and a
+ * lookup allocates nothing. Keys compare with SameValueZero, as Map keys do: `null`, `undefined` and ''
  * are different keys (callers normalise with `?? ''` where the result does not tell them apart).
  *
  * Keys may have different lengths: the value sits under its own symbol at the end of its path,

@@ -4,6 +4,7 @@
 // compiled code in dist/, in this one process.
 //
 //   npm run bench:evaluate
+//   npm run bench:evaluate -- --core-only    (the pure core alone: the same as BENCH_SHELL=0)
 //
 // 1. Pure core, as src/scan/evaluate.ts calls it: for every device of the second scan
 //    matchCves(open ports, index, { os_name }) + assessRisk(ports, matches, rules), then
@@ -18,6 +19,7 @@
 // BENCH_SKIP_BUILD=1 (use dist/ as it is, even when older than src/).
 // Results: bench/results/evaluate.json and bench/results/evaluate.md. Exit status 1 when a sanity check
 // fails. `node --expose-gc` (as the npm script runs it) lets it collect garbage before each run.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +38,7 @@ const num = (name, fallback) => {
 const settings = {
   devices: num('BENCH_DEVICES', 10_000),
   runs: num('BENCH_RUNS', 5),
-  shell: process.env.BENCH_SHELL !== '0',
+  shell: process.env.BENCH_SHELL !== '0' && !process.argv.includes('--core-only'),
   seed: 20240917,
   /** The second scan, as fractions of the devices. */
   drift: { removed: 0.02, added: 0.025, port_opened: 0.04, port_closed: 0.03, version_changed: 0.06, product_changed: 0.01 },
@@ -47,7 +49,8 @@ const settings = {
     { low: 27017, high: 27017 },
   ],
 };
-const TARGET = { ms: 1000, mb: 300 };
+// Issue #12's aim for the pure core (issue #4 asked for under 1 s); the memory target is issue #4's.
+const TARGET = { ms: 500, mb: 300 };
 const { failures, check } = sanityChecks(log);
 
 // ---------------------------------------------------------------------------------------------
@@ -437,6 +440,8 @@ function evaluateOnce(core, input, cachedIndex) {
   const { compileRiskRules, buildCveIndex, matchCves, assessRisk, detectChanges, portRiskSeverity } = core;
   gc();
   const heapBefore = process.memoryUsage().heapUsed;
+  // CPU time of the process next to wall time: on a shared machine it is the steadier figure.
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const rules = compileRiskRules([]);
   const t1 = performance.now();
@@ -473,15 +478,38 @@ function evaluateOnce(core, input, cachedIndex) {
     presence,
   });
   const t4 = performance.now();
+  const cpu = process.cpuUsage(cpu0);
   const heapAfter = process.memoryUsage().heapUsed;
   void detectChanges;
   return {
-    timing: { rules_ms: t1 - t0, index_ms: t2 - t1, cve_and_risk_ms: t3 - t2, changes_ms: t4 - t3, total_ms: t4 - t0 },
+    timing: {
+      rules_ms: t1 - t0,
+      index_ms: t2 - t1,
+      cve_and_risk_ms: t3 - t2,
+      changes_ms: t4 - t3,
+      total_ms: t4 - t0,
+      cpu_ms: (cpu.user + cpu.system) / 1000,
+    },
     heap_growth_mb: mb(heapAfter - heapBefore),
     heap_used_end_mb: mb(heapAfter),
     index,
     output: { assessments, cveMatches, changes },
   };
+}
+
+/**
+ * SHA-256 of everything a run produces (every device's CVE matches and assessment, in order, then the
+ * changes): equal digests mean identical outputs, field for field and in the same order. Compare it
+ * across commits to show that an optimisation changed nothing (it is written to the results).
+ */
+function outputDigest({ assessments, cveMatches, changes }) {
+  const hash = createHash('sha256');
+  for (let i = 0; i < assessments.length; i++) {
+    hash.update(JSON.stringify(cveMatches[i]));
+    hash.update(JSON.stringify(assessments[i]));
+  }
+  hash.update(JSON.stringify(changes));
+  return hash.digest('hex');
 }
 
 function countOutput({ assessments, cveMatches, changes }) {
@@ -548,10 +576,11 @@ const sortKeys = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => 
 function runVariant(name, core, input, keepIndex) {
   log(`${name}: 1 warm-up run + ${settings.runs} measured`);
   // Only the counts and (steady) the index outlive a run: its output is garbage before the next one.
-  const { counts, warmTiming, warmIndex } = (() => {
+  const { counts, digest, warmTiming, warmIndex } = (() => {
     const warm = evaluateOnce(core, input, null);
-    return { counts: countOutput(warm.output), warmTiming: warm.timing, warmIndex: warm.index };
+    return { counts: countOutput(warm.output), digest: outputDigest(warm.output), warmTiming: warm.timing, warmIndex: warm.index };
   })();
+  log(`  output sha256 ${digest}`);
   let index = keepIndex ? warmIndex : null;
   const runs = [];
   for (let i = 0; i < settings.runs; i++) {
@@ -562,13 +591,14 @@ function runVariant(name, core, input, keepIndex) {
     check(`${name} run ${i + 1} gives the same counts as the warm-up`, JSON.stringify(c) === JSON.stringify(counts));
     runs.push({ ...run.timing, heap_growth_mb: run.heap_growth_mb, heap_used_end_mb: run.heap_used_end_mb });
     log(
-      `  run ${i + 1}: ${ms(run.timing.total_ms)} ms (index ${ms(run.timing.index_ms)}, CVE+risk ${ms(run.timing.cve_and_risk_ms)}, changes ${ms(run.timing.changes_ms)}), heap +${run.heap_growth_mb} MB`,
+      `  run ${i + 1}: ${ms(run.timing.total_ms)} ms, CPU ${ms(run.timing.cpu_ms)} ms (index ${ms(run.timing.index_ms)}, CVE+risk ${ms(run.timing.cve_and_risk_ms)}, changes ${ms(run.timing.changes_ms)}), heap +${run.heap_growth_mb} MB`,
     );
   }
   const med = (k) => ms(median(runs.map((r) => r[k])));
   return {
     median: {
       total_ms: med('total_ms'),
+      cpu_ms: med('cpu_ms'),
       rules_ms: med('rules_ms'),
       index_ms: med('index_ms'),
       cve_and_risk_ms: med('cve_and_risk_ms'),
@@ -581,6 +611,7 @@ function runVariant(name, core, input, keepIndex) {
     max_heap_growth_mb: Math.max(...runs.map((r) => r.heap_growth_mb)),
     runs: runs.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, k.endsWith('_ms') ? ms(v) : v]))),
     counts,
+    output_sha256: digest,
   };
 }
 
@@ -716,8 +747,8 @@ function markdown(res) {
     '',
     `## Pure core (target < ${TARGET.ms} ms, < ${TARGET.mb} MB)`,
     '',
-    '| Variant | median total | min – max | rules | CVE index | matchCves + assessRisk | detectChanges | heap at end of run | target met |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| Variant | median total | min – max | CPU time (median) | rules | CVE index | matchCves + assessRisk | detectChanges | heap at end of run | target met |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const [name, what] of [
     ['cold', 'cold: rules and CVE index built in every run'],
@@ -725,7 +756,7 @@ function markdown(res) {
   ]) {
     const v = core[name];
     lines.push(
-      `| ${what} | **${v.median.total_ms} ms** | ${v.min_total_ms} – ${v.max_total_ms} ms | ${v.median.rules_ms} ms | ${v.median.index_ms} ms | ${v.median.cve_and_risk_ms} ms | ${v.median.changes_ms} ms | ${v.max_heap_used_end_mb} MB | ${v.median.total_ms < TARGET.ms ? 'yes' : 'no'} |`,
+      `| ${what} | **${v.median.total_ms} ms** | ${v.min_total_ms} – ${v.max_total_ms} ms | ${v.median.cpu_ms} ms | ${v.median.rules_ms} ms | ${v.median.index_ms} ms | ${v.median.cve_and_risk_ms} ms | ${v.median.changes_ms} ms | ${v.max_heap_used_end_mb} MB | ${v.median.total_ms < TARGET.ms ? 'yes' : 'no'} |`,
     );
   }
   lines.push(
@@ -737,6 +768,7 @@ function markdown(res) {
     '',
     '### What the runs produce (identical in every run)',
     '',
+    `- Output digest (SHA-256 of every match, assessment and change, in order): \`${core.steady.output_sha256}\`.`,
     `- Changes: ${c.changes.total} (${Object.entries(c.changes.by_type)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}); by severity ${Object.entries(c.changes.by_severity)
@@ -850,6 +882,7 @@ async function main() {
   check('service_changed count', by.service_changed === e.service_changed, `${by.service_changed} vs ${e.service_changed}`);
   for (const id of KNOWN_BAD) check(`${id} matched`, steady.counts.cves.known_bad[id] > 0);
   check('cold and steady give the same counts', JSON.stringify(cold.counts) === JSON.stringify(steady.counts));
+  check('cold and steady give the same outputs', cold.output_sha256 === steady.output_sha256);
 
   let shell = null;
   if (settings.shell) {

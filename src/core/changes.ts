@@ -95,7 +95,8 @@ export function detectChanges(options: DetectOptions): ChangeDraft[] {
       continue;
     }
     const previous = before.get(device.deviceId);
-    if (previous && options.portsScanned) changes.push(...portChanges(previous, device, options));
+    // Most devices answer exactly as before: nothing to compare port by port (nor to allocate).
+    if (previous && options.portsScanned && !samePorts(previous.ports, device.ports)) changes.push(...portChanges(previous, device, options));
   }
   for (const device of options.presence.removed) changes.push(deviceRemoved(device));
   return changes;
@@ -157,6 +158,8 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
       });
       continue;
     }
+    // The same fields describe the same way: build the texts only when something differs.
+    if (old.service === port.service && old.product === port.product && old.version === port.version) continue;
     const oldText = describeService(old);
     const newText = describeService(port);
     if (oldText !== newText) {
@@ -187,6 +190,29 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
     });
   }
   return out;
+}
+
+/**
+ * Whether two port lists are the same, port by port in the same order, in every field portChanges
+ * reads: then it would report nothing (the same open ports with the same descriptions).
+ */
+function samePorts(a: readonly PortState[], b: readonly PortState[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (
+      x.port !== y.port ||
+      x.protocol !== y.protocol ||
+      x.state !== y.state ||
+      x.service !== y.service ||
+      x.product !== y.product ||
+      x.version !== y.version
+    ) {
+      return false;
+    }
+  }
+  return true;
 }
 
 function openPorts(device: DeviceState): PortState[] {

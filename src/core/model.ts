@@ -43,5 +43,6 @@ export interface ScannedHost extends DiscoveredHost {
  * typical of UDP) does not: a finding or a CVE needs a service that is really there.
  */
 export function isOpenPort(port: { state: string }): boolean {
-  return port.state.trim().toLowerCase() === 'open';
+  // The exact 'open' nmap writes needs no new string; anything else is normalised first.
+  return port.state === 'open' || port.state.trim().toLowerCase() === 'open';
 }

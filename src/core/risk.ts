@@ -44,6 +44,7 @@ import {
   type RiskLevel,
 } from './severity.js';
 import { isOpenPort } from './model.js';
+import { TupleMemo, type MemoKeyPart } from './memo.js';
 import type { RiskRuleSetting } from './settings.js';
 
 export { BUILTIN_RISK_RULES } from './risk-rules.js';
@@ -118,10 +119,14 @@ interface RuleHit {
   id: string;
   /** A template: copied into each assessment, its score is set there. */
   finding: RiskFinding;
+  /** `rule id|port|protocol`: a device reports a rule once per port (built once, not per device). */
+  dedupeKey: string;
 }
 
 /** Distinct port descriptions remembered per rule set (a network repeats the same services). */
 const CACHE_LIMIT = 50_000;
+/** Distinct CVE groups (and CVE variants) remembered before that memo starts over. */
+const CVE_FINDING_LIMIT = 10_000;
 
 /**
  * The effective rules (built-in plus user rules), indexed for matching. Build once, use for many
@@ -133,7 +138,7 @@ export class RiskRuleSet {
   private readonly byService = new Map<string, RiskRule[]>();
   private readonly byPattern: RiskRule[] = [];
   private readonly serviceSets = new Map<RiskRule, ReadonlySet<string>>();
-  private readonly cache = new Map<string, readonly RuleHit[]>();
+  private readonly cache = new TupleMemo<readonly RuleHit[]>(CACHE_LIMIT);
 
   constructor(rules: readonly RiskRule[]) {
     this.rules = rules;
@@ -165,12 +170,23 @@ export class RiskRuleSet {
 
   /** @internal Rule findings (score not set) of a port; remembered by everything that decides the match. */
   findingsFor(port: RiskPortInput): readonly RuleHit[] {
-    const key = `${port.port}/${port.protocol}\u0000${port.service ?? ''}\u0000${port.product ?? ''}\u0000${port.version ?? ''}\u0000${port.extra_info ?? ''}\u0000${port.cpe && port.cpe.length > 0 ? 1 : 0}`;
+    // What viewPort reads (text() reads null and '' alike).
+    const key = [
+      port.port,
+      port.protocol,
+      port.service ?? '',
+      port.product ?? '',
+      port.version ?? '',
+      port.extra_info ?? '',
+      port.cpe !== undefined && port.cpe.length > 0,
+    ];
     let hits = this.cache.get(key);
     if (!hits) {
       const v = viewPort(port);
-      hits = matchView(this, v).map(({ rule, how }) => ({ id: rule.id, finding: ruleFinding(rule, how, port, v) }));
-      if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+      hits = matchView(this, v).map(({ rule, how }) => {
+        const finding = ruleFinding(rule, how, port, v);
+        return { id: rule.id, finding, dedupeKey: `${rule.id}|${finding.port}|${finding.protocol}` };
+      });
       this.cache.set(key, hits);
     }
     return hits;
@@ -348,9 +364,12 @@ function matchView(set: RiskRuleSet, v: PortView): { rule: RiskRule; how: MatchK
 
 /** Severity of the worst rule an open port matches, or null (for change detection: a risky port opening). */
 export function portRiskSeverity(port: RiskPortInput, rules: RiskRuleSet | readonly RiskRuleSetting[] = []): FindingSeverity | null {
+  if (!isOpenPort(port)) return null;
+  // The rule set's remembered hits are matchPortRules' rules (each finding has its rule's severity):
+  // change detection asks this for every port of every new device, which repeat the same services.
   let worst: FindingSeverity | null = null;
-  for (const { rule } of matchPortRules(port, rules)) {
-    if (worst === null || SEVERITY_RANK[rule.severity] > SEVERITY_RANK[worst]) worst = rule.severity;
+  for (const { finding } of resolveRiskRules(rules).findingsFor(port)) {
+    if (worst === null || SEVERITY_RANK[finding.severity] > SEVERITY_RANK[worst]) worst = finding.severity;
   }
   return worst;
 }
@@ -427,71 +446,156 @@ function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInpu
     }
   }
   const findings: RiskFinding[] = [];
-  for (const [portNumber, group] of groups) {
-    const rank = new Map([...group.values()].map((c) => [c, SEVERITY_RANK[cveSeverity(c)]]));
-    const list = [...group.values()].sort(
-      (a, b) =>
-        rank.get(b)! - rank.get(a)! ||
-        Number(Boolean(b.kev)) - Number(Boolean(a.kev)) ||
-        (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
-        a.id.localeCompare(b.id),
-    );
-    const worst = list[0];
-    const severity = cveSeverity(worst);
+  for (const [portNumber, byId] of groups) {
+    const group = [...byId.values()];
     const port = portNumber === null ? undefined : pickPort(ports, portNumber);
-    const v = port ? viewPort(port) : null;
-    const protocol = port ? port.protocol.toLowerCase() : portNumber === null ? null : 'tcp';
-    const named = list.find((c) => text(c.matched_product) !== null);
-    const software =
-      (v && detected(v)) ?? (named ? `${text(named.matched_product)}${text(named.matched_version) ? ` ${text(named.matched_version)}` : ''}` : null);
-    const where = portNumber === null ? 'this device' : `port ${portNumber}/${protocol}`;
-    const what = software ? `${software}${portNumber === null ? '' : ` on ${where}`}` : `the software on ${where}`;
-    const kev = list.filter((c) => c.kev);
-    const likely = list.filter((c) => c.confidence !== 'confirmed');
-    const n = list.length;
-
-    const shown = list.slice(0, 10).map((c) => {
-      const parts: string[] = [cveSeverity(c)];
-      if (typeof c.cvss_score === 'number') parts.push(`CVSS ${c.cvss_score.toFixed(1)}`);
-      if (c.kev) parts.push('known exploited');
-      if (c.confidence !== 'confirmed') parts.push('likely');
-      return `${c.id} (${parts.join(', ')})`;
-    });
-    const description = [
-      `${n === 1 ? 'A known vulnerability affects' : `${n} known vulnerabilities affect`} ${what}: ${shown.join(', ')}${n > 10 ? `, and ${n - 10} more` : ''}.`,
-      kev.length > 0
-        ? `${kev.length === 1 ? `${kev[0].id} is` : `${kev.length} of them are`} in CISA's Known Exploited Vulnerabilities catalogue: attackers are using ${kev.length === 1 ? 'it' : 'them'}.`
-        : null,
-      severity === 'critical' ? 'Critical severity: exploitation can give an attacker control of the service or the host.' : null,
-      likely.length === 0
-        ? 'Matched on the detected product and version.'
-        : likely.length === n
-          ? 'Matched on the product only (these entries affect every version, or the version could not be confirmed).'
-          : `${likely.length} of them matched on the product only (the version could not be confirmed).`,
-    ]
-      .filter((s): s is string => s !== null)
-      .join(' ');
-    const fix = text(worst.remediation) ?? `Update ${what} to the latest release from the vendor or your distribution's security updates`;
-    const recommendation = [
-      kev.length > 0 ? `Do this first, ${kev.length === 1 ? 'this flaw is' : 'these flaws are'} exploited in the wild:` : null,
-      /[.!]$/.test(fix) ? fix : `${fix}.`,
-      portNumber !== null ? `Until it is updated, allow port ${portNumber} only from the machines that need it.` : null,
-    ]
-      .filter((s): s is string => s !== null)
-      .join(' ');
-    findings.push({
-      port: portNumber,
-      protocol,
-      severity,
-      score: 0,
-      service: v?.reportedService ?? null,
-      title: `${n === 1 ? `${worst.id}` : `${n} known vulnerabilities`} in ${software ?? (portNumber === null ? 'this device' : `the service on port ${portNumber}`)}${kev.length > 0 ? ' (actively exploited)' : ''}`,
-      description,
-      recommendation,
-      cve_ids: list.map((c) => c.id.trim()),
-    });
+    // Devices running the same software repeat the same group: build its text once (see cveFindingMemo).
+    clearCveFindingMemoIfFull();
+    const key = cveGroupKey(group, portNumber, port);
+    let template = cveFindingMemo.findings.get(key);
+    if (!template) {
+      template = cveFinding(group, portNumber, port);
+      cveFindingMemo.findings.set(key, template);
+    }
+    // A fresh copy: scoreFindings sets `score` on it, and the caller owns its arrays.
+    findings.push({ ...template, cve_ids: template.cve_ids.slice() });
   }
   return findings;
+}
+
+/**
+ * CVE findings remembered by what they are built from. A network runs the same software on many
+ * devices, so the same port with the same CVEs comes back device after device; building the text
+ * (sorting, counting, numbers to text, sentences) was most of assessRisk's time. The memo is
+ * process-wide: a finding depends on nothing but its key (cveGroupKey), whatever the rule set.
+ *
+ * The key is made for every port with CVEs of every device, so it must be cheap: each CVE stands in
+ * it as a number for the fields of it that the finding reads (`cves`: by id, then a short list of
+ * variants compared field by field). The numbers stay valid while `cves` is kept, so `findings` is
+ * cleared with it (it may also start over on its own when full).
+ */
+const cveFindingMemo = { findings: new TupleMemo<RiskFinding>(CVE_FINDING_LIMIT), cves: new Map<string, CveVariant[]>(), variants: 0 };
+
+/** A CVE as cveFinding reads it, apart from the product and version it matched (see cveGroupKey). */
+interface CveVariant {
+  severity: string;
+  cvss_score: number | null | undefined;
+  kev: boolean;
+  confirmed: boolean;
+  remediation: string | null | undefined;
+  n: number;
+}
+
+function clearCveFindingMemoIfFull(): void {
+  if (cveFindingMemo.variants < CVE_FINDING_LIMIT) return;
+  cveFindingMemo.findings.clear();
+  cveFindingMemo.cves.clear();
+  cveFindingMemo.variants = 0;
+}
+
+/** The number of a CVE's variant: equal numbers, equal id, severity, score, KEV flag, confidence and remediation. */
+function cveVariant(c: RiskCveInput): number {
+  const kev = Boolean(c.kev);
+  const confirmed = c.confidence === 'confirmed';
+  let variants = cveFindingMemo.cves.get(c.id);
+  if (!variants) cveFindingMemo.cves.set(c.id, (variants = []));
+  for (const v of variants) {
+    if (
+      v.severity === c.severity &&
+      Object.is(v.cvss_score, c.cvss_score) &&
+      v.kev === kev &&
+      v.confirmed === confirmed &&
+      v.remediation === c.remediation
+    ) {
+      return v.n;
+    }
+  }
+  const n = cveFindingMemo.variants++;
+  variants.push({ severity: c.severity, cvss_score: c.cvss_score, kev, confirmed, remediation: c.remediation, n });
+  return n;
+}
+
+/**
+ * Everything cveFinding reads, in the group's order: the port's number and the fields of its
+ * description it shows (null and '' read the same there), each CVE's variant number, and the
+ * product and version each CVE matched, which are read only when the port names no product.
+ * Two groups with the same key give the same finding.
+ */
+function cveGroupKey(group: readonly RiskCveInput[], portNumber: number | null, port: RiskPortInput | undefined): MemoKeyPart[] {
+  const key: MemoKeyPart[] = port
+    ? [portNumber, true, port.protocol, port.service ?? '', port.product ?? '', port.version ?? '']
+    : [portNumber, false];
+  const productShown = port !== undefined && text(port.product) !== null;
+  for (const c of group) {
+    key.push(cveVariant(c));
+    if (!productShown) key.push(c.matched_product ?? '', c.matched_version ?? '');
+  }
+  return key;
+}
+
+/** The finding of one port's CVEs (or the host's, `portNumber` null), with its score not set. */
+function cveFinding(group: readonly RiskCveInput[], portNumber: number | null, port: RiskPortInput | undefined): RiskFinding {
+  const rank = new Map(group.map((c) => [c, SEVERITY_RANK[cveSeverity(c)]]));
+  const list = [...group].sort(
+    (a, b) =>
+      rank.get(b)! - rank.get(a)! ||
+      Number(Boolean(b.kev)) - Number(Boolean(a.kev)) ||
+      (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
+      a.id.localeCompare(b.id),
+  );
+  const worst = list[0];
+  const severity = cveSeverity(worst);
+  const v = port ? viewPort(port) : null;
+  const protocol = port ? port.protocol.toLowerCase() : portNumber === null ? null : 'tcp';
+  const named = list.find((c) => text(c.matched_product) !== null);
+  const software =
+    (v && detected(v)) ?? (named ? `${text(named.matched_product)}${text(named.matched_version) ? ` ${text(named.matched_version)}` : ''}` : null);
+  const where = portNumber === null ? 'this device' : `port ${portNumber}/${protocol}`;
+  const what = software ? `${software}${portNumber === null ? '' : ` on ${where}`}` : `the software on ${where}`;
+  const kev = list.filter((c) => c.kev);
+  const likely = list.filter((c) => c.confidence !== 'confirmed');
+  const n = list.length;
+
+  const shown = list.slice(0, 10).map((c) => {
+    const parts: string[] = [cveSeverity(c)];
+    if (typeof c.cvss_score === 'number') parts.push(`CVSS ${c.cvss_score.toFixed(1)}`);
+    if (c.kev) parts.push('known exploited');
+    if (c.confidence !== 'confirmed') parts.push('likely');
+    return `${c.id} (${parts.join(', ')})`;
+  });
+  const description = [
+    `${n === 1 ? 'A known vulnerability affects' : `${n} known vulnerabilities affect`} ${what}: ${shown.join(', ')}${n > 10 ? `, and ${n - 10} more` : ''}.`,
+    kev.length > 0
+      ? `${kev.length === 1 ? `${kev[0].id} is` : `${kev.length} of them are`} in CISA's Known Exploited Vulnerabilities catalogue: attackers are using ${kev.length === 1 ? 'it' : 'them'}.`
+      : null,
+    severity === 'critical' ? 'Critical severity: exploitation can give an attacker control of the service or the host.' : null,
+    likely.length === 0
+      ? 'Matched on the detected product and version.'
+      : likely.length === n
+        ? 'Matched on the product only (these entries affect every version, or the version could not be confirmed).'
+        : `${likely.length} of them matched on the product only (the version could not be confirmed).`,
+  ]
+    .filter((s): s is string => s !== null)
+    .join(' ');
+  const fix = text(worst.remediation) ?? `Update ${what} to the latest release from the vendor or your distribution's security updates`;
+  const recommendation = [
+    kev.length > 0 ? `Do this first, ${kev.length === 1 ? 'this flaw is' : 'these flaws are'} exploited in the wild:` : null,
+    /[.!]$/.test(fix) ? fix : `${fix}.`,
+    portNumber !== null ? `Until it is updated, allow port ${portNumber} only from the machines that need it.` : null,
+  ]
+    .filter((s): s is string => s !== null)
+    .join(' ');
+  return {
+    port: portNumber,
+    protocol,
+    severity,
+    score: 0,
+    service: v?.reportedService ?? null,
+    title: `${n === 1 ? `${worst.id}` : `${n} known vulnerabilities`} in ${software ?? (portNumber === null ? 'this device' : `the service on port ${portNumber}`)}${kev.length > 0 ? ' (actively exploited)' : ''}`,
+    description,
+    recommendation,
+    cve_ids: list.map((c) => c.id.trim()),
+  };
 }
 
 /** The scanned port a CVE's port number refers to: an open one first, TCP before UDP. */
@@ -567,10 +671,9 @@ export function assessRisk(
   const seen = new Set<string>();
   for (const port of ports) {
     if (!isOpenPort(port)) continue;
-    for (const { id, finding } of set.findingsFor(port)) {
-      const key = `${id}|${finding.port}|${finding.protocol}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
+    for (const { finding, dedupeKey } of set.findingsFor(port)) {
+      if (seen.has(dedupeKey)) continue;
+      seen.add(dedupeKey);
       findings.push({ ...finding, cve_ids: [] });
     }
   }

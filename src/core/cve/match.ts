@@ -3,6 +3,7 @@
  * sure that is. See `index.ts` for the confidence rules.
  */
 import { isOpenPort, type ScannedPort } from '../model.js';
+import { TupleMemo } from '../memo.js';
 import { severityFromCvss, type Severity } from '../severity.js';
 import { compileRange, distroIn, parseVersionSpec, specInRange, type CompiledRange, type VersionSpec } from '../versions.js';
 import type { CveAffected, CveEntry } from './entry.js';
@@ -58,8 +59,8 @@ export interface CveIndex {
   readonly rejected: readonly { id: string; reason: string }[];
   /** Memo of match results by product, version and evidence (many devices run the same software). */
   readonly memo: Map<string, MatchTemplate[]>;
-  /** Memo of resolved port descriptions (service, product, version, extra info, CPEs, host OS). */
-  readonly portMemo: Map<string, ResolvedMatch[]>;
+  /** Memo of resolved port descriptions (service, product, version, extra info's distribution, CPEs, host OS). */
+  readonly portMemo: TupleMemo<ResolvedMatch[]>;
 }
 
 const MEMO_LIMIT = 100_000;
@@ -86,7 +87,7 @@ export function buildCveIndex(entries: Iterable<CveEntry>): CveIndex {
       else byProduct.set(key, [item]);
     }
   }
-  return { size: byId.size, entries: byId, byProduct, rejected, memo: new Map(), portMemo: new Map() };
+  return { size: byId.size, entries: byId, byProduct, rejected, memo: new Map(), portMemo: new TupleMemo(MEMO_LIMIT) };
 }
 
 function serviceName(service: string | null): string {
@@ -120,11 +121,12 @@ export function matchCves(ports: readonly ScannedPort[], index: CveIndex | reado
     // Many devices run identical software: resolve each distinct port description once.
     // nmap's extra info counts only for the distribution it names (host names, workgroups vary per device).
     const extraDistro = distroIn(port.extra_info);
-    const signature = `${port.service ?? ''}\u0000${port.product ?? ''}\u0000${port.version ?? ''}\u0000${extraDistro ?? ''}\u0000${port.cpe.join('\u0001')}\u0000${os}`;
+    // Everything resolvePort reads, as it is: a version '' and none resolve differently (identify
+    // falls back to the CPE's version only for none), so the memo must not take one for the other.
+    const signature = [port.service, port.product, port.version, extraDistro, os, ...port.cpe];
     let resolved = idx.portMemo.get(signature);
     if (!resolved) {
       resolved = resolvePort(port, idx, os, extraDistro);
-      if (idx.portMemo.size >= MEMO_LIMIT) idx.portMemo.clear();
       idx.portMemo.set(signature, resolved);
     }
     for (const r of resolved) out.push(toMatch(r.template, port, r.identity));

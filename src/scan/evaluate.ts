@@ -1,17 +1,26 @@
 import { detectChanges, type DeviceState, type RemovedDevice } from '../core/changes.js';
-import { matchCves } from '../core/cve/index.js';
+import { createHash } from 'node:crypto';
+import { matchCves, type CveIndex, type CveMatch } from '../core/cve/index.js';
 import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
-import { isOpenPort } from '../core/model.js';
+import { isOpenPort, type ScannedPort } from '../core/model.js';
 import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Change } from '../schemas/change.js';
-import type { DeviceAssessment, RangeDevice } from '../store/evaluation.js';
+import type { DeviceAssessment, EvaluationInput, RangeDevice, StoredCveMatch } from '../store/evaluation.js';
 import type { Store } from '../store/index.js';
 import type { ScanRow } from '../store/schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
+
+export interface ScanEvaluatorOptions {
+  /**
+   * False: every seen device is assessed again, as before incremental evaluation (the tests compare
+   * both). Default true: only devices whose OS, ports, rules or CVE data changed.
+   */
+  incremental?: boolean;
+}
 
 export interface EvaluationContext {
   scan: ScanRow;
@@ -51,15 +60,33 @@ export class ScanEvaluator {
   constructor(
     private readonly store: Store,
     dataDir: string | null = null,
+    private readonly options: ScanEvaluatorOptions = {},
   ) {
     this.cves = new CveDatabase(dataDir);
+  }
+
+  /**
+   * What an assessment is computed from besides the device: the effective risk rules, the CVE
+   * dataset and the revision of the matching code. A device assessed under another fingerprint is
+   * assessed again (by the next scan that sees it, and by the background re-evaluation).
+   */
+  fingerprint(rules: RiskRuleSet): string {
+    let hash = fingerprints.get(rules);
+    if (hash === undefined) {
+      const ruleText = JSON.stringify(rules.rules, (_key, value: unknown) => (value instanceof RegExp ? String(value) : value));
+      hash = digest(`${EVALUATION_REVISION}\u0000${ruleText}`);
+      fingerprints.set(rules, hash);
+    }
+    return digest(`${hash}\u0000${this.cves.fingerprint()}`);
   }
 
   async evaluate(ctx: EvaluationContext): Promise<EvaluationOutcome> {
     const settings = await this.store.settings.get();
     const rules = compileRiskRules(settings.scanning.risk_rules);
-    await this.assess(ctx.scan.id, ctx.seenDeviceIds, rules);
-    const current = await this.store.evaluation.currentStates(ctx.seenDeviceIds);
+    // One read of the seen devices serves both risk assessment and change detection.
+    const inputs = await this.store.evaluation.inputsOf(ctx.seenDeviceIds);
+    await this.assessInputs(ctx.scan.id, inputs, rules, { onlyChanged: this.options.incremental !== false });
+    const current = inputs.map((d) => d.state);
     const { presence, removed } = await this.presence(ctx, settings);
     const baseline = await this.baseline(ctx, current, presence);
     const drafts = detectChanges({
@@ -115,19 +142,46 @@ export class ScanEvaluator {
   }
 
   /**
-   * Risk and CVEs of each device, from its current ports: findings and CVE matches are replaced,
-   * and the device's level, score and summary updated. One transaction per batch of devices.
+   * Risk and CVEs of each given device, from its current ports, whatever it was assessed from
+   * before: findings and CVE matches are replaced, and the device's level, score and summary
+   * updated. Returns how many devices were assessed.
    */
-  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<void> {
-    const index = this.cves.index();
+  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<number> {
+    let assessed = 0;
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      const devices = await this.store.evaluation.portsOf(ids);
-      const batch: DeviceAssessment[] = devices.map((device) => {
-        const matches = matchCves(device.ports.filter(isOpenPort), index, { os_name: device.os_name });
-        return { deviceId: device.id, risk: assessRisk(device.ports, matches, rules), cves: matches };
-      });
-      await this.store.evaluation.replaceAssessments(scanId, batch);
+      assessed += await this.assessInputs(scanId, await this.store.evaluation.inputsOf(ids), rules, { onlyChanged: false });
     }
+    return assessed;
+  }
+
+  /**
+   * Risk and CVEs of the given devices; with `onlyChanged`, only of those whose OS and ports
+   * (hashed) or whose rules and dataset (the fingerprint) differ from what their stored
+   * assessment was computed from: the others keep their findings and CVE matches untouched.
+   * One transaction per batch of devices. Returns how many devices were assessed.
+   */
+  private async assessInputs(
+    scanId: number | null,
+    inputs: EvaluationInput[],
+    rules: RiskRuleSet,
+    { onlyChanged }: { onlyChanged: boolean },
+  ): Promise<number> {
+    const index = this.cves.index();
+    const fingerprint = this.fingerprint(rules);
+    const batch: DeviceAssessment[] = [];
+    for (const device of inputs) {
+      const input = inputHash(device.os_name, device.ports);
+      if (onlyChanged && device.assessedInput === input && device.assessedWith === fingerprint) continue;
+      const matches = matchCves(device.ports.filter(isOpenPort), index, { os_name: device.os_name });
+      batch.push({
+        deviceId: device.state.deviceId,
+        risk: assessRisk(device.ports, matches, rules),
+        cves: matches.map((m) => storedMatch(m, index)),
+        input,
+      });
+    }
+    for (const rows of chunks(batch, IDS_PER_STATEMENT)) await this.store.evaluation.replaceAssessments(scanId, rows, fingerprint);
+    return batch.length;
   }
 
   /**
@@ -154,6 +208,41 @@ export class ScanEvaluator {
     if (returning.length > 0) baseline.push(...(await this.store.evaluation.latestSnapshotsOf(returning, scan.id)));
     return baseline;
   }
+}
+
+/**
+ * Bump when a change of the matching or scoring code (core/cve, core/risk.ts) changes what an
+ * assessment of the same ports gives: every device is then assessed again once.
+ */
+const EVALUATION_REVISION = 1;
+
+const fingerprints = new WeakMap<RiskRuleSet, string>();
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}
+
+/**
+ * A hash of everything of a device that its risk and CVEs are computed from: its OS and its ports
+ * (in a fixed order, as the database returns them in any).
+ */
+export function inputHash(osName: string | null, ports: readonly ScannedPort[]): string {
+  const sorted = [...ports].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
+  return digest(JSON.stringify([osName, sorted.map((p) => [p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe])]));
+}
+
+/** A match as stored: a reference to the dataset's record, with the remediation only when it differs from the record's. */
+function storedMatch(m: CveMatch, index: CveIndex): StoredCveMatch {
+  return {
+    id: m.id,
+    severity: m.severity,
+    cvss_score: m.cvss_score,
+    remediation: m.remediation === (index.entries.get(m.id)?.remediation ?? null) ? null : m.remediation,
+    confidence: m.confidence,
+    port: m.port,
+    matched_product: m.matched_product,
+    matched_version: m.matched_version,
+  };
 }
 
 function parseNetworks(cidrs: readonly string[]): Ipv4Network[] {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
@@ -6,7 +6,7 @@ import { insertChanges } from './changes.js';
 import type { CveMatch } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
 import type { RiskAssessment } from '../core/risk.js';
-import type { Database, NewChange } from './schema.js';
+import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } from './schema.js';
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
@@ -23,10 +23,14 @@ export interface RangeDevice extends Omit<DeviceState, 'ports'>, PresenceState {
   ipSort: number;
 }
 
-/** What the CVE matcher found on a device, as far as it is stored. */
+/**
+ * What the CVE matcher found on a device, as far as it is stored: a reference to the dataset's
+ * record (its id, with the severity and score it had, so an id a later import drops still answers)
+ * and how it matched. `remediation` is only what differs from the dataset's (null: the dataset's).
+ */
 export type StoredCveMatch = Pick<
   CveMatch,
-  'id' | 'severity' | 'cvss_score' | 'description' | 'remediation' | 'references' | 'confidence' | 'port' | 'matched_product' | 'matched_version'
+  'id' | 'severity' | 'cvss_score' | 'remediation' | 'confidence' | 'port' | 'matched_product' | 'matched_version'
 >;
 
 /** The outcome of assessing one device: its risk and the CVEs matched on its ports. */
@@ -34,6 +38,39 @@ export interface DeviceAssessment {
   deviceId: number;
   risk: Pick<RiskAssessment, 'level' | 'score' | 'summary' | 'findings'>;
   cves: StoredCveMatch[];
+  /** Hash of the OS and ports assessed (devices.assessed_input); null: not recorded. */
+  input?: string | null;
+}
+
+/** The text of a CVE as the dataset has it (the API adds it to the stored match). */
+export interface CveText {
+  description: string;
+  remediation: string | null;
+  references: string[];
+}
+
+/** Looks a CVE up in the dataset in use; undefined when the dataset (no longer) has it. */
+export type CveDescriber = (id: string) => CveText | undefined;
+
+/** A device as evaluation after a scan reads it: what change detection compares, and what risk assessment needs. */
+export interface EvaluationInput {
+  state: DeviceState;
+  os_name: string | null;
+  ports: ScannedPort[];
+  /** devices.assessed_input and assessed_with: what its stored assessment was computed from. */
+  assessedInput: string | null;
+  assessedWith: string | null;
+}
+
+/** The CTE that carries one batch of devices' new risk into a single UPDATE (SQLite ≥ 3.33 and PostgreSQL alike). */
+function riskValues(batch: DeviceAssessment[], fingerprint: string | null) {
+  const rows = batch.map(
+    (a) =>
+      sql`(cast(${a.deviceId} as integer), cast(${a.risk.level} as text), cast(${a.risk.score} as integer), cast(${a.risk.summary} as text), cast(${a.input ?? null} as text), cast(${fingerprint} as text))`,
+  );
+  return sql`with v(id, level, score, summary, input, fp) as (values ${sql.join(rows)})
+    update devices set risk_level = v.level, risk_score = v.score, risk_summary = v.summary, assessed_input = v.input, assessed_with = v.fp
+    from v where devices.id = v.id`;
 }
 
 /**
@@ -48,18 +85,52 @@ export class EvaluationStore {
 
   /** The given devices (those that exist) with their OS and current ports. */
   async portsOf(deviceIds: number[]): Promise<DevicePorts[]> {
-    const out: DevicePorts[] = [];
+    return (await this.inputsOf(deviceIds)).map((d) => ({ id: d.state.deviceId, os_name: d.os_name, ports: d.ports }));
+  }
+
+  /**
+   * The given devices (those that exist), in one read per batch: their state for change detection,
+   * their OS and ports for risk assessment, and what their stored assessment was computed from.
+   */
+  async inputsOf(deviceIds: number[]): Promise<EvaluationInput[]> {
+    const out: EvaluationInput[] = [];
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const [devices, ports] = await Promise.all([
-        this.db.selectFrom('devices').select(['id', 'os_name']).where('id', 'in', ids).execute(),
-        this.db.selectFrom('ports').selectAll().where('device_id', 'in', ids).execute(),
+        this.db
+          .selectFrom('devices')
+          .select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted', 'os_name', 'assessed_input', 'assessed_with'])
+          .where('id', 'in', ids)
+          .execute(),
+        this.db
+          .selectFrom('ports')
+          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe'])
+          .where('device_id', 'in', ids)
+          .execute(),
       ]);
       const byDevice = groupBy(ports, (p) => p.device_id);
-      for (const device of devices) {
+      for (const d of devices) {
+        const rows = byDevice.get(d.id) ?? [];
         out.push({
-          id: device.id,
-          os_name: device.os_name,
-          ports: (byDevice.get(device.id) ?? []).map(portFromRow),
+          state: {
+            deviceId: d.id,
+            ip: d.ip_address,
+            mac: d.mac_address,
+            label: d.label,
+            vendor: d.vendor,
+            trusted: d.is_trusted === 1,
+            ports: rows.map((p) => ({
+              port: p.port,
+              protocol: p.protocol,
+              state: p.state,
+              service: p.service,
+              product: p.product,
+              version: p.version,
+            })),
+          },
+          os_name: d.os_name,
+          ports: rows.map(portFromRow),
+          assessedInput: d.assessed_input,
+          assessedWith: d.assessed_with,
         });
       }
     }
@@ -67,10 +138,13 @@ export class EvaluationStore {
   }
 
   /**
-   * Replaces the findings and CVE matches of each assessed device and sets its risk level, score
-   * and summary, in one transaction: a reader never sees a device half assessed.
+   * Replaces the findings and CVE matches of each assessed device and sets its risk level, score,
+   * summary and what they were computed from (`input`, and `fingerprint` of the rules and dataset),
+   * in one transaction: a reader never sees a device half assessed. A fixed number of statements
+   * per batch of devices, whatever its size: deletes by id list, one UPDATE … FROM (VALUES …),
+   * multi-row inserts.
    */
-  async replaceAssessments(scanId: number | null, batch: DeviceAssessment[]): Promise<void> {
+  async replaceAssessments(scanId: number | null, batch: DeviceAssessment[], fingerprint: string | null = null): Promise<void> {
     if (batch.length === 0) return;
     const findingRows = batch.flatMap(({ deviceId, risk }) =>
       risk.findings.map((f) => ({ ...f, device_id: deviceId, scan_id: scanId, cve_ids: JSON.stringify(f.cve_ids) })),
@@ -82,9 +156,7 @@ export class EvaluationStore {
         cve_id: m.id,
         severity: m.severity,
         cvss_score: m.cvss_score,
-        description: m.description,
         remediation: m.remediation,
-        references: JSON.stringify(m.references),
         confidence: m.confidence,
         port: m.port,
         matched_product: m.matched_product,
@@ -99,45 +171,59 @@ export class EvaluationStore {
         await trx.deleteFrom('risk_findings').where('device_id', 'in', ids).execute();
         await trx.deleteFrom('cve_matches').where('device_id', 'in', ids).execute();
       }
-      for (const { deviceId, risk } of batch) {
-        await trx
-          .updateTable('devices')
-          .set({ risk_level: risk.level, risk_score: risk.score, risk_summary: risk.summary })
-          .where('id', '=', deviceId)
-          .execute();
-      }
+      for (const rows of chunks(batch, rowsPerInsert(6))) await riskValues(rows, fingerprint).execute(trx);
       for (const rows of chunks(findingRows, rowsPerInsert(12))) await trx.insertInto('risk_findings').values(rows).execute();
-      for (const rows of chunks(cveRows, rowsPerInsert(14))) await trx.insertInto('cve_matches').values(rows).execute();
+      for (const rows of chunks(cveRows, rowsPerInsert(10))) await trx.insertInto('cve_matches').values(rows).execute();
     });
     this.onWrite();
   }
 
-  /** The given devices as they are now, with their ports, for change detection. */
-  async currentStates(deviceIds: number[]): Promise<DeviceState[]> {
-    const out: DeviceState[] = [];
-    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      const [devices, ports] = await Promise.all([
-        this.db.selectFrom('devices').select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute(),
-        this.db
-          .selectFrom('ports')
-          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
-          .where('device_id', 'in', ids)
-          .execute(),
-      ]);
-      const byDevice = groupBy(ports, (p) => p.device_id);
-      for (const d of devices) {
-        out.push({
-          deviceId: d.id,
-          ip: d.ip_address,
-          mac: d.mac_address,
-          label: d.label,
-          vendor: d.vendor,
-          trusted: d.is_trusted === 1,
-          ports: (byDevice.get(d.id) ?? []).map(({ device_id: _, ...p }) => p),
-        });
-      }
-    }
-    return out;
+  /** Devices not evaluated with `fingerprint` (ascending ids, at most `limit`): what a background re-evaluation has left. */
+  async staleDevices(fingerprint: string, limit: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('devices')
+      .select('id')
+      .where((eb) => eb.or([eb('assessed_with', 'is', null), eb('assessed_with', '!=', fingerprint)]))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** How many devices are not evaluated with `fingerprint`, and how many there are. */
+  async staleCount(fingerprint: string): Promise<{ stale: number; total: number }> {
+    const row = await this.db
+      .selectFrom('devices')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('total'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.or([eb('assessed_with', 'is', null), eb('assessed_with', '!=', fingerprint)]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('stale'),
+      ])
+      .executeTakeFirstOrThrow();
+    return { stale: Number(row.stale ?? 0), total: Number(row.total) };
+  }
+
+  /** The evaluation state row (migration 006). */
+  async state(): Promise<EvaluationStateRow> {
+    const row = await this.db.selectFrom('evaluation_state').selectAll().where('id', '=', 1).executeTakeFirst();
+    return row ?? { id: 1, fingerprint: null, target: null, devices_total: 0, devices_done: 0, started_at: null, finished_at: null };
+  }
+
+  /** Updates the evaluation state row. */
+  async setState(patch: Omit<Insertable<EvaluationStateTable>, 'id'>): Promise<void> {
+    await this.db
+      .insertInto('evaluation_state')
+      .values({ id: 1, ...patch })
+      .onConflict((oc) => oc.column('id').doUpdateSet(patch))
+      .execute();
   }
 
   /** Presence state (online flag, consecutive missed scans) of the given devices that exist. */

@@ -3,8 +3,10 @@ import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
 import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
-import type { Database } from './schema.js';
+import type { Insertable } from 'kysely';
+import type { Database, PortsTable } from './schema.js';
 import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+import { groupBy } from '../util/group-by.js';
 import { portColumns } from './port-rows.js';
 
 export interface SeenDevice {
@@ -46,81 +48,135 @@ export class InventoryWriter {
    */
   async recordDiscovery(scanId: number, hosts: DiscoveredHost[], at: string): Promise<DiscoveryRecord> {
     const record = await this.db.transaction().execute(async (trx) => {
-      const known = await trx.selectFrom('devices').select(['id', 'identity', 'ip_address', 'mac_address', 'last_seen']).execute();
-      const previousIp = new Map(known.map((d) => [d.id, d.ip_address]));
+      const known = await trx
+        .selectFrom('devices')
+        .select(['id', 'identity', 'ip_address', 'mac_address', 'mac_randomized', 'vendor', 'hostname', 'last_seen'])
+        .execute();
+      const knownById = new Map(known.map((d) => [d.id, d]));
       const { decisions, dropped } = matchHosts(hosts, known);
       const seen: SeenDevice[] = [];
       const notes: IdentityNote[] = dropped.map(({ host, reason }) => ({ ip: String(host.ip), mac: host.mac, deviceId: null, reason }));
+      // Statements per batch, not per host: known devices whose recorded facts did not change only
+      // get their sighting (one UPDATE per batch of ids); the others are updated one by one, before
+      // new devices are inserted (an identity a changed device gives up may be a new device's).
+      const unchanged: number[] = [];
+      const fresh: typeof decisions = [];
+      const created = new Map<string, number>();
       for (const decision of decisions) {
         const { host } = decision;
-        const common = {
+        if (decision.deviceId === null) {
+          fresh.push(decision);
+          continue;
+        }
+        const deviceId = decision.deviceId;
+        const before = knownById.get(deviceId);
+        const patch = {
           identity: decision.identity,
           ip_address: host.ip,
           ip_sort: ipv4ToInt(host.ip),
-          last_seen: at,
-          last_scan_id: scanId,
-        };
-        let deviceId = decision.deviceId;
-        if (deviceId === null) {
-          const row = await trx
-            .insertInto('devices')
-            .values({
-              ...common,
+          ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0 } : {}),
+          ...(host.vendor ? { vendor: host.vendor } : {}),
+          ...(host.hostname ? { hostname: host.hostname } : {}),
+        } as const;
+        const same =
+          before !== undefined &&
+          before.identity === patch.identity &&
+          before.ip_address === patch.ip_address &&
+          (patch.mac_address === undefined || (before.mac_address === patch.mac_address && before.mac_randomized === patch.mac_randomized)) &&
+          (patch.vendor === undefined || before.vendor === patch.vendor) &&
+          (patch.hostname === undefined || before.hostname === patch.hostname);
+        if (same) unchanged.push(deviceId);
+        else
+          await trx
+            .updateTable('devices')
+            .set({ ...patch, last_seen: at, last_scan_id: scanId })
+            .where('id', '=', deviceId)
+            .execute();
+      }
+      for (const ids of chunks(unchanged, IDS_PER_STATEMENT)) {
+        await trx.updateTable('devices').set({ last_seen: at, last_scan_id: scanId }).where('id', 'in', ids).execute();
+      }
+      for (const batch of chunks(fresh, rowsPerInsert(10))) {
+        const rows = await trx
+          .insertInto('devices')
+          .values(
+            batch.map(({ host, identity }) => ({
+              identity,
+              ip_address: host.ip,
+              ip_sort: ipv4ToInt(host.ip),
+              last_seen: at,
+              last_scan_id: scanId,
               mac_address: host.mac,
               mac_randomized: host.mac && isLocallyAdministered(host.mac) ? 1 : 0,
               hostname: host.hostname,
               vendor: host.vendor,
               first_seen: at,
-            })
-            .returning('id')
-            .executeTakeFirstOrThrow();
-          deviceId = row.id;
-          seen.push({ deviceId, ip: host.ip, isNew: true, previousIp: null });
-        } else {
-          await trx
-            .updateTable('devices')
-            .set({
-              ...common,
-              ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0 } : {}),
-              ...(host.vendor ? { vendor: host.vendor } : {}),
-              ...(host.hostname ? { hostname: host.hostname } : {}),
-            })
-            .where('id', '=', deviceId)
-            .execute();
-          const before = previousIp.get(deviceId) ?? null;
-          seen.push({ deviceId, ip: host.ip, isNew: false, previousIp: before !== host.ip ? before : null });
-        }
-        if (decision.reason) notes.push({ ip: host.ip, mac: host.mac, deviceId, reason: decision.reason });
-        await recordIp(trx, deviceId, host.ip, at);
+            })),
+          )
+          .returning(['id', 'identity'])
+          .execute();
+        for (const r of rows) created.set(r.identity, r.id);
       }
+      // In the matcher's order, as the scan's log and events report them.
+      for (const { host, identity, deviceId: known, reason } of decisions) {
+        const deviceId = known ?? created.get(identity)!;
+        const previous = known === null ? null : (knownById.get(known)?.ip_address ?? null);
+        seen.push({ deviceId, ip: host.ip, isNew: known === null, previousIp: previous !== host.ip ? previous : null });
+        if (reason) notes.push({ ip: host.ip, mac: host.mac, deviceId, reason });
+      }
+      for (const batch of chunks(seen, rowsPerInsert(4))) await recordIps(trx, batch, at);
       return { seen, notes };
     });
     this.onWrite();
     return record;
   }
 
-  /** Replaces the current ports of each scanned device and refreshes OS details. One transaction. */
+  /**
+   * Records the ports of each scanned device and refreshes OS details, in one transaction. A
+   * device whose ports are what the inventory already holds only gets its ports' sighting time
+   * (one UPDATE per batch of devices); the others have their ports replaced, keeping each port's
+   * first sighting.
+   */
   async recordPorts(results: { deviceId: number; host: ScannedHost }[], at: string): Promise<void> {
+    // The last result for a device wins, as when they were written one after the other.
+    const byDevice = new Map(results.map((r) => [r.deviceId, r.host]));
     await this.db.transaction().execute(async (trx) => {
-      for (const { deviceId, host } of results) {
-        const existing = await trx.selectFrom('ports').select(['port', 'protocol', 'first_seen']).where('device_id', '=', deviceId).execute();
-        const firstSeen = new Map(existing.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
-        await trx.deleteFrom('ports').where('device_id', '=', deviceId).execute();
-        // Closed ports are only listed when few were scanned; they are not part of the inventory.
-        const rows = dedupe(host.ports.filter((p) => p.state !== 'closed')).map((p) => ({
-          device_id: deviceId,
-          ...portColumns(p),
-          first_seen: firstSeen.get(`${p.protocol}/${p.port}`) ?? at,
-          last_seen: at,
-        }));
-        for (const batch of chunks(rows, rowsPerInsert(12))) await trx.insertInto('ports').values(batch).execute();
-        if (host.os_name || host.device_type) {
-          await trx
-            .updateTable('devices')
-            .set({ ...(host.os_name ? { os_name: host.os_name } : {}), ...(host.device_type ? { device_type: host.device_type } : {}) })
-            .where('id', '=', deviceId)
-            .execute();
+      for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
+        const [existing, devices] = await Promise.all([
+          trx
+            .selectFrom('ports')
+            .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe', 'first_seen'])
+            .where('device_id', 'in', ids)
+            .execute(),
+          trx.selectFrom('devices').select(['id', 'os_name', 'device_type']).where('id', 'in', ids).execute(),
+        ]);
+        const before = groupBy(existing, (p) => p.device_id);
+        const osOf = new Map(devices.map((d) => [d.id, d]));
+        const unchanged: number[] = [];
+        const replaced: number[] = [];
+        const inserts: Insertable<PortsTable>[] = [];
+        for (const deviceId of ids) {
+          const host = byDevice.get(deviceId)!;
+          // Closed ports are only listed when few were scanned; they are not part of the inventory.
+          const columns = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
+          const old = before.get(deviceId) ?? [];
+          if (samePorts(old, columns)) unchanged.push(deviceId);
+          else {
+            const firstSeen = new Map(old.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
+            replaced.push(deviceId);
+            for (const c of columns)
+              inserts.push({ device_id: deviceId, ...c, first_seen: firstSeen.get(`${c.protocol}/${c.port}`) ?? at, last_seen: at });
+          }
+          const current = osOf.get(deviceId);
+          const os = {
+            ...(host.os_name && host.os_name !== current?.os_name ? { os_name: host.os_name } : {}),
+            ...(host.device_type && host.device_type !== current?.device_type ? { device_type: host.device_type } : {}),
+          };
+          if (current && Object.keys(os).length > 0) await trx.updateTable('devices').set(os).where('id', '=', deviceId).execute();
         }
+        if (unchanged.length) await trx.updateTable('ports').set({ last_seen: at }).where('device_id', 'in', unchanged).execute();
+        if (replaced.length) await trx.deleteFrom('ports').where('device_id', 'in', replaced).execute();
+        for (const rows of chunks(inserts, rowsPerInsert(12))) await trx.insertInto('ports').values(rows).execute();
       }
     });
     this.onWrite();
@@ -164,12 +220,26 @@ export class InventoryWriter {
   }
 }
 
-async function recordIp(trx: Transaction<Database>, deviceId: number, ip: string, at: string): Promise<void> {
+/** Each device's address as seen `at` (ip_history: first and last sighting per address), one statement per batch. */
+async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: string): Promise<void> {
   await trx
     .insertInto('ip_history')
-    .values({ device_id: deviceId, ip_address: ip, first_seen: at, last_seen: at })
-    .onConflict((oc) => oc.columns(['device_id', 'ip_address']).doUpdateSet({ last_seen: at }))
+    // One row per device and address: PostgreSQL refuses to upsert the same row twice in a statement.
+    .values([
+      ...new Map(seen.map((s) => [`${s.deviceId} ${s.ip}`, { device_id: s.deviceId, ip_address: s.ip, first_seen: at, last_seen: at }])).values(),
+    ])
+    .onConflict((oc) => oc.columns(['device_id', 'ip_address']).doUpdateSet((eb) => ({ last_seen: eb.ref('excluded.last_seen') })))
     .execute();
+}
+
+type PortColumns = Omit<ReturnType<typeof portColumns>, 'protocol'> & { protocol: string };
+
+/** Whether the stored ports of a device are exactly the scanned ones (same ports, same columns). */
+function samePorts(stored: readonly PortColumns[], scanned: readonly PortColumns[]): boolean {
+  if (stored.length !== scanned.length) return false;
+  const key = (p: PortColumns) => JSON.stringify([p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe]);
+  const want = new Set(scanned.map(key));
+  return want.size === stored.length && stored.every((p) => want.has(key(p)));
 }
 
 function dedupe(ports: ScannedPort[]): ScannedPort[] {

@@ -1,4 +1,5 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
+import { insertMany, updateManyById } from './bulk.js';
 import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
@@ -8,7 +9,7 @@ import type { ScannedPort } from '../core/model.js';
 import type { RiskAssessment } from '../core/risk.js';
 import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } from './schema.js';
 import { groupBy } from '../util/group-by.js';
-import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
@@ -62,16 +63,32 @@ export interface EvaluationInput {
   assessedWith: string | null;
 }
 
-/** The CTE that carries one batch of devices' new risk into a single UPDATE (SQLite ≥ 3.33 and PostgreSQL alike). */
-function riskValues(batch: DeviceAssessment[], fingerprint: string | null) {
-  const rows = batch.map(
-    (a) =>
-      sql`(cast(${a.deviceId} as integer), cast(${a.risk.level} as text), cast(${a.risk.score} as integer), cast(${a.risk.summary} as text), cast(${a.input ?? null} as text), cast(${fingerprint} as text))`,
-  );
-  return sql`with v(id, level, score, summary, input, fp) as (values ${sql.join(rows)})
-    update devices set risk_level = v.level, risk_score = v.score, risk_summary = v.summary, assessed_input = v.input, assessed_with = v.fp
-    from v where devices.id = v.id`;
-}
+const FINDING_COLUMNS = {
+  device_id: 'integer',
+  scan_id: 'integer',
+  port: 'integer',
+  protocol: 'text',
+  severity: 'text',
+  score: 'integer',
+  service: 'text',
+  title: 'text',
+  description: 'text',
+  recommendation: 'text',
+  cve_ids: 'text',
+} as const;
+const CVE_MATCH_COLUMNS = {
+  device_id: 'integer',
+  scan_id: 'integer',
+  cve_id: 'text',
+  severity: 'text',
+  cvss_score: 'real',
+  remediation: 'text',
+  confidence: 'text',
+  port: 'integer',
+  matched_product: 'text',
+  matched_version: 'text',
+} as const;
+const RISK_COLUMNS = { risk_level: 'text', risk_score: 'integer', risk_summary: 'text', assessed_input: 'text', assessed_with: 'text' } as const;
 
 /**
  * What evaluation after a scan reads and writes: the devices' ports to assess, their findings, CVE
@@ -141,8 +158,8 @@ export class EvaluationStore {
    * Replaces the findings and CVE matches of each assessed device and sets its risk level, score,
    * summary and what they were computed from (`input`, and `fingerprint` of the rules and dataset),
    * in one transaction: a reader never sees a device half assessed. A fixed number of statements
-   * per batch of devices, whatever its size: deletes by id list, one UPDATE … FROM (VALUES …),
-   * multi-row inserts.
+   * per batch of devices, whatever its size: deletes by id list, one UPDATE … FROM for the
+   * devices, bulk inserts (store/bulk.ts).
    */
   async replaceAssessments(scanId: number | null, batch: DeviceAssessment[], fingerprint: string | null = null): Promise<void> {
     if (batch.length === 0) return;
@@ -171,9 +188,21 @@ export class EvaluationStore {
         await trx.deleteFrom('risk_findings').where('device_id', 'in', ids).execute();
         await trx.deleteFrom('cve_matches').where('device_id', 'in', ids).execute();
       }
-      for (const rows of chunks(batch, rowsPerInsert(6))) await riskValues(rows, fingerprint).execute(trx);
-      for (const rows of chunks(findingRows, rowsPerInsert(12))) await trx.insertInto('risk_findings').values(rows).execute();
-      for (const rows of chunks(cveRows, rowsPerInsert(10))) await trx.insertInto('cve_matches').values(rows).execute();
+      await updateManyById(
+        trx,
+        'devices',
+        RISK_COLUMNS,
+        batch.map((a) => ({
+          id: a.deviceId,
+          risk_level: a.risk.level,
+          risk_score: a.risk.score,
+          risk_summary: a.risk.summary,
+          assessed_input: a.input ?? null,
+          assessed_with: fingerprint,
+        })),
+      );
+      await insertMany(trx, 'risk_findings', FINDING_COLUMNS, findingRows);
+      await insertMany(trx, 'cve_matches', CVE_MATCH_COLUMNS, cveRows);
     });
     this.onWrite();
   }

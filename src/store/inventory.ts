@@ -1,11 +1,12 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { insertMany, insertManyWith } from './bulk.js';
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
 import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
 import type { Insertable } from 'kysely';
 import type { Database, PortsTable } from './schema.js';
-import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { groupBy } from '../util/group-by.js';
 import { portColumns } from './port-rows.js';
 
@@ -96,27 +97,25 @@ export class InventoryWriter {
       for (const ids of chunks(unchanged, IDS_PER_STATEMENT)) {
         await trx.updateTable('devices').set({ last_seen: at, last_scan_id: scanId }).where('id', 'in', ids).execute();
       }
-      for (const batch of chunks(fresh, rowsPerInsert(10))) {
-        const rows = await trx
-          .insertInto('devices')
-          .values(
-            batch.map(({ host, identity }) => ({
-              identity,
-              ip_address: host.ip,
-              ip_sort: ipv4ToInt(host.ip),
-              last_seen: at,
-              last_scan_id: scanId,
-              mac_address: host.mac,
-              mac_randomized: host.mac && isLocallyAdministered(host.mac) ? 1 : 0,
-              hostname: host.hostname,
-              vendor: host.vendor,
-              first_seen: at,
-            })),
-          )
-          .returning(['id', 'identity'])
-          .execute();
-        for (const r of rows) created.set(r.identity, r.id);
-      }
+      const rows = await insertManyWith<{ id: number; identity: string }>(
+        trx,
+        'devices',
+        NEW_DEVICE_COLUMNS,
+        fresh.map(({ host, identity }) => ({
+          identity,
+          ip_address: host.ip,
+          ip_sort: ipv4ToInt(host.ip),
+          last_seen: at,
+          last_scan_id: scanId,
+          mac_address: host.mac,
+          mac_randomized: host.mac && isLocallyAdministered(host.mac) ? 1 : 0,
+          hostname: host.hostname,
+          vendor: host.vendor,
+          first_seen: at,
+        })),
+        sql`returning id, identity`,
+      );
+      for (const r of rows) created.set(r.identity, r.id);
       // In the matcher's order, as the scan's log and events report them.
       for (const { host, identity, deviceId: known, reason } of decisions) {
         const deviceId = known ?? created.get(identity)!;
@@ -124,7 +123,7 @@ export class InventoryWriter {
         seen.push({ deviceId, ip: host.ip, isNew: known === null, previousIp: previous !== host.ip ? previous : null });
         if (reason) notes.push({ ip: host.ip, mac: host.mac, deviceId, reason });
       }
-      for (const batch of chunks(seen, rowsPerInsert(4))) await recordIps(trx, batch, at);
+      await recordIps(trx, seen, at);
       return { seen, notes };
     });
     this.onWrite();
@@ -176,7 +175,7 @@ export class InventoryWriter {
         }
         if (unchanged.length) await trx.updateTable('ports').set({ last_seen: at }).where('device_id', 'in', unchanged).execute();
         if (replaced.length) await trx.deleteFrom('ports').where('device_id', 'in', replaced).execute();
-        for (const rows of chunks(inserts, rowsPerInsert(12))) await trx.insertInto('ports').values(rows).execute();
+        await insertMany(trx, 'ports', PORT_COLUMNS, inserts);
       }
     });
     this.onWrite();
@@ -213,7 +212,7 @@ export class InventoryWriter {
             risk_score: d.risk_score,
           };
         });
-        for (const batch of chunks(rows, rowsPerInsert(13))) await trx.insertInto('device_snapshots').values(batch).execute();
+        await insertMany(trx, 'device_snapshots', SNAPSHOT_COLUMNS, rows);
       }
     });
     this.onWrite();
@@ -222,15 +221,58 @@ export class InventoryWriter {
 
 /** Each device's address as seen `at` (ip_history: first and last sighting per address), one statement per batch. */
 async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: string): Promise<void> {
-  await trx
-    .insertInto('ip_history')
-    // One row per device and address: PostgreSQL refuses to upsert the same row twice in a statement.
-    .values([
-      ...new Map(seen.map((s) => [`${s.deviceId} ${s.ip}`, { device_id: s.deviceId, ip_address: s.ip, first_seen: at, last_seen: at }])).values(),
-    ])
-    .onConflict((oc) => oc.columns(['device_id', 'ip_address']).doUpdateSet((eb) => ({ last_seen: eb.ref('excluded.last_seen') })))
-    .execute();
+  // One row per device and address: PostgreSQL refuses to upsert the same row twice in a statement.
+  const rows = [
+    ...new Map(seen.map((s) => [`${s.deviceId} ${s.ip}`, { device_id: s.deviceId, ip_address: s.ip, first_seen: at, last_seen: at }])).values(),
+  ];
+  await insertManyWith(
+    trx,
+    'ip_history',
+    { device_id: 'integer', ip_address: 'text', first_seen: 'text', last_seen: 'text' },
+    rows,
+    sql`on conflict (device_id, ip_address) do update set last_seen = excluded.last_seen`,
+  );
 }
+
+const NEW_DEVICE_COLUMNS = {
+  identity: 'text',
+  ip_address: 'text',
+  ip_sort: 'bigint',
+  last_seen: 'text',
+  last_scan_id: 'integer',
+  mac_address: 'text',
+  mac_randomized: 'integer',
+  hostname: 'text',
+  vendor: 'text',
+  first_seen: 'text',
+} as const;
+const PORT_COLUMNS = {
+  device_id: 'integer',
+  port: 'integer',
+  protocol: 'text',
+  state: 'text',
+  service: 'text',
+  product: 'text',
+  version: 'text',
+  extra_info: 'text',
+  cpe: 'text',
+  first_seen: 'text',
+  last_seen: 'text',
+} as const;
+const SNAPSHOT_COLUMNS = {
+  scan_id: 'integer',
+  device_id: 'integer',
+  ip_address: 'text',
+  ip_sort: 'bigint',
+  mac_address: 'text',
+  hostname: 'text',
+  vendor: 'text',
+  os_name: 'text',
+  ports: 'text',
+  open_port_count: 'integer',
+  risk_level: 'text',
+  risk_score: 'integer',
+} as const;
 
 type PortColumns = Omit<ReturnType<typeof portColumns>, 'protocol'> & { protocol: string };
 

@@ -86,9 +86,10 @@ export class ScanEvaluator {
     // One read of the seen devices serves both risk assessment and change detection.
     const inputs = await this.store.evaluation.inputsOf(ctx.seenDeviceIds);
     await this.assessInputs(ctx.scan.id, inputs, rules, { onlyChanged: this.options.incremental !== false });
-    const current = inputs.map((d) => d.state);
+    // In device id order, as the baseline: the changes come out in the same order whatever order the database returned rows in.
+    const current = inputs.map((d) => d.state).sort(byDeviceId);
     const { presence, removed } = await this.presence(ctx, settings);
-    const baseline = await this.baseline(ctx, current, presence);
+    const baseline = (await this.baseline(ctx, current, presence))?.sort(byDeviceId) ?? null;
     const drafts = detectChanges({
       baseline,
       current,
@@ -168,7 +169,13 @@ export class ScanEvaluator {
   ): Promise<number> {
     const index = this.cves.index();
     const fingerprint = this.fingerprint(rules);
-    const batch: DeviceAssessment[] = [];
+    let assessed = 0;
+    let batch: DeviceAssessment[] = [];
+    const flush = async () => {
+      await this.store.evaluation.replaceAssessments(scanId, batch, fingerprint);
+      assessed += batch.length;
+      batch = [];
+    };
     for (const device of inputs) {
       const input = inputHash(device.os_name, device.ports);
       if (onlyChanged && device.assessedInput === input && device.assessedWith === fingerprint) continue;
@@ -179,9 +186,11 @@ export class ScanEvaluator {
         cves: matches.map((m) => storedMatch(m, index)),
         input,
       });
+      // Written a batch at a time: only one batch's findings and matches are in memory at once.
+      if (batch.length === IDS_PER_STATEMENT) await flush();
     }
-    for (const rows of chunks(batch, IDS_PER_STATEMENT)) await this.store.evaluation.replaceAssessments(scanId, rows, fingerprint);
-    return batch.length;
+    await flush();
+    return assessed;
   }
 
   /**
@@ -244,6 +253,8 @@ function storedMatch(m: CveMatch, index: CveIndex): StoredCveMatch {
     matched_version: m.matched_version,
   };
 }
+
+const byDeviceId = (a: DeviceState, b: DeviceState) => a.deviceId - b.deviceId;
 
 function parseNetworks(cidrs: readonly string[]): Ipv4Network[] {
   return cidrs.flatMap((c) => {

@@ -4,7 +4,7 @@
  * `unnest`, so a statement of thousands of rows carries a handful of parameters, where a VALUES
  * list of thousands of parameters costs more to parse and plan than to execute.
  */
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { CompiledQuery, PostgresAdapter, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
 
@@ -23,40 +23,43 @@ export function isPostgres(db: Kysely<Database>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
-/** `insert into table (columns) <rows>` plus `tail` (an ON CONFLICT or RETURNING clause), per batch of rows. */
-function insertStatements(db: Kysely<Database>, table: string, columns: BulkColumns, rows: readonly Row[], tail: RawBuilder<unknown> = sql``) {
+const quote = (name: string) => `"${name}"`;
+
+/**
+ * The statements of a bulk insert: `insert into table (columns) <rows> <tail>` per batch of rows.
+ * Written as SQL text with their parameters, not through the query builder: compiling a builder
+ * tree of thousands of values costs more than the database spends on them. `tail` is SQL text
+ * from the code (an ON CONFLICT or RETURNING clause), never input.
+ */
+function insertStatements(db: Kysely<Database>, table: string, columns: BulkColumns, rows: readonly Row[], tail: string): CompiledQuery[] {
   const names = Object.keys(columns);
-  const head = sql`insert into ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})`;
+  const head = `insert into ${quote(table)} (${names.map(quote).join(', ')})`;
   if (isPostgres(db)) {
-    return [...chunks(rows, PG_ROWS_PER_STATEMENT)].map((batch) => {
-      const arrays = names.map((n) => sql`cast(${batch.map((r) => r[n] ?? null)} as ${sql.raw(columns[n])}[])`);
-      return sql`${head} select * from unnest(${sql.join(arrays)}) ${tail}`;
-    });
+    const arrays = names.map((n, i) => `cast($${i + 1} as ${columns[n]}[])`).join(', ');
+    return [...chunks(rows, PG_ROWS_PER_STATEMENT)].map((batch) =>
+      CompiledQuery.raw(
+        `${head} select * from unnest(${arrays}) ${tail}`,
+        names.map((n) => batch.map((r) => r[n] ?? null)),
+      ),
+    );
   }
+  const row = `(${names.map(() => '?').join(', ')})`;
   return [...chunks(rows, rowsPerInsert(names.length))].map((batch) => {
-    const values = batch.map((r) => sql`(${sql.join(names.map((n) => r[n] ?? null))})`);
-    return sql`${head} values ${sql.join(values)} ${tail}`;
+    const params: unknown[] = [];
+    for (const r of batch) for (const n of names) params.push(r[n] ?? null);
+    return CompiledQuery.raw(`${head} values ${Array(batch.length).fill(row).join(', ')} ${tail}`, params);
   });
 }
 
 /** Inserts `rows` (objects with at least the given columns). */
 export async function insertMany(db: Kysely<Database>, table: string, columns: BulkColumns, rows: readonly Row[]): Promise<void> {
-  for (const statement of insertStatements(db, table, columns, rows)) await statement.execute(db);
+  for (const statement of insertStatements(db, table, columns, rows, '')) await db.executeQuery(statement);
 }
 
-/** Inserts `rows` with a trailing clause (`on conflict …`, `returning …`); returns what RETURNING gave. */
-export async function insertManyWith<R>(
-  db: Kysely<Database>,
-  table: string,
-  columns: BulkColumns,
-  rows: readonly Row[],
-  tail: RawBuilder<unknown>,
-): Promise<R[]> {
+/** Inserts `rows` with a trailing clause (`on conflict …`, `returning …`: SQL text from the code); returns what RETURNING gave. */
+export async function insertManyWith<R>(db: Kysely<Database>, table: string, columns: BulkColumns, rows: readonly Row[], tail: string): Promise<R[]> {
   const out: R[] = [];
-  for (const statement of insertStatements(db, table, columns, rows, tail)) {
-    const result = await (statement as RawBuilder<R>).execute(db);
-    out.push(...result.rows);
-  }
+  for (const statement of insertStatements(db, table, columns, rows, tail)) out.push(...(await db.executeQuery<R>(statement)).rows);
   return out;
 }
 
@@ -65,24 +68,34 @@ export async function insertManyWith<R>(
  * per batch of rows, not one per row.
  */
 export async function updateManyById(db: Kysely<Database>, table: string, columns: BulkColumns, rows: readonly Row[]): Promise<void> {
-  const names = Object.keys(columns);
-  const all = { id: 'integer', ...columns } as BulkColumns;
-  const assignments = sql.join(names.map((n) => sql`${sql.ref(n)} = ${sql.ref(`v.${n}`)}`));
-  const list = sql.join(Object.keys(all).map((n) => sql.ref(n)));
+  const all: BulkColumns = { id: 'integer', ...columns };
+  const names = Object.keys(all);
+  const set = Object.keys(columns)
+    .map((n) => `${quote(n)} = v.${quote(n)}`)
+    .join(', ');
+  const list = names.map(quote).join(', ');
   if (isPostgres(db)) {
+    const arrays = names.map((n, i) => `cast($${i + 1} as ${all[n]}[])`).join(', ');
     for (const batch of chunks(rows, PG_ROWS_PER_STATEMENT)) {
-      const arrays = Object.keys(all).map((n) => sql`cast(${batch.map((r) => r[n] ?? null)} as ${sql.raw(all[n])}[])`);
-      await sql`update ${sql.table(table)} set ${assignments} from unnest(${sql.join(arrays)}) as v(${list}) where ${sql.ref(`${table}.id`)} = v.id`.execute(
-        db,
+      await db.executeQuery(
+        CompiledQuery.raw(
+          `update ${quote(table)} set ${set} from unnest(${arrays}) as v(${list}) where ${quote(table)}."id" = v."id"`,
+          names.map((n) => batch.map((r) => r[n] ?? null)),
+        ),
       );
     }
     return;
   }
   // SQLite (3.33 and later) updates from a common table expression; the casts give its columns their types.
-  for (const batch of chunks(rows, rowsPerInsert(names.length + 1))) {
-    const values = batch.map((r) => sql`(${sql.join(Object.keys(all).map((n) => sql`cast(${r[n] ?? null} as ${sql.raw(all[n])})`))})`);
-    await sql`with v(${list}) as (values ${sql.join(values)}) update ${sql.table(table)} set ${assignments} from v where ${sql.ref(`${table}.id`)} = v.id`.execute(
-      db,
+  const row = `(${names.map((n) => `cast(? as ${all[n]})`).join(', ')})`;
+  for (const batch of chunks(rows, rowsPerInsert(names.length))) {
+    const params: unknown[] = [];
+    for (const r of batch) for (const n of names) params.push(r[n] ?? null);
+    await db.executeQuery(
+      CompiledQuery.raw(
+        `with v(${list}) as (values ${Array(batch.length).fill(row).join(', ')}) update ${quote(table)} set ${set} from v where ${quote(table)}."id" = v."id"`,
+        params,
+      ),
     );
   }
 }

@@ -1,14 +1,12 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { insertMany, insertManyWith } from './bulk.js';
+import { insertMany, insertManyWith, isPostgres, updateManyById } from './bulk.js';
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
-import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
-import type { Insertable } from 'kysely';
-import type { Database, PortsTable } from './schema.js';
+import type { DiscoveredHost, ScannedHost, ScannedPort } from '../core/model.js';
+import type { Database } from './schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
-import { groupBy } from '../util/group-by.js';
-import { portColumns } from './port-rows.js';
+import { portColumns, portsHash, type PortColumns } from './port-rows.js';
 
 export interface SeenDevice {
   deviceId: number;
@@ -113,7 +111,7 @@ export class InventoryWriter {
           vendor: host.vendor,
           first_seen: at,
         })),
-        sql`returning id, identity`,
+        'returning id, identity',
       );
       for (const r of rows) created.set(r.identity, r.id);
       // In the matcher's order, as the scan's log and events report them.
@@ -141,85 +139,71 @@ export class InventoryWriter {
     const byDevice = new Map(results.map((r) => [r.deviceId, r.host]));
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
-        const [existing, devices] = await Promise.all([
-          trx
-            .selectFrom('ports')
-            .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe', 'first_seen'])
-            .where('device_id', 'in', ids)
-            .execute(),
-          trx.selectFrom('devices').select(['id', 'os_name', 'device_type']).where('id', 'in', ids).execute(),
-        ]);
-        const before = groupBy(existing, (p) => p.device_id);
-        const osOf = new Map(devices.map((d) => [d.id, d]));
+        const devices = await trx.selectFrom('devices').select(['id', 'os_name', 'device_type', 'ports_hash']).where('id', 'in', ids).execute();
         const unchanged: number[] = [];
-        const replaced: number[] = [];
-        const inserts: Insertable<PortsTable>[] = [];
-        for (const deviceId of ids) {
-          const host = byDevice.get(deviceId)!;
+        const replaced: { deviceId: number; columns: PortColumns[]; hash: string }[] = [];
+        for (const device of devices) {
+          const host = byDevice.get(device.id)!;
           // Closed ports are only listed when few were scanned; they are not part of the inventory.
           const columns = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
-          const old = before.get(deviceId) ?? [];
-          if (samePorts(old, columns)) unchanged.push(deviceId);
-          else {
-            const firstSeen = new Map(old.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
-            replaced.push(deviceId);
-            for (const c of columns)
-              inserts.push({ device_id: deviceId, ...c, first_seen: firstSeen.get(`${c.protocol}/${c.port}`) ?? at, last_seen: at });
-          }
-          const current = osOf.get(deviceId);
+          const hash = portsHash(columns);
+          if (hash === device.ports_hash) unchanged.push(device.id);
+          else replaced.push({ deviceId: device.id, columns, hash });
           const os = {
-            ...(host.os_name && host.os_name !== current?.os_name ? { os_name: host.os_name } : {}),
-            ...(host.device_type && host.device_type !== current?.device_type ? { device_type: host.device_type } : {}),
+            ...(host.os_name && host.os_name !== device.os_name ? { os_name: host.os_name } : {}),
+            ...(host.device_type && host.device_type !== device.device_type ? { device_type: host.device_type } : {}),
           };
-          if (current && Object.keys(os).length > 0) await trx.updateTable('devices').set(os).where('id', '=', deviceId).execute();
+          if (Object.keys(os).length > 0) await trx.updateTable('devices').set(os).where('id', '=', device.id).execute();
         }
         if (unchanged.length) await trx.updateTable('ports').set({ last_seen: at }).where('device_id', 'in', unchanged).execute();
-        if (replaced.length) await trx.deleteFrom('ports').where('device_id', 'in', replaced).execute();
+        if (replaced.length === 0) continue;
+        // Only the devices whose ports changed are read back, for each port's first sighting.
+        const changedIds = replaced.map((r) => r.deviceId);
+        const firstSeen = new Map(
+          (await trx.selectFrom('ports').select(['device_id', 'port', 'protocol', 'first_seen']).where('device_id', 'in', changedIds).execute()).map(
+            (p) => [`${p.device_id} ${p.protocol}/${p.port}`, p.first_seen],
+          ),
+        );
+        await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
+        const inserts = replaced.flatMap(({ deviceId, columns }) =>
+          columns.map((c) => ({ device_id: deviceId, ...c, first_seen: firstSeen.get(`${deviceId} ${c.protocol}/${c.port}`) ?? at, last_seen: at })),
+        );
         await insertMany(trx, 'ports', PORT_COLUMNS, inserts);
+        await updateManyById(
+          trx,
+          'devices',
+          { ports_hash: 'text' },
+          replaced.map((r) => ({ id: r.deviceId, ports_hash: r.hash })),
+        );
       }
     });
     this.onWrite();
   }
 
-  /** Stores how each device looked in this scan (its current ports and risk), for /api/scans/{id}/devices. */
+  /**
+   * Stores how each device looked in this scan (its current ports and risk), for
+   * /api/scans/{id}/devices and as the next scan's baseline: one INSERT … SELECT per batch of
+   * devices, the ports' JSON built by the database, so nothing travels to this process and back.
+   */
   async recordSnapshots(scanId: number, deviceIds: number[]): Promise<void> {
     if (deviceIds.length === 0) return;
+    const portsJson = isPostgres(this.db)
+      ? sql`coalesce((select json_agg(json_build_object('port', p.port, 'protocol', p.protocol, 'state', p.state, 'service', p.service, 'product', p.product, 'version', p.version) order by p.port)
+          from ports p where p.device_id = d.id)::text, '[]')`
+      : sql`coalesce((select json_group_array(json_object('port', p.port, 'protocol', p.protocol, 'state', p.state, 'service', p.service, 'product', p.product, 'version', p.version))
+          from (select * from ports where device_id = d.id order by port) p), '[]')`;
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-        const devices = await trx.selectFrom('devices').selectAll().where('id', 'in', ids).execute();
-        const ports = await trx
-          .selectFrom('ports')
-          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
-          .where('device_id', 'in', ids)
-          .orderBy('port')
-          .execute();
-        const byDevice = new Map<number, typeof ports>();
-        for (const p of ports) (byDevice.get(p.device_id) ?? byDevice.set(p.device_id, []).get(p.device_id)!).push(p);
-        const rows = devices.map((d) => {
-          const list = (byDevice.get(d.id) ?? []).map(({ device_id: _, ...p }) => p);
-          return {
-            scan_id: scanId,
-            device_id: d.id,
-            ip_address: d.ip_address,
-            ip_sort: d.ip_sort,
-            mac_address: d.mac_address,
-            hostname: d.hostname,
-            vendor: d.vendor,
-            os_name: d.os_name,
-            ports: JSON.stringify(list),
-            open_port_count: list.filter(isOpenPort).length,
-            risk_level: d.risk_level,
-            risk_score: d.risk_score,
-          };
-        });
-        await insertMany(trx, 'device_snapshots', SNAPSHOT_COLUMNS, rows);
+        await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score)
+          select cast(${scanId} as integer), d.id, d.ip_address, d.ip_sort, d.mac_address, d.hostname, d.vendor, d.os_name, ${portsJson},
+            (select count(*) from ports p where p.device_id = d.id and lower(trim(p.state)) = 'open'), d.risk_level, d.risk_score
+          from devices d where d.id in (${sql.join(ids)})`.execute(trx);
       }
     });
     this.onWrite();
   }
 }
 
-/** Each device's address as seen `at` (ip_history: first and last sighting per address), one statement per batch. */
 async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: string): Promise<void> {
   // One row per device and address: PostgreSQL refuses to upsert the same row twice in a statement.
   const rows = [
@@ -230,7 +214,7 @@ async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: str
     'ip_history',
     { device_id: 'integer', ip_address: 'text', first_seen: 'text', last_seen: 'text' },
     rows,
-    sql`on conflict (device_id, ip_address) do update set last_seen = excluded.last_seen`,
+    'on conflict (device_id, ip_address) do update set last_seen = excluded.last_seen',
   );
 }
 
@@ -259,30 +243,6 @@ const PORT_COLUMNS = {
   first_seen: 'text',
   last_seen: 'text',
 } as const;
-const SNAPSHOT_COLUMNS = {
-  scan_id: 'integer',
-  device_id: 'integer',
-  ip_address: 'text',
-  ip_sort: 'bigint',
-  mac_address: 'text',
-  hostname: 'text',
-  vendor: 'text',
-  os_name: 'text',
-  ports: 'text',
-  open_port_count: 'integer',
-  risk_level: 'text',
-  risk_score: 'integer',
-} as const;
-
-type PortColumns = Omit<ReturnType<typeof portColumns>, 'protocol'> & { protocol: string };
-
-/** Whether the stored ports of a device are exactly the scanned ones (same ports, same columns). */
-function samePorts(stored: readonly PortColumns[], scanned: readonly PortColumns[]): boolean {
-  if (stored.length !== scanned.length) return false;
-  const key = (p: PortColumns) => JSON.stringify([p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe]);
-  const want = new Set(scanned.map(key));
-  return want.size === stored.length && stored.every((p) => want.has(key(p)));
-}
 
 function dedupe(ports: ScannedPort[]): ScannedPort[] {
   const seen = new Map<string, ScannedPort>();

@@ -120,6 +120,8 @@ export interface DevicesTable {
   online: Generated<Flag>;
   /** Consecutive completed network scans of its address that did not see it (core/presence.ts). */
   missed_scans: Generated<number>;
+  /** Hash of the device's stored ports (port-rows.ts portsHash); null: not computed yet. */
+  ports_hash: string | null;
   /** Hash of the OS and ports the device's risk and CVEs were last computed from (scan/evaluate.ts); null: never. */
   assessed_input: string | null;
   /** Fingerprint of the risk rules and CVE dataset of that computation; null: never. */

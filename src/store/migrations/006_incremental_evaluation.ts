@@ -1,5 +1,7 @@
 /**
  * Incremental evaluation (docs/scanning.md#evaluation):
+ * - `devices.ports_hash` is a hash of the device's stored ports (store/port-rows.ts portsHash): a
+ *   scan whose ports hash the same only refreshes their sighting, without reading them.
  * - `devices.assessed_input` is a hash of what a device's risk and CVEs were last computed from
  *   (its OS and ports) and `devices.assessed_with` the fingerprint of the rules and CVE dataset
  *   used; a scan re-assesses only devices whose hash or fingerprint differs. Both start null, so
@@ -16,7 +18,7 @@ import type { Kysely } from 'kysely';
 import type { MigrationContext } from './context.js';
 
 export async function up(db: Kysely<unknown>, _ctx: MigrationContext): Promise<void> {
-  for (const column of ['assessed_input', 'assessed_with']) {
+  for (const column of ['ports_hash', 'assessed_input', 'assessed_with']) {
     await db.schema.alterTable('devices').addColumn(column, 'text').execute();
   }
   // One column per statement: SQLite's ALTER TABLE drops one at a time.

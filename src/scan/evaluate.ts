@@ -5,11 +5,19 @@ import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type Po
 import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
-import { isOpenPort, type ScannedPort } from '../core/model.js';
+import { isOpenPort } from '../core/model.js';
 import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Change } from '../schemas/change.js';
-import type { DeviceAssessment, EvaluationInput, RangeDevice, StoredCveMatch } from '../store/evaluation.js';
+import {
+  withPorts,
+  type DeviceAssessment,
+  type EvaluationDevice,
+  type EvaluationInput,
+  type RangeDevice,
+  type SnapshotState,
+  type StoredCveMatch,
+} from '../store/evaluation.js';
 import type { Store } from '../store/index.js';
 import type { ScanRow } from '../store/schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
@@ -83,13 +91,37 @@ export class ScanEvaluator {
   async evaluate(ctx: EvaluationContext): Promise<EvaluationOutcome> {
     const settings = await this.store.settings.get();
     const rules = compileRiskRules(settings.scanning.risk_rules);
-    // One read of the seen devices serves both risk assessment and change detection.
-    const inputs = await this.store.evaluation.inputsOf(ctx.seenDeviceIds);
-    await this.assessInputs(ctx.scan.id, inputs, rules, { onlyChanged: this.options.incremental !== false });
-    // In device id order, as the baseline: the changes come out in the same order whatever order the database returned rows in.
-    const current = inputs.map((d) => d.state).sort(byDeviceId);
+    const incremental = this.options.incremental !== false;
+    const fingerprint = this.fingerprint(rules);
+    // The seen devices without their ports first (in id order, as the baseline: the changes come
+    // out in the same order whatever order the database returned rows in).
+    const devices = await this.store.evaluation.devicesOf(ctx.seenDeviceIds);
     const { presence, removed } = await this.presence(ctx, settings);
-    const baseline = (await this.baseline(ctx, current, presence))?.sort(byDeviceId) ?? null;
+    const baseline =
+      (
+        await this.baseline(
+          ctx,
+          devices.map((d) => d.state),
+          presence,
+        )
+      )?.sort(byDeviceId) ?? null;
+    // Ports are read only for the devices that need them: those to assess again, and those whose
+    // ports do not hash as in their baseline snapshot. The others have the snapshot's ports.
+    const before = new Map((baseline ?? []).map((b) => [b.deviceId, b]));
+    const stale = (d: EvaluationDevice) =>
+      !incremental || d.assessedWith !== fingerprint || d.assessedInput === null || d.assessedInput !== inputKey(d);
+    const unchangedSince = (d: EvaluationDevice) => incremental && d.portsHash !== null && before.get(d.state.deviceId)?.portsHash === d.portsHash;
+    const portsOf = await this.store.evaluation.portsOfDevices(devices.filter((d) => stale(d) || !unchangedSince(d)).map((d) => d.state.deviceId));
+    const current = devices.map((d) =>
+      portsOf.has(d.state.deviceId) || !unchangedSince(d)
+        ? withPorts(d, portsOf.get(d.state.deviceId) ?? []).state
+        : { ...d.state, ports: before.get(d.state.deviceId)!.ports },
+    );
+    await this.assessInputs(
+      ctx.scan.id,
+      devices.filter(stale).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
+      rules,
+    );
     const drafts = detectChanges({
       baseline,
       current,
@@ -150,23 +182,16 @@ export class ScanEvaluator {
   async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<number> {
     let assessed = 0;
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      assessed += await this.assessInputs(scanId, await this.store.evaluation.inputsOf(ids), rules, { onlyChanged: false });
+      assessed += await this.assessInputs(scanId, await this.store.evaluation.inputsOf(ids), rules);
     }
     return assessed;
   }
 
   /**
-   * Risk and CVEs of the given devices; with `onlyChanged`, only of those whose OS and ports
-   * (hashed) or whose rules and dataset (the fingerprint) differ from what their stored
-   * assessment was computed from: the others keep their findings and CVE matches untouched.
-   * One transaction per batch of devices. Returns how many devices were assessed.
+   * Risk and CVEs of the given devices, recorded with what they were computed from (inputKey and
+   * the fingerprint), a batch of devices per transaction. Returns how many devices were assessed.
    */
-  private async assessInputs(
-    scanId: number | null,
-    inputs: EvaluationInput[],
-    rules: RiskRuleSet,
-    { onlyChanged }: { onlyChanged: boolean },
-  ): Promise<number> {
+  private async assessInputs(scanId: number | null, inputs: EvaluationInput[], rules: RiskRuleSet): Promise<number> {
     const index = this.cves.index();
     const fingerprint = this.fingerprint(rules);
     let assessed = 0;
@@ -177,14 +202,12 @@ export class ScanEvaluator {
       batch = [];
     };
     for (const device of inputs) {
-      const input = inputHash(device.os_name, device.ports);
-      if (onlyChanged && device.assessedInput === input && device.assessedWith === fingerprint) continue;
       const matches = matchCves(device.ports.filter(isOpenPort), index, { os_name: device.os_name });
       batch.push({
         deviceId: device.state.deviceId,
         risk: assessRisk(device.ports, matches, rules),
         cves: matches.map((m) => storedMatch(m, index)),
-        input,
+        input: inputKey(device),
       });
       // Written a batch at a time: only one batch's findings and matches are in memory at once.
       if (batch.length === IDS_PER_STATEMENT) await flush();
@@ -200,7 +223,7 @@ export class ScanEvaluator {
    * Device scan: the target device's latest snapshot from any completed scan (only that device is
    * compared). Null when there is nothing to compare with (the first scan of a target).
    */
-  private async baseline(ctx: EvaluationContext, current: DeviceState[], presence: PresenceOutcome): Promise<DeviceState[] | null> {
+  private async baseline(ctx: EvaluationContext, current: DeviceState[], presence: PresenceOutcome): Promise<SnapshotState[] | null> {
     const { scan } = ctx;
     if (scan.scan_type === 'device') {
       const seen = current[0];
@@ -232,12 +255,11 @@ function digest(text: string): string {
 }
 
 /**
- * A hash of everything of a device that its risk and CVEs are computed from: its OS and its ports
- * (in a fixed order, as the database returns them in any).
+ * What a device's risk and CVEs are computed from, hashed: its OS and its ports (by their hash,
+ * store/port-rows.ts portsHash). Null when the ports were never hashed (the device must be assessed).
  */
-export function inputHash(osName: string | null, ports: readonly ScannedPort[]): string {
-  const sorted = [...ports].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
-  return digest(JSON.stringify([osName, sorted.map((p) => [p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe])]));
+function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash'>): string | null {
+  return device.portsHash === null ? null : digest(JSON.stringify([device.os_name, device.portsHash]));
 }
 
 /** A match as stored: a reference to the dataset's record, with the remediation only when it differs from the record's. */

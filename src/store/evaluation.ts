@@ -19,6 +19,8 @@ export interface DevicePorts {
   ports: ScannedPort[];
 }
 
+type SnapshotRow = { device_id: number; ip_address: string; mac_address: string | null; ports: string; ports_hash: string | null };
+
 /** A device inside a scanned range, as presence and a `device_removed` change need it. */
 export interface RangeDevice extends Omit<DeviceState, 'ports'>, PresenceState {
   ipSort: number;
@@ -53,14 +55,32 @@ export interface CveText {
 /** Looks a CVE up in the dataset in use; undefined when the dataset (no longer) has it. */
 export type CveDescriber = (id: string) => CveText | undefined;
 
-/** A device as evaluation after a scan reads it: what change detection compares, and what risk assessment needs. */
-export interface EvaluationInput {
+/**
+ * A device as evaluation after a scan reads it first, without its ports: what change detection
+ * compares (`state`, its ports filled in later), and what its stored assessment was computed from.
+ */
+export interface EvaluationDevice {
   state: DeviceState;
   os_name: string | null;
-  ports: ScannedPort[];
-  /** devices.assessed_input and assessed_with: what its stored assessment was computed from. */
+  /** devices.ports_hash: equal hashes, equal ports (port-rows.ts portsHash). */
+  portsHash: string | null;
+  /** devices.assessed_input and assessed_with. */
   assessedInput: string | null;
   assessedWith: string | null;
+}
+
+/** A device with its ports, as risk assessment needs it. */
+export interface EvaluationInput extends EvaluationDevice {
+  ports: ScannedPort[];
+}
+
+/** A device as a scan's snapshot saw it, with the hash of the ports it had then (null: an older snapshot). */
+export type SnapshotState = DeviceState & { portsHash: string | null };
+
+/** The device with these ports, in its state for change detection too. */
+export function withPorts(device: EvaluationDevice, ports: ScannedPort[]): EvaluationInput {
+  const states = ports.map(({ port, protocol, state, service, product, version }) => ({ port, protocol, state, service, product, version }));
+  return { ...device, state: { ...device.state, ports: states }, ports };
 }
 
 const FINDING_COLUMNS = {
@@ -105,53 +125,47 @@ export class EvaluationStore {
     return (await this.inputsOf(deviceIds)).map((d) => ({ id: d.state.deviceId, os_name: d.os_name, ports: d.ports }));
   }
 
-  /**
-   * The given devices (those that exist), in one read per batch: their state for change detection,
-   * their OS and ports for risk assessment, and what their stored assessment was computed from.
-   */
-  async inputsOf(deviceIds: number[]): Promise<EvaluationInput[]> {
-    const out: EvaluationInput[] = [];
+  /** The given devices (those that exist), in id order, without their ports (state.ports is empty). */
+  async devicesOf(deviceIds: number[]): Promise<EvaluationDevice[]> {
+    const out: EvaluationDevice[] = [];
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      const [devices, ports] = await Promise.all([
-        this.db
-          .selectFrom('devices')
-          .select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted', 'os_name', 'assessed_input', 'assessed_with'])
-          .where('id', 'in', ids)
-          .execute(),
-        this.db
-          .selectFrom('ports')
-          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe'])
-          .where('device_id', 'in', ids)
-          .execute(),
-      ]);
-      const byDevice = groupBy(ports, (p) => p.device_id);
-      for (const d of devices) {
-        const rows = byDevice.get(d.id) ?? [];
+      const rows = await this.db
+        .selectFrom('devices')
+        .select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted', 'os_name', 'ports_hash', 'assessed_input', 'assessed_with'])
+        .where('id', 'in', ids)
+        .orderBy('id')
+        .execute();
+      for (const d of rows) {
         out.push({
-          state: {
-            deviceId: d.id,
-            ip: d.ip_address,
-            mac: d.mac_address,
-            label: d.label,
-            vendor: d.vendor,
-            trusted: d.is_trusted === 1,
-            ports: rows.map((p) => ({
-              port: p.port,
-              protocol: p.protocol,
-              state: p.state,
-              service: p.service,
-              product: p.product,
-              version: p.version,
-            })),
-          },
+          state: { deviceId: d.id, ip: d.ip_address, mac: d.mac_address, label: d.label, vendor: d.vendor, trusted: d.is_trusted === 1, ports: [] },
           os_name: d.os_name,
-          ports: rows.map(portFromRow),
+          portsHash: d.ports_hash,
           assessedInput: d.assessed_input,
           assessedWith: d.assessed_with,
         });
       }
     }
+    return out.sort((a, b) => a.state.deviceId - b.state.deviceId);
+  }
+
+  /** The current ports of the given devices (a device without ports is absent). */
+  async portsOfDevices(deviceIds: number[]): Promise<Map<number, ScannedPort[]>> {
+    const out = new Map<number, ScannedPort[]>();
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('ports')
+        .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe'])
+        .where('device_id', 'in', ids)
+        .execute();
+      for (const [id, ports] of groupBy(rows, (p) => p.device_id)) out.set(id, ports.map(portFromRow));
+    }
     return out;
+  }
+
+  /** The given devices (those that exist), in id order, with their ports. */
+  async inputsOf(deviceIds: number[]): Promise<EvaluationInput[]> {
+    const [devices, ports] = await Promise.all([this.devicesOf(deviceIds), this.portsOfDevices(deviceIds)]);
+    return devices.map((d) => withPorts(d, ports.get(d.state.deviceId) ?? []));
   }
 
   /**
@@ -321,13 +335,13 @@ export class EvaluationStore {
    * never snapshotted are left out): the ports a returning device is compared with when the
    * baseline lacks it.
    */
-  async latestSnapshotsOf(deviceIds: number[], beforeScanId: number): Promise<DeviceState[]> {
-    const latest = new Map<number, { device_id: number; ip_address: string; mac_address: string | null; ports: string }>();
+  async latestSnapshotsOf(deviceIds: number[], beforeScanId: number): Promise<SnapshotState[]> {
+    const latest = new Map<number, SnapshotRow>();
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('device_snapshots as s')
         .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 'sc.id as scan_id'])
+        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.id as scan_id'])
         .where('s.device_id', 'in', ids)
         .where('sc.status', '=', 'completed')
         .where('sc.id', '<', beforeScanId)
@@ -339,21 +353,21 @@ export class EvaluationStore {
   }
 
   /** The devices as scan `scanId` saw them (its snapshots), with their label, vendor and trust as they are now. */
-  async snapshotsOf(scanId: number): Promise<DeviceState[]> {
+  async snapshotsOf(scanId: number): Promise<SnapshotState[]> {
     const snapshots = await this.db
       .selectFrom('device_snapshots')
-      .select(['device_id', 'ip_address', 'mac_address', 'ports'])
+      .select(['device_id', 'ip_address', 'mac_address', 'ports', 'ports_hash'])
       .where('scan_id', '=', scanId)
       .execute();
     return this.statesFromSnapshots(snapshots);
   }
 
   /** The device as the latest completed scan before `beforeScanId` that saw it saw it; undefined when none did. */
-  async latestSnapshotOf(deviceId: number, beforeScanId: number): Promise<DeviceState | undefined> {
+  async latestSnapshotOf(deviceId: number, beforeScanId: number): Promise<SnapshotState | undefined> {
     const snapshot = await this.db
       .selectFrom('device_snapshots as s')
       .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports'])
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash'])
       .where('s.device_id', '=', deviceId)
       .where('sc.status', '=', 'completed')
       .where('sc.id', '<', beforeScanId)
@@ -362,9 +376,7 @@ export class EvaluationStore {
     return snapshot ? (await this.statesFromSnapshots([snapshot]))[0] : undefined;
   }
 
-  private async statesFromSnapshots(
-    snapshots: { device_id: number; ip_address: string; mac_address: string | null; ports: string }[],
-  ): Promise<DeviceState[]> {
+  private async statesFromSnapshots(snapshots: SnapshotRow[]): Promise<SnapshotState[]> {
     const meta = new Map<number, { label: string | null; vendor: string | null; is_trusted: number }>();
     for (const ids of chunks(
       snapshots.map((s) => s.device_id),
@@ -381,6 +393,7 @@ export class EvaluationStore {
       vendor: meta.get(s.device_id)?.vendor ?? null,
       trusted: meta.get(s.device_id)?.is_trusted === 1,
       ports: JSON.parse(s.ports) as PortState[],
+      portsHash: s.ports_hash,
     }));
   }
 }

@@ -194,9 +194,9 @@ export class InventoryWriter {
           from (select * from ports where device_id = d.id order by port) p), '[]')`;
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-        await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score)
+        await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score, ports_hash)
           select cast(${scanId} as integer), d.id, d.ip_address, d.ip_sort, d.mac_address, d.hostname, d.vendor, d.os_name, ${portsJson},
-            (select count(*) from ports p where p.device_id = d.id and lower(trim(p.state)) = 'open'), d.risk_level, d.risk_score
+            (select count(*) from ports p where p.device_id = d.id and lower(trim(p.state)) = 'open'), d.risk_level, d.risk_score, d.ports_hash
           from devices d where d.id in (${sql.join(ids)})`.execute(trx);
       }
     });

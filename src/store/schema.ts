@@ -143,6 +143,8 @@ export interface DeviceSnapshotsTable {
   open_port_count: number;
   risk_level: string;
   risk_score: number;
+  /** The device's ports_hash when the snapshot was taken (migration 006); null for older snapshots. */
+  ports_hash: string | null;
 }
 
 export interface PortsTable {

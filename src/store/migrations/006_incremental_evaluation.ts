@@ -1,7 +1,9 @@
 /**
  * Incremental evaluation (docs/scanning.md#evaluation):
  * - `devices.ports_hash` is a hash of the device's stored ports (store/port-rows.ts portsHash): a
- *   scan whose ports hash the same only refreshes their sighting, without reading them.
+ *   scan whose ports hash the same only refreshes their sighting, without reading them. Snapshots
+ *   record it too (`device_snapshots.ports_hash`): a device whose ports hash as in the baseline
+ *   snapshot has the snapshot's ports, and change detection need not read them either.
  * - `devices.assessed_input` is a hash of what a device's risk and CVEs were last computed from
  *   (its OS and ports) and `devices.assessed_with` the fingerprint of the rules and CVE dataset
  *   used; a scan re-assesses only devices whose hash or fingerprint differs. Both start null, so
@@ -21,6 +23,7 @@ export async function up(db: Kysely<unknown>, _ctx: MigrationContext): Promise<v
   for (const column of ['ports_hash', 'assessed_input', 'assessed_with']) {
     await db.schema.alterTable('devices').addColumn(column, 'text').execute();
   }
+  await db.schema.alterTable('device_snapshots').addColumn('ports_hash', 'text').execute();
   // One column per statement: SQLite's ALTER TABLE drops one at a time.
   for (const column of ['description', 'references']) {
     await db.schema.alterTable('cve_matches').dropColumn(column).execute();

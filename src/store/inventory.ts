@@ -187,17 +187,22 @@ export class InventoryWriter {
    */
   async recordSnapshots(scanId: number, deviceIds: number[]): Promise<void> {
     if (deviceIds.length === 0) return;
+    // One aggregate over the batch's ports (not a subquery per device); SQLite orders inside the
+    // aggregate since 3.44 (better-sqlite3 bundles a later one).
     const portsJson = isPostgres(this.db)
-      ? sql`coalesce((select json_agg(json_build_object('port', p.port, 'protocol', p.protocol, 'state', p.state, 'service', p.service, 'product', p.product, 'version', p.version) order by p.port)
-          from ports p where p.device_id = d.id)::text, '[]')`
-      : sql`coalesce((select json_group_array(json_object('port', p.port, 'protocol', p.protocol, 'state', p.state, 'service', p.service, 'product', p.product, 'version', p.version))
-          from (select * from ports where device_id = d.id order by port) p), '[]')`;
+      ? sql`json_agg(json_build_object('port', port, 'protocol', protocol, 'state', state, 'service', service, 'product', product, 'version', version) order by port)::text`
+      : sql`json_group_array(json_object('port', port, 'protocol', protocol, 'state', state, 'service', service, 'product', product, 'version', version) order by port)`;
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+        const list = sql.join(ids);
         await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score, ports_hash)
-          select cast(${scanId} as integer), d.id, d.ip_address, d.ip_sort, d.mac_address, d.hostname, d.vendor, d.os_name, ${portsJson},
-            (select count(*) from ports p where p.device_id = d.id and lower(trim(p.state)) = 'open'), d.risk_level, d.risk_score, d.ports_hash
-          from devices d where d.id in (${sql.join(ids)})`.execute(trx);
+          select cast(${scanId} as integer), d.id, d.ip_address, d.ip_sort, d.mac_address, d.hostname, d.vendor, d.os_name, coalesce(p.ports, '[]'), coalesce(p.open, 0),
+            d.risk_level, d.risk_score, d.ports_hash
+          from devices d left join (
+            select device_id, ${portsJson} as ports, sum(case when lower(trim(state)) = 'open' then 1 else 0 end) as open
+            from ports where device_id in (${list}) group by device_id
+          ) p on p.device_id = d.id
+          where d.id in (${list})`.execute(trx);
       }
     });
     this.onWrite();

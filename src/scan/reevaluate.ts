@@ -100,8 +100,8 @@ export class Reevaluator {
     const { store, ownerId, log } = this.options;
     const rules = compileRiskRules((await store.settings.get()).scanning.risk_rules);
     const fingerprint = this.evaluator.fingerprint(rules);
-    const state = await store.evaluation.state();
-    if (state.fingerprint === fingerprint && state.target === null) return 0;
+    const current = await store.evaluation.state();
+    if (current.fingerprint === fingerprint && current.target === null) return 0;
     const lease = () => {
       const now = nowIso();
       return store.leases.acquire(LEASE, ownerId, now, addSeconds(now, LEASE_SECONDS), { renew: true });
@@ -109,6 +109,9 @@ export class Reevaluator {
     if (!(await lease())) return 0;
     let done = 0;
     try {
+      // Another instance may have finished the pass between the check above and the lease.
+      const state = await store.evaluation.state();
+      if (state.fingerprint === fingerprint && state.target === null) return 0;
       const { stale } = await store.evaluation.staleCount(fingerprint);
       // Carrying on after an interrupted pass of the same change keeps its start and count.
       const resumed = state.target === fingerprint;

@@ -14,6 +14,7 @@ import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js
 import { Notifier, type NotifierOptions } from '../notify/notifier.js';
 import { ScheduleService } from '../jobs/schedules.js';
 import { ScanManager } from '../scan/manager.js';
+import { Reevaluator } from '../scan/reevaluate.js';
 import type { Store } from '../store/index.js';
 import { UpdateChecker } from '../updates/checker.js';
 import { Authenticator, registerAuthentication } from './auth.js';
@@ -34,6 +35,7 @@ import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
 import { eventRoutes } from './routes/events.js';
+import { evaluationRoutes } from './routes/evaluation.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
@@ -76,6 +78,8 @@ export interface Services {
   notifier: Notifier;
   /** Scan schedules: validation, next run, run now (the scheduler in jobs/ fires the slots). */
   schedules: ScheduleService;
+  /** Re-evaluates every device in the background after a rule or CVE data change; holds the CVE dataset the API describes matches from. */
+  reevaluator: Reevaluator;
 }
 
 declare module 'fastify' {
@@ -138,7 +142,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Pending deliveries from before a restart are resumed here; stopping leaves unsent ones pending for the next start.
   notifier.start();
   app.addHook('onClose', async () => notifier.stop());
+  // Started with the app (once across instances, by lease), stopped before the store closes.
+  const reevaluator = new Reevaluator({ store, log: app.log as unknown as Logger, ownerId: scans.owner.id, dataDir: options.dataDir ?? null });
+  reevaluator.start();
+  app.addHook('onClose', async () => reevaluator.stop());
   app.decorate('services', {
+    reevaluator,
     scans,
     events: scans.events,
     store,
@@ -248,6 +257,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(backupRoutes);
   await app.register(notificationRoutes);
   await app.register(scheduleRoutes);
+  await app.register(evaluationRoutes);
   await app.register(eventRoutes, { keepAliveMs: options.eventKeepAliveMs });
 
   app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

@@ -6,6 +6,7 @@
  * The imported file sits directly in the data directory, not in a `cve/` folder: with the default
  * data directory (`./data`) that folder would be the shipped dataset's own.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -188,40 +189,70 @@ export function loadCveDataset(dataDir: string | null, shippedDir: string = SHIP
   return mergeCveData(loadShippedCves(shippedDir), dataDir ? readImportedFile(dataDir) : null);
 }
 
+/** One dataset's loaded state, shared by every CveDatabase over the same folders (the scan evaluator, the re-evaluator, the API). */
+interface LoadedDataset {
+  index: CveIndex | null;
+  stamp: string;
+  fingerprint: string;
+  lastError: string | null;
+}
+const loaded = new Map<string, LoadedDataset>();
+
 /**
  * The index the service matches with, rebuilt when the imported file changes (so data imported
  * with `netwarden cve import` is used from the next evaluation on, without a restart). If the
  * imported file turns out damaged, the previous index (or the shipped data alone) stays in use and
- * `lastError` says why.
+ * `lastError` says why. Instances over the same folders share one loaded index.
  */
 export class CveDatabase {
-  private cached: CveIndex | null = null;
-  private stamp = '';
-  lastError: string | null = null;
+  private readonly state: LoadedDataset;
 
   constructor(
     private readonly dataDir: string | null,
     private readonly shippedDir: string = SHIPPED_CVE_DIR,
-  ) {}
+  ) {
+    const key = `${dataDir ?? ''}\u0000${shippedDir}`;
+    let state = loaded.get(key);
+    if (!state) loaded.set(key, (state = { index: null, stamp: '', fingerprint: '', lastError: null }));
+    this.state = state;
+  }
+
+  get lastError(): string | null {
+    return this.state.lastError;
+  }
 
   index(): CveIndex {
+    const state = this.state;
     const stamp = this.currentStamp();
-    if (this.cached && stamp === this.stamp) return this.cached;
+    if (state.index && stamp === state.stamp) return state.index;
     let imported: ImportedCveFile | null = null;
     try {
       const problems: string[] = [];
       imported = this.dataDir ? readImportedFile(this.dataDir, (p) => problems.push(p)) : null;
-      this.lastError = problems.length ? `${problems.length} imported record(s) left out, e.g. ${problems[0]}` : null;
+      state.lastError = problems.length ? `${problems.length} imported record(s) left out, e.g. ${problems[0]}` : null;
     } catch (err) {
-      this.lastError = (err as Error).message;
-      if (this.cached) {
-        this.stamp = stamp;
-        return this.cached;
+      state.lastError = (err as Error).message;
+      if (state.index) {
+        state.stamp = stamp;
+        return state.index;
       }
     }
-    this.cached = buildCveIndex(mergeCveData(loadShippedCves(this.shippedDir), imported));
-    this.stamp = stamp;
-    return this.cached;
+    const entries = mergeCveData(loadShippedCves(this.shippedDir), imported);
+    state.index = buildCveIndex(entries);
+    state.fingerprint = createHash('sha256').update(JSON.stringify(entries)).digest('base64url').slice(0, 22);
+    state.stamp = stamp;
+    return state.index;
+  }
+
+  /** A hash of the dataset in use (changes when an import changes any record): part of the evaluation fingerprint. */
+  fingerprint(): string {
+    this.index();
+    return this.state.fingerprint;
+  }
+
+  /** The dataset's record of a CVE, or undefined when the dataset (no longer) has it. */
+  entry(id: string): CveEntry | undefined {
+    return this.index().entries.get(id);
   }
 
   private currentStamp(): string {

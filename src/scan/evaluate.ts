@@ -1,5 +1,6 @@
 import { detectChanges, type DeviceState, type RemovedDevice } from '../core/changes.js';
-import { matchCves } from '../core/cve/index.js';
+import { createHash } from 'node:crypto';
+import { matchCves, type CveIndex, type CveMatch } from '../core/cve/index.js';
 import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
@@ -8,10 +9,26 @@ import { isOpenPort } from '../core/model.js';
 import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Change } from '../schemas/change.js';
-import type { DeviceAssessment, RangeDevice } from '../store/evaluation.js';
+import {
+  withPorts,
+  type DeviceAssessment,
+  type EvaluationDevice,
+  type EvaluationInput,
+  type RangeDevice,
+  type SnapshotState,
+  type StoredCveMatch,
+} from '../store/evaluation.js';
 import type { Store } from '../store/index.js';
 import type { ScanRow } from '../store/schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
+
+export interface ScanEvaluatorOptions {
+  /**
+   * False: every seen device is assessed again, as before incremental evaluation (the tests compare
+   * both). Default true: only devices whose OS, ports, rules or CVE data changed.
+   */
+  incremental?: boolean;
+}
 
 export interface EvaluationContext {
   scan: ScanRow;
@@ -51,17 +68,60 @@ export class ScanEvaluator {
   constructor(
     private readonly store: Store,
     dataDir: string | null = null,
+    private readonly options: ScanEvaluatorOptions = {},
   ) {
     this.cves = new CveDatabase(dataDir);
+  }
+
+  /**
+   * What an assessment is computed from besides the device: the effective risk rules, the CVE
+   * dataset and the revision of the matching code. A device assessed under another fingerprint is
+   * assessed again (by the next scan that sees it, and by the background re-evaluation).
+   */
+  fingerprint(rules: RiskRuleSet): string {
+    let hash = fingerprints.get(rules);
+    if (hash === undefined) {
+      const ruleText = JSON.stringify(rules.rules, (_key, value: unknown) => (value instanceof RegExp ? String(value) : value));
+      hash = digest(`${EVALUATION_REVISION}\u0000${ruleText}`);
+      fingerprints.set(rules, hash);
+    }
+    return digest(`${hash}\u0000${this.cves.fingerprint()}`);
   }
 
   async evaluate(ctx: EvaluationContext): Promise<EvaluationOutcome> {
     const settings = await this.store.settings.get();
     const rules = compileRiskRules(settings.scanning.risk_rules);
-    await this.assess(ctx.scan.id, ctx.seenDeviceIds, rules);
-    const current = await this.store.evaluation.currentStates(ctx.seenDeviceIds);
+    const incremental = this.options.incremental !== false;
+    const fingerprint = this.fingerprint(rules);
+    // The seen devices without their ports first (in id order, as the baseline: the changes come
+    // out in the same order whatever order the database returned rows in).
+    const devices = await this.store.evaluation.devicesOf(ctx.seenDeviceIds);
     const { presence, removed } = await this.presence(ctx, settings);
-    const baseline = await this.baseline(ctx, current, presence);
+    const baseline =
+      (
+        await this.baseline(
+          ctx,
+          devices.map((d) => d.state),
+          presence,
+        )
+      )?.sort(byDeviceId) ?? null;
+    // Ports are read only for the devices that need them: those to assess again, and those whose
+    // ports do not hash as in their baseline snapshot. The others have the snapshot's ports.
+    const before = new Map((baseline ?? []).map((b) => [b.deviceId, b]));
+    const stale = (d: EvaluationDevice) =>
+      !incremental || d.assessedWith !== fingerprint || d.assessedInput === null || d.assessedInput !== inputKey(d);
+    const unchangedSince = (d: EvaluationDevice) => incremental && d.portsHash !== null && before.get(d.state.deviceId)?.portsHash === d.portsHash;
+    const portsOf = await this.store.evaluation.portsOfDevices(devices.filter((d) => stale(d) || !unchangedSince(d)).map((d) => d.state.deviceId));
+    const current = devices.map((d) =>
+      portsOf.has(d.state.deviceId) || !unchangedSince(d)
+        ? withPorts(d, portsOf.get(d.state.deviceId) ?? []).state
+        : { ...d.state, ports: before.get(d.state.deviceId)!.ports },
+    );
+    await this.assessInputs(
+      ctx.scan.id,
+      devices.filter(stale).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
+      rules,
+    );
     const drafts = detectChanges({
       baseline,
       current,
@@ -115,19 +175,45 @@ export class ScanEvaluator {
   }
 
   /**
-   * Risk and CVEs of each device, from its current ports: findings and CVE matches are replaced,
-   * and the device's level, score and summary updated. One transaction per batch of devices.
+   * Risk and CVEs of each given device, from its current ports, whatever it was assessed from
+   * before: findings and CVE matches are replaced, and the device's level, score and summary
+   * updated. Returns how many devices were assessed.
    */
-  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<void> {
-    const index = this.cves.index();
+  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<number> {
+    let assessed = 0;
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      const devices = await this.store.evaluation.portsOf(ids);
-      const batch: DeviceAssessment[] = devices.map((device) => {
-        const matches = matchCves(device.ports.filter(isOpenPort), index, { os_name: device.os_name });
-        return { deviceId: device.id, risk: assessRisk(device.ports, matches, rules), cves: matches };
-      });
-      await this.store.evaluation.replaceAssessments(scanId, batch);
+      assessed += await this.assessInputs(scanId, await this.store.evaluation.inputsOf(ids), rules);
     }
+    return assessed;
+  }
+
+  /**
+   * Risk and CVEs of the given devices, recorded with what they were computed from (inputKey and
+   * the fingerprint), a batch of devices per transaction. Returns how many devices were assessed.
+   */
+  private async assessInputs(scanId: number | null, inputs: EvaluationInput[], rules: RiskRuleSet): Promise<number> {
+    const index = this.cves.index();
+    const fingerprint = this.fingerprint(rules);
+    let assessed = 0;
+    let batch: DeviceAssessment[] = [];
+    const flush = async () => {
+      await this.store.evaluation.replaceAssessments(scanId, batch, fingerprint);
+      assessed += batch.length;
+      batch = [];
+    };
+    for (const device of inputs) {
+      const matches = matchCves(device.ports.filter(isOpenPort), index, { os_name: device.os_name });
+      batch.push({
+        deviceId: device.state.deviceId,
+        risk: assessRisk(device.ports, matches, rules),
+        cves: matches.map((m) => storedMatch(m, index)),
+        input: inputKey(device),
+      });
+      // Written a batch at a time: only one batch's findings and matches are in memory at once.
+      if (batch.length === IDS_PER_STATEMENT) await flush();
+    }
+    await flush();
+    return assessed;
   }
 
   /**
@@ -137,7 +223,7 @@ export class ScanEvaluator {
    * Device scan: the target device's latest snapshot from any completed scan (only that device is
    * compared). Null when there is nothing to compare with (the first scan of a target).
    */
-  private async baseline(ctx: EvaluationContext, current: DeviceState[], presence: PresenceOutcome): Promise<DeviceState[] | null> {
+  private async baseline(ctx: EvaluationContext, current: DeviceState[], presence: PresenceOutcome): Promise<SnapshotState[] | null> {
     const { scan } = ctx;
     if (scan.scan_type === 'device') {
       const seen = current[0];
@@ -155,6 +241,42 @@ export class ScanEvaluator {
     return baseline;
   }
 }
+
+/**
+ * Bump when a change of the matching or scoring code (core/cve, core/risk.ts) changes what an
+ * assessment of the same ports gives: every device is then assessed again once.
+ */
+const EVALUATION_REVISION = 1;
+
+const fingerprints = new WeakMap<RiskRuleSet, string>();
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}
+
+/**
+ * What a device's risk and CVEs are computed from, hashed: its OS and its ports (by their hash,
+ * store/port-rows.ts portsHash). Null when the ports were never hashed (the device must be assessed).
+ */
+function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash'>): string | null {
+  return device.portsHash === null ? null : digest(JSON.stringify([device.os_name, device.portsHash]));
+}
+
+/** A match as stored: a reference to the dataset's record, with the remediation only when it differs from the record's. */
+function storedMatch(m: CveMatch, index: CveIndex): StoredCveMatch {
+  return {
+    id: m.id,
+    severity: m.severity,
+    cvss_score: m.cvss_score,
+    remediation: m.remediation === (index.entries.get(m.id)?.remediation ?? null) ? null : m.remediation,
+    confidence: m.confidence,
+    port: m.port,
+    matched_product: m.matched_product,
+    matched_version: m.matched_version,
+  };
+}
+
+const byDeviceId = (a: DeviceState, b: DeviceState) => a.deviceId - b.deviceId;
 
 function parseNetworks(cidrs: readonly string[]): Ipv4Network[] {
   return cidrs.flatMap((c) => {

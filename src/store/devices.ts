@@ -5,6 +5,7 @@ import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/devi
 import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
+import type { CveDescriber } from './evaluation.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
@@ -98,7 +99,11 @@ export class DeviceStore {
     return this.db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async get(id: number): Promise<DeviceDetail | undefined> {
+  /**
+   * The full device. Its CVE matches are stored as references (migration 006): `describeCve` gives
+   * each one's description, references and remediation from the dataset in use.
+   */
+  async get(id: number, describeCve: CveDescriber = () => undefined): Promise<DeviceDetail | undefined> {
     const row = await this.getRow(id);
     if (!row) return undefined;
     const [ports, findings, cves, history] = await Promise.all([
@@ -137,18 +142,22 @@ export class DeviceStore {
         top_recommendation: findingRecords[0]?.recommendation ?? null,
         findings: findingRecords,
       },
-      cves: cves.map((c) => ({
-        id: c.cve_id,
-        severity: c.severity,
-        cvss_score: c.cvss_score,
-        description: c.description,
-        remediation: c.remediation,
-        references: JSON.parse(c.references) as string[],
-        confidence: c.confidence,
-        port: c.port,
-        matched_product: c.matched_product,
-        matched_version: c.matched_version,
-      })),
+      cves: cves.map((c) => {
+        const text = describeCve(c.cve_id);
+        return {
+          id: c.cve_id,
+          severity: c.severity,
+          cvss_score: c.cvss_score,
+          description: text?.description ?? `${c.cve_id} is no longer in the CVE dataset; the next evaluation drops this match.`,
+          // Stored only when it differs from the dataset's (a distribution's backport note).
+          remediation: c.remediation ?? text?.remediation ?? null,
+          references: text?.references ?? [],
+          confidence: c.confidence,
+          port: c.port,
+          matched_product: c.matched_product,
+          matched_version: c.matched_version,
+        };
+      }),
       ip_history: history.map((h) => ({ ip_address: h.ip_address, first_seen: h.first_seen, last_seen: h.last_seen })),
     };
   }

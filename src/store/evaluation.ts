@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
+import { insertMany, updateManyById } from './bulk.js';
 import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
@@ -6,9 +7,9 @@ import { insertChanges } from './changes.js';
 import type { CveMatch } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
 import type { RiskAssessment } from '../core/risk.js';
-import type { Database, NewChange } from './schema.js';
+import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } from './schema.js';
 import { groupBy } from '../util/group-by.js';
-import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
@@ -18,15 +19,21 @@ export interface DevicePorts {
   ports: ScannedPort[];
 }
 
+type SnapshotRow = { device_id: number; ip_address: string; mac_address: string | null; ports: string; ports_hash: string | null };
+
 /** A device inside a scanned range, as presence and a `device_removed` change need it. */
 export interface RangeDevice extends Omit<DeviceState, 'ports'>, PresenceState {
   ipSort: number;
 }
 
-/** What the CVE matcher found on a device, as far as it is stored. */
+/**
+ * What the CVE matcher found on a device, as far as it is stored: a reference to the dataset's
+ * record (its id, with the severity and score it had, so an id a later import drops still answers)
+ * and how it matched. `remediation` is only what differs from the dataset's (null: the dataset's).
+ */
 export type StoredCveMatch = Pick<
   CveMatch,
-  'id' | 'severity' | 'cvss_score' | 'description' | 'remediation' | 'references' | 'confidence' | 'port' | 'matched_product' | 'matched_version'
+  'id' | 'severity' | 'cvss_score' | 'remediation' | 'confidence' | 'port' | 'matched_product' | 'matched_version'
 >;
 
 /** The outcome of assessing one device: its risk and the CVEs matched on its ports. */
@@ -34,7 +41,74 @@ export interface DeviceAssessment {
   deviceId: number;
   risk: Pick<RiskAssessment, 'level' | 'score' | 'summary' | 'findings'>;
   cves: StoredCveMatch[];
+  /** Hash of the OS and ports assessed (devices.assessed_input); null: not recorded. */
+  input?: string | null;
 }
+
+/** The text of a CVE as the dataset has it (the API adds it to the stored match). */
+export interface CveText {
+  description: string;
+  remediation: string | null;
+  references: string[];
+}
+
+/** Looks a CVE up in the dataset in use; undefined when the dataset (no longer) has it. */
+export type CveDescriber = (id: string) => CveText | undefined;
+
+/**
+ * A device as evaluation after a scan reads it first, without its ports: what change detection
+ * compares (`state`, its ports filled in later), and what its stored assessment was computed from.
+ */
+export interface EvaluationDevice {
+  state: DeviceState;
+  os_name: string | null;
+  /** devices.ports_hash: equal hashes, equal ports (port-rows.ts portsHash). */
+  portsHash: string | null;
+  /** devices.assessed_input and assessed_with. */
+  assessedInput: string | null;
+  assessedWith: string | null;
+}
+
+/** A device with its ports, as risk assessment needs it. */
+export interface EvaluationInput extends EvaluationDevice {
+  ports: ScannedPort[];
+}
+
+/** A device as a scan's snapshot saw it, with the hash of the ports it had then (null: an older snapshot). */
+export type SnapshotState = DeviceState & { portsHash: string | null };
+
+/** The device with these ports, in its state for change detection too. */
+export function withPorts(device: EvaluationDevice, ports: ScannedPort[]): EvaluationInput {
+  const states = ports.map(({ port, protocol, state, service, product, version }) => ({ port, protocol, state, service, product, version }));
+  return { ...device, state: { ...device.state, ports: states }, ports };
+}
+
+const FINDING_COLUMNS = {
+  device_id: 'integer',
+  scan_id: 'integer',
+  port: 'integer',
+  protocol: 'text',
+  severity: 'text',
+  score: 'integer',
+  service: 'text',
+  title: 'text',
+  description: 'text',
+  recommendation: 'text',
+  cve_ids: 'text',
+} as const;
+const CVE_MATCH_COLUMNS = {
+  device_id: 'integer',
+  scan_id: 'integer',
+  cve_id: 'text',
+  severity: 'text',
+  cvss_score: 'real',
+  remediation: 'text',
+  confidence: 'text',
+  port: 'integer',
+  matched_product: 'text',
+  matched_version: 'text',
+} as const;
+const RISK_COLUMNS = { risk_level: 'text', risk_score: 'integer', risk_summary: 'text', assessed_input: 'text', assessed_with: 'text' } as const;
 
 /**
  * What evaluation after a scan reads and writes: the devices' ports to assess, their findings, CVE
@@ -48,29 +122,60 @@ export class EvaluationStore {
 
   /** The given devices (those that exist) with their OS and current ports. */
   async portsOf(deviceIds: number[]): Promise<DevicePorts[]> {
-    const out: DevicePorts[] = [];
+    return (await this.inputsOf(deviceIds)).map((d) => ({ id: d.state.deviceId, os_name: d.os_name, ports: d.ports }));
+  }
+
+  /** The given devices (those that exist), in id order, without their ports (state.ports is empty). */
+  async devicesOf(deviceIds: number[]): Promise<EvaluationDevice[]> {
+    const out: EvaluationDevice[] = [];
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      const [devices, ports] = await Promise.all([
-        this.db.selectFrom('devices').select(['id', 'os_name']).where('id', 'in', ids).execute(),
-        this.db.selectFrom('ports').selectAll().where('device_id', 'in', ids).execute(),
-      ]);
-      const byDevice = groupBy(ports, (p) => p.device_id);
-      for (const device of devices) {
+      const rows = await this.db
+        .selectFrom('devices')
+        .select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted', 'os_name', 'ports_hash', 'assessed_input', 'assessed_with'])
+        .where('id', 'in', ids)
+        .orderBy('id')
+        .execute();
+      for (const d of rows) {
         out.push({
-          id: device.id,
-          os_name: device.os_name,
-          ports: (byDevice.get(device.id) ?? []).map(portFromRow),
+          state: { deviceId: d.id, ip: d.ip_address, mac: d.mac_address, label: d.label, vendor: d.vendor, trusted: d.is_trusted === 1, ports: [] },
+          os_name: d.os_name,
+          portsHash: d.ports_hash,
+          assessedInput: d.assessed_input,
+          assessedWith: d.assessed_with,
         });
       }
+    }
+    return out.sort((a, b) => a.state.deviceId - b.state.deviceId);
+  }
+
+  /** The current ports of the given devices (a device without ports is absent). */
+  async portsOfDevices(deviceIds: number[]): Promise<Map<number, ScannedPort[]>> {
+    const out = new Map<number, ScannedPort[]>();
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('ports')
+        .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe'])
+        .where('device_id', 'in', ids)
+        .execute();
+      for (const [id, ports] of groupBy(rows, (p) => p.device_id)) out.set(id, ports.map(portFromRow));
     }
     return out;
   }
 
+  /** The given devices (those that exist), in id order, with their ports. */
+  async inputsOf(deviceIds: number[]): Promise<EvaluationInput[]> {
+    const [devices, ports] = await Promise.all([this.devicesOf(deviceIds), this.portsOfDevices(deviceIds)]);
+    return devices.map((d) => withPorts(d, ports.get(d.state.deviceId) ?? []));
+  }
+
   /**
-   * Replaces the findings and CVE matches of each assessed device and sets its risk level, score
-   * and summary, in one transaction: a reader never sees a device half assessed.
+   * Replaces the findings and CVE matches of each assessed device and sets its risk level, score,
+   * summary and what they were computed from (`input`, and `fingerprint` of the rules and dataset),
+   * in one transaction: a reader never sees a device half assessed. A fixed number of statements
+   * per batch of devices, whatever its size: deletes by id list, one UPDATE … FROM for the
+   * devices, bulk inserts (store/bulk.ts).
    */
-  async replaceAssessments(scanId: number | null, batch: DeviceAssessment[]): Promise<void> {
+  async replaceAssessments(scanId: number | null, batch: DeviceAssessment[], fingerprint: string | null = null): Promise<void> {
     if (batch.length === 0) return;
     const findingRows = batch.flatMap(({ deviceId, risk }) =>
       risk.findings.map((f) => ({ ...f, device_id: deviceId, scan_id: scanId, cve_ids: JSON.stringify(f.cve_ids) })),
@@ -82,9 +187,7 @@ export class EvaluationStore {
         cve_id: m.id,
         severity: m.severity,
         cvss_score: m.cvss_score,
-        description: m.description,
         remediation: m.remediation,
-        references: JSON.stringify(m.references),
         confidence: m.confidence,
         port: m.port,
         matched_product: m.matched_product,
@@ -99,45 +202,71 @@ export class EvaluationStore {
         await trx.deleteFrom('risk_findings').where('device_id', 'in', ids).execute();
         await trx.deleteFrom('cve_matches').where('device_id', 'in', ids).execute();
       }
-      for (const { deviceId, risk } of batch) {
-        await trx
-          .updateTable('devices')
-          .set({ risk_level: risk.level, risk_score: risk.score, risk_summary: risk.summary })
-          .where('id', '=', deviceId)
-          .execute();
-      }
-      for (const rows of chunks(findingRows, rowsPerInsert(12))) await trx.insertInto('risk_findings').values(rows).execute();
-      for (const rows of chunks(cveRows, rowsPerInsert(14))) await trx.insertInto('cve_matches').values(rows).execute();
+      await updateManyById(
+        trx,
+        'devices',
+        RISK_COLUMNS,
+        batch.map((a) => ({
+          id: a.deviceId,
+          risk_level: a.risk.level,
+          risk_score: a.risk.score,
+          risk_summary: a.risk.summary,
+          assessed_input: a.input ?? null,
+          assessed_with: fingerprint,
+        })),
+      );
+      await insertMany(trx, 'risk_findings', FINDING_COLUMNS, findingRows);
+      await insertMany(trx, 'cve_matches', CVE_MATCH_COLUMNS, cveRows);
     });
     this.onWrite();
   }
 
-  /** The given devices as they are now, with their ports, for change detection. */
-  async currentStates(deviceIds: number[]): Promise<DeviceState[]> {
-    const out: DeviceState[] = [];
-    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      const [devices, ports] = await Promise.all([
-        this.db.selectFrom('devices').select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute(),
-        this.db
-          .selectFrom('ports')
-          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
-          .where('device_id', 'in', ids)
-          .execute(),
-      ]);
-      const byDevice = groupBy(ports, (p) => p.device_id);
-      for (const d of devices) {
-        out.push({
-          deviceId: d.id,
-          ip: d.ip_address,
-          mac: d.mac_address,
-          label: d.label,
-          vendor: d.vendor,
-          trusted: d.is_trusted === 1,
-          ports: (byDevice.get(d.id) ?? []).map(({ device_id: _, ...p }) => p),
-        });
-      }
-    }
-    return out;
+  /** Devices not evaluated with `fingerprint` (ascending ids, at most `limit`): what a background re-evaluation has left. */
+  async staleDevices(fingerprint: string, limit: number): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('devices')
+      .select('id')
+      .where((eb) => eb.or([eb('assessed_with', 'is', null), eb('assessed_with', '!=', fingerprint)]))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** How many devices are not evaluated with `fingerprint`, and how many there are. */
+  async staleCount(fingerprint: string): Promise<{ stale: number; total: number }> {
+    const row = await this.db
+      .selectFrom('devices')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('total'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.or([eb('assessed_with', 'is', null), eb('assessed_with', '!=', fingerprint)]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('stale'),
+      ])
+      .executeTakeFirstOrThrow();
+    return { stale: Number(row.stale ?? 0), total: Number(row.total) };
+  }
+
+  /** The evaluation state row (migration 006). */
+  async state(): Promise<EvaluationStateRow> {
+    const row = await this.db.selectFrom('evaluation_state').selectAll().where('id', '=', 1).executeTakeFirst();
+    return row ?? { id: 1, fingerprint: null, target: null, devices_total: 0, devices_done: 0, started_at: null, finished_at: null };
+  }
+
+  /** Updates the evaluation state row. */
+  async setState(patch: Omit<Insertable<EvaluationStateTable>, 'id'>): Promise<void> {
+    await this.db
+      .insertInto('evaluation_state')
+      .values({ id: 1, ...patch })
+      .onConflict((oc) => oc.column('id').doUpdateSet(patch))
+      .execute();
   }
 
   /** Presence state (online flag, consecutive missed scans) of the given devices that exist. */
@@ -206,13 +335,13 @@ export class EvaluationStore {
    * never snapshotted are left out): the ports a returning device is compared with when the
    * baseline lacks it.
    */
-  async latestSnapshotsOf(deviceIds: number[], beforeScanId: number): Promise<DeviceState[]> {
-    const latest = new Map<number, { device_id: number; ip_address: string; mac_address: string | null; ports: string }>();
+  async latestSnapshotsOf(deviceIds: number[], beforeScanId: number): Promise<SnapshotState[]> {
+    const latest = new Map<number, SnapshotRow>();
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('device_snapshots as s')
         .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 'sc.id as scan_id'])
+        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.id as scan_id'])
         .where('s.device_id', 'in', ids)
         .where('sc.status', '=', 'completed')
         .where('sc.id', '<', beforeScanId)
@@ -224,21 +353,21 @@ export class EvaluationStore {
   }
 
   /** The devices as scan `scanId` saw them (its snapshots), with their label, vendor and trust as they are now. */
-  async snapshotsOf(scanId: number): Promise<DeviceState[]> {
+  async snapshotsOf(scanId: number): Promise<SnapshotState[]> {
     const snapshots = await this.db
       .selectFrom('device_snapshots')
-      .select(['device_id', 'ip_address', 'mac_address', 'ports'])
+      .select(['device_id', 'ip_address', 'mac_address', 'ports', 'ports_hash'])
       .where('scan_id', '=', scanId)
       .execute();
     return this.statesFromSnapshots(snapshots);
   }
 
   /** The device as the latest completed scan before `beforeScanId` that saw it saw it; undefined when none did. */
-  async latestSnapshotOf(deviceId: number, beforeScanId: number): Promise<DeviceState | undefined> {
+  async latestSnapshotOf(deviceId: number, beforeScanId: number): Promise<SnapshotState | undefined> {
     const snapshot = await this.db
       .selectFrom('device_snapshots as s')
       .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports'])
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash'])
       .where('s.device_id', '=', deviceId)
       .where('sc.status', '=', 'completed')
       .where('sc.id', '<', beforeScanId)
@@ -247,9 +376,7 @@ export class EvaluationStore {
     return snapshot ? (await this.statesFromSnapshots([snapshot]))[0] : undefined;
   }
 
-  private async statesFromSnapshots(
-    snapshots: { device_id: number; ip_address: string; mac_address: string | null; ports: string }[],
-  ): Promise<DeviceState[]> {
+  private async statesFromSnapshots(snapshots: SnapshotRow[]): Promise<SnapshotState[]> {
     const meta = new Map<number, { label: string | null; vendor: string | null; is_trusted: number }>();
     for (const ids of chunks(
       snapshots.map((s) => s.device_id),
@@ -266,6 +393,7 @@ export class EvaluationStore {
       vendor: meta.get(s.device_id)?.vendor ?? null,
       trusted: meta.get(s.device_id)?.is_trusted === 1,
       ports: JSON.parse(s.ports) as PortState[],
+      portsHash: s.ports_hash,
     }));
   }
 }

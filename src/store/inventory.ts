@@ -1,11 +1,12 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { insertMany, insertManyWith, isPostgres, updateManyById } from './bulk.js';
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
-import { isOpenPort, type DiscoveredHost, type ScannedHost, type ScannedPort } from '../core/model.js';
+import type { DiscoveredHost, ScannedHost, ScannedPort } from '../core/model.js';
 import type { Database } from './schema.js';
-import { IDS_PER_STATEMENT, chunks, rowsPerInsert } from '../util/batches.js';
-import { portColumns } from './port-rows.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
+import { portColumns, portsHash, type PortColumns } from './port-rows.js';
 
 export interface SeenDevice {
   deviceId: number;
@@ -46,131 +47,207 @@ export class InventoryWriter {
    */
   async recordDiscovery(scanId: number, hosts: DiscoveredHost[], at: string): Promise<DiscoveryRecord> {
     const record = await this.db.transaction().execute(async (trx) => {
-      const known = await trx.selectFrom('devices').select(['id', 'identity', 'ip_address', 'mac_address', 'last_seen']).execute();
-      const previousIp = new Map(known.map((d) => [d.id, d.ip_address]));
+      const known = await trx
+        .selectFrom('devices')
+        .select(['id', 'identity', 'ip_address', 'mac_address', 'mac_randomized', 'vendor', 'hostname', 'last_seen'])
+        .execute();
+      const knownById = new Map(known.map((d) => [d.id, d]));
       const { decisions, dropped } = matchHosts(hosts, known);
       const seen: SeenDevice[] = [];
       const notes: IdentityNote[] = dropped.map(({ host, reason }) => ({ ip: String(host.ip), mac: host.mac, deviceId: null, reason }));
+      // Statements per batch, not per host: known devices whose recorded facts did not change only
+      // get their sighting (one UPDATE per batch of ids); the others are updated one by one, before
+      // new devices are inserted (an identity a changed device gives up may be a new device's).
+      const unchanged: number[] = [];
+      const fresh: typeof decisions = [];
+      const created = new Map<string, number>();
       for (const decision of decisions) {
         const { host } = decision;
-        const common = {
+        if (decision.deviceId === null) {
+          fresh.push(decision);
+          continue;
+        }
+        const deviceId = decision.deviceId;
+        const before = knownById.get(deviceId);
+        const patch = {
           identity: decision.identity,
+          ip_address: host.ip,
+          ip_sort: ipv4ToInt(host.ip),
+          ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0 } : {}),
+          ...(host.vendor ? { vendor: host.vendor } : {}),
+          ...(host.hostname ? { hostname: host.hostname } : {}),
+        } as const;
+        const same =
+          before !== undefined &&
+          before.identity === patch.identity &&
+          before.ip_address === patch.ip_address &&
+          (patch.mac_address === undefined || (before.mac_address === patch.mac_address && before.mac_randomized === patch.mac_randomized)) &&
+          (patch.vendor === undefined || before.vendor === patch.vendor) &&
+          (patch.hostname === undefined || before.hostname === patch.hostname);
+        if (same) unchanged.push(deviceId);
+        else
+          await trx
+            .updateTable('devices')
+            .set({ ...patch, last_seen: at, last_scan_id: scanId })
+            .where('id', '=', deviceId)
+            .execute();
+      }
+      for (const ids of chunks(unchanged, IDS_PER_STATEMENT)) {
+        await trx.updateTable('devices').set({ last_seen: at, last_scan_id: scanId }).where('id', 'in', ids).execute();
+      }
+      const rows = await insertManyWith<{ id: number; identity: string }>(
+        trx,
+        'devices',
+        NEW_DEVICE_COLUMNS,
+        fresh.map(({ host, identity }) => ({
+          identity,
           ip_address: host.ip,
           ip_sort: ipv4ToInt(host.ip),
           last_seen: at,
           last_scan_id: scanId,
-        };
-        let deviceId = decision.deviceId;
-        if (deviceId === null) {
-          const row = await trx
-            .insertInto('devices')
-            .values({
-              ...common,
-              mac_address: host.mac,
-              mac_randomized: host.mac && isLocallyAdministered(host.mac) ? 1 : 0,
-              hostname: host.hostname,
-              vendor: host.vendor,
-              first_seen: at,
-            })
-            .returning('id')
-            .executeTakeFirstOrThrow();
-          deviceId = row.id;
-          seen.push({ deviceId, ip: host.ip, isNew: true, previousIp: null });
-        } else {
-          await trx
-            .updateTable('devices')
-            .set({
-              ...common,
-              ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0 } : {}),
-              ...(host.vendor ? { vendor: host.vendor } : {}),
-              ...(host.hostname ? { hostname: host.hostname } : {}),
-            })
-            .where('id', '=', deviceId)
-            .execute();
-          const before = previousIp.get(deviceId) ?? null;
-          seen.push({ deviceId, ip: host.ip, isNew: false, previousIp: before !== host.ip ? before : null });
-        }
-        if (decision.reason) notes.push({ ip: host.ip, mac: host.mac, deviceId, reason: decision.reason });
-        await recordIp(trx, deviceId, host.ip, at);
+          mac_address: host.mac,
+          mac_randomized: host.mac && isLocallyAdministered(host.mac) ? 1 : 0,
+          hostname: host.hostname,
+          vendor: host.vendor,
+          first_seen: at,
+        })),
+        'returning id, identity',
+      );
+      for (const r of rows) created.set(r.identity, r.id);
+      // In the matcher's order, as the scan's log and events report them.
+      for (const { host, identity, deviceId: known, reason } of decisions) {
+        const deviceId = known ?? created.get(identity)!;
+        const previous = known === null ? null : (knownById.get(known)?.ip_address ?? null);
+        seen.push({ deviceId, ip: host.ip, isNew: known === null, previousIp: previous !== host.ip ? previous : null });
+        if (reason) notes.push({ ip: host.ip, mac: host.mac, deviceId, reason });
       }
+      await recordIps(trx, seen, at);
       return { seen, notes };
     });
     this.onWrite();
     return record;
   }
 
-  /** Replaces the current ports of each scanned device and refreshes OS details. One transaction. */
+  /**
+   * Records the ports of each scanned device and refreshes OS details, in one transaction. A
+   * device whose ports are what the inventory already holds only gets its ports' sighting time
+   * (one UPDATE per batch of devices); the others have their ports replaced, keeping each port's
+   * first sighting.
+   */
   async recordPorts(results: { deviceId: number; host: ScannedHost }[], at: string): Promise<void> {
+    // The last result for a device wins, as when they were written one after the other.
+    const byDevice = new Map(results.map((r) => [r.deviceId, r.host]));
     await this.db.transaction().execute(async (trx) => {
-      for (const { deviceId, host } of results) {
-        const existing = await trx.selectFrom('ports').select(['port', 'protocol', 'first_seen']).where('device_id', '=', deviceId).execute();
-        const firstSeen = new Map(existing.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
-        await trx.deleteFrom('ports').where('device_id', '=', deviceId).execute();
-        // Closed ports are only listed when few were scanned; they are not part of the inventory.
-        const rows = dedupe(host.ports.filter((p) => p.state !== 'closed')).map((p) => ({
-          device_id: deviceId,
-          ...portColumns(p),
-          first_seen: firstSeen.get(`${p.protocol}/${p.port}`) ?? at,
-          last_seen: at,
-        }));
-        for (const batch of chunks(rows, rowsPerInsert(12))) await trx.insertInto('ports').values(batch).execute();
-        if (host.os_name || host.device_type) {
-          await trx
-            .updateTable('devices')
-            .set({ ...(host.os_name ? { os_name: host.os_name } : {}), ...(host.device_type ? { device_type: host.device_type } : {}) })
-            .where('id', '=', deviceId)
-            .execute();
+      for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
+        const devices = await trx.selectFrom('devices').select(['id', 'os_name', 'device_type', 'ports_hash']).where('id', 'in', ids).execute();
+        const unchanged: number[] = [];
+        const replaced: { deviceId: number; columns: PortColumns[]; hash: string }[] = [];
+        for (const device of devices) {
+          const host = byDevice.get(device.id)!;
+          // Closed ports are only listed when few were scanned; they are not part of the inventory.
+          const columns = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
+          const hash = portsHash(columns);
+          if (hash === device.ports_hash) unchanged.push(device.id);
+          else replaced.push({ deviceId: device.id, columns, hash });
+          const os = {
+            ...(host.os_name && host.os_name !== device.os_name ? { os_name: host.os_name } : {}),
+            ...(host.device_type && host.device_type !== device.device_type ? { device_type: host.device_type } : {}),
+          };
+          if (Object.keys(os).length > 0) await trx.updateTable('devices').set(os).where('id', '=', device.id).execute();
         }
+        if (unchanged.length) await trx.updateTable('ports').set({ last_seen: at }).where('device_id', 'in', unchanged).execute();
+        if (replaced.length === 0) continue;
+        // Only the devices whose ports changed are read back, for each port's first sighting.
+        const changedIds = replaced.map((r) => r.deviceId);
+        const firstSeen = new Map(
+          (await trx.selectFrom('ports').select(['device_id', 'port', 'protocol', 'first_seen']).where('device_id', 'in', changedIds).execute()).map(
+            (p) => [`${p.device_id} ${p.protocol}/${p.port}`, p.first_seen],
+          ),
+        );
+        await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
+        const inserts = replaced.flatMap(({ deviceId, columns }) =>
+          columns.map((c) => ({ device_id: deviceId, ...c, first_seen: firstSeen.get(`${deviceId} ${c.protocol}/${c.port}`) ?? at, last_seen: at })),
+        );
+        await insertMany(trx, 'ports', PORT_COLUMNS, inserts);
+        await updateManyById(
+          trx,
+          'devices',
+          { ports_hash: 'text' },
+          replaced.map((r) => ({ id: r.deviceId, ports_hash: r.hash })),
+        );
       }
     });
     this.onWrite();
   }
 
-  /** Stores how each device looked in this scan (its current ports and risk), for /api/scans/{id}/devices. */
+  /**
+   * Stores how each device looked in this scan (its current ports and risk), for
+   * /api/scans/{id}/devices and as the next scan's baseline: one INSERT … SELECT per batch of
+   * devices, the ports' JSON built by the database, so nothing travels to this process and back.
+   */
   async recordSnapshots(scanId: number, deviceIds: number[]): Promise<void> {
     if (deviceIds.length === 0) return;
+    // One aggregate over the batch's ports (not a subquery per device); SQLite orders inside the
+    // aggregate since 3.44 (better-sqlite3 bundles a later one).
+    const portsJson = isPostgres(this.db)
+      ? sql`json_agg(json_build_object('port', port, 'protocol', protocol, 'state', state, 'service', service, 'product', product, 'version', version) order by port)::text`
+      : sql`json_group_array(json_object('port', port, 'protocol', protocol, 'state', state, 'service', service, 'product', product, 'version', version) order by port)`;
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-        const devices = await trx.selectFrom('devices').selectAll().where('id', 'in', ids).execute();
-        const ports = await trx
-          .selectFrom('ports')
-          .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
-          .where('device_id', 'in', ids)
-          .orderBy('port')
-          .execute();
-        const byDevice = new Map<number, typeof ports>();
-        for (const p of ports) (byDevice.get(p.device_id) ?? byDevice.set(p.device_id, []).get(p.device_id)!).push(p);
-        const rows = devices.map((d) => {
-          const list = (byDevice.get(d.id) ?? []).map(({ device_id: _, ...p }) => p);
-          return {
-            scan_id: scanId,
-            device_id: d.id,
-            ip_address: d.ip_address,
-            ip_sort: d.ip_sort,
-            mac_address: d.mac_address,
-            hostname: d.hostname,
-            vendor: d.vendor,
-            os_name: d.os_name,
-            ports: JSON.stringify(list),
-            open_port_count: list.filter(isOpenPort).length,
-            risk_level: d.risk_level,
-            risk_score: d.risk_score,
-          };
-        });
-        for (const batch of chunks(rows, rowsPerInsert(13))) await trx.insertInto('device_snapshots').values(batch).execute();
+        const list = sql.join(ids);
+        await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score, ports_hash)
+          select cast(${scanId} as integer), d.id, d.ip_address, d.ip_sort, d.mac_address, d.hostname, d.vendor, d.os_name, coalesce(p.ports, '[]'), coalesce(p.open, 0),
+            d.risk_level, d.risk_score, d.ports_hash
+          from devices d left join (
+            select device_id, ${portsJson} as ports, sum(case when lower(trim(state)) = 'open' then 1 else 0 end) as open
+            from ports where device_id in (${list}) group by device_id
+          ) p on p.device_id = d.id
+          where d.id in (${list})`.execute(trx);
       }
     });
     this.onWrite();
   }
 }
 
-async function recordIp(trx: Transaction<Database>, deviceId: number, ip: string, at: string): Promise<void> {
-  await trx
-    .insertInto('ip_history')
-    .values({ device_id: deviceId, ip_address: ip, first_seen: at, last_seen: at })
-    .onConflict((oc) => oc.columns(['device_id', 'ip_address']).doUpdateSet({ last_seen: at }))
-    .execute();
+async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: string): Promise<void> {
+  // One row per device and address: PostgreSQL refuses to upsert the same row twice in a statement.
+  const rows = [
+    ...new Map(seen.map((s) => [`${s.deviceId} ${s.ip}`, { device_id: s.deviceId, ip_address: s.ip, first_seen: at, last_seen: at }])).values(),
+  ];
+  await insertManyWith(
+    trx,
+    'ip_history',
+    { device_id: 'integer', ip_address: 'text', first_seen: 'text', last_seen: 'text' },
+    rows,
+    'on conflict (device_id, ip_address) do update set last_seen = excluded.last_seen',
+  );
 }
+
+const NEW_DEVICE_COLUMNS = {
+  identity: 'text',
+  ip_address: 'text',
+  ip_sort: 'bigint',
+  last_seen: 'text',
+  last_scan_id: 'integer',
+  mac_address: 'text',
+  mac_randomized: 'integer',
+  hostname: 'text',
+  vendor: 'text',
+  first_seen: 'text',
+} as const;
+const PORT_COLUMNS = {
+  device_id: 'integer',
+  port: 'integer',
+  protocol: 'text',
+  state: 'text',
+  service: 'text',
+  product: 'text',
+  version: 'text',
+  extra_info: 'text',
+  cpe: 'text',
+  first_seen: 'text',
+  last_seen: 'text',
+} as const;
 
 function dedupe(ports: ScannedPort[]): ScannedPort[] {
   const seen = new Map<string, ScannedPort>();

@@ -1,4 +1,5 @@
 /** A port as the `ports` table stores it, and as everything above the store sees it: the one conversion each way. */
+import { createHash } from 'node:crypto';
 import type { ScannedPort } from '../core/model.js';
 import type { PortRow } from './schema.js';
 
@@ -30,4 +31,18 @@ export function portColumns(port: ScannedPort) {
     extra_info: port.extra_info,
     cpe: JSON.stringify(port.cpe),
   };
+}
+
+/** The stored columns of a port, as read back (the protocol as any text). */
+export type PortColumns = Omit<ReturnType<typeof portColumns>, 'protocol'> & { protocol: string };
+
+/**
+ * A hash of a device's ports as stored (every stored column but the sighting times), in a fixed
+ * order: equal hashes, equal ports. `devices.ports_hash` holds it, so a scan that finds the same
+ * ports need not read them back.
+ */
+export function portsHash(ports: readonly PortColumns[]): string {
+  const sorted = [...ports].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
+  const text = JSON.stringify(sorted.map((p) => [p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe]));
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }

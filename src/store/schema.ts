@@ -120,6 +120,12 @@ export interface DevicesTable {
   online: Generated<Flag>;
   /** Consecutive completed network scans of its address that did not see it (core/presence.ts). */
   missed_scans: Generated<number>;
+  /** Hash of the device's stored ports (port-rows.ts portsHash); null: not computed yet. */
+  ports_hash: string | null;
+  /** Hash of the OS and ports the device's risk and CVEs were last computed from (scan/evaluate.ts); null: never. */
+  assessed_input: string | null;
+  /** Fingerprint of the risk rules and CVE dataset of that computation; null: never. */
+  assessed_with: string | null;
 }
 
 export interface DeviceSnapshotsTable {
@@ -137,6 +143,8 @@ export interface DeviceSnapshotsTable {
   open_port_count: number;
   risk_level: string;
   risk_score: number;
+  /** The device's ports_hash when the snapshot was taken (migration 006); null for older snapshots. */
+  ports_hash: string | null;
 }
 
 export interface PortsTable {
@@ -178,10 +186,11 @@ export interface CveMatchesTable {
   cve_id: string;
   severity: string;
   cvss_score: number | null;
-  description: string;
+  /**
+   * Only what differs from the dataset's remediation (a distribution's backport note appended);
+   * null: the dataset's. The description and references are the dataset's (migration 006).
+   */
   remediation: string | null;
-  /** JSON array of URLs. */
-  references: JsonText;
   confidence: string;
   port: number | null;
   matched_product: string | null;
@@ -294,6 +303,17 @@ export interface NotificationHeldTable {
   created_at: string;
 }
 
+/** One row (id 1): the fingerprint devices were fully evaluated with, and the re-evaluation under way (migration 006). */
+export interface EvaluationStateTable {
+  id: number;
+  fingerprint: string | null;
+  target: string | null;
+  devices_total: Generated<number>;
+  devices_done: Generated<number>;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -314,6 +334,7 @@ export interface Database {
   notification_deliveries: NotificationDeliveriesTable;
   notification_held: NotificationHeldTable;
   schedules: SchedulesTable;
+  evaluation_state: EvaluationStateTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -328,6 +349,7 @@ export type DeviceSnapshotRow = Selectable<DeviceSnapshotsTable>;
 export type PortRow = Selectable<PortsTable>;
 export type RiskFindingRow = Selectable<RiskFindingsTable>;
 export type CveMatchRow = Selectable<CveMatchesTable>;
+export type EvaluationStateRow = Selectable<EvaluationStateTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type NewSchedule = Insertable<SchedulesTable>;
 export type ScheduleUpdate = Updateable<SchedulesTable>;

@@ -15,6 +15,9 @@ const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
 export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, events } = app.services;
+  // CVE matches are stored as references: their text comes from the dataset in use.
+  const cves = app.services.reevaluator.evaluator.cves;
+  const describeCve = (id: string) => cves.entry(id);
 
   app.get(
     '/api/devices',
@@ -82,7 +85,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const device = await store.devices.get(request.params.device_id);
+      const device = await store.devices.get(request.params.device_id, describeCve);
       if (!device) throw notFound('Device');
       return device;
     },
@@ -112,12 +115,12 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const id = request.params.device_id;
-      const before = await store.devices.get(id);
+      const before = await store.devices.get(id, describeCve);
       if (!before) throw notFound('Device');
       const fields = request.body;
       await checkZone(store, fields.zone);
       await store.devices.updateUserFields(id, fields);
-      const after = (await store.devices.get(id)) as DeviceDetail;
+      const after = (await store.devices.get(id, describeCve)) as DeviceDetail;
       if (await auditDeviceUpdate(request, before, after, fields)) {
         for (const summary of await store.devices.summariesOf([id])) events.publish('device_updated', summary);
       }

@@ -492,7 +492,8 @@ export class ScanManager {
     timer.unref();
     const lease = this.keepLease(running);
     try {
-      const { live, seen, portList } = engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run) : await this.phases(run);
+      const { live, seen, portList } =
+        engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run, request.profile) : await this.phases(run);
       if (running.abort.signal.aborted) throw new ScanAbortedError();
       await this.evaluationPhase(run, seen, portList);
       await this.recordCompleted(run, live.length);
@@ -585,10 +586,12 @@ export class ScanManager {
    * previous scan are port-scanned from the start, the others as discovery reports them, and
    * results are written while the engine still runs. Records exactly what phases() records.
    */
-  private async pipelinedPhases(run: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
+  private async pipelinedPhases(
+    run: ScanRun,
+    profile: Exclude<ScanProfile, 'quick'>,
+  ): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
     const { engine, settings, network, request, engineOptions } = run;
-    const profile = request.profile === 'quick' ? 'normal' : request.profile;
-    const portList = portListOf(settings, request.profile);
+    const portList = portListOf(settings, profile);
     const exclude = request.device ? [] : settings.network.exclude;
     engineOptions.onProgress({ phase: 'discovery', percent: 0 });
     let found: { live: DiscoveredHost[]; seen: SeenDevice[] } = { live: [], seen: [] };

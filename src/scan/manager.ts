@@ -16,6 +16,7 @@ import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
+import { onlineAddressesBetween } from '../store/online.js';
 import type { ScanProgress } from '../schemas/scan.js';
 import type { ScanRow } from '../store/schema.js';
 import { toScanRecord, type ScanLease } from '../store/scans.js';
@@ -620,15 +621,9 @@ export class ScanManager {
   /** The addresses of the devices online after the previous scan that lie in `network` and outside `exclude`. */
   private async onlineWithin(network: Ipv4Network, exclude: string[]): Promise<string[]> {
     const low = ipv4ToInt(network.network);
-    const rows = await this.store.db
-      .selectFrom('devices')
-      .select('ip_address')
-      .where('online', '=', 1)
-      .where('ip_sort', '>=', low)
-      .where('ip_sort', '<=', low + network.size - 1)
-      .execute();
+    const online = await onlineAddressesBetween(this.store.db, low, low + network.size - 1);
     const excluded = exclude.map((cidr) => parseIpv4Network(cidr)).flatMap((p) => (p.ok ? [p.value] : []));
-    return rows.map((r) => r.ip_address).filter((ip) => networkContains(network, ip) && !excluded.some((net) => networkContains(net, ip)));
+    return online.filter((ip) => networkContains(network, ip) && !excluded.some((net) => networkContains(net, ip)));
   }
 
   private async recordDiscovery({ scan }: ScanRun, live: DiscoveredHost[]): Promise<SeenDevice[]> {

@@ -136,21 +136,19 @@ class Pipeline {
 
   /** A host discovery reported: port-scanned (after GATHER_MS, with the others reported by then) unless a run already has it. */
   private reported(ip: string): void {
-    if (this.scheduled.has(ip)) return;
-    this.scheduled.add(ip);
-    this.waiting.push(ip);
+    if (!this.schedule(ip)) return;
     this.gathering ??= setTimeout(() => {
       this.gathering = null;
       this.pump();
     }, GATHER_MS);
   }
 
-  /** A host discovery found: port-scanned unless a run already has it. */
-  private schedule(ip: string): void {
-    if (this.scheduled.has(ip)) return;
+  /** Puts a host discovery found among those waiting for a port run, unless a run already has it; the caller pumps. */
+  private schedule(ip: string): boolean {
+    if (this.scheduled.has(ip)) return false;
     this.scheduled.add(ip);
     this.waiting.push(ip);
-    this.pump();
+    return true;
   }
 
   /** Hosts discovery found that the run of expected hosts did not find up: scanned in a run of their own. */

@@ -46,6 +46,8 @@ class ScriptedEngine implements ScanEngine {
   constructor(
     private readonly up: string[],
     private readonly answers: Set<string>,
+    /** Whether discovery reports hosts as it finds them (onHostUp), or only in the list it resolves to. */
+    private readonly streams = true,
   ) {
     this.expectPortRun();
   }
@@ -58,7 +60,7 @@ class ScriptedEngine implements ScanEngine {
     const pgid = this.nextPgid++;
     request.onProcess?.(pgid);
     try {
-      for (const ip of this.up) request.onHostUp?.(ip);
+      if (this.streams) for (const ip of this.up) request.onHostUp?.(ip);
       const g = gate(request.signal);
       this.finishDiscovery = g.release;
       await g.wait;
@@ -227,5 +229,16 @@ describe('the scan pipeline', () => {
     engine.finishDiscovery();
     await done;
     expect(recorded.ports).toEqual([['127.0.0.7']]);
+  });
+
+  it('scans the hosts of a discovery that reports them only at its end in one run', async () => {
+    const up = ['127.0.0.7', '127.0.0.8', '127.0.0.9'];
+    const engine = new ScriptedEngine(up, new Set(), false);
+    const { done, recorded } = pipeline(engine, []);
+    await tick();
+    engine.finishDiscovery();
+    await done;
+    expect(engine.runs).toEqual([{ hosts: up, verifyUp: false, startedDuringDiscovery: false }]);
+    expect(recorded.ports).toEqual([up]);
   });
 });

@@ -496,8 +496,10 @@ export class ScanManager {
       const { live, seen, portList } =
         engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run, request.profile) : await this.phases(run);
       if (running.abort.signal.aborted) throw new ScanAbortedError();
+      // Where the time went, for the log line of the completed scan.
+      const scanned = Date.now();
       await this.evaluationPhase(run, seen, portList);
-      await this.recordCompleted(run, live.length);
+      await this.recordCompleted(run, live.length, { scan_ms: scanned - run.started, evaluation_ms: Date.now() - scanned });
     } catch (err) {
       await this.recordEnded(run, err);
     } finally {
@@ -664,7 +666,11 @@ export class ScanManager {
     );
   }
 
-  private async recordCompleted({ running, scan, engine, request, started }: ScanRun, devicesFound: number): Promise<void> {
+  private async recordCompleted(
+    { running, scan, engine, request, started }: ScanRun,
+    devicesFound: number,
+    timing: { scan_ms: number; evaluation_ms: number },
+  ): Promise<void> {
     const progress = running.progress.update({ phase: 'done', percent: 100 });
     const recorded = await this.store.scans.finish(scan.id, this.owner.id, {
       status: 'completed',
@@ -683,7 +689,7 @@ export class ScanManager {
       duration_seconds: Math.round((Date.now() - started) / 100) / 10,
       engine: engine.name,
     });
-    this.log.info({ scan_id: scan.id, devices: devicesFound, ms: Date.now() - started, engine: engine.name }, 'scan completed');
+    this.log.info({ scan_id: scan.id, devices: devicesFound, ms: Date.now() - started, ...timing, engine: engine.name }, 'scan completed');
   }
 
   /** Records how a scan that did not complete ended: cancelled, timed out, interrupted or failed. */

@@ -28,10 +28,23 @@ function common(options: NmapCommonOptions): string[] {
   ];
 }
 
+/** The probes that decide whether a host is up (nmap uses ARP instead on the local segment when privileged). */
+function discoveryProbes(privileged: boolean): string[] {
+  return privileged ? ['-PE', '-PP', `-PS${DISCOVERY_TCP_PORTS}`, '-PA80,443'] : [`-PS${DISCOVERY_TCP_PORTS}`];
+}
+
 /** Host discovery only (`-sn`): ARP on the local segment when privileged, ICMP and TCP probes otherwise. */
 export function discoveryArgs(cidr: string, exclude: string[], options: NmapCommonOptions): string[] {
-  const probes = options.privileged ? ['-PE', '-PP', `-PS${DISCOVERY_TCP_PORTS}`, '-PA80,443'] : [`-PS${DISCOVERY_TCP_PORTS}`];
-  return ['-sn', ...probes, '-T4', '--max-retries', '2', ...common(options), ...(exclude.length ? ['--exclude', exclude.join(',')] : []), cidr];
+  return [
+    '-sn',
+    ...discoveryProbes(options.privileged),
+    '-T4',
+    '--max-retries',
+    '2',
+    ...common(options),
+    ...(exclude.length ? ['--exclude', exclude.join(',')] : []),
+    cidr,
+  ];
 }
 
 export interface PortScanOptions extends NmapCommonOptions {
@@ -39,17 +52,21 @@ export interface PortScanOptions extends NmapCommonOptions {
   /** Canonical port list (`1-1000`, `22,80`); ignored by intensive, which scans every port. */
   ports: string;
   osDetection: boolean;
+  /** The hosts are only thought to be up: nmap checks them with the discovery probes instead of `-Pn`. */
+  verifyUp?: boolean;
 }
 
 /**
- * One run over all live hosts (read from stdin with `-iL -`): port scan, then version detection
- * on the open ports. Hosts are known to be up, so nmap skips its own discovery (`-Pn`).
+ * One run over the hosts read from stdin (`-iL -`): port scan, then version detection on the open
+ * ports. Hosts discovery found are known to be up, so nmap skips its own discovery (`-Pn`); hosts
+ * only thought to be up (verifyUp) are checked first with the probes discovery uses, so that one
+ * gone since is dropped after its ping instead of having every port probed.
  */
 export function portScanArgs(options: PortScanOptions): string[] {
   const intensive = options.profile === 'intensive';
   const args = [
     options.privileged ? '-sS' : '-sT',
-    '-Pn',
+    ...(options.verifyUp ? discoveryProbes(options.privileged) : ['-Pn']),
     '-p',
     intensive ? '1-65535' : options.ports,
     '-sV',

@@ -45,24 +45,74 @@ export function parseNmapXml(xml: string): NmapRun {
   const hosts: ScannedHost[] = [];
   const down: string[] = [];
   for (const host of nodes(run.host)) {
-    const status = (host.status as Node | undefined)?.state;
-    const ip = nodes(host.address).find((a) => a.addrtype === 'ipv4')?.addr as string | undefined;
-    if (!ip) continue;
-    if (status !== 'up') {
-      down.push(ip);
-      continue;
-    }
-    hosts.push(mapHost(host, ip));
+    const read = readHost(host);
+    if (read?.up) hosts.push(read.host);
+    else if (read) down.push(read.ip);
   }
-  const finished = (run.runstats as Node | undefined)?.finished as Node | undefined;
+  return { hosts, down, ...finishedOf((run.runstats as Node | undefined)?.finished as Node | undefined) };
+}
+
+/** One parsed <host> element: up with its details, or down; null without an IPv4 address. */
+function readHost(host: Node): { up: true; ip: string; host: ScannedHost } | { up: false; ip: string } | null {
+  const ip = nodes(host.address).find((a) => a.addrtype === 'ipv4')?.addr as string | undefined;
+  if (!ip) return null;
+  if ((host.status as Node | undefined)?.state !== 'up') return { up: false, ip };
+  return { up: true, ip, host: mapHost(host, ip) };
+}
+
+function finishedOf(finished: Node | undefined): Pick<NmapRun, 'exit' | 'error' | 'elapsedSeconds'> {
   return {
-    hosts,
-    down,
     exit: (finished?.exit as string | undefined) ?? null,
     error: (finished?.errormsg as string | undefined) ?? null,
     elapsedSeconds: finished?.elapsed ? Number(finished.elapsed) : null,
   };
 }
+
+/**
+ * Reads nmap's XML as it is written: each <host> element is parsed the moment it is complete, so
+ * the results of a host are at hand while nmap works on the others, and nothing is left to parse
+ * when nmap exits. `finish()` gives the same NmapRun parseNmapXml gives for the whole document.
+ */
+export class NmapXmlReader {
+  private rest = '';
+  private sawRun = false;
+  private readonly hosts: ScannedHost[] = [];
+  private readonly down: string[] = [];
+
+  /** Reads a chunk of output; returns progress events and the hosts completed by it (up ones with their details). */
+  push(chunk: string): NmapReadEvent[] {
+    const text = this.rest + chunk;
+    if (!this.sawRun) this.sawRun = text.includes('<nmaprun');
+    const { events, rest } = readNmapStream(text);
+    this.rest = rest;
+    const out: NmapReadEvent[] = [];
+    for (const event of events) {
+      if (event.kind === 'task') {
+        out.push(event);
+        continue;
+      }
+      const read = readHost(nodes((parser.parse(event.xml) as Node).host)[0] ?? {});
+      if (!read) continue;
+      if (read.up) this.hosts.push(read.host);
+      else this.down.push(read.ip);
+      out.push(read.up ? { kind: 'host', ip: read.ip, up: true, host: read.host } : { kind: 'host', ip: read.ip, up: false, host: null });
+    }
+    return out;
+  }
+
+  /** The run, once nmap's output has ended. Throws on output that is not an nmap run. */
+  finish(): NmapRun {
+    if (!this.sawRun) throw new Error('not an nmap XML document (no <nmaprun>)');
+    const finished = this.rest.match(/<finished\b[^>]*>/)?.[0];
+    const attributes = finished ? ((parser.parse(finished) as Node).finished as Node | undefined) : undefined;
+    return { hosts: this.hosts, down: this.down, ...finishedOf(attributes) };
+  }
+}
+
+export type NmapReadEvent =
+  | { kind: 'task'; task: string; percent: number; remaining: number | null }
+  | { kind: 'host'; ip: string; up: true; host: ScannedHost }
+  | { kind: 'host'; ip: string; up: false; host: null };
 
 function mapHost(host: Node, ip: string): ScannedHost {
   const macAddress = nodes(host.address).find((a) => a.addrtype === 'mac');
@@ -112,7 +162,9 @@ function bestOsMatch(os: Node | undefined): { name: string | null; deviceType: s
   return { name: (match.name as string | undefined) ?? null, deviceType: (osClass?.type as string | undefined) ?? null };
 }
 
-export type NmapStreamEvent = { kind: 'task'; task: string; percent: number; remaining: number | null } | { kind: 'host'; ip: string; up: boolean };
+export type NmapStreamEvent =
+  | { kind: 'task'; task: string; percent: number; remaining: number | null }
+  | { kind: 'host'; ip: string; up: boolean; /** The whole <host> element. */ xml: string };
 
 const STREAM_ITEM = /<taskprogress\b[^>]*\/>|<host\b[\s\S]*?<\/host>/g;
 
@@ -134,7 +186,7 @@ export function readNmapStream(buffer: string): { events: NmapStreamEvent[]; res
       }
     } else {
       const ip = m[0].match(/<address addr="([\d.]+)" addrtype="ipv4"/)?.[1];
-      if (ip) events.push({ kind: 'host', ip, up: /<status state="up"/.test(m[0]) });
+      if (ip) events.push({ kind: 'host', ip, up: /<status state="up"/.test(m[0]), xml: m[0] });
     }
   }
   return { events, rest: buffer.slice(consumed) };

@@ -1,12 +1,22 @@
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
-import type { DiscoveredHost, ScanProfile } from '../core/model.js';
-import { formatPortRanges, networkWithin, parseIpv4Network, parsePortRanges, type Ipv4Network, type PortRange } from '../core/net.js';
+import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
+import {
+  formatPortRanges,
+  ipv4ToInt,
+  networkContains,
+  networkWithin,
+  parseIpv4Network,
+  parsePortRanges,
+  type Ipv4Network,
+  type PortRange,
+} from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
+import { onlineAddressesBetween } from '../store/online.js';
 import type { ScanProgress } from '../schemas/scan.js';
 import type { ScanRow } from '../store/schema.js';
 import { toScanRecord, type ScanLease } from '../store/scans.js';
@@ -16,6 +26,7 @@ import { NetwardenError } from '../util/errors.js';
 import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
+import { runPipeline } from './pipeline.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
@@ -482,11 +493,13 @@ export class ScanManager {
     timer.unref();
     const lease = this.keepLease(running);
     try {
-      const { live, seen } = await this.discoveryPhase(run);
-      const portList = await this.portPhase(run, live, seen);
+      const { live, seen, portList } =
+        engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run, request.profile) : await this.phases(run);
       if (running.abort.signal.aborted) throw new ScanAbortedError();
+      // Where the time went, for the log line of the completed scan.
+      const scanned = Date.now();
       await this.evaluationPhase(run, seen, portList);
-      await this.recordCompleted(run, live.length);
+      await this.recordCompleted(run, live.length, { scan_ms: scanned - run.started, evaluation_ms: Date.now() - scanned });
     } catch (err) {
       await this.recordEnded(run, err);
     } finally {
@@ -513,10 +526,15 @@ export class ScanManager {
       }
     };
     // The engine's process group goes on the record, so a restart after a crash can end it.
+    // One write after another: with overlapping runs a later value must not be overtaken.
+    let recording = Promise.resolve();
     const onProcess = (pgid: number | null) => {
-      this.store.scans
-        .update(scan.id, { engine_pgid: pgid })
-        .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record the engine process'));
+      recording = recording.then(() =>
+        this.store.scans
+          .update(scan.id, { engine_pgid: pgid })
+          .then(() => undefined)
+          .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record the engine process')),
+      );
     };
     return {
       privileged: hasRawSocketPrivilege(),
@@ -528,31 +546,31 @@ export class ScanManager {
     };
   }
 
+  /** Discovery, then the port scan of the hosts it found (not for quick scans): one after the other. */
+  private async phases(run: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
+    const { live, seen } = await this.discoveryPhase(run);
+    const portList = await this.portPhase(run, live, seen);
+    return { live, seen, portList };
+  }
+
   /** Finds the live hosts and records them in the inventory (presence is decided once the scan completes). */
-  private async discoveryPhase({
-    scan,
-    engine,
-    settings,
-    network,
-    request,
-    engineOptions,
-  }: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[] }> {
+  private async discoveryPhase(run: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[] }> {
+    const { engine, settings, network, request, engineOptions } = run;
     const { onProgress } = engineOptions;
     onProgress({ phase: 'discovery', percent: 0 });
     const exclude = request.device ? [] : settings.network.exclude;
     const live = await engine.discover({ cidr: network.cidr, exclude, ...engineOptions });
     // Recording what discovery found is still discovery: 'saving' is the last stretch of the bar.
     onProgress({ phase: 'discovery', percent: -1, hostsFound: live.length });
-    const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, nowIso());
-    for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
+    const seen = await this.recordDiscovery(run, live);
     onProgress({ phase: 'discovery', percent: 100, hostsFound: live.length, hostsDone: request.profile === 'quick' ? live.length : 0 });
     return { live, seen };
   }
 
   /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
-  private async portPhase({ engine, settings, request, engineOptions }: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortRange[]> {
-    const configured = parsePortRanges(settings.scanning.port_range);
-    const portList = request.profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
+  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortRange[]> {
+    const { engine, settings, request, engineOptions } = run;
+    const portList = portListOf(settings, request.profile);
     if (request.profile === 'quick' || live.length === 0) return portList;
     const results = await engine.scanPorts({
       hosts: live.map((h) => h.ip),
@@ -562,6 +580,62 @@ export class ScanManager {
       ...engineOptions,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
+    await this.recordPorts(results, live, seen);
+    return portList;
+  }
+
+  /**
+   * Discovery and the port scan overlapped (src/scan/pipeline.ts): the hosts online after the
+   * previous scan are port-scanned from the start, the others as discovery reports them, and
+   * results are written while the engine still runs. Records exactly what phases() records.
+   */
+  private async pipelinedPhases(
+    run: ScanRun,
+    profile: Exclude<ScanProfile, 'quick'>,
+  ): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
+    const { engine, settings, network, request, engineOptions } = run;
+    const portList = portListOf(settings, profile);
+    const exclude = request.device ? [] : settings.network.exclude;
+    engineOptions.onProgress({ phase: 'discovery', percent: 0 });
+    let found: { live: DiscoveredHost[]; seen: SeenDevice[] } = { live: [], seen: [] };
+    const { privileged, resolveHostnames, hostTimeoutSeconds } = engineOptions;
+    const live = await runPipeline({
+      engine,
+      discovery: { cidr: network.cidr, exclude, ...engineOptions },
+      ports: {
+        profile,
+        ports: formatPortRanges(portList),
+        osDetection: settings.scanning.os_detection,
+        privileged,
+        resolveHostnames,
+        hostTimeoutSeconds,
+      },
+      expected: await this.onlineWithin(network, exclude),
+      recordDiscovery: async (hosts) => {
+        found = { live: hosts, seen: await this.recordDiscovery(run, hosts) };
+      },
+      recordPorts: (results) => this.recordPorts(results, found.live, found.seen),
+    });
+    engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
+    return { ...found, portList };
+  }
+
+  /** The addresses of the devices online after the previous scan that lie in `network` and outside `exclude`. */
+  private async onlineWithin(network: Ipv4Network, exclude: string[]): Promise<string[]> {
+    const low = ipv4ToInt(network.network);
+    const online = await onlineAddressesBetween(this.store.db, low, low + network.size - 1);
+    const excluded = exclude.map((cidr) => parseIpv4Network(cidr)).flatMap((p) => (p.ok ? [p.value] : []));
+    return online.filter((ip) => networkContains(network, ip) && !excluded.some((net) => networkContains(net, ip)));
+  }
+
+  private async recordDiscovery({ scan }: ScanRun, live: DiscoveredHost[]): Promise<SeenDevice[]> {
+    const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, nowIso());
+    for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
+    return seen;
+  }
+
+  /** Records port results of hosts discovery recorded; the MAC discovery saw stands in for one the port scan did not. */
+  private async recordPorts(results: ScannedHost[], live: DiscoveredHost[], seen: SeenDevice[]): Promise<void> {
     const deviceByIp = new Map(seen.map((d) => [d.ip, d.deviceId]));
     const discoveredByIp = new Map(live.map((h) => [h.ip, h]));
     await this.inventory.recordPorts(
@@ -570,7 +644,6 @@ export class ScanManager {
         .map((h) => ({ deviceId: deviceByIp.get(h.ip)!, host: { ...h, mac: h.mac ?? discoveredByIp.get(h.ip)?.mac ?? null } })),
       nowIso(),
     );
-    return portList;
   }
 
   /**
@@ -593,7 +666,11 @@ export class ScanManager {
     );
   }
 
-  private async recordCompleted({ running, scan, engine, request, started }: ScanRun, devicesFound: number): Promise<void> {
+  private async recordCompleted(
+    { running, scan, engine, request, started }: ScanRun,
+    devicesFound: number,
+    timing: { scan_ms: number; evaluation_ms: number },
+  ): Promise<void> {
     const progress = running.progress.update({ phase: 'done', percent: 100 });
     const recorded = await this.store.scans.finish(scan.id, this.owner.id, {
       status: 'completed',
@@ -612,7 +689,7 @@ export class ScanManager {
       duration_seconds: Math.round((Date.now() - started) / 100) / 10,
       engine: engine.name,
     });
-    this.log.info({ scan_id: scan.id, devices: devicesFound, ms: Date.now() - started, engine: engine.name }, 'scan completed');
+    this.log.info({ scan_id: scan.id, devices: devicesFound, ms: Date.now() - started, ...timing, engine: engine.name }, 'scan completed');
   }
 
   /** Records how a scan that did not complete ended: cancelled, timed out, interrupted or failed. */
@@ -684,6 +761,12 @@ export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
   }
   if (triggeredBy.startsWith('key:')) return { name: triggeredBy.slice(4), type: 'api_key' };
   return { name: triggeredBy, type: 'user' };
+}
+
+/** The ports a scan examines: scanning.port_range, or every port for intensive scans (and a bad setting). */
+function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
+  const configured = parsePortRanges(settings.scanning.port_range);
+  return profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
 }
 
 /** The validated target of a request, and how many addresses it covers. */

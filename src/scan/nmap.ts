@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { discoveryArgs, phaseOfTask, portScanArgs } from '../core/nmap-args.js';
-import { parseNmapXml, readNmapStream, type NmapRun, type NmapStreamEvent } from '../core/nmap-xml.js';
+import { NmapXmlReader, type NmapReadEvent, type NmapRun } from '../core/nmap-xml.js';
 import { vendorForMac } from './oui.js';
 import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from './types.js';
 import { type DiscoveredHost, type ScannedHost } from '../core/model.js';
@@ -20,6 +20,8 @@ export function nmapVersion(binary = 'nmap'): Promise<string | null> {
 
 export class NmapEngine implements ScanEngine {
   readonly name = 'nmap' as const;
+  /** Every call is its own nmap process: discovery and port scans may overlap. */
+  readonly concurrent = true;
 
   constructor(private readonly binary = 'nmap') {}
 
@@ -27,7 +29,10 @@ export class NmapEngine implements ScanEngine {
     const args = discoveryArgs(request.cidr, request.exclude, request);
     let found = 0;
     const run = await this.run(args, null, request, (event) => {
-      if (event.kind === 'host' && event.up) found++;
+      if (event.kind === 'host' && event.up) {
+        found++;
+        request.onHostUp?.(event.ip);
+      }
       request.onProgress(
         event.kind === 'host'
           ? { phase: 'discovery', percent: -1, hostsFound: found, currentHost: event.ip }
@@ -53,23 +58,22 @@ export class NmapEngine implements ScanEngine {
   }
 
   /**
-   * Spawns nmap in its own process group (so cancelling kills it and anything it started),
-   * streams progress from the XML on stdout, and parses the whole document at the end.
+   * Spawns nmap in its own process group (so cancelling kills it and anything it started) and
+   * reads its XML as it comes: progress, and each host parsed as soon as nmap has written it.
    */
   private run(
     args: string[],
     stdin: string | null,
     { signal, onProcess }: Pick<DiscoveryRequest, 'signal' | 'onProcess'>,
-    onEvent: (event: NmapStreamEvent) => void,
+    onEvent: (event: NmapReadEvent) => void,
   ): Promise<NmapRun> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new ScanAbortedError());
       const child = spawn(this.binary, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
       // Detached: the child leads its own process group, whose id is its pid.
       if (child.pid !== undefined) onProcess?.(child.pid);
-      const chunks: string[] = [];
+      const reader = new NmapXmlReader();
       let size = 0;
-      let buffer = '';
       let stderr = '';
       let settled = false;
       const finish = (fn: () => void) => {
@@ -102,15 +106,21 @@ export class NmapEngine implements ScanEngine {
 
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (chunk: string) => {
-        chunks.push(chunk);
+        if (settled) return;
         size += chunk.length;
         if (size > MAX_OUTPUT_BYTES) {
           kill();
           finish(() => reject(new Error('nmap produced more output than expected; stopped')));
           return;
         }
-        const { events, rest } = readNmapStream(buffer + chunk);
-        buffer = rest;
+        let events: NmapReadEvent[];
+        try {
+          events = reader.push(chunk);
+        } catch (err) {
+          kill();
+          finish(() => reject(new Error(`nmap output could not be read: ${(err as Error).message}`)));
+          return;
+        }
         for (const event of events) onEvent(event);
       });
       child.stderr.setEncoding('utf8');
@@ -124,13 +134,12 @@ export class NmapEngine implements ScanEngine {
       child.on('error', (err) => finish(() => reject(new Error(`could not run nmap: ${err.message}`))));
       child.on('close', (code, sig) => {
         if (settled) return;
-        const xml = chunks.join('');
         if (code !== 0) {
           finish(() => reject(new Error(`nmap failed (${sig ?? `exit code ${code}`}): ${firstLines(stderr) || 'no error output'}`)));
           return;
         }
         try {
-          const run = parseNmapXml(xml);
+          const run = reader.finish();
           if (run.exit === 'error') throw new Error(run.error ?? firstLines(stderr));
           finish(() => resolve(run));
         } catch (err) {

@@ -33,11 +33,21 @@ export interface DiscoveryRequest {
   signal: AbortSignal;
   onProgress: ProgressListener;
   onProcess?: ProcessListener;
+  /**
+   * Told each host found up as soon as the engine knows (before discover resolves), so that its
+   * port scan can start while discovery goes on. The list discover resolves to is what counts.
+   */
+  onHostUp?: (ip: string) => void;
 }
 
 export interface PortScanRequest {
-  /** Live hosts only. */
+  /** Live hosts, unless `verifyUp` says they may not be. */
   hosts: string[];
+  /**
+   * The hosts are only thought to be up (online in the previous scan): the engine checks them
+   * first, with the probes discovery uses, and scans and reports only those that answer.
+   */
+  verifyUp?: boolean;
   profile: Exclude<ScanProfile, 'quick'>;
   /** Canonical port list such as `1-1000` or `22,80,443`; intensive uses 1-65535. */
   ports: string;
@@ -52,6 +62,12 @@ export interface PortScanRequest {
 
 export interface ScanEngine {
   readonly name: 'nmap' | 'native';
+  /**
+   * Whether discover and scanPorts may run at the same time, and scanPorts more than once at a
+   * time (each call its own process): the scan manager then port-scans hosts while discovery
+   * still runs (see ScanPipeline). Engines without it are run one phase after the other.
+   */
+  readonly concurrent?: boolean;
   /** Which hosts in the target answer, with MAC and vendor where visible. */
   discover(request: DiscoveryRequest): Promise<DiscoveredHost[]>;
   /** Port scan, then service/version detection on open ports, of hosts known to be live. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseNmapXml, readNmapStream } from '../../src/core/nmap-xml.js';
+import { NmapXmlReader, parseNmapXml, readNmapStream } from '../../src/core/nmap-xml.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/nmap/${name}`, import.meta.url), 'utf8');
 
@@ -90,5 +90,42 @@ describe('readNmapStream', () => {
       ]);
       expect(events.filter((e) => e.kind === 'task')).toEqual([{ kind: 'task', task: 'SYN Stealth Scan', percent: 42.5, remaining: 12 }]);
     }
+  });
+});
+
+describe('NmapXmlReader', () => {
+  it('gives what parseNmapXml gives for the whole document, from chunks split anywhere, each host as soon as it is complete', () => {
+    for (const name of ['loopback-ports.xml', 'loopback-discovery.xml']) {
+      const xml = fixture(name);
+      const whole = parseNmapXml(xml);
+      for (const size of [1, 13, 256, 100_000]) {
+        const reader = new NmapXmlReader();
+        const hosts = [];
+        for (let i = 0; i < xml.length; i += size) {
+          for (const event of reader.push(xml.slice(i, i + size))) {
+            if (event.kind === 'host' && event.up) {
+              // Complete when reported: everything up to the end of its element has been read.
+              expect(xml.slice(0, i + size)).toContain(`<address addr="${event.ip}"`);
+              hosts.push(event.host);
+            }
+          }
+        }
+        expect(hosts).toEqual(whole.hosts);
+        expect(reader.finish()).toEqual(whole);
+      }
+    }
+  });
+
+  it('reports hosts that are down, and the error nmap gives', () => {
+    const reader = new NmapXmlReader();
+    reader.push('<?xml version="1.0"?><nmaprun scanner="nmap"><host><status state="down"/><address addr="10.66.0.99" addrtype="ipv4"/></host>');
+    reader.push('<runstats><finished time="1" elapsed="0.5" exit="error" errormsg="Failed to open device"/></runstats></nmaprun>');
+    expect(reader.finish()).toEqual({ hosts: [], down: ['10.66.0.99'], exit: 'error', error: 'Failed to open device', elapsedSeconds: 0.5 });
+  });
+
+  it('refuses output that is not an nmap run', () => {
+    const reader = new NmapXmlReader();
+    reader.push('<html></html>');
+    expect(() => reader.finish()).toThrow(/nmaprun/);
   });
 });

@@ -25,7 +25,7 @@ import { ScanEvaluator } from './evaluate.js';
 import { NetwardenError } from '../util/errors.js';
 import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
-import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngine, newOwner, ownerGone, type ScanOwner } from './owner.js';
+import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
@@ -63,6 +63,8 @@ interface ScanRun {
   request: ScanRequest;
   started: number;
   engineOptions: Omit<DiscoveryRequest, 'cidr' | 'exclude'>;
+  /** Records every engine process group running at once (overlapping runs), newest last. */
+  recordProcessGroups: (live: readonly number[]) => void;
 }
 
 /** How often progress is written to the scan record while it runs. */
@@ -336,7 +338,7 @@ export class ScanManager {
     }
     const gone = ownerGone(scan, this.owner, Date.now());
     if (gone) {
-      endOrphanedEngine(scan, this.owner);
+      endOrphanedEngines(scan, this.owner);
       if (await this.store.scans.finish(scanId, scan.owner_id, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
         await this.publishFinished(scanId);
         await this.audit('scan_cancelled', scan, actorOf(scan.triggered_by), true, {});
@@ -376,16 +378,16 @@ export class ScanManager {
     for (const scan of await this.store.scans.listRunning()) {
       const why = ownerGone(scan, this.owner, Date.now());
       if (!why || this.running?.id === scan.id) continue;
-      const killed = endOrphanedEngine(scan, this.owner);
+      const killed = endOrphanedEngines(scan, this.owner);
       const error = `Interrupted: the server stopped while this scan was running (${why})`;
       if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
       ended.push(scan.id);
       await this.publishFinished(scan.id);
       await this.audit('scan_failed', scan, { name: scan.triggered_by, type: 'system' }, false, {
         error,
-        ...(killed !== null ? { ended_engine_process_group: killed } : {}),
+        ...(killed.length > 0 ? { ended_engine_process_groups: killed } : {}),
       });
-      this.log.warn({ scan_id: scan.id, reason: why, ended_engine_process_group: killed }, 'ended a scan whose owner is gone');
+      this.log.warn({ scan_id: scan.id, reason: why, ended_engine_process_groups: killed }, 'ended a scan whose owner is gone');
     }
     if (ended.length > 0) this.wakeQueue();
     return ended;
@@ -484,7 +486,7 @@ export class ScanManager {
       network,
       request,
       started: Date.now(),
-      engineOptions: this.engineOptions(running, scan, settings),
+      ...this.engineOptions(running, scan, settings),
     };
     const timer = setTimeout(() => {
       running.reason = 'timeout';
@@ -509,7 +511,7 @@ export class ScanManager {
   }
 
   /** What every engine call of this scan shares: privileges, timeouts, the abort signal, and where progress goes. */
-  private engineOptions(running: RunningScan, scan: ScanRow, settings: Settings): ScanRun['engineOptions'] {
+  private engineOptions(running: RunningScan, scan: ScanRow, settings: Settings): Pick<ScanRun, 'engineOptions' | 'recordProcessGroups'> {
     let lastPersist = 0;
     let lastEvent = 0;
     const onProgress = (event: EngineProgress) => {
@@ -525,24 +527,27 @@ export class ScanManager {
           .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record scan progress'));
       }
     };
-    // The engine's process group goes on the record, so a restart after a crash can end it.
+    // The engine's process groups go on the record, so a restart after a crash can end them.
     // One write after another: with overlapping runs a later value must not be overtaken.
     let recording = Promise.resolve();
-    const onProcess = (pgid: number | null) => {
+    const record = (patch: { engine_pgid: number | null; engine_pgids: string | null }) => {
       recording = recording.then(() =>
         this.store.scans
-          .update(scan.id, { engine_pgid: pgid })
+          .update(scan.id, patch)
           .then(() => undefined)
           .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not record the engine process')),
       );
     };
     return {
-      privileged: hasRawSocketPrivilege(),
-      resolveHostnames: settings.network.resolve_hostnames,
-      hostTimeoutSeconds: settings.scanning.host_timeout_seconds,
-      signal: running.abort.signal,
-      onProgress,
-      onProcess,
+      engineOptions: {
+        privileged: hasRawSocketPrivilege(),
+        resolveHostnames: settings.network.resolve_hostnames,
+        hostTimeoutSeconds: settings.scanning.host_timeout_seconds,
+        signal: running.abort.signal,
+        onProgress,
+        onProcess: (pgid) => record({ engine_pgid: pgid, engine_pgids: null }),
+      },
+      recordProcessGroups: (live) => record({ engine_pgid: live.at(-1) ?? null, engine_pgids: live.length > 0 ? JSON.stringify(live) : null }),
     };
   }
 
@@ -615,6 +620,7 @@ export class ScanManager {
         found = { live: hosts, seen: await this.recordDiscovery(run, hosts) };
       },
       recordPorts: (results) => this.recordPorts(results, found.live, found.seen),
+      onProcessGroups: run.recordProcessGroups,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
     return { ...found, portList };

@@ -61,18 +61,35 @@ export function ownerGone(
 }
 
 /**
- * Ends the engine process group a dead owner left behind on this host. Returns the pgid killed,
- * or null when there was nothing (safe) to kill.
+ * Ends the engine process groups a dead owner left behind on this host: `engine_pgid` and every
+ * group of `engine_pgids` (a scan overlaps several nmap runs). Returns the groups killed, empty
+ * when there was nothing (safe) to kill: a group is ended only while its leader is still nmap.
  */
-export function endOrphanedEngine(scan: Pick<ScanRow, 'owner_host' | 'engine_pgid'>, me: ScanOwner): number | null {
-  const pgid = scan.engine_pgid;
-  if (pgid === null || pgid <= 1 || scan.owner_host !== me.host) return null;
-  if (!isNmap(pgid)) return null;
+export function endOrphanedEngines(scan: Pick<ScanRow, 'owner_host' | 'engine_pgid' | 'engine_pgids'>, me: ScanOwner): number[] {
+  if (scan.owner_host !== me.host) return [];
+  const groups = new Set(recordedGroups(scan.engine_pgids));
+  if (scan.engine_pgid !== null) groups.add(scan.engine_pgid);
+  const killed: number[] = [];
+  for (const pgid of groups) {
+    if (pgid <= 1 || !isNmap(pgid)) continue;
+    try {
+      process.kill(-pgid, 'SIGKILL');
+      killed.push(pgid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return killed.sort((a, b) => a - b);
+}
+
+/** The integers of a stored `engine_pgids` list; nothing from a value that is not one. */
+function recordedGroups(text: string | null): number[] {
+  if (!text) return [];
   try {
-    process.kill(-pgid, 'SIGKILL');
-    return pgid;
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed.filter((p): p is number => Number.isSafeInteger(p)) : [];
   } catch {
-    return null;
+    return [];
   }
 }
 

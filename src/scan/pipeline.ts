@@ -48,6 +48,11 @@ export interface PipelineInput {
   recordDiscovery(live: DiscoveredHost[]): Promise<void>;
   /** Records port results, only ever of hosts discovery found; once per port run, one call at a time. */
   recordPorts(results: ScannedHost[]): Promise<void>;
+  /**
+   * Told every process group running at once (newest last) whenever that changes, so a crash
+   * recovery can end them all. Without it discovery's onProcess is told the newest.
+   */
+  onProcessGroups?: (live: readonly number[]) => void;
 }
 
 /** Runs discovery and the port scans overlapped; resolves to discovery's hosts once everything is recorded. */
@@ -87,7 +92,7 @@ class Pipeline {
 
   constructor(private readonly input: PipelineInput) {
     this.signal = AbortSignal.any([input.discovery.signal, this.stop.signal]);
-    this.processes = new ProcessGroups(input.discovery.onProcess);
+    this.processes = new ProcessGroups(input.onProcessGroups ?? ((live) => input.discovery.onProcess?.(live.at(-1) ?? null)));
     this.progress = new PortProgress(input.discovery.onProgress);
     this.expected = new Set(input.expected);
     this.expectedRunDone = this.expected.size === 0;
@@ -246,16 +251,11 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
   return { promise, resolve, reject };
 }
 
-/**
- * The process groups of the engine's runs, told to the scan's onProcess as one: the newest
- * still running (port runs outlive discovery, so a crash-recovery kill, which ends only the
- * recorded group, hits the longest one), null once none runs.
- */
+/** The process groups of the engine's runs, told as one list (newest last) whenever it changes. */
 class ProcessGroups {
   private readonly live: number[] = [];
-  private reported: number | null = null;
 
-  constructor(private readonly onProcess: ProcessListener | undefined) {}
+  constructor(private readonly onChange: (live: readonly number[]) => void) {}
 
   /** A listener for one engine call: its start and end. */
   listener(): ProcessListener {
@@ -268,11 +268,7 @@ class ProcessGroups {
         this.live.splice(this.live.indexOf(mine), 1);
         mine = null;
       }
-      const newest = this.live.at(-1) ?? null;
-      if (newest !== this.reported) {
-        this.reported = newest;
-        this.onProcess?.(newest);
-      }
+      this.onChange([...this.live]);
     };
   }
 }

@@ -231,6 +231,7 @@ export class ScanStore {
         active_slot: null,
         lease_expires_at: null,
         engine_pgid: null,
+        engine_pgids: null,
         cancel_requested_at: null,
       })
       .where('id', '=', id)

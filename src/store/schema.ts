@@ -88,6 +88,8 @@ export interface ScansTable {
   lease_expires_at: string | null;
   /** Process group of the engine's child process (nmap), to end it if its owner died. */
   engine_pgid: number | null;
+  /** Every engine process group running at once (JSON array of integers; a scan overlaps several nmap runs). */
+  engine_pgids: JsonText | null;
   /** Set by an instance asked to cancel a scan another instance runs; the owner then stops it. */
   cancel_requested_at: string | null;
   /** The schedule this scan was run for (a slot or "run now"); NULL for other scans and once the schedule is deleted. */

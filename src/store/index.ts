@@ -46,7 +46,7 @@ export class Store {
     this.audit = new AuditStore(db);
     this.settings = new SettingsStore(db);
     this.scans = new ScanStore(db, bump);
-    this.devices = new DeviceStore(db, bump);
+    this.devices = new DeviceStore(db, bump, () => this.dataVersion, handle.dialect);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.stats = new StatsStore(db, () => this.dataVersion);

@@ -6,6 +6,7 @@ import * as m002 from './002_coordination.js';
 import * as m003 from './003_schedules.js';
 import * as m004 from './004_notifications.js';
 import * as m005 from './005_presence.js';
+import * as m007 from './007_inventory_reads.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -16,6 +17,7 @@ const modules: Record<string, MigrationModule> = {
   '003_schedules': m003,
   '004_notifications': m004,
   '005_presence': m005,
+  '007_inventory_reads': m007,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -91,6 +91,8 @@ const MAX_PARAM_LENGTH = 200;
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store, version } = options;
+  // Other instances on the database learn of this one's writes (their cached counts), and it of theirs.
+  store.shareWrites();
   // Loaded before the first request: the proxy-trust decision below reads it synchronously.
   await store.settings.get();
 

@@ -57,11 +57,8 @@ const SUMMARY_COLUMNS = [
 ] as const satisfies readonly (keyof DeviceRow)[];
 type SummaryRow = Pick<DeviceRow, (typeof SUMMARY_COLUMNS)[number]>;
 
-/**
- * How long a count of matching devices (`X-Total-Count`) is reused while nothing was written
- * through this process: the staleness another instance's writes may have, as for /api/stats.
- */
-const COUNT_CACHE_MS = 2000;
+/** Longest a count of matching devices (`X-Total-Count`) is reused even when no write was seen. */
+const COUNT_CACHE_MS = 60_000;
 
 /** `text` as a LIKE pattern that matches it literally anywhere (`\` escapes `%`, `_` and itself). */
 function containsPattern(text: string): string {
@@ -84,7 +81,7 @@ export class DeviceStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onWrite: () => void,
-    dataVersion: () => number = () => 0,
+    dataVersion: () => Promise<number> = async () => 0,
     private readonly dialect: 'sqlite' | 'postgres' = 'sqlite',
   ) {
     this.counts = new VersionedCache(dataVersion, COUNT_CACHE_MS, 200);
@@ -134,12 +131,13 @@ export class DeviceStore {
       if (!NEVER_EMPTY_SORT_KEYS.has(sort)) ordered = ordered.orderBy(sql`${sql.ref(sort)} is null`);
       ordered = ordered.orderBy(sort, direction);
     }
-    // One query for the page and one for the count, the count kept for later pages of the same
-    // list (COUNT_CACHE_MS). A search not yet counted is counted by the page query itself
+    // One query for the page and one for the count, the count kept until the data changes (for
+    // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
     // (a window count over the matches), so the table is scanned once, not twice.
     const countKey = JSON.stringify([query.scanId, query.riskLevel, query.isTrusted, query.zone, query.online, search ?? '']);
     const count = async () => Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    let total = this.counts.peek(countKey);
+    const version = await this.counts.currentVersion();
+    let total = this.counts.peek(countKey, version);
 
     // For a search, SQLite either walks the address index (stopping once the page is full: quick
     // when matches are many, but a rare term visits every row in index order, 3× slower than a
@@ -153,13 +151,12 @@ export class DeviceStore {
     if (total !== undefined) {
       rows = await page.execute();
     } else if (search) {
-      const version = this.counts.currentVersion();
       const withTotal = await page.select(sql<number>`count(*) over ()`.as('total_matches')).execute();
       total = withTotal.length > 0 ? Number(withTotal[0].total_matches) : await count();
-      this.counts.set(countKey, version, total);
+      await this.counts.set(countKey, version, total);
       rows = withTotal;
     } else {
-      [rows, total] = await Promise.all([page.execute(), this.counts.get(countKey, count)]);
+      [rows, total] = await Promise.all([page.execute(), this.counts.get(countKey, count, version)]);
     }
     const openPorts = await this.openPortsOf(rows.map((r) => r.id));
     return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total };

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Web UI benchmark: how the interface behaves over an inventory of 10,000 devices, in headless
+// Web UI benchmark: how the interface behaves over an inventory of 100,000 devices (BENCH_DEVICES), in headless
 // Chromium (Debian's /usr/bin/chromium, or CHROMIUM_PATH) driven by playwright-core, against the
 // real server (dist/) over SQLite on 127.0.0.1. The devices are rows written straight into the
 // store (bench/inventory.mjs): no scan, no traffic beyond loopback.
@@ -7,13 +7,13 @@
 //   npm run bench:ui
 //
 // Each measurement runs BENCH_RUNS times (default 7) after one warm-up; medians and p90 are reported.
-//   devices_load    navigate to /devices until 50 rows and "of 10,000" are on screen
+//   devices_load    navigate to /devices until 50 rows and "of 100,000" are on screen
 //   search          type in Search until the matching count shows (includes the UI's 300 ms debounce)
 //   search_api      the same query's GET /api/devices from Node (server time plus loopback)
 //   next_page       click "Next" until "51–100" shows (timed from the click; the list is reloaded first)
 //   sort_by_risk    click the Risk column until the re-sorted page is on screen (same)
 //   device_detail   navigate to /devices/{id} until its ports table shows
-//   dashboard       navigate to / until the tiles show 10,000 devices
+//   dashboard       navigate to / until the tiles show 100,000 devices
 // Also: the page's JS heap and DOM node count on the device list (Chrome DevTools Protocol), and
 // the size of the built files (raw and gzip).
 // Results: bench/results/ui.json and bench/results/ui.md.
@@ -35,7 +35,7 @@ const root = join(here, '..');
 const resultsDir = join(here, 'results');
 const log = (...args) => console.error('[bench]', ...args);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
-const DEVICES = Number(process.env.BENCH_DEVICES ?? 10_000);
+const DEVICES = Number(process.env.BENCH_DEVICES ?? 100_000);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ADMIN = { username: 'bench', password: 'bench-password-not-secret' };
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import cookie from '@fastify/cookie';
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -39,6 +38,7 @@ import { evaluationRoutes } from './routes/evaluation.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 export interface AppOptions {
   store: Store;
@@ -95,6 +95,8 @@ const MAX_PARAM_LENGTH = 200;
 
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store, version } = options;
+  // Other instances on the database learn of this one's writes (their cached counts), and it of theirs.
+  store.shareWrites();
   // Loaded before the first request: the proxy-trust decision below reads it synchronously.
   await store.settings.get();
 
@@ -159,40 +161,24 @@ export async function buildApp(options: AppOptions): Promise<App> {
     schedules: new ScheduleService({ store, scans }),
   } satisfies Services);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // One hook for every response's fixed headers: computed once (security-headers.ts), not per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
     reply.header('X-Request-Id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, url: requestedPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
     );
+    done();
   });
   // Input checks every route shares, whatever its schema declares.
   app.addHook('preParsing', rejectForeignCharsets);
   app.addHook('preValidation', rejectNulCharacters);
 
   await app.register(cookie);
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        fontSrc: ["'self'", 'data:'],
-        objectSrc: ["'none'"],
-        frameAncestors: ["'none'"],
-        baseUri: ["'self'"],
-        formAction: ["'self'"],
-        upgradeInsecureRequests: null,
-      },
-    },
-    crossOriginEmbedderPolicy: false,
-    // Served over plain HTTP on most LANs; HSTS is for deployments behind TLS to opt into.
-    hsts: false,
-  });
 
   await app.register(swagger, {
     openapi: {
@@ -234,7 +220,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     routePrefix: '/docs',
     staticCSP: true,
     // Its built-in policy adds upgrade-insecure-requests, which makes browsers fetch the UI's own
-    // assets over HTTPS and breaks /docs when served over plain HTTP on a LAN (as helmet is configured above).
+    // assets over HTTPS and breaks /docs when served over plain HTTP on a LAN (SECURITY_HEADERS leaves it out too).
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/g, ''),
     uiConfig: { docExpansion: 'list', deepLinking: true, persistAuthorization: false },
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateGate } from '../auth/throttle.js';
-import { apiKeyLookupPrefix, digestsEqual, looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
+import { ApiKeyCache } from '../auth/api-key-cache.js';
+import { looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
 import { apiKeyStatus } from '../store/api-keys.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
@@ -30,7 +31,12 @@ export class Authenticator {
   /** Failed key attempts are audited at most once a minute per client address. */
   private readonly rejectedKeyAudit = new RateGate(60_000);
 
-  constructor(private readonly store: Store) {}
+  /** Verified keys in memory: no database query per request (see api-key-cache.ts for revocation). */
+  private readonly keys: ApiKeyCache;
+
+  constructor(private readonly store: Store) {
+    this.keys = new ApiKeyCache(store.apiKeys);
+  }
 
   /** Resolves the request's credentials; throws 401/403 when they are present but not acceptable. */
   async authenticate(request: FastifyRequest): Promise<Principal | null> {
@@ -43,10 +49,10 @@ export class Authenticator {
 
   private async authenticateKey(request: FastifyRequest, key: string): Promise<Principal> {
     let match;
+    let digest = '';
     if (looksLikeApiKey(key)) {
-      const digest = sha256Hex(key);
-      const candidates = await this.store.apiKeys.findByPrefix(apiKeyLookupPrefix(key));
-      match = candidates.find((c) => digestsEqual(c.key_hash, digest));
+      digest = sha256Hex(key);
+      match = await this.keys.find(key, digest);
     }
     const now = nowIso();
     if (!match || apiKeyStatus(match, now) !== 'active') {
@@ -54,6 +60,7 @@ export class Authenticator {
       throw notAuthenticated();
     }
     if (!match.last_used_at || Date.parse(now) - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
+      this.keys.noteUsed(digest, now);
       this.store.apiKeys.markUsed(match.id, now).catch((err) => request.log.warn({ err }, 'could not record API key use'));
     }
     return { kind: 'api_key', keyId: match.id, keyName: match.name, actor: match.name };

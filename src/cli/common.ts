@@ -70,7 +70,8 @@ export async function withStore<T>(fn: (store: Store, config: ServerConfig) => P
   const config = loadConfig();
   let store: Store;
   try {
-    store = await openStore({ url: config.databaseUrl, poolSize: 2 });
+    // Writes by a command (a scan, a key revoked) reach the running service's cached counts.
+    store = (await openStore({ url: config.databaseUrl, poolSize: 2 })).shareWrites();
   } catch (err) {
     throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
   }

@@ -86,7 +86,7 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('revoke')
-    .description('Revoke an API key: its very next request is refused')
+    .description('Revoke an API key: a running service refuses it within a second')
     .argument('<id>', 'the key id shown by `netwarden keys list`')
     .action(
       action(async (rawId: string) => {

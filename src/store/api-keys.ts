@@ -26,7 +26,26 @@ export function toKeyRecord(row: ApiKeyRow): KeyRecord {
 }
 
 export class ApiKeyStore {
+  /** Told after every revocation through this store (the API key cache forgets what it holds). */
+  private readonly revokeListeners = new Set<() => void>();
+
   constructor(private readonly db: Kysely<Database>) {}
+
+  onRevoke(listener: () => void): () => void {
+    this.revokeListeners.add(listener);
+    return () => this.revokeListeners.delete(listener);
+  }
+
+  /**
+   * A value that changes whenever a key is created, revoked, removed or given another expiry by
+   * any process on this database: other instances compare it to notice such a change made
+   * elsewhere. Every key's id, revocation and expiry (a deployment has a handful of keys; read
+   * at most once a second per instance).
+   */
+  async revocationMark(): Promise<string> {
+    const rows = await this.db.selectFrom('api_keys').select(['id', 'revoked_at', 'expires_at']).orderBy('id').execute();
+    return rows.map((r) => `${r.id}:${r.revoked_at ?? ''}:${r.expires_at ?? ''}`).join(',');
+  }
 
   create(row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
     return this.db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
@@ -52,6 +71,7 @@ export class ApiKeyStore {
   /** Revokes a key; a key already revoked keeps its original revocation time. */
   async revoke(id: number, at = nowIso()): Promise<ApiKeyRow | undefined> {
     await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    for (const listener of this.revokeListeners) listener();
     return this.get(id);
   }
 }

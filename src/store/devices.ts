@@ -6,10 +6,13 @@ import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
 import type { CveDescriber } from './evaluation.js';
+import { VersionedCache } from './versioned-cache.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
 export type DeviceSortKey = (typeof DEVICE_SORT_KEYS)[number];
+/** Sort keys whose column is NOT NULL (migration 001). */
+const NEVER_EMPTY_SORT_KEYS: ReadonlySet<DeviceSortKey> = new Set(['risk_score', 'first_seen', 'last_seen']);
 
 export interface DeviceQuery {
   scanId?: number;
@@ -28,6 +31,36 @@ export interface DeviceQuery {
 /** Columns free-text search looks in. */
 const SEARCHED_COLUMNS = ['ip_address', 'mac_address', 'hostname', 'vendor', 'label', 'notes', 'os_name', 'device_type', 'zone'] as const;
 
+/** Joins the searched columns into one text, so a search evaluates one LIKE per row rather than nine. */
+const SEARCH_SEPARATOR = '\u001f';
+
+/** The columns a device summary is made of (the list reads these, not whole rows). */
+const SUMMARY_COLUMNS = [
+  'id',
+  'ip_address',
+  'mac_address',
+  'mac_randomized',
+  'hostname',
+  'vendor',
+  'device_type',
+  'os_name',
+  'label',
+  'zone',
+  'is_trusted',
+  'notes',
+  'risk_level',
+  'risk_score',
+  'first_seen',
+  'last_seen',
+  'last_scan_id',
+  'online',
+  'missed_scans',
+] as const satisfies readonly (keyof DeviceRow)[];
+type SummaryRow = Pick<DeviceRow, (typeof SUMMARY_COLUMNS)[number]>;
+
+/** Longest a count of matching devices (`X-Total-Count`) is reused even when no write was seen. */
+const COUNT_CACHE_MS = 60_000;
+
 /** `text` as a LIKE pattern that matches it literally anywhere (`\` escapes `%`, `_` and itself). */
 function containsPattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -43,10 +76,17 @@ export interface DeviceUserFields {
 
 /** Device inventory: identities, their current ports, findings, CVEs, IP history and per-scan snapshots. */
 export class DeviceStore {
+  /** Totals of recent list queries: counting 100,000 rows on every page turn is most of a page's cost. */
+  private readonly counts: VersionedCache<number>;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly onWrite: () => void,
-  ) {}
+    dataVersion: () => Promise<number> = async () => 0,
+    private readonly dialect: 'sqlite' | 'postgres' = 'sqlite',
+  ) {
+    this.counts = new VersionedCache(dataVersion, COUNT_CACHE_MS, 200);
+  }
 
   async list(query: DeviceQuery): Promise<{ rows: DeviceSummary[]; total: number }> {
     let base = this.db.selectFrom('devices');
@@ -64,9 +104,13 @@ export class DeviceStore {
     if (search) {
       const pattern = containsPattern(search);
       const port = /^\d{1,5}$/.test(search) ? Number(search) : null;
+      const like = sql<string>`${pattern} escape '\\'`;
       base = base.where((eb) =>
         eb.or([
-          ...SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', sql<string>`${pattern} escape '\\'`)),
+          ...(search.includes(SEARCH_SEPARATOR)
+            ? // Could match across two columns of the joined text: look in each column instead.
+              SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', like))
+            : [eb(this.searchedText(), 'like', like)]),
           ...(port !== null && port <= 65535
             ? [
                 eb(
@@ -79,20 +123,57 @@ export class DeviceStore {
         ]),
       );
     }
-    let ordered = base.selectAll();
+    let ordered = base.select(SUMMARY_COLUMNS);
     const direction = query.descending ? 'desc' : 'asc';
     const sort = query.sort ?? 'ip_address';
     if (sort !== 'ip_address') {
       // Empty values last in either direction, so sorting by label shows labelled devices first.
-      ordered = ordered.orderBy(sql`${sql.ref(sort)} is null`).orderBy(sort, direction);
+      // (Columns that are never empty skip that term, so an index on the column can give the order.)
+      if (!NEVER_EMPTY_SORT_KEYS.has(sort)) ordered = ordered.orderBy(sql`${sql.ref(sort)} is null`);
+      ordered = ordered.orderBy(sort, direction);
     }
-    ordered = ordered.orderBy('ip_sort', sort === 'ip_address' ? direction : 'asc').orderBy('id');
-    const [rows, total] = await Promise.all([
-      ordered.limit(query.limit).offset(query.offset).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
+    // One query for the page and one for the count, the count kept until the data changes (for
+    // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
+    // (a window count over the matches), so the table is scanned once, not twice.
+    const countKey = JSON.stringify([query.scanId, query.riskLevel, query.isTrusted, query.zone, query.online, search ?? '']);
+    const count = async () => Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const version = await this.counts.currentVersion();
+    let total = this.counts.peek(countKey, version);
+
+    // For a search, SQLite either walks the address index (stopping once the page is full: quick
+    // when matches are many, but a rare term visits every row in index order, 3× slower than a
+    // scan) or scans the table and sorts the matches (`+ip_sort` keeps it off the index). It walks
+    // the index only when the known count says the page fills within the first quarter.
+    const walkIndex = !search || this.dialect !== 'sqlite' || (total !== undefined && (query.offset + query.limit) * 4 <= total);
+    ordered = ordered.orderBy(walkIndex ? sql.ref('ip_sort') : sql`+ip_sort`, sort === 'ip_address' ? direction : 'asc').orderBy('id');
+    const page = ordered.limit(query.limit).offset(query.offset);
+
+    let rows: SummaryRow[];
+    if (total !== undefined) {
+      rows = await page.execute();
+    } else if (search) {
+      const withTotal = await page.select(sql<number>`count(*) over ()`.as('total_matches')).execute();
+      total = withTotal.length > 0 ? Number(withTotal[0].total_matches) : await count();
+      await this.counts.set(countKey, version, total);
+      rows = withTotal;
+    } else {
+      [rows, total] = await Promise.all([page.execute(), this.counts.get(countKey, count, version)]);
+    }
     const openPorts = await this.openPortsOf(rows.map((r) => r.id));
-    return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total: Number(total.n) };
+    return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total };
+  }
+
+  /**
+   * The searched columns as one lower-case text. SQLite's lower() and LIKE both fold ASCII only,
+   * so there LIKE on the plain text is the same test without the lower() call; PostgreSQL folds by
+   * locale, so lower() stays.
+   */
+  private searchedText() {
+    const joined = sql.join(
+      SEARCHED_COLUMNS.map((column) => sql`coalesce(${sql.ref(column)}, '')`),
+      sql` || ${sql.lit(SEARCH_SEPARATOR)} || `,
+    );
+    return this.dialect === 'postgres' ? sql<string>`lower(${joined})` : sql<string>`(${joined})`;
   }
 
   getRow(id: number): Promise<DeviceRow | undefined> {
@@ -181,7 +262,7 @@ export class DeviceStore {
   /** Summaries of the given devices (those that exist), in id order. */
   async summariesOf(ids: number[]): Promise<DeviceSummary[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom('devices').selectAll().where('id', 'in', ids).orderBy('id').execute();
+    const rows = await this.db.selectFrom('devices').select(SUMMARY_COLUMNS).where('id', 'in', ids).orderBy('id').execute();
     const openPorts = await this.openPortsOf(rows.map((r) => r.id));
     return rows.map((r) => toSummary(r, openPorts.get(r.id) ?? []));
   }
@@ -257,7 +338,7 @@ function sortedOpenPorts(ports: { port: number; state: string }[]): number[] {
   return [...new Set(ports.filter(isOpenPort).map((p) => p.port))].sort((a, b) => a - b);
 }
 
-function toSummary(row: DeviceRow, openPorts: number[]): DeviceSummary {
+function toSummary(row: SummaryRow, openPorts: number[]): DeviceSummary {
   return {
     id: row.id,
     ip_address: row.ip_address,

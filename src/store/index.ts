@@ -15,6 +15,9 @@ import { SettingsStore } from './settings.js';
 import { StatsStore } from './stats.js';
 import { UserStore } from './users.js';
 
+/** How stale another process's inventory writes may be in this process's cached counts. */
+const SHARED_VERSION_RECHECK_MS = 1000;
+
 /** Every repository over one database connection. */
 export class Store {
   readonly users: UserStore;
@@ -32,24 +35,30 @@ export class Store {
   readonly retention: RetentionStore;
   readonly notifications: NotificationStore;
   readonly schedules: ScheduleStore;
-  /** Bumped by every inventory write, so cached aggregates know when they are stale. */
+  /** Bumped by every inventory write through this process, so cached aggregates know when they are stale. */
   private dataVersion = 0;
+  /** Every process's writes (the `data_version` row), as last read, and when. */
+  private sharedVersion = 0;
+  private sharedReadAt = -Infinity;
+  private sharedReading: Promise<void> | undefined;
+  /** The increment of the shared row in flight, and whether another write happened meanwhile. */
+  private publishing: Promise<void> | undefined;
+  private publishAgain = false;
+  private sharing = false;
 
   constructor(readonly handle: DatabaseHandle) {
     const db = handle.db;
-    const bump = () => {
-      this.dataVersion++;
-    };
+    const bump = () => this.touch();
     this.users = new UserStore(db);
     this.sessions = new SessionStore(db);
     this.apiKeys = new ApiKeyStore(db);
     this.audit = new AuditStore(db);
     this.settings = new SettingsStore(db);
     this.scans = new ScanStore(db, bump);
-    this.devices = new DeviceStore(db, bump);
+    this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
-    this.stats = new StatsStore(db, () => this.dataVersion);
+    this.stats = new StatsStore(db, () => this.currentDataVersion());
     this.loginFailures = new LoginFailureStore(db);
     this.leases = new LeaseStore(db);
     this.retention = new RetentionStore(db, bump);
@@ -57,9 +66,75 @@ export class Store {
     this.schedules = new ScheduleStore(db, bump);
   }
 
-  /** Marks cached aggregates stale after a write made outside the repositories (e.g. the scan inventory). */
+  /**
+   * Marks cached aggregates stale after a write (the repositories call it; so does the scan
+   * inventory, which writes outside them): at once on this instance, and on every other through
+   * the shared `data_version` row, incremented in the background (one increment in flight at a
+   * time; writes meanwhile are folded into one more).
+   */
   touch(): void {
     this.dataVersion++;
+    if (this.sharing) this.publishWrite();
+  }
+
+  /**
+   * Makes this store's writes visible to other processes' caches (the service and the CLI turn it
+   * on). Off by default: the increment runs beside the caller's own statements, on a connection of
+   * its own, which a store used only for tests or tools (a restore refuses while another connection
+   * to the schema is open) can do without.
+   */
+  shareWrites(): this {
+    this.sharing = true;
+    return this;
+  }
+
+  private publishWrite(): void {
+    if (this.publishing) {
+      this.publishAgain = true;
+      return;
+    }
+    this.publishing = this.handle.db
+      .insertInto('data_version')
+      .values({ id: 1, version: 1 })
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ version: eb('data_version.version', '+', 1) })))
+      .execute()
+      .then(
+        () => undefined,
+        // The database is unavailable: the write being counted failed too, or will be retried.
+        () => undefined,
+      )
+      .finally(() => {
+        this.publishing = undefined;
+        if (this.publishAgain) {
+          this.publishAgain = false;
+          this.publishWrite();
+        }
+      });
+  }
+
+  /**
+   * A number that changes whenever inventory data changed: at once for writes through this
+   * process, within SHARED_VERSION_RECHECK_MS for writes by any other process on the database
+   * (the shared row is read again when the last reading is older than that).
+   */
+  async currentDataVersion(): Promise<number> {
+    if (Date.now() - this.sharedReadAt >= SHARED_VERSION_RECHECK_MS) {
+      this.sharedReading ??= this.handle.db
+        .selectFrom('data_version')
+        .select('version')
+        .where('id', '=', 1)
+        .executeTakeFirst()
+        .then((row) => {
+          this.sharedVersion = Number(row?.version ?? 0);
+          this.sharedReadAt = Date.now();
+        })
+        .finally(() => {
+          this.sharedReading = undefined;
+        });
+      await this.sharedReading;
+    }
+    // Both only grow, so their sum changes whenever either does.
+    return this.dataVersion + this.sharedVersion;
   }
 
   get db() {
@@ -74,8 +149,9 @@ export class Store {
     return ping(this.handle);
   }
 
-  close(): Promise<void> {
-    return this.handle.close();
+  async close(): Promise<void> {
+    await this.publishing;
+    await this.handle.close();
   }
 }
 

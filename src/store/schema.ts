@@ -237,6 +237,15 @@ export interface LeasesTable {
   expires_at: string;
 }
 
+/**
+ * One row (id 1): a counter every process bumps after writing inventory data, so that another
+ * instance's cached counts (stats, device totals) know the data changed (migration 007).
+ */
+export interface DataVersionTable {
+  id: number;
+  version: number;
+}
+
 export interface NotificationChannelsTable {
   id: Generated<number>;
   name: string;
@@ -332,6 +341,7 @@ export interface Database {
   changes: ChangesTable;
   login_failures: LoginFailuresTable;
   leases: LeasesTable;
+  data_version: DataVersionTable;
   notification_channels: NotificationChannelsTable;
   notification_deliveries: NotificationDeliveriesTable;
   notification_held: NotificationHeldTable;

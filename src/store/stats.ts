@@ -2,30 +2,29 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
 import type { Stats, TrendPoint } from '../schemas/stats.js';
 import { AT_RISK_LEVELS } from '../core/severity.js';
+import { VersionedCache } from './versioned-cache.js';
 
 export type { Stats, TrendPoint } from '../schemas/stats.js';
 
 /**
- * Another instance sharing a PostgreSQL database may have written since we last looked; cached
- * aggregates are never older than this. Writes through this process invalidate them at once.
+ * Longest the counts are reused even when no write was seen. Writes are seen through the store's
+ * data version: at once for this process's, within a second for other processes' on the database.
  */
-const CACHE_MS = 2000;
+const CACHE_MS = 60_000;
 
 export class StatsStore {
-  private cache: { version: number; at: number; value: Stats } | undefined;
+  private readonly cache: VersionedCache<Stats>;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly version: () => number,
-  ) {}
+    version: () => Promise<number>,
+  ) {
+    this.cache = new VersionedCache(version, CACHE_MS, 1);
+  }
 
-  async stats(): Promise<Stats> {
-    const version = this.version();
-    const cached = this.cache;
-    if (cached && cached.version === version && Date.now() - cached.at < CACHE_MS) return cached.value;
-    const value = await this.compute();
-    this.cache = { version, at: Date.now(), value };
-    return value;
+  /** Counts over the inventory, recomputed only after the data changed (GET /api/stats). */
+  stats(): Promise<Stats> {
+    return this.cache.get('stats', () => this.compute());
   }
 
   private async compute(): Promise<Stats> {

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/api/app.js';
+import { SECURITY_HEADERS } from '../../src/api/security-headers.js';
 import { initialise } from '../../src/server.js';
 import { testDatabases, type TestDatabase } from '../helpers/databases.js';
 import { seedInventory, type Seed } from '../helpers/seed.js';
@@ -146,8 +147,11 @@ describe.each(testDatabases())('errors raised by the router get the same treatme
     const res = await fetch(server.baseUrl + path, init);
     const requestId = res.headers.get('x-request-id');
     expect(requestId, `${path}: X-Request-Id`).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.headers.get('x-content-type-options'), `${path}: helmet headers`).toBe('nosniff');
-    expect(res.headers.get('content-security-policy'), `${path}: helmet headers`).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('x-content-type-options'), `${path}: security headers`).toBe('nosniff');
+    expect(res.headers.get('content-security-policy'), `${path}: security headers`).toContain("frame-ancestors 'none'");
+    // The whole fixed set (docs/security.md), on errors as on answers.
+    const fixed = Object.fromEntries(Object.keys(SECURITY_HEADERS).map((name) => [name, res.headers.get(name)]));
+    expect(fixed, `${path}: security headers`).toEqual(SECURITY_HEADERS);
     // The log line is written when the response has been sent; give the logger its turn.
     await new Promise((resolve) => setImmediate(resolve));
     const line = server.requests().find((e) => e.reqId === requestId);

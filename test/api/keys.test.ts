@@ -34,9 +34,14 @@ async function auditLog(server: TestServer, auth: RequestOptions, query = '') {
   return (await res.json()) as Array<Record<string, unknown>>;
 }
 
-/** Makes a key expired, as time passing would. */
-async function expireKey(server: TestServer, id: number): Promise<void> {
+/**
+ * Makes a key expired, as time passing would. The row is changed behind the service's back, as
+ * another process would change it: the service notices such a change within about a second (its
+ * key cache re-reads the keys' revocation and expiry at most that often), so wait for that.
+ */
+async function expireKey(server: TestServer, id: number, key: string): Promise<void> {
   await server.store.db.updateTable('api_keys').set({ expires_at: PAST }).where('id', '=', id).execute();
+  await expect.poll(async () => (await server.request('/api/auth/me', { key })).status, { timeout: 10_000 }).toBe(401);
 }
 
 describe.each(testDatabases())('API keys ($kind)', (database) => {
@@ -133,7 +138,7 @@ describe.each(testDatabases())('API keys ($kind)', (database) => {
   it('refuses an expired key with 401 and lists it as expired', async () => {
     const created = await createKey(server, cookie, { name: 'expiring', expires_in_days: 1 });
     expect((await server.request('/api/auth/me', { key: created.key })).status).toBe(200);
-    await expireKey(server, created.id);
+    await expireKey(server, created.id, created.key);
     const res = await server.request('/api/auth/me', { key: created.key });
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual(NOT_AUTHENTICATED);
@@ -359,7 +364,7 @@ describe.each(testDatabases())('an expired key in the audit log ($kind)', (datab
   it('audits a refused expired key with its status', async () => {
     const { cookie, key } = await adminWithKey(server, 'reader');
     const created = await createKey(server, cookie, { name: 'short-lived', expires_in_days: 1 });
-    await expireKey(server, created.id);
+    await expireKey(server, created.id, created.key);
     expect((await server.request('/api/stats', { key: created.key })).status).toBe(401);
     const entries = await auditLog(server, { key }, '&action=api_key_rejected');
     expect(entries).toHaveLength(1);

@@ -179,3 +179,33 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
     expect(detail?.cves.map((c) => c.id)).toEqual(['CVE-2021-0001', 'CVE-2021-0003', 'CVE-2021-0002']);
   });
 });
+
+describe.each(testDatabases())('device search ($kind)', (database) => {
+  let db: Opened;
+  let store: Store;
+
+  beforeAll(async () => {
+    db = await database.open();
+    store = db.store;
+  });
+  afterAll(() => db?.cleanup());
+
+  it('searches each column on its own: a term never matches across two columns, and counts stay right for every page', async () => {
+    const a = await addDevice(store, '10.77.0.1');
+    await store.devices.updateUserFields(a.id, { label: 'Kitchen', notes: 'Shelf' });
+    const b = await addDevice(store, '10.77.0.2');
+    await store.devices.updateUserFields(b.id, { label: 'KITCHEN shelf' });
+    // "kitchen shelf" only where it is one text; the label/notes pair of a does not join up.
+    expect((await store.devices.list({ search: 'kitchen shelf', limit: 10, offset: 0 })).rows.map((d) => d.id)).toEqual([b.id]);
+    expect((await store.devices.list({ search: 'nshelf', limit: 10, offset: 0 })).total).toBe(0);
+    // A term holding the character the search joins columns with is still answered (column by column).
+    expect((await store.devices.list({ search: 'kitchen\u001fshelf', limit: 10, offset: 0 })).total).toBe(0);
+    // Case-insensitive, and the count is the same on a page past the end as on the first.
+    const first = await store.devices.list({ search: 'KITCHEN', limit: 1, offset: 0 });
+    expect(first).toMatchObject({ total: 2, rows: [{ id: a.id }] });
+    expect(await store.devices.list({ search: 'kitchen', limit: 1, offset: 5 })).toEqual({ rows: [], total: 2 });
+    // A write through the store is seen by the next count at once.
+    await store.devices.updateUserFields(a.id, { label: null });
+    expect((await store.devices.list({ search: 'kitchen', limit: 1, offset: 0 })).total).toBe(1);
+  });
+});

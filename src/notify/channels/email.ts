@@ -17,7 +17,6 @@
  */
 import { isIP } from 'node:net';
 import { type Static, Type } from '@sinclair/typebox';
-import { createTransport } from 'nodemailer';
 import { Nullable } from '../../schemas/common.js';
 import { type ChannelDriver, DeliveryError, type OutgoingMessage, type SendContext } from '../types.js';
 import { parseEmailAddress } from './email-address.js';
@@ -115,6 +114,8 @@ async function sendEmail(config: EmailConfig, message: OutgoingMessage, context:
   const rendered = renderEmail(message, context.version);
   const from = parseEmailAddress(config.from);
   const timeout = Math.max(1, context.timeoutMs);
+  // Loaded on first use: most installations never send email, and the service starts faster without it.
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     host: config.host,
     port: config.port ?? 587,

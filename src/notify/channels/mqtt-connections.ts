@@ -14,7 +14,8 @@
  * config changes gets a new client, and the old one is closed once unused for IDLE_CLOSE_MS.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { createRequire } from 'node:module';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import { DeliveryError } from '../types.js';
 import { type Publication, statusTopic } from './mqtt-topics.js';
 
@@ -107,7 +108,7 @@ export class MqttConnections {
       ca: config.tlsCa ?? undefined,
       rejectUnauthorized: config.tlsRejectUnauthorized,
     };
-    const client = mqtt.connect(config.url, options);
+    const client = mqttLibrary().connect(config.url, options);
     const entry: Entry = {
       key,
       client,
@@ -256,3 +257,13 @@ function publishWithin(client: MqttClient, publications: Publication[], signal: 
     }
   });
 }
+
+/**
+ * The MQTT client library, loaded on first use: most installations have no MQTT channel, and it
+ * is about 10 MB of the service's resident memory once loaded.
+ */
+function mqttLibrary(): typeof import('mqtt') {
+  mqttModule ??= createRequire(import.meta.url)('mqtt') as typeof import('mqtt');
+  return mqttModule;
+}
+let mqttModule: typeof import('mqtt') | undefined;

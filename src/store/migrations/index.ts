@@ -7,6 +7,7 @@ import * as m003 from './003_schedules.js';
 import * as m004 from './004_notifications.js';
 import * as m005 from './005_presence.js';
 import * as m006 from './006_incremental_evaluation.js';
+import * as m007 from './007_inventory_reads.js';
 import * as m008 from './008_engine_groups.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
@@ -19,6 +20,7 @@ const modules: Record<string, MigrationModule> = {
   '004_notifications': m004,
   '005_presence': m005,
   '006_incremental_evaluation': m006,
+  '007_inventory_reads': m007,
   '008_engine_groups': m008,
 };
 

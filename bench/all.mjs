@@ -18,6 +18,8 @@ const BENCHES = [
   { name: 'http', script: 'http-bench.mjs', flags: [] },
   { name: 'ui', script: 'ui-bench.mjs', flags: [] },
   { name: 'scan', script: 'scan-bench.mjs', flags: [] },
+  // The namespace lab needs root (ip netns); skipped elsewhere.
+  { name: 'scan-lab', script: 'scan-lab-bench.mjs', flags: [], needsRoot: true },
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
 ];
 
@@ -30,6 +32,10 @@ const runs = [];
 const started = Date.now();
 for (const bench of BENCHES) {
   if (only && !only.has(bench.name)) continue;
+  if (bench.needsRoot && process.getuid?.() !== 0) {
+    log(`${bench.name}: skipped (needs root)`);
+    continue;
+  }
   log(`${bench.name}: node ${[...bench.flags, bench.script].join(' ')}`);
   const t0 = Date.now();
   const result = spawnSync(process.execPath, [...bench.flags, join(root, 'bench', bench.script)], { cwd: root, env, stdio: 'inherit' });

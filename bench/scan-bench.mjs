@@ -32,7 +32,7 @@
 // dist/ as it is), BENCH_LOG_LEVEL (server log level, default silent), BENCH_SCAN_BASE_DIST (the
 // dist/ of another build, e.g. the previous commit's: adds api_nmap_base and api_nmap_os_base, the
 // same API scans served by that build, measured in the same rounds).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -40,6 +40,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { srcNewerThan, writeResults } from './lib.mjs';
+import { foundProblems, killChildren, median, nmap, openPorts, positive, round } from './scan-common.mjs';
 
 // Scope guard: servers started by this benchmark may scan only loopback.
 process.env.NETWARDEN_SCAN_ALLOW = '127.0.0.0/8';
@@ -78,14 +79,6 @@ const wanted = new Set(
 
 const log = (...args) => console.error('[scan-bench]', ...args);
 const failures = [];
-
-function positive(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The listeners
@@ -147,46 +140,13 @@ function stopListeners() {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-const children = new Set();
-
-function run(file, args, { stdin = null, env = process.env, timeoutMs = 900_000 } = {}) {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    const child = spawn(file, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    children.add(child);
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (c) => out.push(c));
-    child.stderr.on('data', (c) => err.push(c));
-    child.stdin.on('error', () => {});
-    child.stdin.end(stdin ?? '');
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const done = (code) => {
-      clearTimeout(timer);
-      children.delete(child);
-      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), ms: performance.now() - started });
-    };
-    child.on('error', (e) => {
-      err.push(Buffer.from(String(e.message)));
-      done(127);
-    });
-    child.on('close', (code) => done(code ?? 1));
-  });
-}
-
 let cleaningUp = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(signal, () => {
     if (cleaningUp) return;
     cleaningUp = true;
     console.error(`\n[scan-bench] ${signal}: stopping`);
-    for (const child of children) {
-      try {
-        child.kill('SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    killChildren();
     stopListeners();
     process.exit(130);
   });
@@ -320,49 +280,17 @@ async function apiScan(server) {
 // nmap on its own
 
 let parseNmapXml;
-
-async function nmap(args, stdin = null) {
-  const result = await run('nmap', args, { stdin });
-  if (result.code !== 0) throw new Error(`nmap ${args.join(' ')} failed (exit ${result.code}): ${result.stderr.trim().slice(0, 500)}`);
-  const parsed = parseNmapXml(result.stdout);
-  return { ms: result.ms, hosts: parsed.hosts, elapsed: parsed.elapsedSeconds };
-}
-
-function openPorts(hosts) {
-  return new Map(
-    hosts.map((h) => [
-      h.ip,
-      h.ports
-        .filter((p) => p.state === 'open')
-        .map((p) => p.port)
-        .sort((a, b) => a - b),
-    ]),
-  );
-}
+/** One nmap run, parsed. */
+const runNmap = (args, stdin = null) => nmap(parseNmapXml, args, stdin);
 
 /** Checks that a run found exactly the live hosts and their open ports. */
 function check(variant, found) {
-  const problems = [];
-  for (const [ip, ports] of EXPECTED) {
-    if (!found.has(ip)) problems.push(`${ip} missing`);
-    else if (found.get(ip) !== null && JSON.stringify(found.get(ip)) !== JSON.stringify(ports)) {
-      problems.push(`${ip} open ports ${JSON.stringify(found.get(ip))}, expected ${JSON.stringify(ports)}`);
-    }
-  }
-  for (const ip of found.keys()) if (!EXPECTED.has(ip)) problems.push(`unexpected host ${ip}`);
+  const problems = foundProblems(EXPECTED, found);
   if (problems.length) failures.push(`${variant}: ${problems.join('; ')}`);
   return problems;
 }
 
 // ---------------------------------------------------------------------------------------------
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-const round = (n, digits = 0) => (n === null || n === undefined ? null : Math.round(n * 10 ** digits) / 10 ** digits);
 
 /** CPU seconds so far of this process (which runs the API server) and of its reaped children (nmap). */
 function cpuNow() {
@@ -407,7 +335,7 @@ async function main() {
     label: `the engine's port/service run alone (the live hosts on stdin), OS detection ${osDetection ? 'on' : 'off'}: the floor of the API scan`,
     command: `nmap ${enginePorts(osDetection).join(' ')} < live hosts`,
     async run() {
-      const r = await nmap(enginePorts(osDetection), `${LIVE.join('\n')}\n`);
+      const r = await runNmap(enginePorts(osDetection), `${LIVE.join('\n')}\n`);
       return { ms: r.ms, found: openPorts(r.hosts), nmapElapsed: r.elapsed };
     },
   });
@@ -415,7 +343,7 @@ async function main() {
     label: `plain nmap, one run over the live hosts, OS detection ${osDetection ? 'on' : 'off'} (anchor)`,
     command: shown(plainArgs(osDetection)),
     async run() {
-      const r = await nmap(plainArgs(osDetection));
+      const r = await runNmap(plainArgs(osDetection));
       return { ms: r.ms, found: openPorts(r.hosts), nmapElapsed: r.elapsed };
     },
   });
@@ -441,10 +369,10 @@ async function main() {
       command: `nmap -n -sn ${BLOCK}; then for each up host: nmap -n -sS -sV -p${PORTS} <host>`,
       async run() {
         const started = performance.now();
-        const sweep = await nmap(sweepArgs);
+        const sweep = await runNmap(sweepArgs);
         const found = new Map();
         for (const host of sweep.hosts) {
-          const r = await nmap(['-n', '-sS', '-sV', `-p${PORTS}`, '-oX', '-', host.ip]);
+          const r = await runNmap(['-n', '-sS', '-sV', `-p${PORTS}`, '-oX', '-', host.ip]);
           for (const [ip, ports] of openPorts(r.hosts)) found.set(ip, ports);
           if (!r.hosts.length) found.set(host.ip, []);
         }
@@ -456,7 +384,7 @@ async function main() {
       label: "the engine's discovery run alone",
       command: `nmap ${engineDiscovery.join(' ')}`,
       async run() {
-        const r = await nmap(engineDiscovery);
+        const r = await runNmap(engineDiscovery);
         return { ms: r.ms, found: new Map(r.hosts.map((h) => [h.ip, null])), nmapElapsed: r.elapsed };
       },
     },

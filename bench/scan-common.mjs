@@ -1,0 +1,98 @@
+// What the two scan benchmarks share (scan-bench.mjs on loopback, scan-lab-bench.mjs on the
+// namespace lab): running child processes, reading open ports out of an nmap run, checking what a
+// run found against what the target has, and the statistics.
+import { spawn } from 'node:child_process';
+
+/** A positive integer from the environment variable `name`, or `fallback` when it is unset. */
+export function positive(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** Child processes still running, so a signal handler can kill them. */
+export const children = new Set();
+
+/** Runs `file` with `args`; resolves (never rejects) to its exit code, output and wall time. */
+export function run(file, args, { stdin = null, env = process.env, timeoutMs = 900_000 } = {}) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(file, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    children.add(child);
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (c) => out.push(c));
+    child.stderr.on('data', (c) => err.push(c));
+    child.stdin.on('error', () => {});
+    child.stdin.end(stdin ?? '');
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const done = (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), ms: performance.now() - started });
+    };
+    child.on('error', (e) => {
+      err.push(Buffer.from(String(e.message)));
+      done(127);
+    });
+    child.on('close', (code) => done(code ?? 1));
+  });
+}
+
+/** Kills every child still running (from a signal handler). */
+export function killChildren() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** One nmap run, parsed with `parseNmapXml` (dist/core/nmap-xml.js); throws when nmap fails. */
+export async function nmap(parseNmapXml, args, stdin = null) {
+  const result = await run('nmap', args, { stdin });
+  if (result.code !== 0) throw new Error(`nmap ${args.join(' ')} failed (exit ${result.code}): ${result.stderr.trim().slice(0, 500)}`);
+  const parsed = parseNmapXml(result.stdout);
+  return { ms: result.ms, hosts: parsed.hosts, elapsed: parsed.elapsedSeconds };
+}
+
+/** Each host's open ports, ascending. */
+export function openPorts(hosts) {
+  return new Map(
+    hosts.map((h) => [
+      h.ip,
+      h.ports
+        .filter((p) => p.state === 'open')
+        .map((p) => p.port)
+        .sort((a, b) => a - b),
+    ]),
+  );
+}
+
+/**
+ * What is wrong with what a run found (address → open ports, or null where ports were not
+ * scanned) against `expected`: hosts missing or unexpected, other open ports.
+ */
+export function foundProblems(expected, found) {
+  const problems = [];
+  for (const [ip, ports] of expected) {
+    if (!found.has(ip)) problems.push(`${ip} missing`);
+    else if (found.get(ip) !== null && JSON.stringify(found.get(ip)) !== JSON.stringify(ports)) {
+      problems.push(`${ip} open ports ${JSON.stringify(found.get(ip))}, expected ${JSON.stringify(ports)}`);
+    }
+  }
+  for (const ip of found.keys()) if (!expected.has(ip)) problems.push(`unexpected host ${ip}`);
+  return problems;
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export const round = (n, digits = 0) => (n === null || n === undefined ? null : Math.round(n * 10 ** digits) / 10 ** digits);

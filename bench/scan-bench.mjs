@@ -33,14 +33,14 @@
 // dist/ of another build, e.g. the previous commit's: adds api_nmap_base and api_nmap_os_base, the
 // same API scans served by that build, measured in the same rounds).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { srcNewerThan, writeResults } from './lib.mjs';
-import { foundProblems, killChildren, median, nmap, openPorts, positive, round } from './scan-common.mjs';
+import { foundProblems, killChildren, median, nmap, openPorts, positive, round, startApiServer } from './scan-common.mjs';
 
 // Scope guard: servers started by this benchmark may scan only loopback.
 process.env.NETWARDEN_SCAN_ALLOW = '127.0.0.0/8';
@@ -174,55 +174,8 @@ function ensureBuilt() {
 // ---------------------------------------------------------------------------------------------
 // Netwarden through its API
 
-async function startServer(engine, osDetection, from = dist) {
-  const { openStore } = await import(new URL('store/index.js', from));
-  const { buildApp } = await import(new URL('api/app.js', from));
-  const { createLogger, initialise } = await import(new URL('server.js', from));
-  const { VERSION } = await import(new URL('version.js', from));
-  const dir = mkdtempSync(join(os.tmpdir(), 'netwarden-scan-bench-'));
-  const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent');
-  const store = await openStore({ url: join(dir, 'netwarden.db') });
-  const settingsSeed = {
-    network: { subnet: BLOCK, exclude: [], resolve_hostnames: false },
-    scanning: { engine, port_range: PORTS, os_detection: osDetection },
-    // No update check ever leaves this machine.
-    updates: { feed_url: 'http://127.0.0.1:9/releases/latest' },
-  };
-  await initialise(store, { settingsSeed, admin: null }, logger);
-  const app = await buildApp({ store, version: VERSION, logger });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${app.server.address().port}`;
-  const request = (path, init = {}) => fetch(base + path, init);
-
-  const setup = await request('/api/auth/setup', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ username: 'bench', password: 'scan bench password 1' }),
-  });
-  if (setup.status !== 201) throw new Error(`admin set-up failed: ${setup.status} ${await setup.text()}`);
-  const cookie = setup.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('netwarden_session='))
-    ?.split(';')[0];
-  const created = await request('/api/keys', {
-    method: 'POST',
-    headers: { Cookie: cookie, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'scan-bench' }),
-  });
-  if (created.status !== 201) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
-  const { key } = await created.json();
-  const health = await (await request('/health')).json();
-  if (health.engine !== engine) throw new Error(`/health reports engine ${health.engine}, expected ${engine}`);
-
-  return {
-    engine,
-    request: (path, init = {}) => request(path, { ...init, headers: { ...init.headers, 'X-API-Key': key } }),
-    async close() {
-      await app.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+function startServer(engine, osDetection, from = dist) {
+  return startApiServer({ from, engine, osDetection, subnet: BLOCK, exclude: [], ports: PORTS });
 }
 
 /**

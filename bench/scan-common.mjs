@@ -2,6 +2,9 @@
 // namespace lab): running child processes, reading open ports out of an nmap run, checking what a
 // run found against what the target has, and the statistics.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 
 /** A positive integer from the environment variable `name`, or `fallback` when it is unset. */
 export function positive(name, fallback) {
@@ -96,3 +99,61 @@ export function median(values) {
 }
 
 export const round = (n, digits = 0) => (n === null || n === undefined ? null : Math.round(n * 10 ** digits) / 10 ** digits);
+
+/**
+ * The real app from a build's dist/ (`from`, a file URL ending in /) on SQLite in a temporary
+ * directory, in this process, with an administrator and an API key: `request` sends the key.
+ * Settings: the scanned `subnet` and `exclude`, `ports`, the engine and OS detection; no update
+ * check ever leaves the machine.
+ */
+export async function startApiServer({ from, engine, osDetection, subnet, exclude, ports }) {
+  const { openStore } = await import(new URL('store/index.js', from));
+  const { buildApp } = await import(new URL('api/app.js', from));
+  const { createLogger, initialise } = await import(new URL('server.js', from));
+  const { VERSION } = await import(new URL('version.js', from));
+  const dir = mkdtempSync(join(os.tmpdir(), 'netwarden-scan-bench-'));
+  const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent');
+  const store = await openStore({ url: join(dir, 'netwarden.db') });
+  const settingsSeed = {
+    network: { subnet, exclude, resolve_hostnames: false },
+    scanning: { engine, port_range: ports, os_detection: osDetection },
+    updates: { feed_url: 'http://127.0.0.1:9/releases/latest' },
+  };
+  await initialise(store, { settingsSeed, admin: null }, logger);
+  const app = await buildApp({ store, version: VERSION, logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${app.server.address().port}`;
+  const request = (path, init = {}) => fetch(base + path, init);
+
+  const setup = await request('/api/auth/setup', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'bench', password: 'scan bench password 1' }),
+  });
+  if (setup.status !== 201) throw new Error(`admin set-up failed: ${setup.status} ${await setup.text()}`);
+  const cookie = setup.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('netwarden_session='))
+    ?.split(';')[0];
+  const created = await request('/api/keys', {
+    method: 'POST',
+    headers: { Cookie: cookie, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'scan-bench' }),
+  });
+  if (created.status !== 201) throw new Error(`key creation failed: ${created.status} ${await created.text()}`);
+  const { key } = await created.json();
+  const health = await (await request('/health')).json();
+  if (health.engine !== engine) throw new Error(`/health reports engine ${health.engine}, expected ${engine}`);
+
+  return {
+    engine,
+    base,
+    key,
+    request: (path, init = {}) => request(path, { ...init, headers: { ...init.headers, 'X-API-Key': key } }),
+    async close() {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

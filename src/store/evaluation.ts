@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import { insertMany, updateManyById } from './bulk.js';
+import { insertTuples, updateManyById, type Tuple } from './bulk.js';
 import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
@@ -83,6 +83,7 @@ export function withPorts(device: EvaluationDevice, ports: ScannedPort[]): Evalu
   return { ...device, state: { ...device.state, ports: states }, ports };
 }
 
+/** Column order of the tuples replaceAssessments builds: keep both in step. */
 const FINDING_COLUMNS = {
   device_id: 'integer',
   scan_id: 'integer',
@@ -177,23 +178,29 @@ export class EvaluationStore {
    */
   async replaceAssessments(scanId: number | null, batch: DeviceAssessment[], fingerprint: string | null = null): Promise<void> {
     if (batch.length === 0) return;
-    const findingRows = batch.flatMap(({ deviceId, risk }) =>
-      risk.findings.map((f) => ({ ...f, device_id: deviceId, scan_id: scanId, cve_ids: JSON.stringify(f.cve_ids) })),
-    );
-    const cveRows = batch.flatMap(({ deviceId, cves }) =>
-      cves.map((m) => ({
-        device_id: deviceId,
-        scan_id: scanId,
-        cve_id: m.id,
-        severity: m.severity,
-        cvss_score: m.cvss_score,
-        remediation: m.remediation,
-        confidence: m.confidence,
-        port: m.port,
-        matched_product: m.matched_product,
-        matched_version: m.matched_version,
-      })),
-    );
+    // Tuples in the column order of FINDING_COLUMNS and CVE_MATCH_COLUMNS (store/bulk.ts Tuple).
+    const findingRows: Tuple[] = [];
+    const cveRows: Tuple[] = [];
+    for (const { deviceId, risk, cves } of batch) {
+      for (const f of risk.findings) {
+        findingRows.push([
+          deviceId,
+          scanId,
+          f.port,
+          f.protocol,
+          f.severity,
+          f.score,
+          f.service,
+          f.title,
+          f.description,
+          f.recommendation,
+          JSON.stringify(f.cve_ids),
+        ]);
+      }
+      for (const m of cves) {
+        cveRows.push([deviceId, scanId, m.id, m.severity, m.cvss_score, m.remediation, m.confidence, m.port, m.matched_product, m.matched_version]);
+      }
+    }
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks(
         batch.map((a) => a.deviceId),
@@ -215,8 +222,8 @@ export class EvaluationStore {
           assessed_with: fingerprint,
         })),
       );
-      await insertMany(trx, 'risk_findings', FINDING_COLUMNS, findingRows);
-      await insertMany(trx, 'cve_matches', CVE_MATCH_COLUMNS, cveRows);
+      await insertTuples(trx, 'risk_findings', FINDING_COLUMNS, findingRows);
+      await insertTuples(trx, 'cve_matches', CVE_MATCH_COLUMNS, cveRows);
     });
     this.onWrite();
   }

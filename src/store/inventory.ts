@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { insertMany, insertManyWith, isPostgres, updateManyById } from './bulk.js';
+import { insertManyWith, insertTuples, isPostgres, updateManyById } from './bulk.js';
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
@@ -142,6 +142,8 @@ export class InventoryWriter {
         const devices = await trx.selectFrom('devices').select(['id', 'os_name', 'device_type', 'ports_hash']).where('id', 'in', ids).execute();
         const unchanged: number[] = [];
         const replaced: { deviceId: number; columns: PortColumns[]; hash: string }[] = [];
+        // OS details that changed, by the columns they set: one UPDATE … FROM per kind and batch, not one per device.
+        const osUpdates = new Map<string, { id: number; os_name?: string; device_type?: string }[]>();
         for (const device of devices) {
           const host = byDevice.get(device.id)!;
           // Closed ports are only listed when few were scanned; they are not part of the inventory.
@@ -153,7 +155,15 @@ export class InventoryWriter {
             ...(host.os_name && host.os_name !== device.os_name ? { os_name: host.os_name } : {}),
             ...(host.device_type && host.device_type !== device.device_type ? { device_type: host.device_type } : {}),
           };
-          if (Object.keys(os).length > 0) await trx.updateTable('devices').set(os).where('id', '=', device.id).execute();
+          const kind = Object.keys(os).join(',');
+          if (kind) {
+            const rows = osUpdates.get(kind) ?? [];
+            rows.push({ id: device.id, ...os });
+            osUpdates.set(kind, rows);
+          }
+        }
+        for (const [kind, rows] of osUpdates) {
+          await updateManyById(trx, 'devices', Object.fromEntries(kind.split(',').map((c) => [c, 'text'])), rows);
         }
         if (unchanged.length) await trx.updateTable('ports').set({ last_seen: at }).where('device_id', 'in', unchanged).execute();
         if (replaced.length === 0) continue;
@@ -165,10 +175,23 @@ export class InventoryWriter {
           ),
         );
         await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
+        // Tuples in the column order of PORT_COLUMNS.
         const inserts = replaced.flatMap(({ deviceId, columns }) =>
-          columns.map((c) => ({ device_id: deviceId, ...c, first_seen: firstSeen.get(`${deviceId} ${c.protocol}/${c.port}`) ?? at, last_seen: at })),
+          columns.map((c) => [
+            deviceId,
+            c.port,
+            c.protocol,
+            c.state,
+            c.service,
+            c.product,
+            c.version,
+            c.extra_info,
+            c.cpe,
+            firstSeen.get(`${deviceId} ${c.protocol}/${c.port}`) ?? at,
+            at,
+          ]),
         );
-        await insertMany(trx, 'ports', PORT_COLUMNS, inserts);
+        await insertTuples(trx, 'ports', PORT_COLUMNS, inserts);
         await updateManyById(
           trx,
           'devices',
@@ -235,6 +258,7 @@ const NEW_DEVICE_COLUMNS = {
   vendor: 'text',
   first_seen: 'text',
 } as const;
+/** Column order of the tuples recordPorts builds: keep both in step. */
 const PORT_COLUMNS = {
   device_id: 'integer',
   port: 'integer',

@@ -105,21 +105,17 @@ export class DeviceStore {
       const pattern = containsPattern(search);
       const port = /^\d{1,5}$/.test(search) ? Number(search) : null;
       const like = sql<string>`${pattern} escape '\\'`;
+      const indexed = this.indexedCandidates(search);
       base = base.where((eb) =>
         eb.or([
           ...(search.includes(SEARCH_SEPARATOR)
             ? // Could match across two columns of the joined text: look in each column instead.
               SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', like))
-            : [eb(this.searchedText(), 'like', like)]),
-          ...(port !== null && port <= 65535
-            ? [
-                eb(
-                  'devices.id',
-                  'in',
-                  eb.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open'),
-                ),
-              ]
-            : []),
+            : indexed
+              ? // The index narrows the rows; LIKE stays the exact test, so results are the same as without it.
+                [eb.and([eb('devices.id', 'in', indexed), eb(this.searchedText(), 'like', like)])]
+              : [eb(this.searchedText(), 'like', like)]),
+          ...(port !== null && port <= 65535 ? [this.withOpenPort(port)] : []),
         ]),
       );
     }
@@ -140,11 +136,13 @@ export class DeviceStore {
     const version = await this.counts.currentVersion();
     let total = this.counts.peek(countKey, version);
 
-    // For a search, SQLite either walks the address index (stopping once the page is full: quick
-    // when matches are many, but a rare term visits every row in index order, 3× slower than a
-    // scan) or scans the table and sorts the matches (`+ip_sort` keeps it off the index). It walks
-    // the index only when the known count says the page fills within the first quarter.
-    const walkIndex = !search || this.dialect !== 'sqlite' || (total !== undefined && (query.offset + query.limit) * 4 <= total);
+    // For a search, the database either walks the address index (stopping once the page is full:
+    // quick when matches are many, but a rare term visits every row in index order, 3× slower than
+    // a scan) or finds the matches (through the search index of migration 009, or a scan) and sorts
+    // them (`+ip_sort` keeps it off the address index; PostgreSQL would otherwise walk it even when
+    // counting every match). It walks the index only when the known count says the page fills
+    // within the first quarter.
+    const walkIndex = !search || (total !== undefined && (query.offset + query.limit) * 4 <= total);
     ordered = ordered.orderBy(walkIndex ? sql.ref('ip_sort') : sql`+ip_sort`, sort === 'ip_address' ? direction : 'asc').orderBy('id');
     const page = ordered.limit(query.limit).offset(query.offset);
 
@@ -161,6 +159,35 @@ export class DeviceStore {
     }
     const openPorts = await this.openPortsOf(rows.map((r) => r.id));
     return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total };
+  }
+
+  /**
+   * Devices with `port` open. PostgreSQL gets `id = any(array(…))`: an array computed once, which
+   * the planner can combine with the search index (a BitmapOr); `id in (…)` under an OR would be a
+   * subplan tested row by row over every device.
+   */
+  private withOpenPort(port: number) {
+    const withPort = this.db.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open');
+    return this.dialect === 'postgres'
+      ? sql<boolean>`${sql.ref('devices.id')} = any(array(${withPort}))`
+      : sql<boolean>`${sql.ref('devices.id')} in (${withPort})`;
+  }
+
+  /**
+   * SQLite: the ids of the devices whose searched text may contain `search`, from the trigram index
+   * (migration 009), or null when the index cannot tell (fewer than 3 characters: no trigram).
+   * The tokenizer folds case for all of Unicode, LIKE for ASCII only, so the candidates are a
+   * superset of LIKE's matches as long as the term is the one the LIKE pattern was made from
+   * (lower-cased here as in containsPattern). PostgreSQL needs no such step: its pg_trgm index is
+   * on the very expression the LIKE tests.
+   */
+  private indexedCandidates(search: string) {
+    if (this.dialect !== 'sqlite') return null;
+    const term = search.toLowerCase();
+    if ([...term].length < 3) return null;
+    // An FTS5 phrase: the term's trigrams in a row; `"` is written twice inside one.
+    const phrase = `"${term.replace(/"/g, '""')}"`;
+    return sql<number>`(select rowid from devices_search where devices_search match ${phrase})`;
   }
 
   /**

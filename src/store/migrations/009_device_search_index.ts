@@ -47,7 +47,12 @@ async function sqliteIndex(db: Kysely<unknown>): Promise<void> {
     SEARCHED_COLUMNS.map((c) => sql`${sql.ref(c)}`),
     sql`, `,
   );
-  await sql`create trigger devices_search_update after update of ${changed} on devices begin
+  // Scans rewrite a device's columns whether or not they changed: re-index only when the text did.
+  const differs = sql.join(
+    SEARCHED_COLUMNS.map((c) => sql`old.${sql.id(c)} is not new.${sql.id(c)}`),
+    sql` or `,
+  );
+  await sql`create trigger devices_search_update after update of ${changed} on devices when ${differs} begin
     delete from devices_search where rowid = old.id;
     insert into devices_search (rowid, searched) values (new.id, ${joined('new')});
   end`.execute(db);

@@ -40,7 +40,17 @@ export async function migrateThrough(db: Kysely<unknown>, dialect: Dialect, migr
   if (error) throw error instanceof Error ? error : new Error(inspect(error));
 }
 
-const models = new Map<string, Promise<TableModel[]>>();
+interface Model {
+  tables: TableModel[];
+  /**
+   * SQLite's virtual tables (the FTS5 search index of migration 009): derived from other tables'
+   * rows, so never backed up; the migration that creates one fills it, and triggers keep it in step
+   * as a restore inserts rows.
+   */
+  virtual: string[];
+}
+
+const models = new Map<string, Promise<Model>>();
 
 /**
  * The tables the given migrations create, parents before the tables that reference them (the
@@ -49,18 +59,27 @@ const models = new Map<string, Promise<TableModel[]>>();
  * tables are the same, and a PostgreSQL schema shared with other applications never has their
  * tables copied or dropped.
  */
-export function migrationTables(migrations: readonly string[]): Promise<TableModel[]> {
-  const key = migrations.join('\n');
-  let model = models.get(key);
-  if (!model) {
-    model = readModel(migrations);
-    models.set(key, model);
-    model.catch(() => models.delete(key));
-  }
-  return model;
+export async function migrationTables(migrations: readonly string[]): Promise<TableModel[]> {
+  return (await model(migrations)).tables;
 }
 
-async function readModel(migrations: readonly string[]): Promise<TableModel[]> {
+/** The SQLite virtual tables the given migrations create (see Model.virtual); their own storage tables are dropped with them. */
+export async function migrationVirtualTables(migrations: readonly string[]): Promise<string[]> {
+  return (await model(migrations)).virtual;
+}
+
+function model(migrations: readonly string[]): Promise<Model> {
+  const key = migrations.join('\n');
+  let found = models.get(key);
+  if (!found) {
+    found = readModel(migrations);
+    models.set(key, found);
+    found.catch(() => models.delete(key));
+  }
+  return found;
+}
+
+async function readModel(migrations: readonly string[]): Promise<Model> {
   const scratch = openDatabase({ url: ':memory:' });
   try {
     const db = scratch.db as unknown as Kysely<unknown>;
@@ -68,7 +87,10 @@ async function readModel(migrations: readonly string[]): Promise<TableModel[]> {
     const { rows: tables } = await sql<{ name: string; sql: string }>`
       select name, sql from sqlite_master
       where type = 'table' and name not like 'sqlite\\_%' escape '\\' and name not in (${sql.join([...MIGRATION_TABLES])})
+        and name in (select name from pragma_table_list where schema = 'main' and type = 'table')
       order by name`.execute(db);
+    const { rows: virtual } = await sql<{ name: string }>`
+      select name from pragma_table_list where schema = 'main' and type = 'virtual' order by name`.execute(db);
     const found: Array<TableModel & { parents: string[] }> = [];
     for (const table of tables) {
       const { rows: columns } = await sql<{ name: string; type: string; pk: number }>`
@@ -88,7 +110,7 @@ async function readModel(migrations: readonly string[]): Promise<TableModel[]> {
         parents: keys.map((k) => k.table).filter((t) => t !== table.name),
       });
     }
-    return parentsFirst(found);
+    return { tables: parentsFirst(found), virtual: virtual.map((v) => v.name) };
   } finally {
     await scratch.close();
   }

@@ -101,25 +101,36 @@ export class DeviceStore {
     if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
     if (query.online !== undefined) base = base.where('online', '=', query.online ? 1 : 0);
     const search = query.search?.trim();
+    // One query for the page and one for the count, the count kept until the data changes (for
+    // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
+    // (a window count over the matches), so the table is scanned once, not twice.
+    const countKey = JSON.stringify([query.scanId, query.riskLevel, query.isTrusted, query.zone, query.online, search ?? '']);
+    const version = await this.counts.currentVersion();
+    let total = this.counts.peek(countKey, version);
+
+    // For a search, the database either walks the address index testing each row (stopping once
+    // the page is full: quick when matches are many, but a rare term visits every row in index
+    // order, 3× slower than a scan) or finds every match (through the search index of migration
+    // 009, or a scan) and sorts them (`+ip_sort` keeps it off the address index; PostgreSQL would
+    // otherwise walk it even when counting every match). It walks the address index only when the
+    // known count says the page fills within the first quarter; then the search index is left out,
+    // as gathering every candidate would cost more than the walk.
+    const walkIndex = !search || (total !== undefined && (query.offset + query.limit) * 4 <= total);
     if (search) {
       const pattern = containsPattern(search);
       const port = /^\d{1,5}$/.test(search) ? Number(search) : null;
       const like = sql<string>`${pattern} escape '\\'`;
+      const indexed = walkIndex ? null : this.indexedCandidates(search);
       base = base.where((eb) =>
         eb.or([
           ...(search.includes(SEARCH_SEPARATOR)
             ? // Could match across two columns of the joined text: look in each column instead.
               SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', like))
-            : [eb(this.searchedText(), 'like', like)]),
-          ...(port !== null && port <= 65535
-            ? [
-                eb(
-                  'devices.id',
-                  'in',
-                  eb.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open'),
-                ),
-              ]
-            : []),
+            : indexed
+              ? // The index narrows the rows; LIKE stays the exact test, so results are the same as without it.
+                [eb.and([eb('devices.id', 'in', indexed), eb(this.searchedText(), 'like', like)])]
+              : [eb(this.searchedText(walkIndex), 'like', like)]),
+          ...(port !== null && port <= 65535 ? [this.withOpenPort(port)] : []),
         ]),
       );
     }
@@ -132,19 +143,7 @@ export class DeviceStore {
       if (!NEVER_EMPTY_SORT_KEYS.has(sort)) ordered = ordered.orderBy(sql`${sql.ref(sort)} is null`);
       ordered = ordered.orderBy(sort, direction);
     }
-    // One query for the page and one for the count, the count kept until the data changes (for
-    // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
-    // (a window count over the matches), so the table is scanned once, not twice.
-    const countKey = JSON.stringify([query.scanId, query.riskLevel, query.isTrusted, query.zone, query.online, search ?? '']);
     const count = async () => Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const version = await this.counts.currentVersion();
-    let total = this.counts.peek(countKey, version);
-
-    // For a search, SQLite either walks the address index (stopping once the page is full: quick
-    // when matches are many, but a rare term visits every row in index order, 3× slower than a
-    // scan) or scans the table and sorts the matches (`+ip_sort` keeps it off the index). It walks
-    // the index only when the known count says the page fills within the first quarter.
-    const walkIndex = !search || this.dialect !== 'sqlite' || (total !== undefined && (query.offset + query.limit) * 4 <= total);
     ordered = ordered.orderBy(walkIndex ? sql.ref('ip_sort') : sql`+ip_sort`, sort === 'ip_address' ? direction : 'asc').orderBy('id');
     const page = ordered.limit(query.limit).offset(query.offset);
 
@@ -164,16 +163,47 @@ export class DeviceStore {
   }
 
   /**
+   * Devices with `port` open. PostgreSQL gets `id = any(array(…))`: an array computed once, which
+   * the planner can combine with the search index (a BitmapOr); `id in (…)` under an OR would be a
+   * subplan tested row by row over every device.
+   */
+  private withOpenPort(port: number) {
+    const withPort = this.db.selectFrom('ports').select('ports.device_id').where('ports.port', '=', port).where('ports.state', '=', 'open');
+    return this.dialect === 'postgres'
+      ? sql<boolean>`${sql.ref('devices.id')} = any(array(${withPort}))`
+      : sql<boolean>`${sql.ref('devices.id')} in (${withPort})`;
+  }
+
+  /**
+   * SQLite: the ids of the devices whose searched text may contain `search`, from the trigram index
+   * (migration 009), or null when the index cannot tell (fewer than 3 characters: no trigram).
+   * The tokenizer folds case for all of Unicode, LIKE for ASCII only, so the candidates are a
+   * superset of LIKE's matches as long as the term is the one the LIKE pattern was made from
+   * (lower-cased here as in containsPattern). PostgreSQL needs no such step: its pg_trgm index is
+   * on the very expression the LIKE tests.
+   */
+  private indexedCandidates(search: string) {
+    if (this.dialect !== 'sqlite') return null;
+    const term = search.toLowerCase();
+    if ([...term].length < 3) return null;
+    // An FTS5 phrase: the term's trigrams in a row; `"` is written twice inside one.
+    const phrase = `"${term.replace(/"/g, '""')}"`;
+    return sql<number>`(select rowid from devices_search where devices_search match ${phrase})`;
+  }
+
+  /**
    * The searched columns as one lower-case text. SQLite's lower() and LIKE both fold ASCII only,
    * so there LIKE on the plain text is the same test without the lower() call; PostgreSQL folds by
    * locale, so lower() stays.
    */
-  private searchedText() {
+  private searchedText(offIndex = false) {
     const joined = sql.join(
       SEARCHED_COLUMNS.map((column) => sql`coalesce(${sql.ref(column)}, '')`),
       sql` || ${sql.lit(SEARCH_SEPARATOR)} || `,
     );
-    return this.dialect === 'postgres' ? sql<string>`lower(${joined})` : sql<string>`(${joined})`;
+    if (this.dialect !== 'postgres') return sql<string>`(${joined})`;
+    // `|| ''` changes nothing but the expression, so the trigram index (on exactly `lower(...)`) is not considered.
+    return offIndex ? sql<string>`(lower(${joined}) || '')` : sql<string>`lower(${joined})`;
   }
 
   getRow(id: number): Promise<DeviceRow | undefined> {

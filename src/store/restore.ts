@@ -11,7 +11,15 @@ import type { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import { AuditStore, type AuditEntry } from './audit.js';
 import { BackupFileError, TableHeader, Trailer, backupLines, decodeValue, parseHeader, problemWith, type BackupHeader } from './backup-format.js';
-import { MIGRATION_TABLES, knownMigrations, migrateThrough, migrationTables, pgTableName, type TableModel } from './backup-tables.js';
+import {
+  MIGRATION_TABLES,
+  knownMigrations,
+  migrateThrough,
+  migrationTables,
+  migrationVirtualTables,
+  pgTableName,
+  type TableModel,
+} from './backup-tables.js';
 import { PG_SCHEMA_LOCK, type DatabaseHandle } from './db.js';
 import type { Dialect } from './migrations/index.js';
 
@@ -218,7 +226,9 @@ async function dropNetwardenTables(db: Kysely<unknown>, schema: string | undefin
       `the database was migrated by a newer Netwarden (migration${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}): restore with that version`,
     );
   }
-  const names = [...(await migrationTables(applied)).map((t) => t.name), ...MIGRATION_TABLES];
+  // SQLite's virtual tables (the search index) first: they reference no table, and none references them.
+  const virtual = schema ? [] : await migrationVirtualTables(applied);
+  const names = [...(await migrationTables(applied)).map((t) => t.name), ...MIGRATION_TABLES, ...virtual];
   // Children before the tables they reference.
   for (const name of names.reverse()) {
     await sql`drop table if exists ${schema ? sql.id(schema, name) : sql.id(name)}`.execute(db);

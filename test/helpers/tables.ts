@@ -7,7 +7,7 @@ import type { Store } from '../../src/store/index.js';
 
 export type TableDump = Record<string, Record<string, unknown>[]>;
 
-/** Tables in the store's schema, except Kysely's migration bookkeeping. */
+/** Tables in the store's schema, except Kysely's migration bookkeeping (and SQLite's virtual tables, a derived search index). */
 export async function tableNames(store: Store): Promise<string[]> {
   const db = store.db as unknown as Kysely<unknown>;
   const { rows } =
@@ -15,7 +15,9 @@ export async function tableNames(store: Store): Promise<string[]> {
       ? await sql<{
           name: string;
         }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
-      : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
+      : await sql<{ name: string }>`select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%'`.execute(
+          db,
+        );
   return rows
     .map((r) => r.name)
     .filter((n) => !n.startsWith('kysely_'))

@@ -9,6 +9,7 @@ import * as m005 from './005_presence.js';
 import * as m006 from './006_incremental_evaluation.js';
 import * as m007 from './007_inventory_reads.js';
 import * as m008 from './008_engine_groups.js';
+import * as m009 from './009_device_search_index.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -22,6 +23,7 @@ const modules: Record<string, MigrationModule> = {
   '006_incremental_evaluation': m006,
   '007_inventory_reads': m007,
   '008_engine_groups': m008,
+  '009_device_search_index': m009,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

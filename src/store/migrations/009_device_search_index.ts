@@ -64,7 +64,9 @@ async function sqliteIndex(db: Kysely<unknown>): Promise<void> {
 async function postgresIndex(db: Kysely<unknown>): Promise<void> {
   await sql`savepoint netwarden_pg_trgm`.execute(db);
   try {
-    await sql`create extension if not exists pg_trgm`.execute(db);
+    // In public, not in the first schema of the search path: a deployment (or a test run) whose own
+    // schema is dropped later must not take the extension, and every other schema's index, with it.
+    await sql`create extension if not exists pg_trgm with schema public`.execute(db);
     await sql`release savepoint netwarden_pg_trgm`.execute(db);
   } catch (err) {
     await sql`rollback to savepoint netwarden_pg_trgm`.execute(db);

@@ -39,8 +39,8 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { srcNewerThan, writeResults } from './lib.mjs';
-import { foundProblems, killChildren, median, nmap, openPorts, positive, round, startApiServer } from './scan-common.mjs';
+import { ensureBuilt, writeResults } from './lib.mjs';
+import { foundProblems, median, nmap, onSignal, openPorts, positive, round, startApiServer } from './scan-common.mjs';
 
 // Scope guard: servers started by this benchmark may scan only loopback.
 process.env.NETWARDEN_SCAN_ALLOW = '127.0.0.0/8';
@@ -140,36 +140,10 @@ function stopListeners() {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-let cleaningUp = false;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.once(signal, () => {
-    if (cleaningUp) return;
-    cleaningUp = true;
-    console.error(`\n[scan-bench] ${signal}: stopping`);
-    killChildren();
-    stopListeners();
-    process.exit(130);
-  });
-}
+onSignal('', stopListeners);
 
 // ---------------------------------------------------------------------------------------------
 // dist/
-
-function ensureBuilt() {
-  const marker = join(root, 'dist', 'api', 'app.js');
-  const missing = !existsSync(marker);
-  if (process.env.BENCH_SKIP_BUILD === '1' && !missing) return;
-  const stale = missing || srcNewerThan(marker);
-  if (!stale) return;
-  log('compiling src/ to dist/ (npx tsc -p tsconfig.build.json)');
-  try {
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const output = `${err.stdout ?? ''}${err.stderr ?? ''}`.trim().split('\n').slice(0, 10).join('\n');
-    if (!existsSync(marker)) throw new Error(`the build failed and dist/ is missing:\n${output}`);
-    log(`the build reported errors (dist/ was still written; continuing):\n${output}`);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Netwarden through its API
@@ -264,7 +238,7 @@ async function main() {
   if (process.getuid?.() !== 0) throw new Error('the scan benchmark needs root (raw sockets for nmap -sS and -O, listeners on ports below 1024)');
   const nmapVersion = /Nmap version (\S+)/.exec(execFileSync('nmap', ['--version'], { encoding: 'utf8' }))?.[1];
   if (!nmapVersion) throw new Error('nmap is not installed');
-  ensureBuilt();
+  ensureBuilt({ markers: ['api/app.js'], log, keepOnBuildError: true });
   ({ parseNmapXml } = await import(new URL('core/nmap-xml.js', dist)));
   const { discoveryArgs, portScanArgs } = await import(new URL('core/nmap-args.js', dist));
   const hasNative = existsSync(new URL('scan/native/engine.js', dist));

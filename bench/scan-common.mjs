@@ -55,6 +55,24 @@ export function killChildren() {
   }
 }
 
+/**
+ * On Ctrl-C (or SIGTERM/SIGHUP): kill the children, run `cleanup` (stop listeners, tear a lab
+ * down), exit 130. Once.
+ */
+export function onSignal(what, cleanup) {
+  let cleaningUp = false;
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, () => {
+      if (cleaningUp) return;
+      cleaningUp = true;
+      console.error(`\n[scan-bench] ${signal}: stopping${what ? ` and ${what}` : ''}`);
+      killChildren();
+      cleanup();
+      process.exit(130);
+    });
+  }
+}
+
 /** One nmap run, parsed with `parseNmapXml` (dist/core/nmap-xml.js); throws when nmap fails. */
 export async function nmap(parseNmapXml, args, stdin = null) {
   const result = await run('nmap', args, { stdin });

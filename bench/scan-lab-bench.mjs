@@ -41,8 +41,8 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { srcNewerThan, writeResults } from './lib.mjs';
-import { foundProblems, killChildren, median, nmap, openPorts, positive, round, startApiServer, run } from './scan-common.mjs';
+import { ensureBuilt, writeResults } from './lib.mjs';
+import { foundProblems, median, nmap, onSignal, openPorts, positive, round, run, startApiServer } from './scan-common.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -137,36 +137,10 @@ async function buildLab() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-let cleaningUp = false;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.once(signal, () => {
-    if (cleaningUp) return;
-    cleaningUp = true;
-    console.error(`\n[scan-bench] ${signal}: stopping and tearing the lab down`);
-    killChildren();
-    labDownSync();
-    process.exit(130);
-  });
-}
+onSignal('tearing the lab down', labDownSync);
 
 // ---------------------------------------------------------------------------------------------
 // dist/
-
-function ensureBuilt() {
-  const marker = join(root, 'dist', 'api', 'app.js');
-  const missing = !existsSync(marker);
-  if (process.env.BENCH_SKIP_BUILD === '1' && !missing) return;
-  const stale = missing || srcNewerThan(marker);
-  if (!stale) return;
-  log('compiling src/ to dist/ (npx tsc -p tsconfig.build.json)');
-  try {
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const output = `${err.stdout ?? ''}${err.stderr ?? ''}`.trim().split('\n').slice(0, 10).join('\n');
-    if (!existsSync(marker)) throw new Error(`the build failed and dist/ is missing:\n${output}`);
-    log(`the build reported errors (dist/ was still written; continuing):\n${output}`);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Netwarden through its API
@@ -215,7 +189,7 @@ async function main() {
   if (process.getuid?.() !== 0) throw new Error('the scan benchmark needs root (network namespaces, raw sockets for nmap)');
   const nmapVersion = /Nmap version (\S+)/.exec(execFileSync('nmap', ['--version'], { encoding: 'utf8' }))?.[1];
   if (!nmapVersion) throw new Error('nmap is not installed');
-  ensureBuilt();
+  ensureBuilt({ markers: ['api/app.js'], log, keepOnBuildError: true });
   ({ parseNmapXml } = await import(new URL('core/nmap-xml.js', dist)));
   const { discoveryArgs, portScanArgs } = await import(new URL('core/nmap-args.js', dist));
   const hasNative = existsSync(new URL('scan/native/engine.js', dist));

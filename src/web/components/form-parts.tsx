@@ -26,3 +26,33 @@ export function HumanizedOptions({ values }: { values: readonly string[] }) {
     </>
   );
 }
+
+/**
+ * A required whole-number input bounded by one of core/limits.ts's ranges. Other attributes (the
+ * `id` and `aria-describedby` a `Field` gives its control) go on the input.
+ */
+export function WholeNumberInput({
+  range,
+  onInput,
+  ...attributes
+}: {
+  name: string;
+  range: { min: number; max: number };
+  value: string;
+  onInput: (value: string) => void;
+  id?: string;
+  'aria-describedby'?: string;
+}) {
+  return (
+    <input
+      {...attributes}
+      type="number"
+      inputMode="numeric"
+      required
+      min={range.min}
+      max={range.max}
+      step={1}
+      onInput={(e) => onInput(e.currentTarget.value)}
+    />
+  );
+}

@@ -1,6 +1,7 @@
 import { useId, useState } from 'preact/hooks';
 import { HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS } from '../../../core/limits.js';
 import { ApiError } from '../../api';
+import { WholeNumberInput } from '../../components/form-parts';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
@@ -160,32 +161,22 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
           label="Host timeout (seconds)"
           hint={`How long one device may take before the scan moves on (${HOST_TIMEOUT_SECONDS.min}–${HOST_TIMEOUT_SECONDS.max}).`}
         >
-          <input
+          <WholeNumberInput
             name="host_timeout_seconds"
-            type="number"
-            inputMode="numeric"
-            required
-            min={HOST_TIMEOUT_SECONDS.min}
-            max={HOST_TIMEOUT_SECONDS.max}
-            step={1}
+            range={HOST_TIMEOUT_SECONDS}
             value={form.hostTimeout}
-            onInput={(e) => update({ hostTimeout: e.currentTarget.value })}
+            onInput={(hostTimeout) => update({ hostTimeout })}
           />
         </Field>
         <Field
           label="Offline after missed scans"
           hint={`A device counts as gone (offline, and reported as removed) only after this many network scans in a row missed it (${OFFLINE_AFTER_SCANS.min}–${OFFLINE_AFTER_SCANS.max}). Phones that sleep need 2 or 3.`}
         >
-          <input
+          <WholeNumberInput
             name="offline_after_scans"
-            type="number"
-            inputMode="numeric"
-            required
-            min={OFFLINE_AFTER_SCANS.min}
-            max={OFFLINE_AFTER_SCANS.max}
-            step={1}
+            range={OFFLINE_AFTER_SCANS}
             value={form.offlineAfter}
-            onInput={(e) => update({ offlineAfter: e.currentTarget.value })}
+            onInput={(offlineAfter) => update({ offlineAfter })}
           />
         </Field>
         <Field label="Engine" hint="auto uses nmap when it is installed and the built-in scanner otherwise; native never uses nmap.">

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { RETENTION_DAYS } from '../../../core/limits.js';
+import { WholeNumberInput } from '../../components/form-parts';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
 import { plural } from '../../format';
 import { useAction } from '../../hooks';
@@ -35,17 +36,12 @@ export function RetentionSettings({ config, onSaved }: ConfigSectionProps) {
       </p>
       <form class="settings-narrow" onSubmit={submit}>
         <Field label="Keep history for (days)" hint={`${RETENTION_DAYS.min}–${RETENTION_DAYS.max}; 0 keeps everything.`}>
-          <input
+          <WholeNumberInput
             name="retention_days"
-            type="number"
-            inputMode="numeric"
-            required
-            min={RETENTION_DAYS.min}
-            max={RETENTION_DAYS.max}
-            step={1}
+            range={RETENTION_DAYS}
             value={days}
-            onInput={(e) => {
-              setDays(e.currentTarget.value);
+            onInput={(value) => {
+              setDays(value);
               setDone(false);
             }}
           />

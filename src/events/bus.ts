@@ -7,6 +7,7 @@
  * request. Listeners are called synchronously and must not throw (a throwing listener is logged
  * and kept); slow work belongs in the listener's own queue.
  */
+import { EVENT_NAMES, type EventName } from '../core/event-names.js';
 import type { Change } from '../schemas/change.js';
 import type { DeviceSummary } from '../schemas/device.js';
 import type { ScanProgress, ScanRecord } from '../schemas/scan.js';
@@ -14,8 +15,7 @@ import type { ScanProgress, ScanRecord } from '../schemas/scan.js';
 /** How many past events a reconnecting client can be given. */
 export const EVENT_REPLAY_LIMIT = 1000;
 
-/** Each event's name (SSE `event:`) and the shape of its data. */
-export interface EventPayloads {
+interface Payloads {
   scan_queued: ScanRecord;
   scan_started: ScanRecord;
   scan_progress: { scan_id: number; progress: ScanProgress };
@@ -24,9 +24,9 @@ export interface EventPayloads {
   device_updated: DeviceSummary;
 }
 
-export type EventName = keyof EventPayloads;
-
-export const EVENT_NAMES: readonly EventName[] = ['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated'];
+/** Each event's name (core/event-names.ts) and the shape of its data; a name without a payload does not compile. */
+export type EventPayloads = { [K in EventName]: Payloads[K] };
+export { EVENT_NAMES, type EventName };
 
 export type NetwardenEvent = { [K in EventName]: { id: number; name: K; data: EventPayloads[K]; at: string } }[EventName];
 

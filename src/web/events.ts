@@ -8,10 +8,10 @@
 // RETRY_MS, and the components fall back to polling meanwhile (`live` is false). Polling is the
 // right answer behind proxies that break streaming too, so the fallback stays.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { EVENT_NAMES, type EventName } from '../core/event-names.js';
 import type { Change, DeviceSummary, Scan, ScanProgress } from './types';
 
-/** Each event's name and the shape of its data, as the API sends them. */
-export interface EventPayloads {
+interface Payloads {
   scan_queued: Scan;
   scan_started: Scan;
   scan_progress: { scan_id: number; progress: ScanProgress };
@@ -20,10 +20,11 @@ export interface EventPayloads {
   device_updated: DeviceSummary;
 }
 
-export type EventName = keyof EventPayloads;
+/** Each event's name (core/event-names.ts) and the shape of its data, as the API sends them. */
+export type EventPayloads = { [K in EventName]: Payloads[K] };
+export type { EventName };
 export type LiveEvent = { [K in EventName]: { name: K; data: EventPayloads[K] } }[EventName];
 
-const EVENT_NAMES: readonly EventName[] = ['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated'];
 const STREAM_PATH = '/api/events';
 /** How long to wait before opening a new stream after the browser gave up on one. */
 const RETRY_MS = 30_000;

@@ -40,7 +40,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt, writeResults } from './lib.mjs';
-import { foundProblems, median, nmap, onSignal, openPorts, positive, round, startApiServer } from './scan-common.mjs';
+import { foundProblems, median, nmap, onSignal, openPorts, positive, round, scanFindings, startApiServer } from './scan-common.mjs';
 
 // Scope guard: servers started by this benchmark may scan only loopback.
 process.env.NETWARDEN_SCAN_ALLOW = '127.0.0.0/8';
@@ -196,11 +196,7 @@ async function apiScan(server) {
   const ms = performance.now() - started;
   events.abort();
   if (!record) throw new Error(`scan ${body.scan_id} still running after 15 minutes`);
-  if (record.status !== 'completed') throw new Error(`scan ${body.scan_id} ended ${record.status}: ${record.error}`);
-  const devices = await (await server.request('/api/devices?limit=1000')).json();
-  if (!Array.isArray(devices)) throw new Error(`GET /api/devices: ${JSON.stringify(devices).slice(0, 300)}`);
-  const found = new Map(devices.filter((d) => d.last_scan_id === body.scan_id).map((d) => [d.ip_address, d.open_ports]));
-  return { ms, serverSeconds: record.duration_seconds, found };
+  return { ms, ...(await scanFindings(server, body.scan_id, record)) };
 }
 
 // ---------------------------------------------------------------------------------------------

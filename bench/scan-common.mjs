@@ -175,3 +175,15 @@ export async function startApiServer({ from, engine, osDetection, subnet, exclud
     },
   };
 }
+
+/**
+ * What a finished API scan found, after checking it completed: each device it saw (address →
+ * open ports), with the scan's own duration.
+ */
+export async function scanFindings(server, scanId, record) {
+  if (record.status !== 'completed') throw new Error(`scan ${scanId} ended ${record.status}: ${record.error}`);
+  const devices = await (await server.request('/api/devices?limit=1000')).json();
+  if (!Array.isArray(devices)) throw new Error(`GET /api/devices: ${JSON.stringify(devices).slice(0, 300)}`);
+  const found = new Map(devices.filter((d) => d.last_scan_id === scanId).map((d) => [d.ip_address, d.open_ports]));
+  return { serverSeconds: record.duration_seconds, found };
+}

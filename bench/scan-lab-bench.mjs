@@ -42,7 +42,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt, writeResults } from './lib.mjs';
-import { foundProblems, median, nmap, onSignal, openPorts, positive, round, run, startApiServer } from './scan-common.mjs';
+import { foundProblems, median, nmap, onSignal, openPorts, positive, round, run, scanFindings, startApiServer } from './scan-common.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -163,10 +163,7 @@ async function apiScan(server) {
     await sleep(50);
   }
   const ms = performance.now() - started;
-  if (record.status !== 'completed') throw new Error(`scan ${body.scan_id} ended ${record.status}: ${record.error}`);
-  const devices = await (await server.request('/api/devices?limit=1000')).json();
-  const found = new Map(devices.filter((d) => d.last_scan_id === body.scan_id).map((d) => [d.ip_address, d.open_ports]));
-  return { ms, serverSeconds: record.duration_seconds, found };
+  return { ms, ...(await scanFindings(server, body.scan_id, record)) };
 }
 
 // ---------------------------------------------------------------------------------------------

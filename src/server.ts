@@ -7,6 +7,8 @@ import type { ServerConfig } from './config/environment.js';
 import { seedSettings } from './config/seed.js';
 import { Maintenance } from './jobs/maintenance.js';
 import { Scheduler } from './jobs/scheduler.js';
+import { scanJobQueue } from './queue/index.js';
+import { ScanManager } from './scan/manager.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -171,13 +173,39 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** How `netwarden serve` runs: with a worker (the default), or as an API only (`--no-worker`). */
+export interface ServeOptions {
+  /** Run queued scans in this process (default true). False needs PostgreSQL: workers elsewhere run them. */
+  worker?: boolean;
+  /** This process's worker name on the scans it runs (default: host name and pid). */
+  workerName?: string;
+}
+
 /** Opens the store, applies migrations, seeds, and listens. */
-export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(
+  config: ServerConfig,
+  logger: Logger = createLogger(config.logLevel),
+  options: ServeOptions = {},
+): Promise<RunningServer> {
   const store = await openStore({ url: config.databaseUrl, warn: (context, message) => logger.warn(context, message) });
   logger.info({ database: store.handle.description }, 'database ready');
+  const worker = options.worker ?? true;
   try {
+    if (!worker && !store.handle.postgres) throw new Error(WORKER_NEEDS_POSTGRES('serve --no-worker'));
     await initialise(store, config, logger);
-    const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir, scanAllow: config.scanAllow });
+    // Scans are jobs (CONTRACT §7): pg-boss on PostgreSQL, in this process on SQLite.
+    const queue = scanJobQueue(store, logger);
+    await queue.start();
+    const scanManager = new ScanManager({
+      store,
+      log: logger,
+      dataDir: config.dataDir,
+      scanAllow: config.scanAllow,
+      queue,
+      runsScans: worker,
+      ...(options.workerName ? { workerName: options.workerName } : {}),
+    });
+    const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir, scanAllow: config.scanAllow, scanManager });
     const { scans, loginThrottle } = app.services;
     // Scans left by a process that died (this one's predecessor, or another instance whose lease ran out).
     const interrupted = await scans.recoverAbandoned();
@@ -212,6 +240,10 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
   }
 }
 
+/** Why a process that runs no worker, or a worker alone, refuses SQLite. */
+export const WORKER_NEEDS_POSTGRES = (what: string) =>
+  `${what} needs PostgreSQL (NETWARDEN_DATABASE_URL=postgres://…): with SQLite one process serves the API and runs the scans (netwarden serve)`;
+
 /** Longest a shutdown may take before the process exits anyway. */
 const SHUTDOWN_LIMIT_MS = 10_000;
 
@@ -221,7 +253,7 @@ const SHUTDOWN_LIMIT_MS = 10_000;
  * path may throw or block on stdout, so the process always leaves within the limit even when its
  * stdout has been closed or stopped being read.
  */
-export function handleShutdown(server: RunningServer, logger: Logger): void {
+export function handleShutdown(server: Pick<RunningServer, 'close'>, logger: Logger): void {
   const stop = (signal: string) => {
     const force = setTimeout(() => {
       logSafely(() => logger.error('shutdown took over 10 s; exiting'));

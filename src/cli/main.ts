@@ -10,6 +10,7 @@ import { registerScheduleCommands } from './schedule.js';
 import { registerServeCommand } from './serve.js';
 import { registerUserCommands } from './user.js';
 import { registerWatchCommand } from './watch.js';
+import { registerWorkerCommand } from './worker.js';
 
 const program = new Command()
   .name('netwarden')
@@ -20,6 +21,7 @@ const program = new Command()
   .exitOverride();
 
 registerServeCommand(program);
+registerWorkerCommand(program);
 registerUserCommands(program);
 registerKeyCommands(program);
 registerDbCommands(program);

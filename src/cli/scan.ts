@@ -61,7 +61,7 @@ export function registerScanCommand(program: Command): void {
               eta_text: p.eta_seconds === null ? '?' : `${Math.round(p.eta_seconds)}s`,
             });
           }, 250);
-          await manager.idle();
+          await manager.waitFor(scan.id);
           clearInterval(timer);
           process.removeListener('SIGINT', interrupt);
           bar?.update(100, { phase: 'done' });

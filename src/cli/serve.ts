@@ -8,7 +8,9 @@ export function registerServeCommand(program: Command): void {
     .description('Start the HTTP service (configured by NETWARDEN_* variables and the config file)')
     .option('-p, --port <port>', 'port to listen on (overrides NETWARDEN_PORT)')
     .option('-H, --host <host>', 'address to listen on (overrides NETWARDEN_HOST)')
-    .action(async (options: { port?: string; host?: string }) => {
+    .option('--no-worker', 'serve the API only; `netwarden worker` processes run the scans (PostgreSQL only)')
+    .option('--worker-name <name>', 'name of this process on the scans it runs (default: host:pid)')
+    .action(async (options: { port?: string; host?: string; worker: boolean; workerName?: string }) => {
       let config;
       try {
         config = loadServerConfig({
@@ -30,7 +32,10 @@ export function registerServeCommand(program: Command): void {
       if (!markUsing(config, 'serve'))
         logger.warn({ dataDir: config.dataDir }, 'cannot write to <data dir>/run: netwarden restore will not know that the service runs');
       try {
-        const server = await startServer(config, logger);
+        const server = await startServer(config, logger, {
+          worker: options.worker,
+          ...(options.workerName ? { workerName: options.workerName } : {}),
+        });
         handleShutdown(server, logger);
       } catch (err) {
         logger.fatal({ err }, 'could not start');

@@ -37,6 +37,8 @@ export const ZONE_NAME_MAX_LENGTH = 40;
 
 /** scanning.host_timeout_seconds: how long one device may take before a scan moves on. */
 export const HOST_TIMEOUT_SECONDS: Range = { min: 5, max: 3600 };
+/** scanning.max_parallel_scans: scans of non-overlapping targets running at once (CONTRACT §12). */
+export const MAX_PARALLEL_SCANS: Range = { min: 1, max: 16 };
 /** retention.days; 0 keeps everything. */
 export const RETENTION_DAYS: Range = { min: 0, max: 36_500 };
 /** Entries in network.exclude and in scanning.allowed_targets. */

@@ -4,7 +4,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
+import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { SCAN_PROFILES } from './model.js';
@@ -60,6 +60,11 @@ export const SettingsSchema = Type.Object(
         scan_timeout_minutes: Type.Integer({ minimum: 1, maximum: 1440 }),
         host_timeout_seconds: Type.Integer({ minimum: HOST_TIMEOUT_SECONDS.min, maximum: HOST_TIMEOUT_SECONDS.max }),
         os_detection: Type.Boolean({ description: 'OS detection when privileged (normal and intensive profiles)' }),
+        max_parallel_scans: Type.Integer({
+          minimum: MAX_PARALLEL_SCANS.min,
+          maximum: MAX_PARALLEL_SCANS.max,
+          description: 'Scans of non-overlapping targets that may run at once, on workers or agents',
+        }),
         risk_rules: Type.Array(RiskRuleSchema, { maxItems: 500, description: 'Rules added to or overriding the built-in risk rules, by id' }),
         allowed_targets: Type.Array(Type.String(), {
           minItems: 1,
@@ -146,6 +151,7 @@ export function defaultSettings(): Settings {
       scan_timeout_minutes: 120,
       host_timeout_seconds: 300,
       os_detection: true,
+      max_parallel_scans: 1,
       risk_rules: [],
       allowed_targets: [...DEFAULT_ALLOWED_TARGETS],
     },

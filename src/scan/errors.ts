@@ -41,3 +41,12 @@ export class ScanNotFoundError extends NotFoundError {
     super('Scan not found');
   }
 }
+
+/** An agent's results for this scan are being recorded by another instance; retry shortly. */
+export class UploadInProgressError extends ConflictError {
+  override readonly code = 'NW_UPLOAD_IN_PROGRESS';
+
+  constructor(scanId: number) {
+    super(`The results of scan ${scanId} are being recorded; retry in a few seconds`, { scan_id: scanId });
+  }
+}

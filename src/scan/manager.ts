@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
@@ -18,13 +19,16 @@ import type { Store } from '../store/index.js';
 import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
 import { onlineAddressesBetween } from '../store/online.js';
 import type { ScanProgress } from '../schemas/scan.js';
-import type { ScanRow } from '../store/schema.js';
-import { toScanRecord, type ScanLease } from '../store/scans.js';
+import type { Database, ScanRow } from '../store/schema.js';
+import { insertQueued, targetRange, toScanRecord, type ScanLease } from '../store/scans.js';
+import { startableScans, triggerConflict } from '../core/scan-queue.js';
+import { InProcessQueue } from '../queue/in-process.js';
+import type { JobOutcome, ScanJobQueue } from '../queue/types.js';
 import { EngineSelector } from './engines.js';
 import { ScanEvaluator } from './evaluate.js';
 import { NetwardenError } from '../util/errors.js';
 import { publishScanOutcome } from './events.js';
-import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
+import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError, UploadInProgressError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
 import { hasRawSocketPrivilege } from './privileges.js';
@@ -67,21 +71,23 @@ interface ScanRun {
   recordProcessGroups: (live: readonly number[]) => void;
 }
 
-/** How often progress is written to the scan record while it runs. */
-const PERSIST_EVERY_MS = 2000;
+/** How often progress is written to the scan record while it runs (what other instances show). */
+const PERSIST_EVERY_MS = 1000;
 /** Live progress events are published at most this often (CONTRACT §10: at most twice a second). */
 const PROGRESS_EVENT_EVERY_MS = 500;
 /** How long a cancel asked of this instance waits for the instance that runs the scan to stop it. */
 const REMOTE_CANCEL_WAIT_MS = 20_000;
 /**
- * How often every instance looks for a queued scan it can start. A queued scan normally starts
- * the moment the running scan ends (on the instance that ran it); this catches the wake-ups that
- * get lost: the scan ended on an instance that then died, or was queued by one that could not
- * start it.
+ * How often a worker looks for queued scans that have no job (queued by a process that stopped
+ * between recording the scan and enqueueing its job, or before the job queue existed)...
  */
-const QUEUE_CHECK_MS = 2_000;
-/** Attempts of one startQueued call when the scan it picked was cancelled or failed under it. */
-const QUEUE_START_ATTEMPTS = 5;
+const ADOPT_EVERY_MS = 30_000;
+/** ...and how old such a scan must be (younger ones are still being enqueued). */
+const ADOPT_AFTER_MS = 10_000;
+/** How often waitFor() reads the record of a scan another process runs. */
+const WAIT_POLL_MS = 500;
+/** An agent's upload whose recording began this long ago without finishing is taken over (the instance recording it stopped). */
+const UPLOAD_STALE_MS = 120_000;
 
 export interface ScanManagerOptions {
   store: Store;
@@ -99,10 +105,51 @@ export interface ScanManagerOptions {
   /** Where scan_queued, scan_started, scan_progress and scan_finished go; a private bus when not given. */
   events?: EventBus;
   /**
-   * Whether this manager starts queued scans (default true). `netwarden scan` says false: a
-   * one-off command must not pick up a schedule's queued run and then exit under it.
+   * Whether this manager takes scans from the job queue (default true): it is a worker.
+   * `netwarden scan` says false (a one-off command must not pick up a schedule's queued run and
+   * then exit under it), and so does `netwarden serve --no-worker`.
    */
   runsQueue?: boolean;
+  /**
+   * Whether this manager runs scans at all (default true). False for `serve --no-worker`: a
+   * trigger only records the scan and its job, for a worker to run.
+   */
+  runsScans?: boolean;
+  /** Where queued scans wait for a worker; default: in this process only (the embedded default, and tests). */
+  queue?: ScanJobQueue;
+  /** This worker's name on the scans it runs (`worker <name>`); default: host name and pid. */
+  workerName?: string;
+  /** Most scans this process runs at once (default: as many as scanning.max_parallel_scans lets run). */
+  concurrency?: number;
+}
+
+/** What an agent is handed with a scan it took: the scan and how to run it (CONTRACT §12). */
+export interface AgentJob {
+  scan_id: number;
+  profile: ScanProfile;
+  /** The CIDR to discover in (a single-device scan: the address as /32). */
+  subnet: string;
+  /** A single-device scan's address, else null. */
+  device: string | null;
+  exclude: string[];
+  /** The ports to examine (nmap's -p syntax); null for a quick scan. */
+  ports: string | null;
+  os_detection: boolean;
+  resolve_hostnames: boolean;
+  host_timeout_seconds: number;
+  engine: Settings['scanning']['engine'];
+  /** The scan's time limit; the agent stops it after this. */
+  timeout_seconds: number;
+  /** Addresses online after the previous scan (port-scanned from the start, as the server does). */
+  expected: string[];
+}
+
+/** What an agent sends back when its scan has run. */
+export interface AgentResult {
+  engine: string;
+  hosts: DiscoveredHost[];
+  ports: ScannedHost[];
+  warnings?: string[];
 }
 
 /**
@@ -113,7 +160,8 @@ export interface ScanManagerOptions {
  * renewed; scans whose owner is gone are ended by whichever instance notices first.
  */
 export class ScanManager {
-  private running: RunningScan | null = null;
+  /** Scans this process runs, by id. */
+  private readonly running = new Map<number, RunningScan>();
   private readonly store: Store;
   private readonly log: Logger;
   private readonly inventory: InventoryWriter;
@@ -123,12 +171,19 @@ export class ScanManager {
   readonly owner: ScanOwner;
   readonly events: EventBus;
   private orphanTimer: NodeJS.Timeout | null = null;
-  private queueTimer: NodeJS.Timeout | null = null;
+  private adoptTimer: NodeJS.Timeout | null = null;
   /** Attempts to start a queued scan run one after another in this process (the database arbitrates between processes). */
   private queueAttempt: Promise<unknown> = Promise.resolve();
   /** Set by shutdown: no queued scan starts here any more. */
   private stopping = false;
   private readonly runsQueue: boolean;
+  private readonly runsScans: boolean;
+  readonly queue: ScanJobQueue;
+  /** `worker <name>`, written on the scans this process runs. */
+  readonly runnerName: string;
+  private readonly concurrency: number;
+  /** Agents' uploads being recorded here, by scan id: a retry on this instance waits for the first. */
+  private readonly uploads = new Map<number, Promise<ScanRow>>();
 
   constructor(options: ScanManagerOptions) {
     this.store = options.store;
@@ -139,7 +194,11 @@ export class ScanManager {
     this.scanAllow = options.scanAllow ?? null;
     this.owner = options.owner ?? newOwner();
     this.events = options.events ?? new EventBus();
-    this.runsQueue = options.runsQueue ?? true;
+    this.runsScans = options.runsScans ?? true;
+    this.runsQueue = this.runsScans && (options.runsQueue ?? true);
+    this.queue = options.queue ?? new InProcessQueue(this.log);
+    this.runnerName = `worker ${options.workerName ?? `${this.owner.host.split('/')[0]}:${this.owner.pid}`}`;
+    this.concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
   }
 
   /** NETWARDEN_SCAN_ALLOW's list when it replaces scanning.allowed_targets, else null. */
@@ -155,34 +214,48 @@ export class ScanManager {
   }
 
   /**
-   * Validates and starts a scan; resolves once it is recorded as running. While another scan runs
-   * or is queued (queued scans go first), throws ScanBusyError naming it (CONTRACT §7).
+   * Validates a scan request and records it as a job (CONTRACT §7): queued, with its job in the
+   * queue, or routed to the agent whose networks hold its target. A process that runs scans
+   * starts it at once when it can (the job then finds it taken). While a scan with an
+   * overlapping target is queued or running, or every slot (scanning.max_parallel_scans) is
+   * taken, throws ScanBusyError naming it (CONTRACT §3, §12).
    */
   async trigger(request: ScanRequest): Promise<ScanRow> {
     const settings = await this.store.settings.get();
     const target = resolveTarget(request, settings, this.allowedTargets(settings));
-    if (this.running) throw new ScanBusyError(this.running.id);
-    await this.refuseWhileActive();
-
-    const engine = await this.engines.select(settings.scanning.engine);
-    const now = nowIso();
-    const scan = await this.store.scans.start(
-      {
+    if (this.runsScans) await this.engines.select(settings.scanning.engine);
+    const range = targetRange(target.network.cidr)!;
+    const recorded = await this.store.scans.underQueueLock(async (db) => {
+      const conflict = triggerConflict(await this.store.scans.activeForQueue(db), settings.scanning.max_parallel_scans, range);
+      if (conflict) return { conflict: conflict.id, scan: null };
+      const scan = await insertQueued(db, {
         profile: request.profile,
         subnet: target.network.cidr,
         scan_type: request.device ? 'device' : 'network',
         target: request.device ?? null,
-        started_at: now,
+        created_at: nowIso(),
         triggered_by: request.triggeredBy === undefined ? request.actor.name : request.triggeredBy,
-      },
-      this.lease(),
-    );
-    if (!scan) {
-      const active = await this.store.scans.active();
-      throw new ScanBusyError(active?.id ?? null);
+      });
+      if (!scan) throw new Error('could not record the scan');
+      return { conflict: null, scan: await this.withJob(db, scan) };
+    });
+    if (recorded.scan === null) throw new ScanBusyError(recorded.conflict);
+    const { scan } = recorded;
+    if (this.runsScans && scan.agent_id === null) {
+      // Started here, by the process that was asked (its actor goes on the audit entry).
+      const started = await this.take(scan.id, request.actor);
+      if (started && started !== 'busy') return started;
     }
-    await this.launch(scan, engine, settings, target, request.actor);
+    this.events.publish('scan_queued', toScanRecord(scan));
     return scan;
+  }
+
+  /** Enqueues the job of a queued scan the server's workers run (in `db`, the caller's transaction). */
+  private async withJob(db: Kysely<Database>, scan: ScanRow): Promise<ScanRow> {
+    if (scan.agent_id !== null) return scan;
+    const jobId = await this.queue.enqueue(scan.id, db);
+    await this.store.scans.setJob(db, scan.id, jobId);
+    return { ...scan, job_id: jobId };
   }
 
   /**
@@ -195,62 +268,82 @@ export class ScanManager {
   }
 
   /**
-   * Announces a scan just recorded as queued (by the scheduler or "run now": scan_queued) and
-   * starts it if nothing else runs or waits before it. Returns whether it is running now.
+   * Announces a scan just recorded as queued (by the scheduler or "run now": scan_queued),
+   * enqueues its job, and starts it here if this process is a worker and it may start now.
+   * Returns whether it is running now.
    */
   async queued(scan: ScanRow): Promise<'started' | 'queued'> {
     this.events.publish('scan_queued', toScanRecord(scan));
-    await this.startQueued();
+    if (scan.agent_id === null && scan.job_id === null) {
+      const jobId = await this.queue.enqueue(scan.id);
+      await this.store.scans.setJob(this.store.db, scan.id, jobId);
+    }
+    if (this.runsQueue && scan.agent_id === null) await this.startQueued();
     const now = await this.store.scans.get(scan.id);
     return now && now.status !== 'queued' ? 'started' : 'queued';
   }
 
   /**
-   * Starts the oldest queued scan if no scan runs, on this instance or another; resolves to it,
-   * or null when nothing was started. Safe to call any time from anywhere: the database lets at
-   * most one scan hold the active slot, and a queued scan starts at most once.
+   * Starts the oldest queued scan of the server's workers that may start now (a slot is free and
+   * its target is not busy); resolves to it, or null when nothing was started. Safe to call any
+   * time from anywhere: the queue lock lets one decision through at a time, across processes.
    */
   startQueued(): Promise<ScanRow | null> {
-    const attempt = this.queueAttempt.then(() => this.tryStartQueued());
+    const attempt = this.queueAttempt.then(async () => {
+      if (this.stopping || !this.runsQueue || this.running.size >= this.concurrency) return null;
+      const started = await this.take(null, null);
+      return started && started !== 'busy' ? started : null;
+    });
     this.queueAttempt = attempt.catch(() => undefined);
     return attempt;
   }
 
-  private async tryStartQueued(): Promise<ScanRow | null> {
-    for (let i = 0; i < QUEUE_START_ATTEMPTS; i++) {
-      if (this.running || this.stopping || !this.runsQueue) return null;
-      const next = await this.store.scans.nextQueued();
-      if (!next) return null;
-      const settings = await this.store.settings.get();
-      let target: { network: Ipv4Network; hosts: number };
-      let engine: ScanEngine;
-      try {
-        // Checked again at start: the settings (allowed targets, engine) may have changed while it waited.
-        target = resolveTarget(
-          next.scan_type === 'device' && next.target ? { device: next.target } : { subnet: next.subnet },
-          settings,
-          this.allowedTargets(settings),
-        );
-        engine = await this.engines.select(settings.scanning.engine);
-      } catch (err) {
-        if (!(err instanceof NetwardenError)) throw err;
-        await this.failQueued(next, `Could not start: ${err.message}`);
-        continue;
-      }
-      const scan = await this.store.scans.takeQueued(next.id, this.lease(), nowIso());
-      if (scan) {
-        await this.launch(scan, engine, settings, target, actorOf(scan.triggered_by));
-        return scan;
-      }
-      // A scan runs (here or elsewhere): the queued one waits for its end. Otherwise the one
-      // picked was cancelled, or started elsewhere and already ended: look again.
-      if (await this.store.scans.running()) return null;
-    }
-    return null;
+  /** A job from the queue: start its scan if it may start now, else hand it back for later. */
+  private async handleJob(scanId: number): Promise<JobOutcome> {
+    if (this.stopping) return 'later';
+    if (this.running.size >= this.concurrency) return 'later';
+    return (await this.take(scanId, null)) === 'busy' ? 'later' : 'done';
   }
 
-  private async failQueued(scan: ScanRow, error: string): Promise<void> {
-    if (!(await this.store.scans.failQueued(scan.id, error, nowIso()))) return;
+  /**
+   * Takes a queued scan of the server's workers and launches it here: scan `id`, or (null) the
+   * oldest that may start. Returns the scan running here, `busy` when it may not start yet, or
+   * null when there is nothing to start (no longer queued, an agent's, or it could not start and
+   * was failed).
+   */
+  private async take(id: number | null, actor: ScanRequest['actor'] | null): Promise<ScanRow | 'busy' | null> {
+    const settings = await this.store.settings.get();
+    const claimed = await this.store.scans.underQueueLock(async (db) => {
+      const active = await this.store.scans.activeForQueue(db);
+      if (id !== null && !active.some((s) => s.id === id && s.status === 'queued' && s.agentId === null)) return null;
+      const startable = startableScans(active, settings.scanning.max_parallel_scans, null);
+      const pick = id === null ? startable[0] : startable.find((s) => s.id === id);
+      if (!pick) return id === null ? null : 'busy';
+      return (await this.store.scans.claim(db, pick.id, pick.slot, this.lease(), this.runnerName, nowIso())) ?? null;
+    });
+    if (claimed === null || claimed === 'busy') return claimed;
+    let target: { network: Ipv4Network; hosts: number };
+    let engine: ScanEngine;
+    try {
+      // Checked again at start: the settings (allowed targets, engine) may have changed while it waited.
+      target = resolveTarget(
+        claimed.scan_type === 'device' && claimed.target ? { device: claimed.target } : { subnet: claimed.subnet },
+        settings,
+        this.allowedTargets(settings),
+      );
+      engine = await this.engines.select(settings.scanning.engine);
+    } catch (err) {
+      if (!(err instanceof NetwardenError)) throw err;
+      await this.failStarted(claimed, `Could not start: ${err.message}`);
+      return null;
+    }
+    await this.launch(claimed, engine, settings, target, actor ?? actorOf(claimed.triggered_by));
+    return claimed;
+  }
+
+  /** Ends a scan this process just took but cannot run (its target is no longer allowed, no engine): failed, with why. */
+  private async failStarted(scan: ScanRow, error: string): Promise<void> {
+    if (!(await this.store.scans.finish(scan.id, this.owner.id, { ...this.ending(scan), status: 'failed', error }))) return;
     this.log.warn({ scan_id: scan.id, error }, 'a queued scan could not start');
     await this.publishFinished(scan.id);
     await this.audit('scan_failed', scan, actorOf(scan.triggered_by), false, { error }).catch((err) =>
@@ -258,22 +351,17 @@ export class ScanManager {
     );
   }
 
-  /** Throws ScanBusyError while a scan is queued or runs elsewhere; a queued scan with nothing running is started. */
-  private async refuseWhileActive(): Promise<void> {
-    const active = await this.store.scans.active();
-    if (!active) return;
-    // Queued with nothing running happens only between a scan's end and the next start: help it along.
-    if (active.status === 'queued') this.wakeQueue();
-    throw new ScanBusyError(active.id);
-  }
-
-  /** Starts a queued scan in the background, if there is one and nothing runs. */
+  /** Starts queued scans in the background while any may start here. */
   private wakeQueue(): void {
-    if (this.stopping) return;
-    this.startQueued().catch((err) => this.log.warn({ err }, 'could not start a queued scan'));
+    if (this.stopping || !this.runsQueue) return;
+    this.startQueued()
+      .then((started) => {
+        if (started) this.wakeQueue();
+      })
+      .catch((err) => this.log.warn({ err }, 'could not start a queued scan'));
   }
 
-  /** Records the start of a scan that now holds the active slot, then runs it in the background. */
+  /** Records the start of a scan that now holds an active slot, then runs it in the background. */
   private async launch(
     scan: ScanRow,
     engine: ScanEngine,
@@ -291,18 +379,24 @@ export class ScanManager {
       progress: new ProgressTracker(profile, target.hosts),
       done: Promise.resolve(),
     };
-    this.running = running;
+    this.running.set(scan.id, running);
     this.events.publish('scan_started', toScanRecord(scan));
-    const details = { engine: engine.name, profile, subnet: scan.subnet, ...(scan.schedule_id !== null ? { schedule_id: scan.schedule_id } : {}) };
+    const details = {
+      engine: engine.name,
+      profile,
+      subnet: scan.subnet,
+      runner: this.runnerName,
+      ...(scan.schedule_id !== null ? { schedule_id: scan.schedule_id } : {}),
+    };
     // The scan holds the slot now: it must run (and end) even if the audit entry cannot be written.
     await this.audit('scan_started', scan, actor, true, details).catch((err) =>
       this.log.warn({ err, scan_id: scan.id }, 'could not audit the start of a scan'),
     );
     const request: ScanRequest = { profile, ...(scan.scan_type === 'device' && scan.target ? { device: scan.target } : {}), actor };
     running.done = this.execute(running, scan, engine, settings, target.network, request).finally(() => {
-      if (this.running === running) this.running = null;
+      this.running.delete(scan.id);
       // The next queued scan starts as this one ends, here, whichever instance queued it.
-      if (this.runsQueue) this.wakeQueue();
+      this.wakeQueue();
     });
   }
 
@@ -311,15 +405,15 @@ export class ScanManager {
   }
 
   /**
-   * Cancels a scan. One this process runs is stopped here; one another live instance runs is
-   * asked to stop (it sees the request within a lease renewal) and awaited; one whose owner is
-   * gone is ended here.
+   * Cancels a scan. One this process runs is stopped here; one another live instance (a worker,
+   * an agent) runs is asked to stop (it sees the request within a lease renewal) and awaited; one
+   * whose owner is gone is ended here; a queued one is withdrawn.
    */
   async cancel(scanId: number): Promise<void> {
     let scan = await this.store.scans.get(scanId);
     if (!scan) throw new ScanNotFoundError();
-    if (scan.status === 'queued' && this.running?.id !== scanId) {
-      // A queued scan has no owner: whoever is asked ends it, unless it starts in the meantime.
+    if (scan.status === 'queued' && !this.running.has(scanId)) {
+      // A queued scan has no owner: whoever is asked ends it, unless it starts in the meantime (its job then finds it ended).
       if (await this.store.scans.finish(scanId, null, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
         await this.publishFinished(scanId);
         await this.audit('scan_cancelled', scan, actorOf(scan.triggered_by), true, { was: 'queued' });
@@ -327,10 +421,11 @@ export class ScanManager {
       }
       scan = (await this.store.scans.get(scanId)) ?? scan;
     }
-    if (this.running?.id === scanId) {
-      this.running.reason = 'cancelled';
-      this.running.abort.abort();
-      await this.running.done;
+    const mine = this.running.get(scanId);
+    if (mine) {
+      mine.reason = 'cancelled';
+      mine.abort.abort();
+      await mine.done;
       return;
     }
     if (scan.status !== 'running') {
@@ -355,31 +450,44 @@ export class ScanManager {
     }
   }
 
-  /** Progress of the scan this process runs, if any. */
+  /** Progress of the oldest scan this process runs, if any. */
   current(): { id: number; profile: ScanProfile; subnet: string; progress: ScanProgress } | null {
-    const r = this.running;
+    const r = [...this.running.values()].sort((a, b) => a.id - b.id)[0];
     return r ? { id: r.id, profile: r.profile, subnet: r.subnet, progress: r.progress.current } : null;
   }
 
-  /** Waits for the running scan (if any) to end. */
+  /** Waits for the scans this process runs (if any) to end. */
   async idle(): Promise<void> {
-    await this.running?.done;
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** Waits until scan `scanId` has ended, wherever it runs; resolves to its final record. */
+  async waitFor(scanId: number): Promise<ScanRow | undefined> {
+    for (;;) {
+      const local = this.running.get(scanId);
+      if (local) await local.done;
+      const row = await this.store.scans.get(scanId);
+      if (!row || (row.status !== 'queued' && row.status !== 'running')) return row;
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    }
   }
 
   /**
    * Ends scans whose owner is gone (a process that died, on this host or one whose lease ran
-   * out): stops the engine it left behind on this host, records the scan as failed with its
-   * duration, and audits it. Run at start-up and then periodically by every instance; of two
-   * instances doing it at once, one writes. Returns the ids ended here.
+   * out: a worker killed, an agent that stopped reporting): stops the engine it left behind on
+   * this host, records the scan as failed with its duration, and audits it. Run at start-up and
+   * then periodically by every instance; of two instances doing it at once, one writes. Returns
+   * the ids ended here.
    */
   async recoverAbandoned(): Promise<number[]> {
     const ended: number[] = [];
     // Running scans only: a queued scan has no owner yet and waits its turn; it is never abandoned.
     for (const scan of await this.store.scans.listRunning()) {
       const why = ownerGone(scan, this.owner, Date.now());
-      if (!why || this.running?.id === scan.id) continue;
+      if (!why || this.running.has(scan.id)) continue;
       const killed = endOrphanedEngines(scan, this.owner);
-      const error = `Interrupted: the server stopped while this scan was running (${why})`;
+      const who = scan.runner ?? 'the server';
+      const error = `Interrupted: ${who} stopped while this scan was running (${why})`;
       if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
       ended.push(scan.id);
       await this.publishFinished(scan.id);
@@ -394,8 +502,9 @@ export class ScanManager {
   }
 
   /**
-   * Looks for abandoned scans every ORPHAN_CHECK_MS, and for queued scans to start every
-   * QUEUE_CHECK_MS, until shutdown. Starts a queued scan left waiting right away.
+   * Looks for abandoned scans every ORPHAN_CHECK_MS until shutdown and, in a worker, takes jobs
+   * from the queue: the scans already queued first (an in-memory queue starts empty; jobs lost
+   * on PostgreSQL are enqueued again every ADOPT_EVERY_MS).
    */
   startRecovery(): void {
     if (this.orphanTimer) return;
@@ -403,29 +512,197 @@ export class ScanManager {
       this.recoverAbandoned().catch((err) => this.log.warn({ err }, 'could not check for abandoned scans'));
     }, ORPHAN_CHECK_MS);
     this.orphanTimer.unref();
-    this.queueTimer = setInterval(() => {
-      if (!this.running) this.wakeQueue();
-    }, QUEUE_CHECK_MS);
-    this.queueTimer.unref();
+    if (!this.runsQueue) return;
+    const adopt = () => this.adoptQueued().catch((err) => this.log.warn({ err }, 'could not enqueue the jobs of queued scans'));
+    this.adoptTimer = setInterval(() => void adopt(), ADOPT_EVERY_MS);
+    this.adoptTimer.unref();
+    void adopt().then(() =>
+      this.queue.work((scanId) => this.handleJob(scanId)).catch((err) => this.log.error({ err }, 'could not take jobs from the queue')),
+    );
     this.wakeQueue();
   }
 
+  /** Enqueues jobs for queued scans that have none (or, for an in-memory queue, for every queued scan: it started empty). */
+  private async adoptQueued(): Promise<void> {
+    const inMemory = this.queue.kind === 'in-process';
+    const orphans = inMemory
+      ? await this.store.scans.queuedForWorkers()
+      : await this.store.scans.queuedWithoutJob(new Date(Date.now() - ADOPT_AFTER_MS).toISOString());
+    for (const scan of orphans) {
+      const jobId = await this.queue.enqueue(scan.id);
+      if (!inMemory) await this.store.scans.setJob(this.store.db, scan.id, jobId);
+    }
+  }
+
   /**
-   * Stops a running scan because the server is going down; it is recorded as failed. Queued
-   * scans stay queued: another instance, or this one's next start, runs them.
+   * Stops the scans this process runs because it is going down; they are recorded as failed.
+   * Queued scans stay queued: another worker, or this one's next start, runs them.
    */
   async shutdown(): Promise<void> {
     this.stopping = true;
     if (this.orphanTimer) clearInterval(this.orphanTimer);
-    if (this.queueTimer) clearInterval(this.queueTimer);
+    if (this.adoptTimer) clearInterval(this.adoptTimer);
     this.orphanTimer = null;
-    this.queueTimer = null;
+    this.adoptTimer = null;
     await this.queueAttempt;
-    const r = this.running;
-    if (!r) return;
-    r.reason = 'shutdown';
-    r.abort.abort();
-    await r.done;
+    for (const r of this.running.values()) {
+      r.reason = 'shutdown';
+      r.abort.abort();
+    }
+    await this.idle();
+    await Promise.allSettled(this.uploads.values());
+    await this.queue.stop();
+  }
+
+  // Agents (CONTRACT §12) ----------------------------------------------------------------------
+
+  /**
+   * Takes the oldest queued scan routed to `agent` that may start now, for the agent run `ownerId`
+   * (its lease, renewed by its progress reports). Null when there is none. A scan whose target is
+   * no longer allowed is failed instead.
+   */
+  async claimForAgent(agent: { id: number; name: string }, ownerId: string): Promise<AgentJob | null> {
+    const settings = await this.store.settings.get();
+    const lease: ScanLease = { ownerId, host: `agent:${agent.id}`, pid: 0, leaseExpiresAt: this.leaseUntil() };
+    for (;;) {
+      const claimed = await this.store.scans.underQueueLock(async (db) => {
+        const pick = startableScans(await this.store.scans.activeForQueue(db), settings.scanning.max_parallel_scans, agent.id)[0];
+        return pick ? ((await this.store.scans.claim(db, pick.id, pick.slot, lease, `agent ${agent.name}`, nowIso())) ?? null) : null;
+      });
+      if (!claimed) return null;
+      const profile = claimed.profile as ScanProfile;
+      const device = claimed.scan_type === 'device' ? claimed.target : null;
+      let network: Ipv4Network;
+      try {
+        network = resolveTarget(device ? { device } : { subnet: claimed.subnet }, settings, this.allowedTargets(settings)).network;
+      } catch (err) {
+        if (!(err instanceof NetwardenError)) throw err;
+        await this.finishForAgent(claimed, ownerId, 'failed', `Could not start: ${err.message}`);
+        continue;
+      }
+      this.events.publish('scan_started', toScanRecord(claimed));
+      await this.audit('scan_started', claimed, actorOf(claimed.triggered_by), true, {
+        engine: 'agent',
+        profile,
+        subnet: claimed.subnet,
+        runner: claimed.runner,
+      }).catch((err) => this.log.warn({ err, scan_id: claimed.id }, 'could not audit the start of a scan'));
+      const exclude = device ? [] : settings.network.exclude;
+      return {
+        scan_id: claimed.id,
+        profile,
+        subnet: network.cidr,
+        device,
+        exclude,
+        ports: profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile)),
+        os_detection: settings.scanning.os_detection,
+        resolve_hostnames: settings.network.resolve_hostnames,
+        host_timeout_seconds: settings.scanning.host_timeout_seconds,
+        engine: settings.scanning.engine,
+        timeout_seconds: settings.scanning.scan_timeout_minutes * 60,
+        expected: await this.onlineWithin(network, exclude),
+      };
+    }
+  }
+
+  /**
+   * An agent's progress report on its scan: renews the lease, keeps the progress for the API and
+   * publishes it. Returns `cancel` when the scan was cancelled (the agent stops and reports it),
+   * `lost` when it is no longer the agent's to run (ended elsewhere: the agent drops it).
+   */
+  async agentProgress(scanId: number, ownerId: string, progress: ScanProgress): Promise<'ok' | 'cancel' | 'lost'> {
+    const state = await this.store.scans.renewLease(scanId, ownerId, this.leaseUntil());
+    if (state === 'lost') return 'lost';
+    await this.store.scans.update(scanId, { progress: JSON.stringify(progress) });
+    this.events.publish('scan_progress', { scan_id: scanId, progress });
+    return state === 'cancel_requested' ? 'cancel' : 'ok';
+  }
+
+  /**
+   * Records how an agent's scan ended without results: `cancelled` (it was asked to stop) or
+   * `failed` (its engine failed). Idempotent: a scan already ended is left as it is.
+   */
+  async agentEnded(scanId: number, ownerId: string, status: 'failed' | 'cancelled', error: string): Promise<ScanRow | undefined> {
+    const scan = await this.store.scans.get(scanId);
+    if (scan && scan.status === 'running' && scan.owner_id === ownerId) await this.finishForAgent(scan, ownerId, status, error);
+    return this.store.scans.get(scanId);
+  }
+
+  private async finishForAgent(scan: ScanRow, ownerId: string, status: 'failed' | 'cancelled', error: string): Promise<void> {
+    if (!(await this.store.scans.finish(scan.id, ownerId, { ...this.ending(scan), status, error }))) return;
+    await this.publishFinished(scan.id);
+    await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, actorOf(scan.triggered_by), status === 'cancelled', {
+      error,
+      runner: scan.runner,
+    }).catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not audit the end of a scan'));
+  }
+
+  /**
+   * Records the results an agent uploaded for its scan, exactly as for a scan run here: the
+   * inventory, risk, CVEs, presence, changes and snapshots, then the completed record. A retried
+   * upload (the connection dropped) is recorded once: a retry of a scan already recorded gets its
+   * record; one arriving while the first is being recorded waits for it (same instance) or is
+   * refused with UploadInProgressError (another instance), to be retried.
+   */
+  async recordAgentResults(scanId: number, ownerId: string, result: AgentResult): Promise<ScanRow> {
+    const pending = this.uploads.get(scanId);
+    if (pending) return pending;
+    const recording = this.recordUpload(scanId, ownerId, result).finally(() => this.uploads.delete(scanId));
+    this.uploads.set(scanId, recording);
+    return recording;
+  }
+
+  private async recordUpload(scanId: number, ownerId: string, result: AgentResult): Promise<ScanRow> {
+    const scan = await this.store.scans.get(scanId);
+    if (!scan) throw new ScanNotFoundError();
+    if (scan.status !== 'running' || scan.owner_id !== ownerId) {
+      if (scan.status === 'completed') return scan;
+      throw new ScanNotRunningError(scanId, scan.status);
+    }
+    const now = Date.now();
+    if (!(await this.store.scans.beginUpload(scanId, ownerId, nowIso(), new Date(now - UPLOAD_STALE_MS).toISOString()))) {
+      const current = await this.store.scans.get(scanId);
+      if (current?.status === 'completed') return current;
+      throw new UploadInProgressError(scanId);
+    }
+    const settings = await this.store.settings.get();
+    const profile = scan.profile as ScanProfile;
+    const running: RunningScan = {
+      id: scan.id,
+      profile,
+      subnet: scan.subnet,
+      abort: new AbortController(),
+      reason: null,
+      progress: new ProgressTracker(profile, result.hosts.length),
+      done: Promise.resolve(),
+    };
+    const actor = actorOf(scan.triggered_by);
+    const run: ScanRun = {
+      running,
+      scan,
+      engine: { name: result.engine } as ScanEngine,
+      settings,
+      network: networkOf(scan.subnet),
+      request: { profile, ...(scan.scan_type === 'device' && scan.target ? { device: scan.target } : {}), actor },
+      started: scan.started_at ? Date.parse(scan.started_at) : now,
+      engineOptions: { privileged: false, resolveHostnames: false, hostTimeoutSeconds: 0, signal: running.abort.signal, onProgress: () => {} },
+      recordProcessGroups: () => {},
+    };
+    // The agent's lease holds while its results are recorded (the agent waits for the answer).
+    const lease = setInterval(() => {
+      this.store.scans.renewLease(scanId, ownerId, this.leaseUntil()).catch(() => undefined);
+    }, LEASE_RENEW_MS);
+    lease.unref();
+    try {
+      await this.store.scans.addWarnings(scanId, result.warnings ?? []);
+      const seen = await this.recordDiscovery(run, result.hosts);
+      await this.recordPorts(result.ports, result.hosts, seen);
+      await this.evaluationPhase(run, seen, portListOf(settings, profile));
+      await this.recordCompleted(run, result.hosts.length, { scan_ms: now - run.started, evaluation_ms: Date.now() - now });
+    } finally {
+      clearInterval(lease);
+    }
+    return (await this.store.scans.get(scanId))!;
   }
 
   /** Publishes the final record of a scan that just ended (scan_finished); never throws. */
@@ -773,6 +1050,13 @@ export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
 function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
   const configured = parsePortRanges(settings.scanning.port_range);
   return profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
+}
+
+/** A recorded scan's subnet as a network (it was validated when the scan was recorded). */
+function networkOf(subnet: string): Ipv4Network {
+  const parsed = parseIpv4Network(subnet);
+  if (!parsed.ok) throw new InvalidTargetError(`subnet: ${parsed.error}`);
+  return parsed.value;
 }
 
 /** The validated target of a request, and how many addresses it covers. */

@@ -31,6 +31,15 @@ export const ScanRecord = Type.Object({
   error: Nullable(Type.String()),
   triggered_by: Nullable(Type.String()),
   progress: Nullable(ScanProgress),
+  runner: Nullable(
+    Type.String({
+      description: 'Who runs or ran the scan: `worker <name>` (the server or a `netwarden worker`) or `agent <name>`; null while queued',
+    }),
+  ),
+  agent_id: Nullable(
+    Type.Integer({ description: "The agent the scan is routed to (its target lies in the agent's networks); null for the server's workers" }),
+  ),
+  warnings: Type.Array(Type.String(), { description: 'Problems that did not stop the scan (a name source that did not answer, …)' }),
 });
 
 /** `GET /api/scan/status`: whether a scan is running, and its progress. */

@@ -38,6 +38,8 @@ export interface DatabaseHandle {
   description: string;
   /** Throws DatabaseUnavailableError when the database can be seen to be unusable without a query (SQLite: its file is gone). */
   check(): void;
+  /** PostgreSQL only: where it is, for what opens its own connections (the job queue, the event relay). */
+  postgres: { url: string; schema: string | null } | null;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ function openSqlite(file: string, lockRetry: Partial<LockRetry> = {}): DatabaseH
     dialect: 'sqlite',
     description: `sqlite:${file}`,
     check: () => watch?.check(0),
+    postgres: null,
     close: () => db.destroy(),
   };
 }
@@ -193,7 +196,7 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
       });
     });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
-  return { db, dialect: 'postgres', description, check: () => {}, close: () => db.destroy() };
+  return { db, dialect: 'postgres', description, check: () => {}, postgres: { url, schema: pgSchema ?? null }, close: () => db.destroy() };
 }
 
 function quoteIdent(name: string): string {
@@ -202,6 +205,11 @@ function quoteIdent(name: string): string {
 }
 
 /** Creates the PostgreSQL schema named in the options when it does not exist yet. */
+/** The schema of pg-boss's tables: `pgboss`, or `<schema>_pgboss` beside a schema of Netwarden's own. */
+export function jobQueueSchema(schema: string | null): string {
+  return schema ? `${schema}_pgboss` : 'pgboss';
+}
+
 export async function ensurePgSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   await client.connect();
@@ -217,6 +225,8 @@ export async function dropPgSchema(url: string, schema: string): Promise<void> {
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);
+    // The job queue's tables beside it (src/queue/pg-boss.ts).
+    await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(jobQueueSchema(schema))} CASCADE`);
   } finally {
     await client.end();
   }

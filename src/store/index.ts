@@ -54,7 +54,7 @@ export class Store {
     this.apiKeys = new ApiKeyStore(db);
     this.audit = new AuditStore(db);
     this.settings = new SettingsStore(db);
-    this.scans = new ScanStore(db, bump);
+    this.scans = new ScanStore(db, bump, handle.dialect);
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);

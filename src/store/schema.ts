@@ -94,6 +94,44 @@ export interface ScansTable {
   cancel_requested_at: string | null;
   /** The schedule this scan was run for (a slot or "run now"); NULL for other scans and once the schedule is deleted. */
   schedule_id: number | null;
+  /** The scanned IPv4 range as unsigned integers (overlap checks between active scans). */
+  target_low: number | null;
+  target_high: number | null;
+  /** The agent the scan is routed to (its target lies in the agent's networks); NULL: the server's workers. */
+  agent_id: number | null;
+  /** Who runs or ran the scan: `worker <name>` or `agent <name>`. */
+  runner: string | null;
+  /** The queue's job for this scan (pg-boss's id on PostgreSQL, a local id on SQLite). */
+  job_id: string | null;
+  /** JSON array of strings: problems that did not stop the scan. */
+  warnings: JsonText | null;
+  /** When an agent's uploaded results began to be recorded (a retried upload is recorded once). */
+  upload_started_at: string | null;
+}
+
+export interface AgentNetworksTable {
+  agent_id: number;
+  /** First and last address of one of the agent's networks, as unsigned integers. */
+  low: number;
+  high: number;
+}
+
+export interface AgentsTable {
+  id: Generated<number>;
+  name: string;
+  /** JSON array of canonical IPv4 CIDRs the agent scans. */
+  networks: JsonText;
+  /** `nwa_` plus 8 characters, in clear, for lookup and display. */
+  token_prefix: string;
+  /** SHA-256 (hex) of the whole token. */
+  token_hash: string;
+  created_by: string | null;
+  created_at: string;
+  last_seen_at: string | null;
+  version: string | null;
+  hostname: string | null;
+  engine: string | null;
+  revoked_at: string | null;
 }
 
 export interface DevicesTable {
@@ -341,6 +379,8 @@ export interface Database {
   changes: ChangesTable;
   login_failures: LoginFailuresTable;
   leases: LeasesTable;
+  agents: AgentsTable;
+  agent_networks: AgentNetworksTable;
   data_version: DataVersionTable;
   notification_channels: NotificationChannelsTable;
   notification_deliveries: NotificationDeliveriesTable;

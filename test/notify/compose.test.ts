@@ -64,6 +64,9 @@ const SCAN = {
   error: null,
   triggered_by: 'admin',
   progress: null,
+  runner: null,
+  agent_id: null,
+  warnings: [],
 };
 
 function bigMessage(changes = 1000, deviceCount = 200): OutgoingMessage {

@@ -27,6 +27,9 @@ export function sampleScan(overrides: Partial<ScanRecord> = {}): ScanRecord {
     error: null,
     triggered_by: 'schedule:nightly',
     progress: null,
+    runner: null,
+    agent_id: null,
+    warnings: [],
     ...overrides,
   };
 }

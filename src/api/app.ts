@@ -26,6 +26,7 @@ import { configRoutes } from './routes/config.js';
 import { deviceRoutes } from './routes/devices.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
+import { agentRoutes } from './routes/agents.js';
 import { networkRoutes } from './routes/network.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { scanRoutes } from './routes/scans.js';
@@ -203,6 +204,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       tags: [
         { name: 'auth', description: 'Set-up, login and sessions' },
         { name: 'keys', description: 'API keys' },
+        { name: 'agents', description: 'Agents: scanners at networks the server cannot reach (CONTRACT §12)' },
         { name: 'scans', description: 'Scans and their results' },
         { name: 'devices', description: 'Device inventory' },
         { name: 'changes', description: 'Changes between scans' },
@@ -231,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(healthRoutes);
   await app.register(authRoutes);
   await app.register(keyRoutes);
+  await app.register(agentRoutes);
   await app.register(configRoutes);
   await app.register(auditRoutes);
   await app.register(zoneRoutes);

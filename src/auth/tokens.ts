@@ -17,7 +17,24 @@ export interface NewApiKey {
 }
 
 export function generateApiKey(): NewApiKey {
-  const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
+  return generateToken(API_KEY_PREFIX);
+}
+
+/** Agent tokens (CONTRACT §12): `nwa_` and 32 random bytes, stored as their SHA-256 like API keys. */
+export const AGENT_TOKEN_PREFIX = 'nwa_';
+const AGENT_TOKEN_PATTERN = /^nwa_[A-Za-z0-9_-]{43,45}$/;
+
+export function generateAgentToken(): NewApiKey {
+  return generateToken(AGENT_TOKEN_PREFIX);
+}
+
+/** Cheap syntactic check done before any database lookup. */
+export function looksLikeAgentToken(value: string): boolean {
+  return AGENT_TOKEN_PATTERN.test(value);
+}
+
+function generateToken(prefix: string): NewApiKey {
+  const key = prefix + randomBytes(32).toString('base64url');
   return { key, prefix: key.slice(0, API_KEY_LOOKUP_LENGTH), hash: sha256Hex(key) };
 }
 

@@ -30,6 +30,8 @@ export const AUDIT_ACTIONS = {
   schedule_deleted: 'A scan schedule was deleted (its queued run, if any, was cancelled)',
   schedule_run: 'A schedule recorded a run: a slot fired (actor system) or someone chose "run now" (scan id, slot)',
   schedule_skipped: 'A schedule slot was skipped: its previous run was still queued, or its pattern could not be read',
+  agent_created: 'An agent was created (name, networks, token prefix)',
+  agent_revoked: 'An agent was revoked: its token stops working, its queued and running scans fail',
   schedule_missed: 'Slots of a schedule passed without running (the service was down): first and last missed slot and how many, once per schedule',
 } as const;
 

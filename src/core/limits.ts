@@ -25,6 +25,15 @@ export const PASSWORD_MAX_LENGTH = 1024;
 
 export const API_KEY_NAME_MAX_LENGTH = 100;
 
+// Agents (CONTRACT §12) -------------------------------------------------------------------------
+
+/** An agent's name: 1–100 characters, unique. */
+export const AGENT_NAME_MAX_LENGTH = 100;
+/** How many networks one agent scans. */
+export const AGENT_NETWORKS_MAX_ITEMS = 64;
+/** An agent not heard from for this long is offline (it long-polls for work every 25 s). */
+export const AGENT_OFFLINE_AFTER_SECONDS = 60;
+
 // Devices and zones ---------------------------------------------------------------------------
 
 export const DEVICE_LABEL_MAX_LENGTH = 200;

@@ -606,6 +606,25 @@ export class ScanManager {
   }
 
   /**
+   * Ends the scans of an agent just revoked (CONTRACT §12): its queued scans can no longer run
+   * and its running ones can no longer report, so both end as failed, saying why.
+   */
+  async agentRevoked(agent: { id: number; name: string }): Promise<number[]> {
+    const ended: number[] = [];
+    for (const scan of await this.store.scans.listActive()) {
+      if (scan.agent_id !== agent.id) continue;
+      const error = `Agent ${agent.name} was revoked ${scan.status === 'queued' ? 'before it ran this scan' : 'while it ran this scan'}`;
+      if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
+      ended.push(scan.id);
+      await this.publishFinished(scan.id);
+      await this.audit('scan_failed', scan, actorOf(scan.triggered_by), false, { error }).catch((err) =>
+        this.log.warn({ err, scan_id: scan.id }, 'could not audit the end of a scan'),
+      );
+    }
+    return ended;
+  }
+
+  /**
    * An agent's progress report on its scan: renews the lease, keeps the progress for the API and
    * publishes it. Returns `cancel` when the scan was cancelled (the agent stops and reports it),
    * `lost` when it is no longer the agent's to run (ended elsewhere: the agent drops it).

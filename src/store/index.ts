@@ -9,6 +9,7 @@ import { LoginFailureStore } from './login-failures.js';
 import { NotificationStore } from './notifications.js';
 import { RetentionStore } from './retention.js';
 import { ScanStore } from './scans.js';
+import { AgentStore } from './agents.js';
 import { ScheduleStore } from './schedules.js';
 import { SessionStore } from './sessions.js';
 import { SettingsStore } from './settings.js';
@@ -26,6 +27,7 @@ export class Store {
   readonly audit: AuditStore;
   readonly settings: SettingsStore;
   readonly scans: ScanStore;
+  readonly agents: AgentStore;
   readonly devices: DeviceStore;
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
@@ -55,6 +57,7 @@ export class Store {
     this.audit = new AuditStore(db);
     this.settings = new SettingsStore(db);
     this.scans = new ScanStore(db, bump, handle.dialect);
+    this.agents = new AgentStore(db, bump);
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);

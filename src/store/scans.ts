@@ -301,64 +301,6 @@ export class ScanStore {
   }
 
   /**
-   * Starts a queued scan: takes the single active slot for `owner`, provided no scan holds it
-   * and the scan is still queued. Of any number of instances trying at once (and user triggers
-   * racing them), at most one scan runs: the conditional UPDATE lets one through, and the unique
-   * index on `active_slot` refuses a second holder in any case.
-   */
-  async takeQueued(id: number, owner: ScanLease, startedAt: string): Promise<ScanRow | undefined> {
-    try {
-      const row = await this.db
-        .updateTable('scans')
-        .set({
-          status: 'running',
-          active_slot: 1,
-          started_at: startedAt,
-          owner_id: owner.ownerId,
-          owner_host: owner.host,
-          owner_pid: owner.pid,
-          lease_expires_at: owner.leaseExpiresAt,
-        })
-        .where('id', '=', id)
-        .where('status', '=', 'queued')
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('scans as holder').select('holder.id').where('holder.active_slot', 'is not', null))))
-        .returningAll()
-        .executeTakeFirst();
-      if (row) this.onWrite();
-      return row;
-    } catch (err) {
-      // Two instances passed the NOT EXISTS at once (PostgreSQL, read committed): the index refused the second.
-      if (isUniqueViolation(err)) return undefined;
-      throw err;
-    }
-  }
-
-  /**
-   * Records a new running scan owned by `owner`, taking the single active slot. Returns undefined,
-   * writing nothing, when another scan holds the slot: of any number of concurrent starts, on one
-   * instance or several, the database lets exactly one through.
-   */
-  async start(scan: Omit<NewScan, 'created_at' | 'status' | 'active_slot'>, owner: ScanLease): Promise<ScanRow | undefined> {
-    const row = await this.db
-      .insertInto('scans')
-      .values({
-        created_at: nowIso(),
-        ...scan,
-        status: 'running',
-        active_slot: 1,
-        owner_id: owner.ownerId,
-        owner_host: owner.host,
-        owner_pid: owner.pid,
-        lease_expires_at: owner.leaseExpiresAt,
-      })
-      .onConflict((oc) => oc.column('active_slot').doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    if (row) this.onWrite();
-    return row;
-  }
-
-  /**
    * Extends the owner's lease on its running scan. Returns what the owner must react to: the scan
    * ended elsewhere (`lost`), a cancel was asked through another instance, or nothing.
    */
@@ -401,18 +343,6 @@ export class ScanStore {
       .where('id', '=', id)
       .where('status', 'in', ['queued', 'running'])
       .where((eb) => (ownerId === null ? eb('owner_id', 'is', null) : eb('owner_id', '=', ownerId)))
-      .executeTakeFirst();
-    this.onWrite();
-    return Number(result.numUpdatedRows) === 1;
-  }
-
-  /** Ends a queued scan that cannot start (its target is no longer allowed, no engine): failed, with why. */
-  async failQueued(id: number, error: string, completedAt: string): Promise<boolean> {
-    const result = await this.db
-      .updateTable('scans')
-      .set({ status: 'failed', error, completed_at: completedAt })
-      .where('id', '=', id)
-      .where('status', '=', 'queued')
       .executeTakeFirst();
     this.onWrite();
     return Number(result.numUpdatedRows) === 1;

@@ -10,6 +10,7 @@ import { hostIdentity, newOwner } from '../../src/scan/owner.js';
 import { createLogger } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
+import { startScan } from '../helpers/queue.js';
 
 /** A pid that belonged to a process that has exited. */
 function deadPid(): number {
@@ -71,7 +72,8 @@ describe.each(testDatabases())('abandoned scans ($kind)', (database) => {
 
     // A live owner elsewhere: the request is recorded for it to act on.
     const owner = newOwner();
-    const scan = await store.scans.start(
+    const scan = await startScan(
+      store,
       { profile: 'normal', subnet: '127.0.0.0/30', scan_type: 'network', started_at: startedAgo },
       { ownerId: owner.id, host: 'other-host/1', pid: 4242, leaseExpiresAt: minutesFromNow(1) },
     );

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
 import type { NewScan } from '../../src/store/schema.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
+import { startScan, testLease as lease } from '../helpers/queue.js';
 
 const A = '192.168.50.0/24';
 const B = '10.0.0.0/24';
@@ -15,11 +16,10 @@ describe.each(testDatabases())('scan store ($kind)', (database) => {
   const scan = (subnet: string, status: string, extra: Partial<NewScan> = {}) =>
     store.scans.create({ status, profile: 'normal', subnet, scan_type: 'network', devices_found: 0, ...extra });
 
-  const lease = (ownerId: string, ms = 45_000) => ({ ownerId, host: 'test-host', pid: 1, leaseExpiresAt: new Date(Date.now() + ms).toISOString() });
   const fields = (subnet: string) => ({ profile: 'normal', subnet, scan_type: 'network', started_at: new Date().toISOString() });
 
   it('lets exactly one of many concurrent starts take the active slot', async () => {
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.scans.start(fields(A), lease(`owner-${i}`))));
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => startScan(store, fields(A), lease(`owner-${i}`))));
     const started = results.filter((r) => r !== undefined);
     expect(started).toHaveLength(1);
     expect(started[0]).toMatchObject({ status: 'running', active_slot: 1 });
@@ -28,7 +28,7 @@ describe.each(testDatabases())('scan store ($kind)', (database) => {
   });
 
   it('frees the slot when the owner finishes, clearing an earlier error, and ignores other owners', async () => {
-    const first = await store.scans.start(fields(A), lease('me'));
+    const first = await startScan(store, fields(A), lease('me'));
     if (!first) throw new Error('not started');
     await store.scans.update(first.id, { error: 'transient', engine_pgid: 4242 });
     expect(await store.scans.finish(first.id, 'someone-else', { status: 'failed', error: 'x' })).toBe(false);
@@ -38,11 +38,11 @@ describe.each(testDatabases())('scan store ($kind)', (database) => {
     // Finishing twice changes nothing; the slot is free for the next scan.
     expect(await store.scans.finish(first.id, 'me', { status: 'failed', error: 'late' })).toBe(false);
     expect((await store.scans.get(first.id))?.status).toBe('completed');
-    expect(await store.scans.start(fields(B), lease('me'))).toBeDefined();
+    expect(await startScan(store, fields(B), lease('me'))).toBeDefined();
   });
 
   it('renews only its own running scan and reports a cancel asked elsewhere', async () => {
-    const scan = await store.scans.start(fields(A), lease('me'));
+    const scan = await startScan(store, fields(A), lease('me'));
     if (!scan) throw new Error('not started');
     const later = new Date(Date.now() + 90_000).toISOString();
     expect(await store.scans.renewLease(scan.id, 'me', later)).toBe('ok');

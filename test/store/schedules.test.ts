@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/index.js';
 import type { QueuedScan } from '../../src/store/scans.js';
 import type { NewSchedule } from '../../src/store/schema.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
+import { startScan, takeScan } from '../helpers/queue.js';
 
 const T0 = '2026-05-01T10:00:00.000Z';
 const T1 = '2026-05-01T11:00:00.000Z';
@@ -83,12 +84,13 @@ describe.each(testDatabases())('schedule and queue store ($kind)', (database) =>
     expect((await store.schedules.recordRun(other.id, queuedScan('other'), T1)).kind).toBe('queued');
     expect(await store.scans.queuedFor(s.id)).toMatchObject({ id: queuedId });
     // Once it has started, the schedule may queue again.
-    expect(await store.scans.takeQueued(queuedId, lease('a'), T1)).toMatchObject({ id: queuedId, status: 'running', active_slot: 1, owner_id: 'a' });
+    expect(await takeScan(store, queuedId, lease('a'), 1, T1)).toMatchObject({ id: queuedId, status: 'running', active_slot: 1, owner_id: 'a' });
     expect((await store.schedules.recordRun(s.id, queuedScan('hourly'), T1)).kind).toBe('queued');
   });
 
   it('starts a queued scan only while no scan holds the active slot, and only once', async () => {
-    const running = await store.scans.start(
+    const running = await startScan(
+      store,
       { profile: 'quick', subnet: '127.0.5.0/30', scan_type: 'network', started_at: T0, triggered_by: 'alice' },
       lease('a'),
     );
@@ -96,24 +98,24 @@ describe.each(testDatabases())('schedule and queue store ($kind)', (database) =>
     const q2 = (await store.scans.enqueue({ ...queuedScan('y'), created_at: T1 }))!;
     expect(await store.scans.active()).toMatchObject({ id: running!.id });
     expect(await store.scans.nextQueued()).toMatchObject({ id: q1.id });
-    expect(await store.scans.takeQueued(q1.id, lease('b'), T1)).toBeUndefined();
+    expect(await takeScan(store, q1.id, lease('b'), 1, T1)).toBeUndefined();
     expect(await store.scans.finish(running!.id, 'a', { status: 'completed' })).toBe(true);
     // Queued, nothing running: a user's scan is told about the queued one.
     expect(await store.scans.active()).toMatchObject({ id: q1.id, status: 'queued' });
 
-    const attempts = await Promise.all([q1.id, q1.id, q2.id, q2.id].map((id, i) => store.scans.takeQueued(id, lease(`owner-${i}`), T1)));
+    const attempts = await Promise.all([q1.id, q1.id, q2.id, q2.id].map((id, i) => takeScan(store, id, lease(`owner-${i}`), 1, T1)));
     expect(attempts.filter((r) => r !== undefined)).toHaveLength(1);
     expect((await store.scans.listRunning()).length).toBe(1);
     // A user trigger meets the slot taken.
     expect(
-      await store.scans.start({ profile: 'quick', subnet: '127.0.5.0/30', scan_type: 'network', started_at: T1, triggered_by: 'bob' }, lease('c')),
+      await startScan(store, { profile: 'quick', subnet: '127.0.5.0/30', scan_type: 'network', started_at: T1, triggered_by: 'bob' }, lease('c')),
     ).toBeUndefined();
 
     // A queued scan that cannot start is failed without an owner; a started one is not touched.
     const [started] = attempts.filter((r) => r !== undefined);
     const waiting = started.id === q1.id ? q2 : q1;
-    expect(await store.scans.failQueued(started.id, 'nope', T1)).toBe(false);
-    expect(await store.scans.failQueued(waiting.id, 'Could not start: subnet: …', T1)).toBe(true);
+    expect(await store.scans.finish(started.id, null, { status: 'failed', error: 'nope', completed_at: T1 })).toBe(false);
+    expect(await store.scans.finish(waiting.id, null, { status: 'failed', error: 'Could not start: subnet: …', completed_at: T1 })).toBe(true);
     expect(await store.scans.get(waiting.id)).toMatchObject({ status: 'failed', error: 'Could not start: subnet: …', active_slot: null });
   });
 

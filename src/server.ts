@@ -194,7 +194,7 @@ export async function startServer(
     if (!worker && !store.handle.postgres) throw new Error(WORKER_NEEDS_POSTGRES('serve --no-worker'));
     await initialise(store, config, logger);
     // Scans are jobs (CONTRACT §7): pg-boss on PostgreSQL, in this process on SQLite.
-    const queue = scanJobQueue(store, logger);
+    const queue = await scanJobQueue(store, logger);
     await queue.start();
     const scanManager = new ScanManager({
       store,

@@ -31,7 +31,7 @@ export async function startWorker(config: ServerConfig, logger: Logger, options:
   try {
     if (!store.handle.postgres) throw new Error(WORKER_NEEDS_POSTGRES('netwarden worker'));
     store.shareWrites();
-    const queue = scanJobQueue(store, logger);
+    const queue = await scanJobQueue(store, logger);
     await queue.start();
     const events = new EventBus();
     const manager = new ScanManager({

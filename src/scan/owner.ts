@@ -13,11 +13,11 @@ import type { ScanRow } from '../store/schema.js';
 import { processAlive } from '../util/process.js';
 
 /** How long a scan's claim holds without renewal; a dead owner loses its scans within this (plus one check). */
-export const SCAN_LEASE_MS = 45_000;
+export const SCAN_LEASE_MS = 30_000;
 /** How often the owner renews its lease and looks for a cancel asked through another instance. */
 export const LEASE_RENEW_MS = 2_000;
 /** How often every instance looks for scans whose owner is gone. */
-export const ORPHAN_CHECK_MS = 15_000;
+export const ORPHAN_CHECK_MS = 10_000;
 
 export interface ScanOwner {
   id: string;

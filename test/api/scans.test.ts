@@ -34,6 +34,9 @@ function expectedRecord(row: ScanRow) {
     error: row.error,
     triggered_by: row.triggered_by,
     progress: null,
+    runner: row.runner,
+    agent_id: row.agent_id,
+    warnings: [],
   };
 }
 

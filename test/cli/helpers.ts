@@ -123,7 +123,7 @@ export interface ServeProcess {
  * Starts `netwarden serve` on a free loopback port (NETWARDEN_PORT=0; the bound address is read
  * from its "listening" log line) and waits until /health answers 200.
  */
-export async function startServe(datastore: CliDatastore, extraEnv: Record<string, string> = {}): Promise<ServeProcess> {
+export async function startServe(datastore: CliDatastore, extraEnv: Record<string, string> = {}, args: string[] = ['serve']): Promise<ServeProcess> {
   const env = {
     ...baseEnv(),
     ...datastore.env,
@@ -134,13 +134,13 @@ export async function startServe(datastore: CliDatastore, extraEnv: Record<strin
     // Nothing in these tests may reach outside this machine.
     NETWARDEN_UPDATE_FEED_URL: 'http://127.0.0.1:9/releases/latest',
   };
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not report its address in time\n${stderr}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`serve did not report its address in time\n${stderr}`)), 60_000);
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
       try {
@@ -170,6 +170,55 @@ export async function startServe(datastore: CliDatastore, extraEnv: Record<strin
   return {
     baseUrl,
     child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Every log line it wrote so far, parsed. */
+  log: Array<Record<string, unknown>>;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+/** Starts `netwarden worker <args>` on the datastore and waits for its "ready" log line. */
+export async function startWorkerProcess(datastore: CliDatastore, args: string[] = [], extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+  const env = { ...baseEnv(), ...datastore.env, ...extraEnv, NETWARDEN_LOG_LEVEL: 'info' };
+  const child = spawn(process.execPath, [BIN, 'worker', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const log: Array<Record<string, unknown>> = [];
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not become ready in time\n${stderr}`)), 60_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        log.push(entry);
+        if (entry.msg === 'netwarden worker ready') {
+          clearTimeout(timer);
+          resolve();
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code} before it was ready\n${stderr}`));
+    });
+  });
+  return {
+    child,
+    log,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

@@ -7,6 +7,7 @@ import type { ServerConfig } from './config/environment.js';
 import { seedSettings } from './config/seed.js';
 import { Maintenance } from './jobs/maintenance.js';
 import { Scheduler } from './jobs/scheduler.js';
+import { startEventRelay, type EventRelay } from './events/relay.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -175,10 +176,14 @@ export interface RunningServer {
 export async function startServer(config: ServerConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const store = await openStore({ url: config.databaseUrl, warn: (context, message) => logger.warn(context, message) });
   logger.info({ database: store.handle.description }, 'database ready');
+  let relay: EventRelay | undefined;
   try {
     await initialise(store, config, logger);
     const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir, scanAllow: config.scanAllow });
     const { scans, loginThrottle } = app.services;
+    // PostgreSQL: this process's live events and cache invalidations reach every other process on
+    // the database, and theirs reach this one (SQLite: nothing to relay). Listening before serving.
+    relay = await startEventRelay({ store, bus: app.services.events, log: logger });
     // Scans left by a process that died (this one's predecessor, or another instance whose lease ran out).
     const interrupted = await scans.recoverAbandoned();
     if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a stopped server as failed');
@@ -203,10 +208,13 @@ export async function startServer(config: ServerConfig, logger: Logger = createL
       close: () =>
         (closing ??= (async () => {
           await app.close();
+          // After the app: the events of its shutdown (a scan ended) still reach the other instances.
+          await relay?.stop();
           await store.close();
         })()),
     };
   } catch (err) {
+    await relay?.stop();
     await store.close();
     throw err;
   }

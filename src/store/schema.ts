@@ -246,6 +246,13 @@ export interface DataVersionTable {
   version: number;
 }
 
+/** Messages of the event relay too long for a PostgreSQL notification (migration 012). */
+export interface RelayMessagesTable {
+  id: Generated<number>;
+  created_at: string;
+  body: string;
+}
+
 export interface NotificationChannelsTable {
   id: Generated<number>;
   name: string;
@@ -347,6 +354,7 @@ export interface Database {
   notification_held: NotificationHeldTable;
   schedules: SchedulesTable;
   evaluation_state: EvaluationStateTable;
+  relay_messages: RelayMessagesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

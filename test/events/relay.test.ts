@@ -33,17 +33,19 @@ function capturingLogger() {
 function scanRecord(id: number, subnet = '127.0.0.1/32'): ScanRecord {
   return {
     scan_id: id,
-    subnet,
     status: 'running',
     profile: 'quick',
+    subnet,
     scan_type: 'network',
-    triggered_by: 'test',
+    target: null,
     started_at: new Date().toISOString(),
     completed_at: null,
+    duration_seconds: null,
     devices_found: 0,
+    error: null,
+    triggered_by: 'test',
     progress: null,
-    error_message: null,
-  } as unknown as ScanRecord;
+  };
 }
 
 /** One process: a store of its own on the schema, a bus, a relay. */
@@ -116,13 +118,13 @@ describe.skipIf(!pgUrl)('the event relay on PostgreSQL', () => {
   it('carries an event longer than a notification can hold, in its place among the others', async () => {
     const a = await proc();
     const b = await proc();
-    const long = { ...scanRecord(9), error_message: 'é'.repeat(20_000) } as ScanRecord;
+    const long = { ...scanRecord(9), error: 'é'.repeat(20_000) };
     a.bus.publish('scan_started', scanRecord(9));
     a.bus.publish('scan_finished', long);
     a.bus.publish('scan_queued', scanRecord(10));
     await waitFor('the three events on B', async () => b.seen.length >= 3);
     expect(b.seen.map((e) => e.name)).toEqual(['scan_started', 'scan_finished', 'scan_queued']);
-    expect((b.seen[1].data as ScanRecord).error_message).toBe('é'.repeat(20_000));
+    expect((b.seen[1].data as ScanRecord).error).toBe('é'.repeat(20_000));
   });
 
   it('keeps schemas apart: a process on another schema hears nothing', async () => {

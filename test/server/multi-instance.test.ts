@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
 import { type CliDatastore, type ServeProcess, bodyOf, client, postgresDatastore, sessionCookieOf, startServe } from '../cli/helpers.js';
 import { httpListener } from '../helpers/listeners.js';
+import { startReceiver, type Receiver } from '../helpers/receivers.js';
 import { openSse } from '../helpers/sse.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -30,6 +31,7 @@ describe.skipIf(!pgUrl)('three server processes on one PostgreSQL schema (skippe
   let c: ServeProcess;
   let cookie: string;
   let key: string;
+  let receiver: Receiver;
   const processes: ServeProcess[] = [];
 
   beforeAll(async () => {
@@ -50,10 +52,19 @@ describe.skipIf(!pgUrl)('three server processes on one PostgreSQL schema (skippe
       json: { scanning: hasNmap ? { engine: 'nmap', os_detection: false } : { engine: 'native' } },
     });
     expect(config.status).toBe(200);
+    // A channel told of every scan that ends: each must be told once, not once per instance.
+    receiver = await startReceiver();
+    const channel = await client(b.baseUrl)('/api/notifications/channels', {
+      method: 'POST',
+      key,
+      json: { name: 'hook', type: 'webhook', config: { url: `${receiver.url}/hook` }, filters: { scan_events: ['completed', 'failed'] } },
+    });
+    expect(channel.status).toBe(201);
   }, 90_000);
 
   afterAll(async () => {
     for (const p of processes) await p.stop();
+    await receiver?.close();
     await ds?.cleanup();
   });
 
@@ -198,5 +209,24 @@ describe.skipIf(!pgUrl)('three server processes on one PostgreSQL schema (skippe
       resource_id: string;
     }>;
     expect(started.filter((e) => e.resource_id === String(run.scan_id))).toHaveLength(1);
+  });
+
+  it('notified each scan once (by the instance that ran it), not once per instance', async () => {
+    const scans = (await bodyOf(await client(a.baseUrl)('/api/scans?limit=100', { key }))) as Scan[];
+    const notified = scans.filter((s) => s.status === 'completed' || s.status === 'failed').map((s) => s.scan_id);
+    // The baseline and the streamed scan, the race's winner, the schedule's run.
+    expect(notified.length).toBeGreaterThanOrEqual(4);
+    await receiver.waitFor(notified.length);
+    await waitFor(
+      'no pending deliveries',
+      async () => (await bodyOf(await client(c.baseUrl)('/api/notifications/deliveries?status=pending', { key }))).length === 0,
+    );
+    const deliveries = (await bodyOf(await client(c.baseUrl)('/api/notifications/deliveries?limit=100', { key }))) as Array<{
+      scan_id: number | null;
+      status: string;
+    }>;
+    expect(deliveries.map((d) => d.scan_id).sort()).toEqual([...notified].sort());
+    expect(deliveries.every((d) => d.status === 'sent')).toBe(true);
+    expect(receiver.requests.map((r) => r.json().scan.scan_id).sort()).toEqual([...notified].sort());
   });
 });

@@ -15,7 +15,8 @@
  * - A dropped listening connection is logged and opened again (with a growing delay); events sent
  *   meanwhile are not replayed (caches then fall back to their own re-check).
  *
- * SQLite has one process per database: there the relay does nothing.
+ * SQLite has no notification channel: there the relay does nothing (processes sharing a file
+ * hear only their own events; caches fall back to their periodic re-checks).
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';

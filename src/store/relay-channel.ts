@@ -12,7 +12,7 @@
  *   deleted after STORED_MESSAGE_TTL_MS.
  * - Listening takes a connection of its own (outside the pool) for as long as it listens.
  *
- * SQLite has no such channel (one process per database file): `available` is false there.
+ * SQLite has no such channel: `available` is false there.
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';

@@ -1,7 +1,7 @@
 /**
  * The event relay's large messages (store/relay-channel.ts): a PostgreSQL notification carries
  * under 8000 bytes, so a longer message is stored here and its id is sent instead. Rows live for a
- * minute (the receivers read them at once); SQLite, with one process, never writes one.
+ * minute (the receivers read them at once); SQLite (no relay there) never writes one.
  */
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from './context.js';

@@ -4,7 +4,8 @@
  * driven alternately. Sessions, API-key revocation, the login throttle, the configuration,
  * schedule slots and scan starts behave as with one instance, and the live events of a scan run
  * by one instance reach the event stream of another (the event relay, src/events/relay.ts).
- * Polled, never timed. PostgreSQL only: SQLite serves one process per database file.
+ * Polled, never timed. PostgreSQL only: the relay of live events and cache invalidations between
+ * processes runs on PostgreSQL (instances sharing a SQLite file hear only their own events).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';

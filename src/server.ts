@@ -9,6 +9,7 @@ import { Maintenance } from './jobs/maintenance.js';
 import { Scheduler } from './jobs/scheduler.js';
 import { scanJobQueue } from './queue/index.js';
 import { ScanManager } from './scan/manager.js';
+import { startEventRelay, type EventRelay } from './events/relay.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
 
@@ -190,6 +191,7 @@ export async function startServer(
   const store = await openStore({ url: config.databaseUrl, warn: (context, message) => logger.warn(context, message) });
   logger.info({ database: store.handle.description }, 'database ready');
   const worker = options.worker ?? true;
+  let relay: EventRelay | undefined;
   try {
     if (!worker && !store.handle.postgres) throw new Error(WORKER_NEEDS_POSTGRES('serve --no-worker'));
     await initialise(store, config, logger);
@@ -207,6 +209,9 @@ export async function startServer(
     });
     const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir, scanAllow: config.scanAllow, scanManager });
     const { scans, loginThrottle } = app.services;
+    // PostgreSQL: this process's live events and cache invalidations reach every other process on
+    // the database, and theirs reach this one (SQLite: nothing to relay). Listening before serving.
+    relay = await startEventRelay({ store, bus: app.services.events, log: logger });
     // Scans left by a process that died (this one's predecessor, or another instance whose lease ran out).
     const interrupted = await scans.recoverAbandoned();
     if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a stopped server as failed');
@@ -231,10 +236,13 @@ export async function startServer(
       close: () =>
         (closing ??= (async () => {
           await app.close();
+          // After the app: the events of its shutdown (a scan ended) still reach the other instances.
+          await relay?.stop();
           await store.close();
         })()),
     };
   } catch (err) {
+    await relay?.stop();
     await store.close();
     throw err;
   }

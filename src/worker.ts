@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/environment.js';
 import { EventBus } from './events/bus.js';
+import { startEventRelay } from './events/relay.js';
 import { Notifier } from './notify/notifier.js';
 import { scanJobQueue } from './queue/index.js';
 import { ScanManager } from './scan/manager.js';
@@ -44,8 +45,10 @@ export async function startWorker(config: ServerConfig, logger: Logger, options:
       ...(options.name ? { workerName: options.name } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     });
+    // The notifications of the scans it runs are sent here; their live events reach the API instances through the relay.
     const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: manager.owner.id });
     notifier.start();
+    const relay = await startEventRelay({ store, bus: events, log: logger });
     const interrupted = await manager.recoverAbandoned();
     if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans whose owner stopped as failed');
     manager.startRecovery();
@@ -58,6 +61,7 @@ export async function startWorker(config: ServerConfig, logger: Logger, options:
         (closing ??= (async () => {
           await manager.shutdown();
           await notifier.stop();
+          await relay.stop();
           await store.close();
         })()),
     };

@@ -19,7 +19,7 @@ const ALLOWED: Record<string, string[]> = {
   auth: ['core', 'store', 'util'],
   cve: ['core', 'util'],
   updates: ['core', 'util'],
-  events: ['core', 'schemas', 'util'],
+  events: ['core', 'schemas', 'store', 'util'],
   queue: ['core', 'store', 'util'],
   scan: ['core', 'cve', 'events', 'queue', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],

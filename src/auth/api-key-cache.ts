@@ -6,10 +6,13 @@
  * request):
  * - a revocation through this process's store empties the cache at once, and a lookup that was
  *   already reading the database when it happened does not put its (stale) row back;
- * - a revocation by another process on the same database (another instance, `netwarden keys
- *   revoke`) is noticed within RECHECK_MS: before serving from the cache, the store's
- *   revocation mark is read again when it is older than that (one small query a second at most,
- *   shared by the requests arriving meanwhile), and a changed mark empties the cache.
+ * - a revocation by another instance on the same PostgreSQL database empties the cache at once:
+ *   the revoking instance's event relay (events/relay.ts) tells every other before it answers,
+ *   and the store passes that on as a `remote` revocation;
+ * - any other revocation by another process (`netwarden keys revoke`, or an instance while the
+ *   relay's connection is down) is noticed within RECHECK_MS: before serving from the cache, the
+ *   store's revocation mark is read again when it is older than that (one small query a second
+ *   at most, shared by the requests arriving meanwhile), and a changed mark empties the cache.
  * Expiry needs no invalidation: the caller checks the cached row's `expires_at` on every request.
  */
 import type { ApiKeyStore } from '../store/api-keys.js';

@@ -4,8 +4,10 @@
  * EVENT_REPLAY_LIMIT are kept so a client that reconnects with `Last-Event-ID` gets what it missed.
  *
  * The bus is per process: events are published by the process that runs the scan or takes the
- * request. Listeners are called synchronously and must not throw (a throwing listener is logged
- * and kept); slow work belongs in the listener's own queue.
+ * request. On PostgreSQL the event relay (relay.ts) carries them to every other process on the
+ * database, which publishes them on its own bus marked `remote` (numbered there, in its order).
+ * Listeners are called synchronously and must not throw (a throwing listener is logged and kept);
+ * slow work belongs in the listener's own queue.
  */
 import { EVENT_NAMES, type EventName } from '../core/event-names.js';
 import type { Change } from '../schemas/change.js';
@@ -28,7 +30,21 @@ interface Payloads {
 export type EventPayloads = { [K in EventName]: Payloads[K] };
 export { EVENT_NAMES, type EventName };
 
-export type NetwardenEvent = { [K in EventName]: { id: number; name: K; data: EventPayloads[K]; at: string } }[EventName];
+/**
+ * One event: its number in this process, name, data and when it happened. `remote` marks one
+ * another process published (and the relay brought here): work that must happen once per event,
+ * such as notifications, is left to the process that published it.
+ */
+export type NetwardenEvent = {
+  [K in EventName]: { id: number; name: K; data: EventPayloads[K]; at: string; remote?: true };
+}[EventName];
+
+export interface PublishOptions {
+  /** Published by another process (see NetwardenEvent.remote). */
+  remote?: boolean;
+  /** When it happened (default: now). */
+  at?: string;
+}
 
 export type EventListener = (event: NetwardenEvent) => void;
 
@@ -39,8 +55,14 @@ export class EventBus {
 
   constructor(private readonly onListenerError: (err: unknown, event: NetwardenEvent) => void = () => {}) {}
 
-  publish<K extends EventName>(name: K, data: EventPayloads[K]): NetwardenEvent {
-    const event = { id: this.nextId++, name, data, at: new Date().toISOString() } as NetwardenEvent;
+  publish<K extends EventName>(name: K, data: EventPayloads[K], options: PublishOptions = {}): NetwardenEvent {
+    const event = {
+      id: this.nextId++,
+      name,
+      data,
+      at: options.at ?? new Date().toISOString(),
+      ...(options.remote ? { remote: true } : {}),
+    } as NetwardenEvent;
     this.recent.push(event);
     if (this.recent.length > EVENT_REPLAY_LIMIT) this.recent.shift();
     for (const listener of this.listeners) {

@@ -1,5 +1,6 @@
 /**
- * The notifier (CONTRACT §9): listens for `scan_finished` on this process's event bus and, after
+ * The notifier (CONTRACT §9): listens for `scan_finished` on this process's event bus (only the
+ * scans of this process: events another process published, relayed here, are its to notify) and, after
  * the scan is recorded, queues at most one message per enabled channel carrying all of that
  * scan's changes the channel's filters select (or a scan completed/failed message when the
  * channel asked for one). Nothing here runs inside the scan: the listener only starts background
@@ -107,7 +108,8 @@ export class Notifier {
   }
 
   private onEvent(event: NetwardenEvent): void {
-    if (this.stopped) return;
+    // Another process's scan (brought by the event relay): that process notifies, once.
+    if (this.stopped || event.remote) return;
     if (event.name === 'scan_finished') {
       const scan = event.data;
       this.background(() => this.scanFinished(scan));

@@ -25,15 +25,28 @@ export function toKeyRecord(row: ApiKeyRow): KeyRecord {
   };
 }
 
+/** Listeners must not throw (nor reject): a revocation is done when they are told. */
+export type RevokeListener = (origin: 'local' | 'remote') => void | Promise<void>;
+
 export class ApiKeyStore {
-  /** Told after every revocation through this store (the API key cache forgets what it holds). */
-  private readonly revokeListeners = new Set<() => void>();
+  /**
+   * Told after every revocation: `local` when it went through this store (the revoking call
+   * waits for them: the event relay tells the other instances before the revocation is
+   * answered), `remote` when another process said it revoked one (see revokedElsewhere).
+   * The API key cache forgets what it holds either way.
+   */
+  private readonly revokeListeners = new Set<RevokeListener>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
-  onRevoke(listener: () => void): () => void {
+  onRevoke(listener: RevokeListener): () => void {
     this.revokeListeners.add(listener);
     return () => this.revokeListeners.delete(listener);
+  }
+
+  /** Another process on this database revoked a key (the event relay says so): tells the listeners, writes nothing. */
+  revokedElsewhere(): void {
+    for (const listener of this.revokeListeners) void listener('remote');
   }
 
   /**
@@ -71,7 +84,7 @@ export class ApiKeyStore {
   /** Revokes a key; a key already revoked keeps its original revocation time. */
   async revoke(id: number, at = nowIso()): Promise<ApiKeyRow | undefined> {
     await this.db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
-    for (const listener of this.revokeListeners) listener();
+    await Promise.all([...this.revokeListeners].map(async (listener) => listener('local')));
     return this.get(id);
   }
 }

@@ -40,6 +40,12 @@ export interface DatabaseHandle {
   check(): void;
   /** PostgreSQL only: where it is, for what opens its own connections (the job queue, the event relay). */
   postgres: { url: string; schema: string | null } | null;
+  /**
+   * PostgreSQL only: a new connection of its own, outside the pool, with the pool's settings
+   * (schema included), not yet connected. For LISTEN (store/relay-channel.ts), which needs a
+   * connection held for as long as it listens.
+   */
+  dedicatedClient?: () => pg.Client;
   close(): Promise<void>;
 }
 
@@ -162,14 +168,17 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
   const safe = new URL(url);
   safe.password = '';
   const description = `postgres://${safe.host}${safe.pathname}${pgSchema ? ` (schema ${pgSchema})` : ''}`;
-  const pool = new pg.Pool({
+  const connection: pg.ClientConfig = {
     connectionString: url,
-    max: poolSize ?? 10,
-    // A running process keeps one connection, and with it the schema lock, even when idle.
-    min: 1,
     connectionTimeoutMillis: connectTimeoutMs ?? 5000,
     application_name: 'netwarden',
     ...(pgSchema ? { options: `-c search_path=${quoteIdent(pgSchema)}` } : {}),
+  };
+  const pool = new pg.Pool({
+    ...connection,
+    max: poolSize ?? 10,
+    // A running process keeps one connection, and with it the schema lock, even when idle.
+    min: 1,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (err) => {
@@ -196,7 +205,16 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
       });
     });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
-  return { db, dialect: 'postgres', description, check: () => {}, postgres: { url, schema: pgSchema ?? null }, close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'postgres',
+    description,
+    check: () => {},
+    postgres: { url, schema: pgSchema ?? null },
+    // TCP keep-alive: a listening connection is idle for long stretches, and a dead one must be noticed.
+    dedicatedClient: () => new pg.Client({ ...connection, keepAlive: true }),
+    close: () => db.destroy(),
+  };
 }
 
 function quoteIdent(name: string): string {

@@ -7,6 +7,7 @@ import { EvaluationStore } from './evaluation.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
 import { NotificationStore } from './notifications.js';
+import { RelayChannel } from './relay-channel.js';
 import { RetentionStore } from './retention.js';
 import { ScanStore } from './scans.js';
 import { AgentStore } from './agents.js';
@@ -37,6 +38,8 @@ export class Store {
   readonly retention: RetentionStore;
   readonly notifications: NotificationStore;
   readonly schedules: ScheduleStore;
+  /** The notification channel the event relay (events/relay.ts) uses between processes on PostgreSQL. */
+  readonly relay: RelayChannel;
   /** Bumped by every inventory write through this process, so cached aggregates know when they are stale. */
   private dataVersion = 0;
   /** Every process's writes (the `data_version` row), as last read, and when. */
@@ -67,6 +70,7 @@ export class Store {
     this.retention = new RetentionStore(db, bump);
     this.notifications = new NotificationStore(db);
     this.schedules = new ScheduleStore(db, bump);
+    this.relay = new RelayChannel(handle);
   }
 
   /**

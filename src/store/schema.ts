@@ -284,6 +284,13 @@ export interface DataVersionTable {
   version: number;
 }
 
+/** Messages of the event relay too long for a PostgreSQL notification (migration 012). */
+export interface RelayMessagesTable {
+  id: Generated<number>;
+  created_at: string;
+  body: string;
+}
+
 export interface NotificationChannelsTable {
   id: Generated<number>;
   name: string;
@@ -387,6 +394,7 @@ export interface Database {
   notification_held: NotificationHeldTable;
   schedules: SchedulesTable;
   evaluation_state: EvaluationStateTable;
+  relay_messages: RelayMessagesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -1,6 +1,6 @@
 /**
- * `GET /api/events` (CONTRACT §10): the process's live events (events/bus.ts) as Server-Sent
- * Events. Each event is written as `id:`, `event:` and `data:` (JSON) lines; a client that
+ * `GET /api/events` (CONTRACT §10): the process's live events (events/bus.ts; on PostgreSQL also
+ * those of the other processes on the database, brought by events/relay.ts) as Server-Sent Events. Each event is written as `id:`, `event:` and `data:` (JSON) lines; a client that
  * reconnects with `Last-Event-ID` (or `?last_event_id=`) first gets what it missed from the last
  * EVENT_REPLAY_LIMIT events. A comment line every `keepAliveMs` keeps proxies from closing an idle
  * stream, and at each one the credentials are checked again, so a revoked key or an ended session
@@ -82,7 +82,8 @@ const DESCRIPTION = [
   'again: the stream of a revoked or expired key or an ended session is closed (reconnecting then answers 401).',
   '',
   'The response is not compressed or cached (`Cache-Control: no-cache, no-transform`, `X-Accel-Buffering: no` for nginx); a proxy in front',
-  'must not buffer it. Events are per process: with several instances, each streams the scans it runs and the edits it serves.',
+  'must not buffer it. With several instances on one PostgreSQL database, every instance streams the events of all of them (the scans any',
+  'of them runs, the edits any of them serves), numbered by the instance the client is connected to; ids of different instances are unrelated.',
 ].join('\n');
 
 export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async (app, options) => {

@@ -1,0 +1,263 @@
+/**
+ * The event relay: with several processes on one PostgreSQL database (API instances, workers),
+ * every live event published on one process's bus is published on every other's too, so the SSE
+ * stream of any instance shows every scan whichever process runs it. It also tells the other
+ * processes at once when something they cache changed (an API key revoked, the configuration
+ * saved), so they do not serve from a stale cache until their periodic re-check.
+ *
+ * - Carried over the database's notification channel (store/relay-channel.ts): one channel per
+ *   schema, messages in commit order, long ones stored in a table and read back.
+ * - Only this process's own events are sent (events marked `remote` never are, so nothing is sent
+ *   around twice), and a process drops what it sent itself (no echo).
+ * - Received events are published on the local bus marked `remote`, numbered there, in the order
+ *   they were sent; the notifier ignores them (the process that ran the scan notifies, once).
+ * - Events published in one turn of the event loop go out as one notification (as many as fit).
+ * - A dropped listening connection is logged and opened again (with a growing delay); events sent
+ *   meanwhile are not replayed (caches then fall back to their own re-check).
+ *
+ * SQLite has no notification channel: there the relay does nothing (processes sharing a file
+ * hear only their own events; caches fall back to their periodic re-checks).
+ */
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.js';
+import type { RelayListener, RelayNotice } from '../store/relay-channel.js';
+import { INLINE_LIMIT_BYTES } from '../store/relay-channel.js';
+import { randomUUID } from 'node:crypto';
+import { EVENT_NAMES, type EventBus, type EventName, type NetwardenEvent } from './bus.js';
+
+export interface EventRelay {
+  /** Stops relaying: sends what is queued (briefly), then closes the listening connection. */
+  stop(): Promise<void>;
+}
+
+export interface EventRelayOptions {
+  store: Store;
+  bus: EventBus;
+  log: Logger;
+  /** Delays between attempts to listen again after the connection dropped (the last repeats). */
+  reconnectDelaysMs?: readonly number[];
+}
+
+/** What travels between processes. `i` (invalidations) are handled on arrival, events in order. */
+type Message = { t: 'events'; events: Array<{ name: EventName; data: unknown; at: string }> } | { t: 'api_keys_revoked' } | { t: 'settings_changed' };
+
+const DEFAULT_RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10_000];
+/** Stored long messages are deleted this often. */
+const PRUNE_EVERY_MS = 60_000;
+/** Events held for sending at most (the database is unavailable): the oldest go first. */
+const MAX_QUEUED_EVENTS = 10_000;
+/** How long stop() waits for queued events to be sent. */
+const STOP_FLUSH_MS = 2000;
+
+const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
+
+export async function startEventRelay(options: EventRelayOptions): Promise<EventRelay> {
+  const { store } = options;
+  if (!store.relay.available) return { stop: async () => {} };
+  const relay = new Relay(options);
+  await relay.start();
+  return relay;
+}
+
+class Relay implements EventRelay {
+  /** This process, as the sender of its messages. */
+  private readonly id = randomUUID();
+  private readonly store: Store;
+  private readonly bus: EventBus;
+  private readonly log: Logger;
+  private readonly reconnectDelays: readonly number[];
+  private readonly cleanups: Array<() => void> = [];
+  private listener: RelayListener | undefined;
+  private stopped = false;
+  /** The listening connection is lost (or was never opened), and how many attempts were made since. */
+  private down = false;
+  private retries = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  /** This process's events waiting to be sent, and the sending in progress. */
+  private outgoing: Array<{ name: EventName; data: unknown; at: string }> = [];
+  private sending: Promise<void> | undefined;
+  private sendFailing = false;
+  /** Received events not yet published (a stored message being read holds those after it). */
+  private incoming: Promise<void> | undefined;
+
+  constructor(options: EventRelayOptions) {
+    this.store = options.store;
+    this.bus = options.bus;
+    this.log = options.log;
+    this.reconnectDelays = options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
+  }
+
+  async start(): Promise<void> {
+    this.cleanups.push(this.bus.subscribe((event) => this.onLocalEvent(event)));
+    this.cleanups.push(this.store.apiKeys.onRevoke((origin) => (origin === 'local' ? this.sendNow({ t: 'api_keys_revoked' }) : undefined)));
+    this.cleanups.push(this.store.settings.onChange(() => this.sendNow({ t: 'settings_changed' })));
+    this.pruneTimer = setInterval(() => {
+      this.store.relay.prune().catch((err: unknown) => this.log.debug({ err }, 'could not delete old relay messages'));
+    }, PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
+    // The first attempt is awaited, so a server is listening for other processes' events before it serves.
+    await this.listen();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.pruneTimer);
+    if (this.sending) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.sending, new Promise((resolve) => (timer = setTimeout(resolve, STOP_FLUSH_MS)))]);
+      clearTimeout(timer);
+    }
+    await this.listener?.close();
+    this.listener = undefined;
+  }
+
+  // --- Receiving -------------------------------------------------------------------------------
+
+  private async listen(): Promise<void> {
+    try {
+      const listener = await this.store.relay.listen({
+        onNotice: (notice) => this.onNotice(notice),
+        onLost: (err) => {
+          this.listener = undefined;
+          if (this.stopped) return;
+          this.log.warn({ err }, 'the event relay lost its PostgreSQL connection; reconnecting (events of other instances are missed meanwhile)');
+          this.down = true;
+          this.retries = 0;
+          this.scheduleListen();
+        },
+      });
+      if (this.stopped) {
+        await listener.close();
+        return;
+      }
+      this.listener = listener;
+      if (this.down) this.log.info('the event relay is listening again');
+      this.down = false;
+    } catch (err) {
+      if (this.stopped) return;
+      if (!this.down) this.log.warn({ err }, 'the event relay could not listen on PostgreSQL; retrying');
+      this.down = true;
+      this.scheduleListen();
+    }
+  }
+
+  private scheduleListen(): void {
+    const delay = this.reconnectDelays[Math.min(this.retries, this.reconnectDelays.length - 1)];
+    this.retries++;
+    this.reconnectTimer = setTimeout(() => void this.listen(), delay);
+    this.reconnectTimer.unref();
+  }
+
+  private onNotice(notice: RelayNotice): void {
+    if (this.stopped || notice.sender === this.id) return;
+    if ('body' in notice) {
+      const message = parse(notice.body);
+      if (!message) return;
+      // Cache invalidations take effect before anything else is read from the socket.
+      if (message.t !== 'events') return this.apply(message);
+      if (!this.incoming) return this.apply(message);
+    }
+    const previous = this.incoming ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const body = 'body' in notice ? notice.body : await this.store.relay.stored(notice.storedId).catch(() => undefined);
+      if (body === undefined) {
+        this.log.warn(
+          { stored_id: 'storedId' in notice ? notice.storedId : undefined },
+          'a relayed message could not be read; its events are missed',
+        );
+        return;
+      }
+      const message = parse(body);
+      if (message && !this.stopped) this.apply(message);
+    });
+    this.incoming = next;
+    void next.finally(() => {
+      if (this.incoming === next) this.incoming = undefined;
+    });
+  }
+
+  private apply(message: Message): void {
+    switch (message.t) {
+      case 'api_keys_revoked':
+        this.store.apiKeys.revokedElsewhere();
+        return;
+      case 'settings_changed':
+        this.store.settings.changedElsewhere();
+        return;
+      case 'events':
+        for (const event of message.events) {
+          if (!KNOWN_EVENTS.has(event.name)) continue;
+          // The data was checked where it was published; this process runs the same code.
+          this.bus.publish(event.name, event.data as never, { remote: true, at: event.at });
+        }
+    }
+  }
+
+  // --- Sending ---------------------------------------------------------------------------------
+
+  private onLocalEvent(event: NetwardenEvent): void {
+    if (event.remote || this.stopped) return;
+    this.outgoing.push({ name: event.name, data: event.data, at: event.at });
+    if (this.outgoing.length > MAX_QUEUED_EVENTS) this.outgoing.splice(0, this.outgoing.length - MAX_QUEUED_EVENTS);
+    // Events published in this turn of the event loop go out together.
+    this.sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+  }
+
+  /** Sends the queued events, as many per notification as fit, one notification at a time (their order is kept). */
+  private async drain(): Promise<void> {
+    try {
+      while (this.outgoing.length) {
+        const batch = takeBatch(this.outgoing);
+        await this.send({ t: 'events', events: batch });
+      }
+    } finally {
+      this.sending = undefined;
+      if (this.outgoing.length && !this.stopped) this.sending = this.drain();
+    }
+  }
+
+  /** Sends one message now, beside the event queue; resolves when it is committed (or failed, logged). */
+  private sendNow(message: Message): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return this.send(message);
+  }
+
+  private async send(message: Message): Promise<void> {
+    try {
+      await this.store.relay.send(this.id, JSON.stringify(message));
+      if (this.sendFailing) this.log.info('the event relay is sending again');
+      this.sendFailing = false;
+    } catch (err) {
+      // Once per failure streak: a database outage would otherwise log every event.
+      if (!this.sendFailing) this.log.warn({ err, message: message.t }, 'the event relay could not send to other instances');
+      this.sendFailing = true;
+    }
+  }
+}
+
+/** Takes from the front of `queue` the events that fit in one notification (at least one: a longer one is stored). */
+function takeBatch<T>(queue: T[]): T[] {
+  let bytes = 40;
+  let count = 0;
+  for (const item of queue) {
+    const size = Buffer.byteLength(JSON.stringify(item), 'utf8') + 1;
+    if (count > 0 && bytes + size > INLINE_LIMIT_BYTES - 100) break;
+    bytes += size;
+    count++;
+  }
+  return queue.splice(0, count);
+}
+
+function parse(body: string): Message | undefined {
+  try {
+    const message = JSON.parse(body) as Message;
+    if (message.t === 'events' && !Array.isArray(message.events)) return undefined;
+    return message;
+  } catch {
+    return undefined;
+  }
+}

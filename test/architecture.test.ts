@@ -20,12 +20,13 @@ const ALLOWED: Record<string, string[]> = {
   cve: ['core', 'util'],
   updates: ['core', 'util'],
   events: ['core', 'schemas', 'util'],
-  scan: ['core', 'cve', 'events', 'schemas', 'store', 'util'],
+  names: ['core', 'schemas', 'store', 'util'],
+  scan: ['core', 'cve', 'events', 'names', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],
-  jobs: ['auth', 'core', 'events', 'notify', 'scan', 'schemas', 'store', 'util'],
-  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  cli: ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'scan', 'schemas', 'store', 'updates', 'util'],
+  jobs: ['auth', 'core', 'events', 'names', 'notify', 'scan', 'schemas', 'store', 'util'],
+  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  cli: ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'scan', 'schemas', 'store', 'updates', 'util'],
 };
 
 function* sources(dir: string): Generator<string> {

@@ -28,6 +28,7 @@ import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningErr
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
 import { hasRawSocketPrivilege } from './privileges.js';
+import { NameLookup } from '../names/lookup.js';
 import { ProgressTracker } from './progress.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
 
@@ -65,6 +66,8 @@ interface ScanRun {
   engineOptions: Omit<DiscoveryRequest, 'cidr' | 'exclude'>;
   /** Records every engine process group running at once (overlapping runs), newest last. */
   recordProcessGroups: (live: readonly number[]) => void;
+  /** Name sources (issue 14): looked up from the scan's start, applied where discovery's hosts are recorded. */
+  names: NameLookup;
 }
 
 /** How often progress is written to the scan record while it runs. */
@@ -487,6 +490,8 @@ export class ScanManager {
       request,
       started: Date.now(),
       ...this.engineOptions(running, scan, settings),
+      // Name sources (issue 14): asked now, in parallel with discovery.
+      names: NameLookup.start(settings.name_sources, { signal: running.abort.signal }),
     };
     const timer = setTimeout(() => {
       running.reason = 'timeout';
@@ -634,7 +639,14 @@ export class ScanManager {
     return online.filter((ip) => networkContains(network, ip) && !excluded.some((net) => networkContains(net, ip)));
   }
 
-  private async recordDiscovery({ scan }: ScanRun, live: DiscoveredHost[]): Promise<SeenDevice[]> {
+  private async recordDiscovery({ scan, names }: ScanRun, discovered: DiscoveredHost[]): Promise<SeenDevice[]> {
+    // ── name sources (issue 14): hostnames and MACs the scan did not see, from the network's own records ──
+    const { hosts: live, warnings } = await names.apply(discovered);
+    for (const warning of warnings) {
+      this.log.warn({ scan_id: scan.id }, warning);
+      // TODO(lead-merge): append to scan warnings
+    }
+    // ── end name sources ──
     const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, nowIso());
     for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
     return seen;

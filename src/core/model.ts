@@ -31,6 +31,13 @@ export const FACT_SOURCES = ['scan', 'pihole', 'adguard', 'unifi', 'dhcp_leases'
 export type FactSource = (typeof FACT_SOURCES)[number];
 /** The name sources alone (every fact source but the scan). */
 export type NameSource = Exclude<FactSource, 'scan'>;
+/** How each name source is named to a person ("name from Pi-hole"). */
+export const NAME_SOURCE_LABELS: Record<NameSource, string> = {
+  pihole: 'Pi-hole',
+  adguard: 'AdGuard Home',
+  unifi: 'UniFi',
+  dhcp_leases: 'DHCP lease file',
+};
 
 export interface DiscoveredHost {
   ip: string;

@@ -23,14 +23,6 @@ export interface NameRecord {
 /** Which source wins when two know the same address (fact by fact). */
 export const NAME_SOURCE_ORDER: readonly NameSource[] = ['unifi', 'pihole', 'adguard', 'dhcp_leases'];
 
-/** How each source is named to a person ("name from Pi-hole"). */
-export const NAME_SOURCE_LABELS: Record<NameSource, string> = {
-  pihole: 'Pi-hole',
-  adguard: 'AdGuard Home',
-  unifi: 'UniFi',
-  dhcp_leases: 'DHCP lease file',
-};
-
 /** Longest hostname kept (a DNS name is at most 253 characters). */
 const HOSTNAME_MAX = 253;
 

@@ -5,8 +5,8 @@
  * NAME_SOURCE_TIMEOUT_MS in all; a source that is down, slow or answers garbage never fails the
  * scan: it becomes a warning ("Pi-hole (http://pi.hole): no answer within 5 s").
  */
-import type { DiscoveredHost, NameSource } from '../core/model.js';
-import { applyNames, NAME_SOURCE_LABELS, normalizeRecords, type NameRecord } from '../core/name-sources.js';
+import { NAME_SOURCE_LABELS, type DiscoveredHost, type NameSource } from '../core/model.js';
+import { applyNames, normalizeRecords, type NameRecord } from '../core/name-sources.js';
 import type { Settings } from '../core/settings.js';
 import { fetchAdGuard } from './adguard.js';
 import { NameSourceError } from './http.js';

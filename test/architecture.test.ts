@@ -23,7 +23,7 @@ const ALLOWED: Record<string, string[]> = {
   names: ['core', 'schemas', 'store', 'util'],
   scan: ['core', 'cve', 'events', 'names', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],
-  jobs: ['auth', 'core', 'events', 'names', 'notify', 'scan', 'schemas', 'store', 'util'],
+  jobs: ['auth', 'core', 'events', 'notify', 'scan', 'schemas', 'store', 'util'],
   api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
   cli: ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
   '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'scan', 'schemas', 'store', 'updates', 'util'],

@@ -139,8 +139,15 @@ export const SettingsSchema = Type.Object(
             url: SourceUrl('UniFi Network controller address, such as https://unifi.lan:8443 or https://192.168.1.1 (UniFi OS)'),
             username: Type.String({ maxLength: 256, description: 'A local controller account (a read-only one is enough)' }),
             password: Type.String({ maxLength: 512, description: 'Secret, masked on read' }),
-            site: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'Site name as in the controller URL, usually "default"' }),
-            unifi_os: Type.Boolean({ description: 'The controller runs on UniFi OS (UDM, Cloud Key Gen2+, UniFi OS Server): /api/auth/login and /proxy/network' }),
+            site: Type.String({
+              minLength: 1,
+              maxLength: 64,
+              pattern: '^[A-Za-z0-9_-]+$',
+              description: 'Site name as in the controller URL, usually "default"',
+            }),
+            unifi_os: Type.Boolean({
+              description: 'The controller runs on UniFi OS (UDM, Cloud Key Gen2+, UniFi OS Server): /api/auth/login and /proxy/network',
+            }),
             verify_tls: Type.Boolean({ description: "Check the controller's TLS certificate (controllers ship a self-signed one)" }),
           },
           strict,
@@ -149,7 +156,10 @@ export const SettingsSchema = Type.Object(
           {
             enabled: Type.Boolean(),
             path: Type.String({ maxLength: 4096, description: 'Lease file readable by this service, such as /var/lib/misc/dnsmasq.leases' }),
-            format: Type.Union(LEASE_FILE_FORMATS.map((f) => Type.Literal(f)), { description: 'dnsmasq, isc (dhcpd.leases), kea (CSV) or auto' }),
+            format: Type.Union(
+              LEASE_FILE_FORMATS.map((f) => Type.Literal(f)),
+              { description: 'dnsmasq, isc (dhcpd.leases), kea (CSV) or auto' },
+            ),
           },
           strict,
         ),
@@ -157,7 +167,7 @@ export const SettingsSchema = Type.Object(
       {
         ...strict,
         description:
-          'Names and MACs from the network\'s own records, looked up at each scan: fills hostnames the scan did not find and MACs it could not see. Each source is off until enabled.',
+          "Names and MACs from the network's own records, looked up at each scan: fills hostnames the scan did not find and MACs it could not see. Each source is off until enabled.",
       },
     ),
     presence: Type.Object(
@@ -294,7 +304,10 @@ export function validateSettings(candidate: unknown): SettingsResult {
   for (const name of ['pihole', 'adguard', 'unifi'] as const) {
     const url = sources[name].url;
     if (url === '' ? sources[name].enabled : !isHttpUrl(url)) {
-      return { ok: false, error: `name_sources.${name}.url: must be an http:// or https:// URL${sources[name].enabled ? ' while the source is enabled' : ', or "" for none'}` };
+      return {
+        ok: false,
+        error: `name_sources.${name}.url: must be an http:// or https:// URL${sources[name].enabled ? ' while the source is enabled' : ', or "" for none'}`,
+      };
     }
     if (url !== '' && hasUserInfo(url)) {
       return { ok: false, error: `name_sources.${name}.url: must not carry credentials; give them in the source's username and password` };

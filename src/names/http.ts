@@ -89,7 +89,9 @@ export function request(url: string, options: SourceRequest): Promise<SourceResp
 export function jsonOf(res: SourceResponse, what: string): unknown {
   if (res.status === 401 || res.status === 403) throw new NameSourceError(`${what}: refused (HTTP ${res.status}); check the credentials`);
   if (res.status >= 300 && res.status < 400) {
-    throw new NameSourceError(`${what}: redirected (HTTP ${res.status}) to ${String(res.headers.location ?? 'nowhere')}; configure the final address`);
+    throw new NameSourceError(
+      `${what}: redirected (HTTP ${res.status}) to ${String(res.headers.location ?? 'nowhere')}; configure the final address`,
+    );
   }
   if (res.status < 200 || res.status >= 300) throw new NameSourceError(`${what}: HTTP ${res.status}`);
   try {

@@ -30,7 +30,9 @@ export async function readLeaseFile(config: Config, ctx: Pick<SourceContext, 'si
   }
   const parsed = parseLeaseFile(text, config.format);
   if (parsed.leases.length === 0 && parsed.skipped > 0) {
-    throw new NameSourceError(`${config.path} is not a ${config.format === 'auto' ? 'dnsmasq, ISC dhcpd or Kea' : config.format} lease file (${parsed.skipped} entries unreadable)`);
+    throw new NameSourceError(
+      `${config.path} is not a ${config.format === 'auto' ? 'dnsmasq, ISC dhcpd or Kea' : config.format} lease file (${parsed.skipped} entries unreadable)`,
+    );
   }
   return parsed.leases.map((l) => ({ ...l, source: 'dhcp_leases' as const }));
 }

@@ -26,7 +26,8 @@ export async function fetchPihole(config: Config, ctx: SourceContext): Promise<N
         jsonOf(r, 'network devices (GET /api/network/devices)'),
       ),
     ]);
-    if (!isObject(leases) || !Array.isArray(leases.leases)) throw new NameSourceError('DHCP leases: the answer has no "leases" list (is this Pi-hole v6?)');
+    if (!isObject(leases) || !Array.isArray(leases.leases))
+      throw new NameSourceError('DHCP leases: the answer has no "leases" list (is this Pi-hole v6?)');
     if (!isObject(devices) || !Array.isArray(devices.devices)) {
       throw new NameSourceError('network devices: the answer has no "devices" list (is this Pi-hole v6?)');
     }
@@ -47,7 +48,10 @@ export async function fetchPihole(config: Config, ctx: SourceContext): Promise<N
 }
 
 async function login(config: Config, ctx: SourceContext): Promise<string | null> {
-  const body = jsonOf(await request(under(config.url, '/api/auth'), { ...ctx, method: 'POST', json: { password: config.password } }), 'login (POST /api/auth)');
+  const body = jsonOf(
+    await request(under(config.url, '/api/auth'), { ...ctx, method: 'POST', json: { password: config.password } }),
+    'login (POST /api/auth)',
+  );
   const session = isObject(body) && isObject(body.session) ? body.session : null;
   if (!session || session.valid !== true) throw new NameSourceError('login (POST /api/auth): the password was not accepted');
   // A Pi-hole without a password answers valid with no session id: nothing to send then.

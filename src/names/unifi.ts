@@ -35,11 +35,14 @@ export async function fetchUnifi(config: Config, ctx: SourceContext): Promise<Na
     if (meta && meta.rc !== 'ok') {
       const msg = typeof meta.msg === 'string' ? meta.msg : 'error';
       throw new NameSourceError(
-        msg === 'api.err.NoSiteContext' ? `clients: the controller has no site "${config.site}"` : `clients (GET ${path}): the controller answered ${msg}`,
+        msg === 'api.err.NoSiteContext'
+          ? `clients: the controller has no site "${config.site}"`
+          : `clients (GET ${path}): the controller answered ${msg}`,
       );
     }
     if (res.status >= 400) throw new NameSourceError(`clients (GET ${path}): HTTP ${res.status}`);
-    if (!isObject(body) || !Array.isArray(body.data)) throw new NameSourceError('clients: the answer has no "data" list (is this a UniFi Network controller?)');
+    if (!isObject(body) || !Array.isArray(body.data))
+      throw new NameSourceError('clients: the answer has no "data" list (is this a UniFi Network controller?)');
     const records: NameRecord[] = [];
     for (const c of body.data) {
       if (!isObject(c) || typeof c.ip !== 'string') continue;

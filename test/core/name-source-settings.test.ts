@@ -31,10 +31,16 @@ describe('name_sources settings', () => {
     expect(errorOf({ name_sources: { adguard: { url: 'ftp://adguard.lan' } } })).toBe(
       'name_sources.adguard.url: must be an http:// or https:// URL, or "" for none',
     );
-    expect(errorOf({ name_sources: { unifi: { url: 'https://admin:pw@unifi.lan:8443' } } })).toMatch(/^name_sources\.unifi\.url: must not carry credentials/);
-    expect(errorOf({ name_sources: { dhcp_leases: { enabled: true, path: 'dnsmasq.leases' } } })).toMatch(/^name_sources\.dhcp_leases\.path: must be the absolute path/);
+    expect(errorOf({ name_sources: { unifi: { url: 'https://admin:pw@unifi.lan:8443' } } })).toMatch(
+      /^name_sources\.unifi\.url: must not carry credentials/,
+    );
+    expect(errorOf({ name_sources: { dhcp_leases: { enabled: true, path: 'dnsmasq.leases' } } })).toMatch(
+      /^name_sources\.dhcp_leases\.path: must be the absolute path/,
+    );
     expect(errorOf({ name_sources: { unifi: { site: 'my site' } } })).toMatch(/^name_sources\.unifi\.site: /);
-    expect(errorOf({ name_sources: { dhcp_leases: { format: 'csv' } } })).toBe('name_sources.dhcp_leases.format: must be one of auto, dnsmasq, isc, kea');
+    expect(errorOf({ name_sources: { dhcp_leases: { format: 'csv' } } })).toBe(
+      'name_sources.dhcp_leases.format: must be one of auto, dnsmasq, isc, kea',
+    );
   });
 
   for (const source of ['pihole', 'adguard', 'unifi'] as const) {

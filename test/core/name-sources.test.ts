@@ -15,7 +15,10 @@ describe('name sources applied to discovered hosts', () => {
       { ip: '10.0.0.2', hostname: 'from-pihole', mac: 'aa:bb:cc:00:00:02', source: 'pihole' },
       { ip: '10.0.0.3', hostname: 'nas', source: 'pihole' },
     ]);
-    const out = applyNames([host('10.0.0.1'), host('10.0.0.2', '02:00:00:00:00:02', 'seen-by-scan'), host('10.0.0.3', '02:00:00:00:00:03'), host('10.0.0.9')], records);
+    const out = applyNames(
+      [host('10.0.0.1'), host('10.0.0.2', '02:00:00:00:00:02', 'seen-by-scan'), host('10.0.0.3', '02:00:00:00:00:03'), host('10.0.0.9')],
+      records,
+    );
     expect(out).toEqual([
       { ...host('10.0.0.1', 'AA:BB:CC:00:00:01', 'router'), hostname_source: 'pihole', mac_source: 'pihole' },
       host('10.0.0.2', '02:00:00:00:00:02', 'seen-by-scan'),

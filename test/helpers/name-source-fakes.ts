@@ -53,7 +53,12 @@ async function startFake(handle: Handler): Promise<Fake> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const request: FakeRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       fake.requests.push(request);
       if (fake.mode === 'hang') {
         hung.push(res);
@@ -128,7 +133,12 @@ export async function startFakeAdGuard(options: { username: string; password: st
  * /api/auth/login → cookie `TOKEN` and an X-CSRF-Token header; the Network API under
  * /proxy/network). Only `site` exists; another answers `api.err.NoSiteContext`.
  */
-export async function startFakeUnifi(options: { username: string; password: string; site: string; unifiOs: boolean }): Promise<Fake & { loggedOut: number }> {
+export async function startFakeUnifi(options: {
+  username: string;
+  password: string;
+  site: string;
+  unifiOs: boolean;
+}): Promise<Fake & { loggedOut: number }> {
   const sessions = new Set<string>();
   let n = 0;
   const state = { loggedOut: 0 };

@@ -142,8 +142,13 @@ describe('DHCP lease file', () => {
       { ip: '192.168.1.23', mac: '3C:22:FB:11:22:33', hostname: 'macbook-air', source: 'dhcp_leases' },
     ]);
     const kea = join(dir, 'kea-leases4.csv');
-    await writeFile(kea, 'address,hwaddr,client_id,valid_lifetime,expire,subnet_id,fqdn_fwd,fqdn_rev,hostname,state,user_context\n10.1.1.5,00:16:3e:01:02:03,,3600,1764160000,1,0,0,vm5,0,\n');
-    expect(await readLeaseFile({ path: kea, format: 'kea' }, ctx())).toEqual([{ ip: '10.1.1.5', mac: '00:16:3E:01:02:03', hostname: 'vm5', source: 'dhcp_leases' }]);
+    await writeFile(
+      kea,
+      'address,hwaddr,client_id,valid_lifetime,expire,subnet_id,fqdn_fwd,fqdn_rev,hostname,state,user_context\n10.1.1.5,00:16:3e:01:02:03,,3600,1764160000,1,0,0,vm5,0,\n',
+    );
+    expect(await readLeaseFile({ path: kea, format: 'kea' }, ctx())).toEqual([
+      { ip: '10.1.1.5', mac: '00:16:3E:01:02:03', hostname: 'vm5', source: 'dhcp_leases' },
+    ]);
   });
 
   it('a missing file and a file in no lease format are warnings', async () => {
@@ -152,7 +157,9 @@ describe('DHCP lease file', () => {
     const { warnings } = await lookupNames(sources({ dhcp_leases: { enabled: true, path: join(dir, 'missing.leases') } }));
     expect(warnings).toEqual([`name source DHCP lease file (${join(dir, 'missing.leases')}): no file at ${join(dir, 'missing.leases')}`]);
     const bad = await lookupNames(sources({ dhcp_leases: { enabled: true, path: garbage } }));
-    expect(bad.warnings).toEqual([`name source DHCP lease file (${garbage}): ${garbage} is not a dnsmasq, ISC dhcpd or Kea lease file (1 entries unreadable)`]);
+    expect(bad.warnings).toEqual([
+      `name source DHCP lease file (${garbage}): ${garbage} is not a dnsmasq, ISC dhcpd or Kea lease file (1 entries unreadable)`,
+    ]);
   });
 });
 
@@ -175,7 +182,10 @@ describe('a source that is down, slow or answers garbage never fails the lookup'
     const adguard = await startFakeAdGuard({ username: 'a', password: 'b' });
     try {
       const { records, warnings } = await lookupNames(
-        sources({ pihole: { enabled: true, url: pihole.url, password: 'pw' }, adguard: { enabled: true, url: adguard.url, username: 'a', password: 'b' } }),
+        sources({
+          pihole: { enabled: true, url: pihole.url, password: 'pw' },
+          adguard: { enabled: true, url: adguard.url, username: 'a', password: 'b' },
+        }),
         { timeoutMs: 300 },
       );
       expect(warnings).toEqual([`name source Pi-hole (${pihole.url}): no answer within 0.3 s`]);
@@ -201,7 +211,10 @@ describe('a source that is down, slow or answers garbage never fails the lookup'
     pihole.mode = 'hang';
     const stop = new AbortController();
     try {
-      const lookup = NameLookup.start(sources({ pihole: { enabled: true, url: pihole.url, password: 'pw' } }), { signal: stop.signal, timeoutMs: 60_000 });
+      const lookup = NameLookup.start(sources({ pihole: { enabled: true, url: pihole.url, password: 'pw' } }), {
+        signal: stop.signal,
+        timeoutMs: 60_000,
+      });
       stop.abort();
       const first = await lookup.apply([{ ip: '127.0.0.1', mac: null, vendor: null, hostname: null }]);
       expect(first.warnings).toEqual([`name source Pi-hole (${pihole.url}): stopped: the scan ended`]);

@@ -115,9 +115,9 @@ export function NameSourceSettings({ config, onSaved }: ConfigSectionProps) {
   return (
     <>
       <p class="muted small">
-        At each scan Netwarden can ask your DNS filter, router or DHCP server for the names and MAC addresses it knows. They fill a hostname the
-        scan did not find and a MAC it could not see (hosts behind a router); what the scan saw always wins. A source that is down or slow
-        (5 s) never fails a scan: it is reported as a warning.
+        At each scan Netwarden can ask your DNS filter, router or DHCP server for the names and MAC addresses it knows. They fill a hostname the scan
+        did not find and a MAC it could not see (hosts behind a router); what the scan saw always wins. A source that is down or slow (5 s) never
+        fails a scan: it is reported as a warning.
       </p>
       <form class="settings-narrow name-source-form" onSubmit={submit}>
         <fieldset>
@@ -154,7 +154,11 @@ export function NameSourceSettings({ config, onSaved }: ConfigSectionProps) {
           {enabled('dhcp_leases', 'Read a lease file')}
           {text('dhcp_leases', 'path', 'Path', 'Absolute path readable by this service.', '/var/lib/misc/dnsmasq.leases')}
           <Field label="Format">
-            <select name="dhcp_leases_format" value={String(form.dhcp_leases.format)} onChange={(e) => set('dhcp_leases', 'format', e.currentTarget.value)}>
+            <select
+              name="dhcp_leases_format"
+              value={String(form.dhcp_leases.format)}
+              onChange={(e) => set('dhcp_leases', 'format', e.currentTarget.value)}
+            >
               <option value="auto">Detect</option>
               <option value="dnsmasq">dnsmasq (dnsmasq.leases)</option>
               <option value="isc">ISC dhcpd (dhcpd.leases)</option>

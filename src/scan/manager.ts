@@ -66,8 +66,11 @@ interface ScanRun {
   engineOptions: Omit<DiscoveryRequest, 'cidr' | 'exclude'>;
   /** Records every engine process group running at once (overlapping runs), newest last. */
   recordProcessGroups: (live: readonly number[]) => void;
-  /** Name sources (issue 14): looked up from the scan's start, applied where discovery's hosts are recorded. */
-  names: NameLookup;
+  /**
+   * Name sources (issue 14): looked up from the scan's start, applied where discovery's hosts are
+   * recorded. A run without one (results recorded from elsewhere) looks them up when it records.
+   */
+  names?: NameLookup;
 }
 
 /** How often progress is written to the scan record while it runs. */
@@ -639,9 +642,10 @@ export class ScanManager {
     return online.filter((ip) => networkContains(network, ip) && !excluded.some((net) => networkContains(net, ip)));
   }
 
-  private async recordDiscovery({ scan, names }: ScanRun, discovered: DiscoveredHost[]): Promise<SeenDevice[]> {
+  private async recordDiscovery({ scan, names, settings, engineOptions }: ScanRun, discovered: DiscoveredHost[]): Promise<SeenDevice[]> {
     // ── name sources (issue 14): hostnames and MACs the scan did not see, from the network's own records ──
-    const { hosts: live, warnings } = await names.apply(discovered);
+    const lookup = names ?? NameLookup.start(settings.name_sources, { signal: engineOptions.signal });
+    const { hosts: live, warnings } = await lookup.apply(discovered);
     for (const warning of warnings) {
       this.log.warn({ scan_id: scan.id }, warning);
       // TODO(lead-merge): append to scan warnings

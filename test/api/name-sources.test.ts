@@ -51,6 +51,10 @@ describe.each(testDatabases())('name sources in a real scan ($kind)', (database)
     });
     expect(put.status, await put.clone().text()).toBe(200);
     expect((await readJson(put)).name_sources.pihole).toEqual({ enabled: true, url: pihole.url, password: '********' });
+    // The audit entry of the change names the keys, never the password.
+    const audit = await (await server.request('/api/audit-logs?action=config_updated', { key })).text();
+    expect(audit).toContain('name_sources.pihole.url');
+    expect(audit).not.toContain('app-password-1');
 
     const scan = await triggerScan(server, key, { subnet: '127.0.0.1/32', profile: 'quick' });
     expect((await waitForScan(server, key, scan.scan_id)).status).toBe('completed');

@@ -21,12 +21,13 @@ const ALLOWED: Record<string, string[]> = {
   updates: ['core', 'util'],
   events: ['core', 'schemas', 'store', 'util'],
   queue: ['core', 'store', 'util'],
-  scan: ['core', 'cve', 'events', 'queue', 'schemas', 'store', 'util'],
+  names: ['core', 'schemas', 'store', 'util'],
+  scan: ['core', 'cve', 'events', 'names', 'queue', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],
   jobs: ['auth', 'core', 'events', 'notify', 'queue', 'scan', 'schemas', 'store', 'util'],
-  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  cli: ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util'],
+  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  cli: ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
+  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util'],
 };
 
 function* sources(dir: string): Generator<string> {

@@ -23,12 +23,32 @@ export interface ScannedPort {
   cpe: string[];
 }
 
+/**
+ * Where a device's hostname or MAC came from: the scan itself, or one of the network's own
+ * records (name sources, src/names/): Pi-hole, AdGuard Home, UniFi, a DHCP lease file.
+ */
+export const FACT_SOURCES = ['scan', 'pihole', 'adguard', 'unifi', 'dhcp_leases'] as const;
+export type FactSource = (typeof FACT_SOURCES)[number];
+/** The name sources alone (every fact source but the scan). */
+export type NameSource = Exclude<FactSource, 'scan'>;
+/** How each name source is named to a person ("name from Pi-hole"). */
+export const NAME_SOURCE_LABELS: Record<NameSource, string> = {
+  pihole: 'Pi-hole',
+  adguard: 'AdGuard Home',
+  unifi: 'UniFi',
+  dhcp_leases: 'DHCP lease file',
+};
+
 export interface DiscoveredHost {
   ip: string;
   /** Upper-case colon form `AA:BB:CC:DD:EE:FF`, or null when the engine could not see it (not on the local segment). */
   mac: string | null;
   vendor: string | null;
   hostname: string | null;
+  /** Where `hostname` came from when a name source filled it; absent or null: the scan saw it. */
+  hostname_source?: NameSource | null;
+  /** Where `mac` came from when a name source filled it; absent or null: the scan saw it. */
+  mac_source?: NameSource | null;
 }
 
 export interface ScannedHost extends DiscoveredHost {

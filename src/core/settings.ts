@@ -7,6 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
+import { LEASE_FILE_FORMATS } from './lease-files.js';
 import { SCAN_PROFILES } from './model.js';
 import { FINDING_SEVERITIES } from './severity.js';
 import { isObject } from '../util/is-object.js';
@@ -37,6 +38,10 @@ export const RiskRuleSchema = Type.Object(
   },
   strict,
 );
+
+function SourceUrl(description: string) {
+  return Type.String({ maxLength: 2048, description: `${description}; http:// or https://, no credentials in it` });
+}
 
 export const SettingsSchema = Type.Object(
   {
@@ -114,6 +119,62 @@ export const SettingsSchema = Type.Object(
       },
       strict,
     ),
+    name_sources: Type.Object(
+      {
+        pihole: Type.Object(
+          {
+            enabled: Type.Boolean(),
+            url: SourceUrl('Pi-hole v6 address, such as http://pi.hole or http://192.168.1.2:8080'),
+            password: Type.String({ maxLength: 512, description: 'App password (Settings > Web interface / API); secret, masked on read' }),
+          },
+          strict,
+        ),
+        adguard: Type.Object(
+          {
+            enabled: Type.Boolean(),
+            url: SourceUrl('AdGuard Home address, such as http://192.168.1.2:3000'),
+            username: Type.String({ maxLength: 256 }),
+            password: Type.String({ maxLength: 512, description: 'Secret, masked on read' }),
+          },
+          strict,
+        ),
+        unifi: Type.Object(
+          {
+            enabled: Type.Boolean(),
+            url: SourceUrl('UniFi Network controller address, such as https://unifi.lan:8443 or https://192.168.1.1 (UniFi OS)'),
+            username: Type.String({ maxLength: 256, description: 'A local controller account (a read-only one is enough)' }),
+            password: Type.String({ maxLength: 512, description: 'Secret, masked on read' }),
+            site: Type.String({
+              minLength: 1,
+              maxLength: 64,
+              pattern: '^[A-Za-z0-9_-]+$',
+              description: 'Site name as in the controller URL, usually "default"',
+            }),
+            unifi_os: Type.Boolean({
+              description: 'The controller runs on UniFi OS (UDM, Cloud Key Gen2+, UniFi OS Server): /api/auth/login and /proxy/network',
+            }),
+            verify_tls: Type.Boolean({ description: "Check the controller's TLS certificate (controllers ship a self-signed one)" }),
+          },
+          strict,
+        ),
+        dhcp_leases: Type.Object(
+          {
+            enabled: Type.Boolean(),
+            path: Type.String({ maxLength: 4096, description: 'Lease file readable by this service, such as /var/lib/misc/dnsmasq.leases' }),
+            format: Type.Union(
+              LEASE_FILE_FORMATS.map((f) => Type.Literal(f)),
+              { description: 'dnsmasq, isc (dhcpd.leases), kea (CSV) or auto' },
+            ),
+          },
+          strict,
+        ),
+      },
+      {
+        ...strict,
+        description:
+          "Names and MACs from the network's own records, looked up at each scan: fills hostnames the scan did not find and MACs it could not see. Each source is off until enabled.",
+      },
+    ),
     presence: Type.Object(
       {
         offline_after_scans: Type.Integer({
@@ -160,6 +221,12 @@ export function defaultSettings(): Settings {
     retention: { days: 365 },
     server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false, public_url: '' },
     presence: { offline_after_scans: 1 },
+    name_sources: {
+      pihole: { enabled: false, url: '', password: '' },
+      adguard: { enabled: false, url: '', username: '', password: '' },
+      unifi: { enabled: false, url: '', username: '', password: '', site: 'default', unifi_os: false, verify_tls: false },
+      dhcp_leases: { enabled: false, path: '', format: 'auto' },
+    },
   };
 }
 
@@ -168,9 +235,19 @@ export function defaultSettings(): Settings {
  * they are sent to. Changing the destination without giving the secret again in the same update
  * clears it, so no secret ever follows a new destination.
  */
-const SECRETS: ReadonlyArray<{ section: keyof Settings; key: string; destination: string }> = [
-  { section: 'updates', key: 'token', destination: 'feed_url' },
+const SECRETS: ReadonlyArray<{ path: readonly string[]; key: string; destination: string }> = [
+  { path: ['updates'], key: 'token', destination: 'feed_url' },
+  { path: ['name_sources', 'pihole'], key: 'password', destination: 'url' },
+  { path: ['name_sources', 'adguard'], key: 'password', destination: 'url' },
+  { path: ['name_sources', 'unifi'], key: 'password', destination: 'url' },
 ];
+
+/** The object at `path` inside a settings document (or a patch), if there is one. */
+function at(document: unknown, path: readonly string[]): Record<string, unknown> | undefined {
+  let node: unknown = document;
+  for (const key of path) node = isObject(node) && Object.hasOwn(node, key) ? node[key] : undefined;
+  return isObject(node) ? node : undefined;
+}
 
 export type SettingsResult = { ok: true; settings: Settings } | { ok: false; error: string };
 
@@ -229,6 +306,22 @@ export function validateSettings(candidate: unknown): SettingsResult {
   if (settings.server.public_url !== '' && !isHttpUrl(settings.server.public_url)) {
     return { ok: false, error: 'server.public_url: must be an http:// or https:// URL such as https://netwarden.example.lan, or "" for none' };
   }
+  const sources = settings.name_sources;
+  for (const name of ['pihole', 'adguard', 'unifi'] as const) {
+    const url = sources[name].url;
+    if (url === '' ? sources[name].enabled : !isHttpUrl(url)) {
+      return {
+        ok: false,
+        error: `name_sources.${name}.url: must be an http:// or https:// URL${sources[name].enabled ? ' while the source is enabled' : ', or "" for none'}`,
+      };
+    }
+    if (url !== '' && hasUserInfo(url)) {
+      return { ok: false, error: `name_sources.${name}.url: must not carry credentials; give them in the source's username and password` };
+    }
+  }
+  if (sources.dhcp_leases.enabled && !sources.dhcp_leases.path.startsWith('/')) {
+    return { ok: false, error: 'name_sources.dhcp_leases.path: must be the absolute path of a lease file while the source is enabled' };
+  }
   if (Array.isArray(settings.server.trust_proxy)) {
     for (const [i, entry] of settings.server.trust_proxy.entries()) {
       if (!parseIpv4Network(entry).ok) {
@@ -272,11 +365,11 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
   if (!isObject(patch)) return { ok: false, error: 'body: must be a JSON object with configuration sections' };
   if (Object.keys(patch).length === 0) return { ok: false, error: 'body: no configuration keys given' };
   const merged = mergeSettings(current, patch) as Record<string, Record<string, unknown>>;
-  for (const { section, key, destination } of SECRETS) {
-    const s = merged[section];
-    if (!isObject(s)) continue;
-    const before = current[section] as Record<string, unknown>;
-    const given = isObject(patch[section]) ? patch[section][key] : undefined;
+  for (const { path, key, destination } of SECRETS) {
+    const s = at(merged, path);
+    const before = at(current, path);
+    if (!s || !before) continue;
+    const given = at(patch, path)?.[key];
     const givenAgain = typeof given === 'string' && given !== SECRET_MASK;
     if (s[destination] !== before[destination] && !givenAgain) s[key] = '';
     else if (s[key] === SECRET_MASK) s[key] = before[key];
@@ -293,9 +386,10 @@ export function withDefaults(stored: unknown): Settings {
 
 /** The configuration as clients see it: secrets replaced by the mask (or `""` when unset). */
 export function maskSettings(settings: Settings): Settings {
-  const copy = structuredClone(settings) as unknown as Record<string, Record<string, unknown>>;
-  for (const { section, key } of SECRETS) {
-    if (copy[section][key]) copy[section][key] = SECRET_MASK;
+  const copy = structuredClone(settings) as unknown as Record<string, unknown>;
+  for (const { path, key } of SECRETS) {
+    const s = at(copy, path);
+    if (s?.[key]) s[key] = SECRET_MASK;
   }
   return copy as unknown as Settings;
 }
@@ -312,6 +406,11 @@ function isHttpUrl(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+function hasUserInfo(text: string): boolean {
+  const url = new URL(text);
+  return url.username !== '' || url.password !== '';
 }
 
 function pathOf(pointer: string): string {

@@ -32,6 +32,7 @@ import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningErr
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
 import { hasRawSocketPrivilege } from './privileges.js';
+import { NameLookup } from '../names/lookup.js';
 import { ProgressTracker } from './progress.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
 
@@ -69,6 +70,11 @@ interface ScanRun {
   engineOptions: Omit<DiscoveryRequest, 'cidr' | 'exclude'>;
   /** Records every engine process group running at once (overlapping runs), newest last. */
   recordProcessGroups: (live: readonly number[]) => void;
+  /**
+   * Name sources (issue 14): looked up from the scan's start, applied where discovery's hosts are
+   * recorded. A run without one (results recorded from elsewhere) looks them up when it records.
+   */
+  names?: NameLookup;
 }
 
 /** How often progress is written to the scan record while it runs (what other instances show). */
@@ -783,6 +789,8 @@ export class ScanManager {
       request,
       started: Date.now(),
       ...this.engineOptions(running, scan, settings),
+      // Name sources (issue 14): asked now, in parallel with discovery.
+      names: NameLookup.start(settings.name_sources, { signal: running.abort.signal }),
     };
     const timer = setTimeout(() => {
       running.reason = 'timeout';
@@ -930,7 +938,12 @@ export class ScanManager {
     return online.filter((ip) => networkContains(network, ip) && !excluded.some((net) => networkContains(net, ip)));
   }
 
-  private async recordDiscovery({ scan }: ScanRun, live: DiscoveredHost[]): Promise<SeenDevice[]> {
+  private async recordDiscovery({ scan, names, settings, engineOptions }: ScanRun, discovered: DiscoveredHost[]): Promise<SeenDevice[]> {
+    // Hostnames and MACs the scan did not see, from the network's own records (name sources).
+    const lookup = names ?? NameLookup.start(settings.name_sources, { signal: engineOptions.signal });
+    const { hosts: live, warnings } = await lookup.apply(discovered);
+    for (const warning of warnings) this.log.warn({ scan_id: scan.id }, warning);
+    await this.store.scans.addWarnings(scan.id, warnings);
     const { seen, notes } = await this.inventory.recordDiscovery(scan.id, live, nowIso());
     for (const n of notes) this.log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
     return seen;

@@ -4,6 +4,7 @@
  * OpenAPI document all come from here.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 
@@ -39,8 +40,19 @@ const deviceSummaryFields = {
 
 export const DeviceSummary = Type.Object(deviceSummaryFields);
 
+const FactSourceField = (fact: string) =>
+  Nullable(
+    StringEnum(FACT_SOURCES, {
+      description:
+        `Where ${fact} came from: \`scan\`, or the name source that filled it where the scans did not see it ` +
+        '(`pihole`, `adguard`, `unifi`, `dhcp_leases`; see name_sources in the configuration); null without one',
+    }),
+  );
+
 export const DeviceDetail = Type.Object({
   ...deviceSummaryFields,
+  hostname_source: FactSourceField('the hostname'),
+  mac_source: FactSourceField('the MAC address'),
   ports: Type.Array(
     Type.Object({
       port: Type.Integer(),

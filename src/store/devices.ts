@@ -3,7 +3,7 @@ import type { Database, DeviceRow, DeviceSnapshotsTable, DevicesTable, NewDevice
 import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
 import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/device.js';
 import type { ScanDevice } from '../schemas/scan.js';
-import { isOpenPort } from '../core/model.js';
+import { FACT_SOURCES, isOpenPort, type FactSource } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
@@ -245,6 +245,8 @@ export class DeviceStore {
       .sort((a, b) => worstFirst(a.severity as FindingSeverity, b.severity as FindingSeverity) || b.score - a.score);
     return {
       ...toSummary(row, sortedOpenPorts(ports)),
+      hostname_source: factSource(row.hostname_source),
+      mac_source: factSource(row.mac_source),
       ports: ports.map(portFromRow),
       risk_details: {
         level: row.risk_level as RiskLevel,
@@ -366,6 +368,11 @@ export class DeviceStore {
 /** Open port numbers, ascending and unique (a port open on both TCP and UDP counts once), as every device shape shows them. */
 function sortedOpenPorts(ports: { port: number; state: string }[]): number[] {
   return [...new Set(ports.filter(isOpenPort).map((p) => p.port))].sort((a, b) => a - b);
+}
+
+/** A stored provenance (migration 011) as the API shows it: one of FACT_SOURCES, or null. */
+function factSource(value: string | null): FactSource | null {
+  return value !== null && (FACT_SOURCES as readonly string[]).includes(value) ? (value as FactSource) : null;
 }
 
 function toSummary(row: SummaryRow, openPorts: number[]): DeviceSummary {

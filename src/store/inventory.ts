@@ -3,7 +3,7 @@ import { insertManyWith, insertTuples, isPostgres, updateManyById } from './bulk
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
-import type { DiscoveredHost, ScannedHost, ScannedPort } from '../core/model.js';
+import type { DiscoveredHost, FactSource, ScannedHost, ScannedPort } from '../core/model.js';
 import type { Database } from './schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portColumns, portsHash, type PortColumns } from './port-rows.js';
@@ -49,7 +49,7 @@ export class InventoryWriter {
     const record = await this.db.transaction().execute(async (trx) => {
       const known = await trx
         .selectFrom('devices')
-        .select(['id', 'identity', 'ip_address', 'mac_address', 'mac_randomized', 'vendor', 'hostname', 'last_seen'])
+        .select(['id', 'identity', 'ip_address', 'mac_address', 'mac_randomized', 'mac_source', 'vendor', 'hostname', 'hostname_source', 'last_seen'])
         .execute();
       const knownById = new Map(known.map((d) => [d.id, d]));
       const { decisions, dropped } = matchHosts(hosts, known);
@@ -73,17 +73,18 @@ export class InventoryWriter {
           identity: decision.identity,
           ip_address: host.ip,
           ip_sort: ipv4ToInt(host.ip),
-          ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0 } : {}),
+          ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0, mac_source: sourceOf(host, 'mac') } : {}),
           ...(host.vendor ? { vendor: host.vendor } : {}),
-          ...(host.hostname ? { hostname: host.hostname } : {}),
+          ...(host.hostname ? { hostname: host.hostname, hostname_source: sourceOf(host, 'hostname') } : {}),
         } as const;
         const same =
           before !== undefined &&
           before.identity === patch.identity &&
           before.ip_address === patch.ip_address &&
-          (patch.mac_address === undefined || (before.mac_address === patch.mac_address && before.mac_randomized === patch.mac_randomized)) &&
+          (patch.mac_address === undefined ||
+            (before.mac_address === patch.mac_address && before.mac_randomized === patch.mac_randomized && before.mac_source === patch.mac_source)) &&
           (patch.vendor === undefined || before.vendor === patch.vendor) &&
-          (patch.hostname === undefined || before.hostname === patch.hostname);
+          (patch.hostname === undefined || (before.hostname === patch.hostname && before.hostname_source === patch.hostname_source));
         if (same) unchanged.push(deviceId);
         else
           await trx
@@ -110,6 +111,8 @@ export class InventoryWriter {
           hostname: host.hostname,
           vendor: host.vendor,
           first_seen: at,
+          hostname_source: host.hostname ? sourceOf(host, 'hostname') : null,
+          mac_source: host.mac ? sourceOf(host, 'mac') : null,
         })),
         'returning id, identity',
       );
@@ -232,6 +235,11 @@ export class InventoryWriter {
   }
 }
 
+/** Where a host's hostname or MAC came from: the name source that filled it (core/name-sources.ts), else the scan. */
+function sourceOf(host: DiscoveredHost, fact: 'hostname' | 'mac'): FactSource {
+  return (fact === 'hostname' ? host.hostname_source : host.mac_source) ?? 'scan';
+}
+
 async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: string): Promise<void> {
   // One row per device and address: PostgreSQL refuses to upsert the same row twice in a statement.
   const rows = [
@@ -257,6 +265,8 @@ const NEW_DEVICE_COLUMNS = {
   hostname: 'text',
   vendor: 'text',
   first_seen: 'text',
+  hostname_source: 'text',
+  mac_source: 'text',
 } as const;
 /** Column order of the tuples recordPorts builds: keep both in step. */
 const PORT_COLUMNS = {

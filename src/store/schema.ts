@@ -144,6 +144,10 @@ export interface DevicesTable {
   mac_address: string | null;
   mac_randomized: Generated<Flag>;
   hostname: string | null;
+  /** Where hostname came from (core/model.ts FACT_SOURCES); null without a hostname. Migration 011. */
+  hostname_source: string | null;
+  /** Where mac_address came from (core/model.ts FACT_SOURCES); null without a MAC. Migration 011. */
+  mac_source: string | null;
   vendor: string | null;
   device_type: string | null;
   os_name: string | null;

@@ -36,8 +36,9 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
 
   it('returns the whole configuration with its defaults', async () => {
     const config = await getConfig();
-    expect(Object.keys(config).sort()).toEqual(['network', 'presence', 'retention', 'scanning', 'server', 'updates', 'zones']);
+    expect(Object.keys(config).sort()).toEqual(['name_sources', 'network', 'presence', 'retention', 'scanning', 'server', 'updates', 'zones']);
     expect(config.retention).toEqual({ days: 365 });
+    expect(config.name_sources.pihole).toEqual({ enabled: false, url: '', password: '' });
     expect(config.presence).toEqual({ offline_after_scans: 1 });
     // The tests run with NETWARDEN_SCAN_ALLOW (vitest.config.ts): the enforced list is shown.
     expect(config.scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);

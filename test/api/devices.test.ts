@@ -295,8 +295,10 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       const res = await get(`/api/devices/${nas.id}`);
       expect(res.status).toBe(200);
       const body = await readJson(res);
-      const { ports, risk_details, cves, ip_history, ...summary } = body;
+      const { ports, risk_details, cves, ip_history, hostname_source, mac_source, ...summary } = body;
       expect(summary).toEqual(expectedSummary(seed, 'nas'));
+      // Both seen by the seed's scans (name sources: test/api/name-sources.test.ts).
+      expect({ hostname_source, mac_source }).toEqual({ hostname_source: 'scan', mac_source: 'scan' });
 
       // The ports the last scan reported, without the closed one: closed ports are not inventory.
       const byPort = (a: { port: number; protocol: string }, b: { port: number; protocol: string }) =>

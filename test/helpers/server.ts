@@ -8,6 +8,7 @@ import { createLogger } from '../../src/server.js';
 import type { UpdateChecker } from '../../src/updates/checker.js';
 import type { NotifierOptions } from '../../src/notify/notifier.js';
 import type { TestDatabase } from './databases.js';
+import type { Logger } from 'pino';
 
 export interface TestServer {
   app: App;
@@ -45,6 +46,8 @@ export interface StartOptions {
   notifier?: NotifierOptions;
   /** Keep-alive comment interval of /api/events (default: the server's 15 s). */
   eventKeepAliveMs?: number;
+  /** The server's logger (default: silent, or TEST_LOG_LEVEL), for tests that read what it logs. */
+  logger?: Logger;
 }
 
 /**
@@ -53,7 +56,7 @@ export interface StartOptions {
  */
 export async function startTestServer(database: TestDatabase, options: StartOptions = {}): Promise<TestServer> {
   const db = await database.open();
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const settings = {
     ...options.settings,
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },

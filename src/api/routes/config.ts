@@ -36,6 +36,8 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Deep-merges a partial object into the configuration: objects merge key by key, arrays and values replace, ' +
           '`null` resets a key to its default, and a masked secret (`********`) sent back keeps its stored value. ' +
+          "A secret never follows a new destination: changing `updates.feed_url` or a name source's `url` without giving its token or " +
+          'password again in the same request clears it. ' +
           'Unknown keys and invalid values give 400 naming the path, e.g. `scanning.port_range: ...`. Returns the whole new configuration.',
         body: Type.Record(Type.String(), Type.Unknown(), { description: 'A partial configuration, same shape as GET /api/config' }),
         response: { 200: SettingsSchema, ...errorResponses(400, 401, 403, 413, 415) },

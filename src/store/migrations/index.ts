@@ -11,6 +11,7 @@ import * as m007 from './007_inventory_reads.js';
 import * as m008 from './008_engine_groups.js';
 import * as m009 from './009_device_search_index.js';
 import * as m010 from './010_scale_out.js';
+import * as m011 from './011_name_sources.js';
 import * as m012 from './012_event_relay.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
@@ -27,6 +28,7 @@ const modules: Record<string, MigrationModule> = {
   '008_engine_groups': m008,
   '009_device_search_index': m009,
   '010_scale_out': m010,
+  '011_name_sources': m011,
   '012_event_relay': m012,
 };
 

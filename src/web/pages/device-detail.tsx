@@ -1,6 +1,7 @@
 import { useRoute } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
+import { NAME_SOURCE_LABELS } from '../../core/model.js';
 import { ApiError, api, apiPage } from '../api';
 import { SaveCancelButtons } from '../components/form-parts';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
@@ -140,6 +141,16 @@ function BackLink() {
   );
 }
 
+/** Where a hostname or MAC came from, when a name source (not the scan) gave it: "name from Pi-hole". */
+function FactSource({ source, fact }: { source: DeviceDetail['hostname_source']; fact: string }) {
+  if (!source || source === 'scan') return null;
+  return (
+    <div class="small muted">
+      {fact} from {NAME_SOURCE_LABELS[source]}
+    </div>
+  );
+}
+
 function Facts({ device: d }: { device: DeviceDetail }) {
   const none = <span class="muted">Unknown</span>;
   return (
@@ -151,10 +162,14 @@ function Facts({ device: d }: { device: DeviceDetail }) {
         <dt>MAC address</dt>
         <dd>
           {d.mac_address ? <span class="mono">{d.mac_address}</span> : none}
+          <FactSource source={d.mac_source} fact="MAC" />
           {d.mac_randomized && <div class="small muted">Randomised by the device (a privacy feature), so it may change.</div>}
         </dd>
         <dt>Hostname</dt>
-        <dd>{d.hostname ?? none}</dd>
+        <dd>
+          {d.hostname ?? none}
+          <FactSource source={d.hostname_source} fact="name" />
+        </dd>
         <dt>Label</dt>
         <dd>{d.label ?? <span class="muted">None</span>}</dd>
         <dt>Vendor</dt>

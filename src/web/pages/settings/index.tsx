@@ -6,6 +6,7 @@ import { useResource, useTitle } from '../../hooks';
 import type { Config } from '../../types';
 import { ApiKeys } from './api-keys';
 import { AuditLog } from './audit-log';
+import { NameSourceSettings } from './name-sources';
 import { NetworkSettings } from './network';
 import { NotificationSettings } from './notifications';
 import { PasswordChange } from './password';
@@ -31,6 +32,11 @@ export function SettingsPage() {
       <Section title="Network and scanning">
         {configOr((c) => (
           <NetworkSettings config={c} onSaved={setSaved} />
+        ))}
+      </Section>
+      <Section title="Name sources">
+        {configOr((c) => (
+          <NameSourceSettings config={c} onSaved={setSaved} />
         ))}
       </Section>
       <Section title="Notifications">

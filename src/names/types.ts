@@ -1,0 +1,11 @@
+/** What every name-source client gets and gives. */
+import type { NameRecord } from '../core/name-sources.js';
+
+export type { NameRecord };
+
+export interface SourceContext {
+  /** Aborted when the scan ends or the source's time is up. */
+  signal: AbortSignal;
+  /** Time allowed for each request. */
+  timeoutMs: number;
+}

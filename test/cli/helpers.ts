@@ -190,7 +190,11 @@ export interface WorkerProcess {
 }
 
 /** Starts `netwarden worker <args>` on the datastore and waits for its "ready" log line. */
-export async function startWorkerProcess(datastore: CliDatastore, args: string[] = [], extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  datastore: CliDatastore,
+  args: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<WorkerProcess> {
   const env = { ...baseEnv(), ...datastore.env, ...extraEnv, NETWARDEN_LOG_LEVEL: 'info' };
   const child = spawn(process.execPath, [BIN, 'worker', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';

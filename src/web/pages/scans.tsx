@@ -56,17 +56,25 @@ export function ScansPage() {
   const anyActive = (history.data?.items.some(isActive) ?? false) || queued.length > 0;
   useInterval(reloadLists, HISTORY_POLL_MS, !live && anyActive);
 
-  const running = scan.state?.scanning ?? false;
+  // GET /api/scan/status names the next queued scan when none runs: one that waits (for an
+  // offline agent, say) is shown in the queue, and does not take the place of the start form.
+  const waiting =
+    scan.state?.progress === null &&
+    [...queued, ...(history.data?.items ?? [])].some((s) => s.scan_id === scan.state?.scan_id && s.status === 'queued');
+  const running = (scan.state?.scanning ?? false) && !waiting;
+  // With parallel scans, another one may start while this one runs.
+  const parallel = (config.data?.scanning.max_parallel_scans ?? 1) > 1;
   const setOffset = (next: number) => route(withQuery(path, { offset: next || undefined }), true);
 
   return (
     <>
       <PageHeader title="Scans" />
       <ErrorMessage error={scan.error} onRetry={scan.reload} />
-      {running && scan.state ? (
+      {running && scan.state && (
         // Live, the scan_finished event ends it; without the stream, ask at once.
         <RunningScan state={scan.state} onCancelled={scan.live ? undefined : scan.reload} />
-      ) : (
+      )}
+      {(!running || parallel) && (
         <StartForm
           config={config.data}
           configError={config.error}

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, SESSION_ENDED, api } from './api';
 import { Layout } from './components/layout';
 import { ErrorMessage, Loading } from './components/ui';
+import { AgentsPage } from './pages/agents';
 import { ChangesPage } from './pages/changes';
 import { DashboardPage } from './pages/dashboard';
 import { DeviceDetailPage } from './pages/device-detail';
@@ -82,6 +83,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/scans" component={ScansPage} />
           <Route path="/schedules" component={SchedulesPage} />
           <Route path="/changes" component={ChangesPage} />
+          <Route path="/agents" component={AgentsPage} />
           <Route path="/settings" component={SettingsPage} />
           <Route default component={NotFoundPage} />
         </Router>

@@ -103,3 +103,10 @@ export type ScanOutcome = Channel['filters']['scan_events'][number];
 export type Delivery = Answer<'/api/notifications/deliveries'>[number];
 
 export const CHANNEL_TYPES = everyValue<ChannelType>()(['webhook', 'ntfy', 'gotify', 'discord', 'slack', 'email', 'mqtt']);
+
+// Agents (CONTRACT §12).
+
+export type Agent = Answer<'/api/agents'>[number];
+export type AgentStatus = Agent['status'];
+export type NewAgent = NonNullable<paths['/api/agents']['post']['requestBody']>['content']['application/json'];
+export type CreatedAgent = Answer<'/api/agents', 'post'>;

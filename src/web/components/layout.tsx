@@ -10,6 +10,7 @@ const NAV = [
   { href: '/scans', label: 'Scans' },
   { href: '/schedules', label: 'Schedules' },
   { href: '/changes', label: 'Changes' },
+  { href: '/agents', label: 'Agents' },
   { href: '/settings', label: 'Settings' },
 ];
 

@@ -7,11 +7,19 @@ import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, Time } fro
 import { formatDuration, formatNumber, humanize, plural } from '../format';
 import { useAction, useInterval, useResource, useTitle, type Resource } from '../hooks';
 import { useRefreshOn, useScanState } from '../live';
-import type { Config, Scan, ScanProfile, ScanProgress, ScanStarted, ScanState } from '../types';
+import type { Agent, Config, Scan, ScanProfile, ScanProgress, ScanStarted, ScanState } from '../types';
 
 const PAGE_SIZE = 25;
 /** How often the history is asked for while a scan is queued or running and the event stream is down. */
 const HISTORY_POLL_MS = 2000;
+/**
+ * The queue is read from the newest scans (GET /api/scans lists newest first and has no status
+ * filter): queued scans older than this many scans are not listed in it.
+ */
+const QUEUE_WINDOW = 200;
+
+/** Agents by id, to name the agent a queued scan waits for. */
+type AgentNames = ReadonlyMap<number, Agent>;
 
 /**
  * Scans in one place: start one (or follow and cancel the running one) at the top, the result of
@@ -28,37 +36,65 @@ export function ScansPage() {
 
   const config = useResource((signal) => api<Config>('/api/config', { signal }), []);
   const history = useResource((signal) => apiPage<Scan>('/api/scans', { limit: PAGE_SIZE, offset }, signal), [offset]);
+  const recent = useResource((signal) => apiPage<Scan>('/api/scans', { limit: QUEUE_WINDOW }, signal), []);
+  // Only to name agents: without them (an older server, say) a queued scan names the agent's id.
+  const agents = useResource((signal) => api<Agent[]>('/api/agents', { signal }).catch(() => [] as Agent[]), []);
+  const agentNames: AgentNames = new Map((agents.data ?? []).map((a) => [a.id, a]));
+  const reloadLists = () => {
+    history.reload();
+    recent.reload();
+  };
   const scan = useScanState((id) => {
     setResultId(id);
-    history.reload();
+    reloadLists();
   });
-  const { live } = useRefreshOn(['scan_queued', 'scan_started', 'scan_finished'], history.reload);
-  const anyActive = history.data?.items.some(isActive) ?? false;
-  useInterval(history.reload, HISTORY_POLL_MS, !live && anyActive);
+  const { live } = useRefreshOn(['scan_queued', 'scan_started', 'scan_finished'], () => {
+    reloadLists();
+    agents.reload();
+  });
+  const queued = (recent.data?.items ?? []).filter((s) => s.status === 'queued').sort((a, b) => a.scan_id - b.scan_id);
+  const anyActive = (history.data?.items.some(isActive) ?? false) || queued.length > 0;
+  useInterval(reloadLists, HISTORY_POLL_MS, !live && anyActive);
 
-  const running = scan.state?.scanning ?? false;
+  // GET /api/scan/status names the next queued scan when none runs: one that waits (for an
+  // offline agent, say) is shown in the queue, and does not take the place of the start form.
+  const waiting =
+    scan.state?.progress === null &&
+    [...queued, ...(history.data?.items ?? [])].some((s) => s.scan_id === scan.state?.scan_id && s.status === 'queued');
+  const running = (scan.state?.scanning ?? false) && !waiting;
+  // With parallel scans, another one may start while this one runs.
+  const parallel = (config.data?.scanning.max_parallel_scans ?? 1) > 1;
   const setOffset = (next: number) => route(withQuery(path, { offset: next || undefined }), true);
 
   return (
     <>
       <PageHeader title="Scans" />
       <ErrorMessage error={scan.error} onRetry={scan.reload} />
-      {running && scan.state ? (
+      {running && scan.state && (
         // Live, the scan_finished event ends it; without the stream, ask at once.
         <RunningScan state={scan.state} onCancelled={scan.live ? undefined : scan.reload} />
-      ) : (
+      )}
+      {(!running || parallel) && (
         <StartForm
           config={config.data}
           configError={config.error}
           onStarted={(started) => {
             setResultId(null);
             scan.started(started.scan_id, started.subnet, started.profile);
-            history.reload();
+            reloadLists();
           }}
         />
       )}
-      {!running && resultId !== null && <ScanResult scanId={resultId} />}
-      <History history={history} offset={offset} onPage={setOffset} running={scan.state} />
+      {!running && resultId !== null && <ScanResult scanId={resultId} agents={agentNames} />}
+      <Queue
+        queued={queued}
+        error={recent.error}
+        onRetry={recent.reload}
+        complete={recent.data ? recent.data.total <= QUEUE_WINDOW : true}
+        agents={agentNames}
+        onCancelled={reloadLists}
+      />
+      <History history={history} offset={offset} onPage={setOffset} running={scan.state} agents={agentNames} />
     </>
   );
 }
@@ -162,7 +198,7 @@ function hostsText(progress: ScanProgress | null): string {
 }
 
 /** The outcome of the scan just watched (or linked to), with where to look next. */
-function ScanResult({ scanId }: { scanId: number }) {
+function ScanResult({ scanId, agents }: { scanId: number; agents: AgentNames }) {
   const scan = useResource((signal) => api<Scan>(`/api/scans/${scanId}`, { signal }), [scanId]);
   if (scan.error) return <ErrorMessage error={scan.error} onRetry={scan.reload} />;
   if (!scan.data) return <Loading />;
@@ -185,7 +221,23 @@ function ScanResult({ scanId }: { scanId: number }) {
         <dd>{formatNumber(s.devices_found)}</dd>
         <dt>Started by</dt>
         <dd>{s.triggered_by ?? '—'}</dd>
+        <dt>Run by</dt>
+        <dd>
+          <RunnerText scan={s} agents={agents} />
+        </dd>
       </dl>
+      {s.warnings.length > 0 && (
+        <div class="alert alert-warning" role="note" aria-label="Warnings">
+          <div>
+            <strong>{plural(s.warnings.length, 'warning')}</strong>: problems that did not stop the scan.
+            <ul>
+              {s.warnings.map((w, i) => (
+                <li key={i}>{w}</li>
+              ))}
+            </ul>
+          </div>
+        </div>
+      )}
       <div class="button-row">
         <a class="button" href={`/devices?scan_id=${s.scan_id}`}>
           View devices
@@ -204,9 +256,10 @@ interface HistoryProps {
   onPage: (offset: number) => void;
   /** The running scan as events report it: fresher progress than the list's. */
   running: ScanState | undefined;
+  agents: AgentNames;
 }
 
-function History({ history, offset, onPage, running }: HistoryProps) {
+function History({ history, offset, onPage, running, agents }: HistoryProps) {
   const data = history.data;
   return (
     <section class="card" aria-labelledby="scan-history">
@@ -227,6 +280,7 @@ function History({ history, offset, onPage, running }: HistoryProps) {
                 <th>Started</th>
                 <th>Target</th>
                 <th>Status</th>
+                <th>Run by</th>
                 <th class="hide-narrow">Profile</th>
                 <th class="hide-narrow">Started by</th>
                 <th class="num hide-narrow">Duration</th>
@@ -240,6 +294,7 @@ function History({ history, offset, onPage, running }: HistoryProps) {
                   key={s.scan_id}
                   scan={s}
                   progress={running?.scanning && running.scan_id === s.scan_id ? running.progress : s.progress}
+                  agents={agents}
                   onCancelled={history.reload}
                 />
               ))}
@@ -252,7 +307,17 @@ function History({ history, offset, onPage, running }: HistoryProps) {
   );
 }
 
-function ScanRow({ scan, progress, onCancelled }: { scan: Scan; progress: ScanProgress | null; onCancelled: () => void }) {
+function ScanRow({
+  scan,
+  progress,
+  agents,
+  onCancelled,
+}: {
+  scan: Scan;
+  progress: ScanProgress | null;
+  agents: AgentNames;
+  onCancelled: () => void;
+}) {
   const active = isActive(scan);
   const failure = scanFailure(scan);
   const cancel = useAction(async () => {
@@ -261,7 +326,11 @@ function ScanRow({ scan, progress, onCancelled }: { scan: Scan; progress: ScanPr
   });
   return (
     <tr>
-      <td class="num">{scan.scan_id}</td>
+      <td class="num">
+        <a href={`/scans?scan=${scan.scan_id}`} aria-label={`Scan #${scan.scan_id} details`}>
+          {scan.scan_id}
+        </a>
+      </td>
       <td>{scan.status === 'queued' ? <span class="muted">waiting</span> : <Time iso={scan.started_at} />}</td>
       <td>
         <span class="mono">{scan.target ?? scan.subnet}</span>
@@ -271,6 +340,10 @@ function ScanRow({ scan, progress, onCancelled }: { scan: Scan; progress: ScanPr
         <ScanStatusBadge status={scan.status} />
         {scan.status === 'running' && progress && <span class="small muted"> {Math.round(progress.percent)}%</span>}
         {failure && <div class="small error-text">{failure}</div>}
+        <WarningsBadge warnings={scan.warnings} />
+      </td>
+      <td>
+        <RunnerText scan={scan} agents={agents} />
       </td>
       <td class="hide-narrow">{scan.profile}</td>
       <td class="hide-narrow">{scan.triggered_by ?? '—'}</td>
@@ -295,6 +368,140 @@ function ScanRow({ scan, progress, onCancelled }: { scan: Scan; progress: ScanPr
             </>
           )}
         </span>
+        <ErrorMessage error={cancel.error} />
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * Who runs or ran a scan (`worker <name>`, `agent <name>`), or, while it is queued, who it waits
+ * for: the agent whose networks hold its target (and whether that agent is offline), else a worker.
+ */
+function RunnerText({ scan, agents }: { scan: Pick<Scan, 'status' | 'runner' | 'agent_id'>; agents: AgentNames }) {
+  if (scan.status === 'queued') {
+    if (scan.agent_id === null) return <span class="muted">waiting for a worker</span>;
+    const agent = agents.get(scan.agent_id);
+    return (
+      <span class="muted">
+        waiting for agent {agent ? agent.name : `#${scan.agent_id}`}
+        {agent?.status === 'offline' && <span class="small"> (offline)</span>}
+      </span>
+    );
+  }
+  return scan.runner ? <span class="runner">{scan.runner}</span> : <span class="muted">—</span>;
+}
+
+/** Problems that did not stop a scan: a badge, its tooltip listing them (the scan's page shows them in full). */
+function WarningsBadge({ warnings }: { warnings: string[] }) {
+  if (warnings.length === 0) return null;
+  return (
+    <div>
+      <span class="badge scan-warnings" title={warnings.join('\n')}>
+        {plural(warnings.length, 'warning')}
+      </span>
+      <span class="visually-hidden">: {warnings.join('; ')}</span>
+    </div>
+  );
+}
+
+/** Position in line: 1st, 2nd, 3rd… */
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}
+
+/**
+ * The queued scans in the order they were asked for. Each waits in its own line: the server's
+ * workers, or the agent whose networks hold its target; its position is its place in that line
+ * (a scan also waits while its target overlaps a running or older queued scan, or every parallel
+ * place is taken).
+ */
+function Queue({
+  queued,
+  error,
+  onRetry,
+  complete,
+  agents,
+  onCancelled,
+}: {
+  queued: Scan[];
+  error: unknown;
+  onRetry: () => void;
+  /** False when older scans than those read exist: a queued one among them is not listed. */
+  complete: boolean;
+  agents: AgentNames;
+  onCancelled: () => void;
+}) {
+  const seen = new Map<number | null, number>();
+  const positions = queued.map((s) => {
+    const n = (seen.get(s.agent_id) ?? 0) + 1;
+    seen.set(s.agent_id, n);
+    return n;
+  });
+  return (
+    <section class="card" aria-labelledby="scan-queue">
+      <h2 id="scan-queue">Queue</h2>
+      <ErrorMessage error={error} onRetry={onRetry} />
+      {queued.length === 0 ? (
+        <p class="muted">No scan is waiting.</p>
+      ) : (
+        <div class="table-wrap">
+          <table aria-label="Scan queue">
+            <thead>
+              <tr>
+                <th>Position</th>
+                <th class="num">#</th>
+                <th>Target</th>
+                <th>Waiting for</th>
+                <th class="hide-narrow">Profile</th>
+                <th class="hide-narrow">Started by</th>
+                <th>
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {queued.map((s, i) => (
+                <QueueRow key={s.scan_id} scan={s} position={positions[i]} agents={agents} onCancelled={onCancelled} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {!complete && <p class="small muted">Only the latest {QUEUE_WINDOW} scans are looked at for queued ones.</p>}
+    </section>
+  );
+}
+
+function QueueRow({ scan, position, agents, onCancelled }: { scan: Scan; position: number; agents: AgentNames; onCancelled: () => void }) {
+  const cancel = useAction(async () => {
+    await api(`/api/scans/${scan.scan_id}/cancel`, { method: 'POST' });
+    onCancelled();
+  });
+  return (
+    <tr>
+      <td>{ordinal(position)}</td>
+      <td class="num">{scan.scan_id}</td>
+      <td>
+        <span class="mono">{scan.target ?? scan.subnet}</span>
+      </td>
+      <td>
+        <RunnerText scan={scan} agents={agents} />
+      </td>
+      <td class="hide-narrow">{scan.profile}</td>
+      <td class="hide-narrow">{scan.triggered_by ?? '—'}</td>
+      <td>
+        <button
+          type="button"
+          class="small-button"
+          aria-label={`Cancel queued scan #${scan.scan_id}`}
+          disabled={cancel.busy}
+          onClick={() => void cancel.run()}
+        >
+          {cancel.busy ? 'Cancelling…' : 'Cancel'}
+        </button>
         <ErrorMessage error={cancel.error} />
       </td>
     </tr>

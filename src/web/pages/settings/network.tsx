@@ -1,11 +1,11 @@
 import { useId, useState } from 'preact/hooks';
-import { HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS } from '../../../core/limits.js';
-import { ApiError } from '../../api';
+import { HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS } from '../../../core/limits.js';
 import { WholeNumberInput } from '../../components/form-parts';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
 import { useAction } from '../../hooks';
+import { parseList, sameList, withListEntry } from '../../lists';
 import { SCAN_ENGINES, type Config, type ConfigPatch, type ScanEngine, type ScanProfile } from '../../types';
 import { saveConfig, type ConfigSectionProps } from './config';
 
@@ -18,6 +18,7 @@ interface NetworkForm {
   profile: ScanProfile;
   resolveHostnames: boolean;
   hostTimeout: string;
+  maxParallel: string;
   offlineAfter: string;
   /** null: this server has no server.public_url setting (it predates notifications). */
   publicUrl: string | null;
@@ -40,37 +41,15 @@ function networkForm(config: Config): NetworkForm {
     profile: config.scanning.default_profile,
     resolveHostnames: config.network.resolve_hostnames,
     hostTimeout: String(config.scanning.host_timeout_seconds),
+    maxParallel: String(config.scanning.max_parallel_scans),
     offlineAfter: String(config.presence.offline_after_scans),
     publicUrl: publicUrlOf(config),
   };
 }
 
-/** One entry per line or comma, blanks dropped. */
-function parseList(text: string): string[] {
-  return text
-    .split(/[\n,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-function sameList(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((entry, i) => entry === b[i]);
-}
-
-/**
- * "network.exclude.2: ..." names a position in a list; add the entry itself so it can be found
- * in a long list. `lists` maps each list's path to what was sent.
- */
-function withListEntry(error: unknown, lists: Record<string, string[] | undefined>): unknown {
-  if (!(error instanceof ApiError)) return error;
-  const position = error.detail.match(/^([a-z_.]+)\.(\d+):/);
-  const entry = position ? lists[position[1]]?.[Number(position[2])] : undefined;
-  return entry === undefined ? error : new ApiError(error.status, `${error.detail} (entry “${entry}”)`, error.body);
-}
-
 /**
  * Subnet, excluded and allowed addresses, the public address (for links in notifications), ports,
- * engine, default profile, name lookups, host timeout, when devices count as offline.
+ * engine, default profile, name lookups, host timeout, parallel scans, when devices count as offline.
  */
 export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState(() => networkForm(config));
@@ -99,6 +78,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
         engine: form.engine,
         default_profile: form.profile,
         host_timeout_seconds: Number(form.hostTimeout),
+        max_parallel_scans: Number(form.maxParallel),
         ...(allowedTargets && { allowed_targets: allowedTargets }),
       },
       presence: { offline_after_scans: Number(form.offlineAfter) },
@@ -166,6 +146,17 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
             range={HOST_TIMEOUT_SECONDS}
             value={form.hostTimeout}
             onInput={(hostTimeout) => update({ hostTimeout })}
+          />
+        </Field>
+        <Field
+          label="Parallel scans"
+          hint={`How many scans may run at once (${MAX_PARALLEL_SCANS.min}–${MAX_PARALLEL_SCANS.max}), on this server's workers and on agents together. Scans whose targets overlap never run at once; a scan started while every place is taken is refused, and scheduled runs wait in the queue.`}
+        >
+          <WholeNumberInput
+            name="max_parallel_scans"
+            range={MAX_PARALLEL_SCANS}
+            value={form.maxParallel}
+            onInput={(maxParallel) => update({ maxParallel })}
           />
         </Field>
         <Field

@@ -7,7 +7,6 @@ import {
   networkContains,
   networkWithin,
   parseIpv4Network,
-  parsePortRanges,
   type Ipv4Network,
   type PortRange,
 } from '../core/net.js';
@@ -27,6 +26,8 @@ import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
+import { scanPortList } from '../core/top-ports.js';
+import { frequentTcpPorts } from './top-ports.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { ProgressTracker } from './progress.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
@@ -769,10 +770,9 @@ export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
   return { name: triggeredBy, type: 'user' };
 }
 
-/** The ports a scan examines: scanning.port_range, or every port for intensive scans (and a bad setting). */
+/** The ports a scan examines: scanning.port_range with scanning.top_ports, or every port for intensive scans (core/top-ports.ts). */
 function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
-  const configured = parsePortRanges(settings.scanning.port_range);
-  return profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
+  return scanPortList(settings.scanning, profile, frequentTcpPorts().ports);
 }
 
 /** The validated target of a request, and how many addresses it covers. */

@@ -5,6 +5,7 @@ import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/devi
 import type { ScanDevice } from '../schemas/scan.js';
 import { isOpenPort } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
+import { describePort } from '../core/services.js';
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
 
@@ -245,7 +246,10 @@ export class DeviceStore {
       .sort((a, b) => worstFirst(a.severity as FindingSeverity, b.severity as FindingSeverity) || b.score - a.score);
     return {
       ...toSummary(row, sortedOpenPorts(ports)),
-      ports: ports.map(portFromRow),
+      ports: ports.map((row) => {
+        const { service_guessed, ...port } = portFromRow(row);
+        return { ...port, description: describePort({ ...port, service_guessed }) };
+      }),
       risk_details: {
         level: row.risk_level as RiskLevel,
         score: row.risk_score,

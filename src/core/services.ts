@@ -176,3 +176,15 @@ export function normalizeProduct<T extends Pick<ScannedPort, 'product' | 'versio
     ...(cpe ? { cpe } : {}),
   };
 }
+
+/**
+ * The port as evaluation sees it (CVE matching, risk rules): normalizeProduct, and a web server
+ * nmap named after port 8080's table entry (`http-proxy`) while the product says it is a web
+ * server, not a proxy (`Apache httpd`), is the plain web server it is (`http`).
+ */
+export function normalizePort(port: ScannedPort): ScannedPort {
+  const out = normalizeProduct(port);
+  if (out.service !== 'http-proxy' || !out.product) return out;
+  const kind = PRODUCT_KINDS.find((k) => k.pattern.test(out.product!))?.kind;
+  return kind === 'web server' ? { ...out, service: 'http' } : out;
+}

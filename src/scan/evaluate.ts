@@ -6,7 +6,7 @@ import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
 import { isOpenPort } from '../core/model.js';
-import { normalizeProduct } from '../core/services.js';
+import { normalizePort } from '../core/services.js';
 import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Change } from '../schemas/change.js';
@@ -205,8 +205,9 @@ export class ScanEvaluator {
       batch = [];
     };
     for (const device of inputs) {
-      // Products left as the server sent them (`Apache/2.4.49 (Unix)`) are read into product and version first.
-      const ports = device.ports.map(normalizeProduct);
+      // Products left as the server sent them (`Apache/2.4.49 (Unix)`) are read into product and version
+      // first, and a web server nmap named `http-proxy` after its port is a web server (core/services.ts).
+      const ports = device.ports.map(normalizePort);
       const matches = matchCves(ports.filter(isOpenPort), index, { os_name: device.os_name });
       batch.push({
         deviceId: device.state.deviceId,

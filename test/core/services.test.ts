@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describePort, normalizeProduct } from '../../src/core/services.js';
+import { describePort, normalizePort, normalizeProduct } from '../../src/core/services.js';
 import { parseNmapXml } from '../../src/core/nmap-xml.js';
 import type { ScannedPort } from '../../src/core/model.js';
 
@@ -61,6 +61,20 @@ describe('normalizeProduct', () => {
     const out = normalizeProduct(port({ product: 'Apache/2.4.49 (Unix)', extra_info: 'PHP', cpe: ['cpe:/o:linux:linux_kernel'] }));
     expect(out.extra_info).toBe('Unix; PHP');
     expect(out.cpe).toEqual(['cpe:/o:linux:linux_kernel', 'cpe:/a:apache:http_server:2.4.49']);
+  });
+});
+
+describe('normalizePort', () => {
+  it('makes a web server nmap named http-proxy after port 8080 a plain web server, and leaves proxies alone', () => {
+    expect(normalizePort(port({ service: 'http-proxy', product: 'Apache/2.4.49 (Unix)' }))).toMatchObject({
+      service: 'http',
+      product: 'Apache httpd',
+      version: '2.4.49',
+    });
+    expect(normalizePort(port({ service: 'http-proxy', product: 'nginx', version: '1.18.0' })).service).toBe('http');
+    expect(normalizePort(port({ service: 'http-proxy', product: 'Squid http proxy', version: '4.13' })).service).toBe('http-proxy');
+    expect(normalizePort(port({ service: 'http-proxy' })).service).toBe('http-proxy');
+    expect(normalizePort(port({ service: 'ssh', product: 'OpenSSH' })).service).toBe('ssh');
   });
 });
 

@@ -22,6 +22,7 @@ import type { DiscoveredHost, ScannedHost, ScannedPort } from '../../src/core/mo
 import { isOpenPort } from '../../src/core/model.js';
 import { parsePortRanges, type PortRange } from '../../src/core/net.js';
 import { assessRisk, compileRiskRules, type RiskAssessment } from '../../src/core/risk.js';
+import { normalizePort } from '../../src/core/services.js';
 import { CveDatabase } from '../../src/cve/dataset.js';
 import { ScanEvaluator } from '../../src/scan/evaluate.js';
 import type { Store } from '../../src/store/index.js';
@@ -285,8 +286,10 @@ let cveIndex: ReturnType<CveDatabase['index']> | null = null;
  */
 export function assessPorts(ports: readonly SeedPort[], osName: string | null): SeedAssessment {
   cveIndex ??= new CveDatabase(null).index();
-  const cves = matchCves(ports.filter(isOpenPort), cveIndex, { os_name: osName });
-  return { risk: assessRisk(ports, cves, compileRiskRules([])), cves };
+  // As evaluation sees them: raw products read, a web server named http-proxy a web server (core/services.ts).
+  const evaluated = ports.map(normalizePort);
+  const cves = matchCves(evaluated.filter(isOpenPort), cveIndex, { os_name: osName });
+  return { risk: assessRisk(evaluated, cves, compileRiskRules([])), cves };
 }
 
 /** The ports a scan of this profile covers, as the scan manager chooses them. */

@@ -4,7 +4,15 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, OFFLINE_AFTER_SCANS, PORTS, RETENTION_DAYS, TOP_PORTS, ZONE_NAME_MAX_LENGTH } from './limits.js';
+import {
+  ADDRESS_LIST_MAX_ITEMS,
+  HOST_TIMEOUT_SECONDS,
+  OFFLINE_AFTER_SCANS,
+  PORTS,
+  RETENTION_DAYS,
+  TOP_PORTS,
+  ZONE_NAME_MAX_LENGTH,
+} from './limits.js';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { SCAN_PROFILES } from './model.js';
@@ -58,7 +66,7 @@ export const SettingsSchema = Type.Object(
           minimum: TOP_PORTS.min,
           maximum: TOP_PORTS.max,
           description:
-            'The normal profile also scans this many of the most frequent TCP ports (ranked by the installed nmap\'s nmap-services file, ' +
+            "The normal profile also scans this many of the most frequent TCP ports (ranked by the installed nmap's nmap-services file, " +
             'else by a built-in list) plus common home and self-hosted service ports, beside port_range; 0 scans port_range alone. Intensive scans cover every port',
         }),
         engine: Type.Union(SCAN_ENGINES.map((e) => Type.Literal(e))),

@@ -66,7 +66,9 @@ export const BUILTIN_FREQUENT_PORTS: readonly number[] = [
  * (8123), Plex (32400), Jellyfin (8096), Sonos (1400), Proxmox (8006), Portainer (9443) and the
  * Kubernetes API and kubelet (6443, 10250). Added whenever `scanning.top_ports` is above 0.
  */
-export const HOME_SERVICE_PORTS: readonly number[] = [1883, 8883, 6379, 27017, 11211, 2375, 2376, 5601, 8123, 32400, 8096, 1400, 8006, 9443, 6443, 10250];
+export const HOME_SERVICE_PORTS: readonly number[] = [
+  1883, 8883, 6379, 27017, 11211, 2375, 2376, 5601, 8123, 32400, 8096, 1400, 8006, 9443, 6443, 10250,
+];
 
 /** The ports `scanning.top_ports` adds: the first `count` of `ranking`, plus HOME_SERVICE_PORTS when count > 0. */
 export function topPorts(count: number, ranking: readonly number[]): number[] {

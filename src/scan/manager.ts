@@ -1,15 +1,7 @@
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
-import {
-  formatPortRanges,
-  ipv4ToInt,
-  networkContains,
-  networkWithin,
-  parseIpv4Network,
-  type Ipv4Network,
-  type PortRange,
-} from '../core/net.js';
+import { formatPortRanges, ipv4ToInt, networkContains, networkWithin, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';

@@ -193,7 +193,9 @@ describe('detectChanges with port lists that differ between the scans', () => {
 
   it('never reports closed a port outside the baseline list (an older state) nor outside this scan list', () => {
     // The baseline's state lists 9000 although its scan did not examine it (kept from an older scan).
-    const baseline = [device(1, '10.0.0.1', [port(9000, 'cslistener'), port(5000, 'upnp'), port(443, 'https')], { scannedPorts: [tcp(1, 1000), tcp(5000)] })];
+    const baseline = [
+      device(1, '10.0.0.1', [port(9000, 'cslistener'), port(5000, 'upnp'), port(443, 'https')], { scannedPorts: [tcp(1, 1000), tcp(5000)] }),
+    ];
     const changes = detectChanges({ ...options, baseline, current: [now([])] });
     // 9000: outside the baseline's list; 5000: outside this scan's list; 443: examined by both.
     expect(changes.map((c) => [c.change_type, c.port])).toEqual([['port_closed', 443]]);

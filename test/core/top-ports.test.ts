@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BUILTIN_FREQUENT_PORTS,
-  HOME_SERVICE_PORTS,
-  parseNmapServices,
-  scanPortList,
-  topPorts,
-  unionPorts,
-} from '../../src/core/top-ports.js';
+import { BUILTIN_FREQUENT_PORTS, HOME_SERVICE_PORTS, parseNmapServices, scanPortList, topPorts, unionPorts } from '../../src/core/top-ports.js';
 import { formatPortRanges, parsePortRanges } from '../../src/core/net.js';
 import { validateSettings, defaultSettings } from '../../src/core/settings.js';
 import { TOP_PORTS } from '../../src/core/limits.js';
@@ -85,7 +78,9 @@ describe('scanPortList', () => {
   });
 
   it('a quick scan gets the normal list (it examines no port, but the list is the same)', () => {
-    expect(scanPortList({ port_range: '1-10', top_ports: 1 }, 'quick', ranking)).toEqual(scanPortList({ port_range: '1-10', top_ports: 1 }, 'normal', ranking));
+    expect(scanPortList({ port_range: '1-10', top_ports: 1 }, 'quick', ranking)).toEqual(
+      scanPortList({ port_range: '1-10', top_ports: 1 }, 'normal', ranking),
+    );
   });
 });
 

@@ -54,7 +54,17 @@ for (const database of testDatabases()) {
         device_type: null,
         ports: [
           web(),
-          { port: 8081, protocol: 'tcp', state: 'open', service: 'blackice-icecap', product: null, version: null, extra_info: null, cpe: [], service_guessed: true },
+          {
+            port: 8081,
+            protocol: 'tcp',
+            state: 'open',
+            service: 'blackice-icecap',
+            product: null,
+            version: null,
+            extra_info: null,
+            cpe: [],
+            service_guessed: true,
+          },
         ],
       };
       const inventory = new InventoryWriter(store.db, () => store.touch());
@@ -67,8 +77,12 @@ for (const database of testDatabases()) {
       await evaluator.evaluate({ scan, seenDeviceIds: [seen[0].deviceId], portsScanned: true, portList, at: AT });
 
       const device = await store.devices.get(seen[0].deviceId, (id) => evaluator.cves.entry(id));
-      expect(device!.cves).toContainEqual(expect.objectContaining({ id: 'CVE-2021-41773', port: 8080, matched_product: expect.stringMatching(/apache/i) }));
-      expect(device!.risk_details.findings).toContainEqual(expect.objectContaining({ port: 8080, title: 'Administration web interface over plain HTTP' }));
+      expect(device!.cves).toContainEqual(
+        expect.objectContaining({ id: 'CVE-2021-41773', port: 8080, matched_product: expect.stringMatching(/apache/i) }),
+      );
+      expect(device!.risk_details.findings).toContainEqual(
+        expect.objectContaining({ port: 8080, title: 'Administration web interface over plain HTTP' }),
+      );
       expect(device!.ports).toEqual([
         expect.objectContaining({ port: 8080, product: 'Apache/2.4.49 (Unix)', description: 'web server (Apache httpd 2.4.49)' }),
         expect.objectContaining({ port: 8081, service: 'blackice-icecap', description: 'unidentified service (nmap guesses blackice-icecap)' }),

@@ -27,7 +27,10 @@ describe.skipIf(skipReason !== null).sequential('web UI: service descriptions an
   beforeAll(async () => {
     web = await httpListener(HOST, 'Apache/2.4.49 (Unix)');
     server = await startTestServer(testDatabases()[0], {
-      settings: { network: { subnet: `${HOST}/32` }, scanning: { engine: 'native', port_range: String(web.port), os_detection: false, max_hosts: 1 } },
+      settings: {
+        network: { subnet: `${HOST}/32` },
+        scanning: { engine: 'native', port_range: String(web.port), os_detection: false, max_hosts: 1 },
+      },
     });
     const admin = await adminWithKey(server);
     key = admin.key;

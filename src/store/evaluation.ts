@@ -416,7 +416,7 @@ export class EvaluationStore {
   }
 }
 
-/** A scan's stored port list, parsed; null when it has none (discovery only, or recorded before migration 010). */
+/** A scan's stored port list, parsed; null when it has none (discovery only, or recorded before migration 013). */
 function scannedPortsOf(portList: string | null): PortRange[] | null {
   if (portList === null) return null;
   const parsed = parsePortRanges(portList);

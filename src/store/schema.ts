@@ -94,7 +94,7 @@ export interface ScansTable {
   cancel_requested_at: string | null;
   /** The schedule this scan was run for (a slot or "run now"); NULL for other scans and once the schedule is deleted. */
   schedule_id: number | null;
-  /** The ports the scan examined, canonical ranges (`1-1000,8080`); NULL for discovery-only scans and older ones (migration 010). */
+  /** The ports the scan examined, canonical ranges (`1-1000,8080`); NULL for discovery-only scans and older ones (migration 013). */
   port_list: Generated<string | null>;
 }
 
@@ -165,7 +165,7 @@ export interface PortsTable {
   cpe: JsonText;
   first_seen: string;
   last_seen: string;
-  /** 1: the service name is only the port number's usual service (nmap's method="table"), nothing answered as it (migration 010). */
+  /** 1: the service name is only the port number's usual service (nmap's method="table"), nothing answered as it (migration 013). */
   service_guessed: Generated<Flag>;
 }
 

@@ -10,7 +10,7 @@ import * as m006 from './006_incremental_evaluation.js';
 import * as m007 from './007_inventory_reads.js';
 import * as m008 from './008_engine_groups.js';
 import * as m009 from './009_device_search_index.js';
-import * as m010 from './010_port_lists.js';
+import * as m013 from './013_port_lists.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -25,7 +25,7 @@ const modules: Record<string, MigrationModule> = {
   '007_inventory_reads': m007,
   '008_engine_groups': m008,
   '009_device_search_index': m009,
-  '010_port_lists': m010,
+  '013_port_lists': m013,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -1,5 +1,5 @@
 /**
- * Migration 010 (scan port lists, guessed services) over a database written before it: completed
+ * Migration 013 (scan port lists, guessed services) over a database written before it: completed
  * scans get the port list they most likely examined (the configured port_range for normal scans,
  * every port for intensive ones, none for quick or unfinished ones), and ports read as not guessed.
  */
@@ -16,18 +16,18 @@ import { testDatabases } from '../helpers/databases.js';
 const AT = '2026-01-01T00:00:00.000Z';
 
 for (const database of testDatabases()) {
-  describe(`migration 010 (${database.kind})`, () => {
+  describe(`migration 013 (${database.kind})`, () => {
     it.each([
       ['the configured port_range', JSON.stringify({ scanning: { port_range: '1-2000, 8443' } }), '1-2000,8443'],
       ['the former default without a stored configuration', null, '1-1000'],
     ])('gives completed scans %s', async (_case, config, expected) => {
-      const dir = mkdtempSync(join(tmpdir(), 'netwarden-m010-'));
-      const pgSchema = database.kind === 'postgres' ? `nw_m010_${process.pid}_${Date.now()}` : undefined;
+      const dir = mkdtempSync(join(tmpdir(), 'netwarden-m013-'));
+      const pgSchema = database.kind === 'postgres' ? `nw_m013_${process.pid}_${Date.now()}` : undefined;
       const url = pgSchema ? process.env.TEST_DATABASE_URL! : join(dir, 'netwarden.db');
       if (pgSchema) await ensurePgSchema(url, pgSchema);
       try {
         const old = openDatabase({ url, pgSchema });
-        const before = (await knownMigrations()).filter((m) => m < '010');
+        const before = (await knownMigrations()).filter((m) => m < '013');
         // In a transaction, as restore runs them: migration 009 takes a savepoint on PostgreSQL.
         await old.db.connection().execute(async (conn) => {
           await sql`begin`.execute(conn);

@@ -13,6 +13,8 @@ export interface ServiceInfo {
   version: string | null;
   extra_info: string | null;
   cpe: string[];
+  /** Set when `service` is only the port number's usual service: nothing answered as it (see ScannedPort). */
+  service_guessed?: boolean;
 }
 
 export interface TlsEvidence {
@@ -602,7 +604,10 @@ export function identifyService(evidence: ServiceEvidence): ServiceInfo {
     if (fromResponse && (!info || fromResponse.service === info.service || info.service === null)) info = fromResponse;
   }
   const recognised = info !== null && info.service !== null;
-  if (!info) info = { ...EMPTY, service: wellKnownService(evidence.port) };
+  if (!info) {
+    const guess = wellKnownService(evidence.port);
+    info = { ...EMPTY, service: guess, ...(guess !== null && !evidence.tls ? { service_guessed: true } : {}) };
+  }
   if (evidence.tls) {
     let service = info.service;
     // A protocol recognised inside TLS takes its TLS name; a port-table name already is one (443 → https).

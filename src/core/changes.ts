@@ -12,12 +12,16 @@
  * - port_opened: the severity of the risk rule the port matches (a risky port opening is as
  *   serious as the risk itself), else low.
  * - port_closed: info.
+ * Ports are compared only where both scans examined them (the intersection of their port lists,
+ * which scanning.port_range, scanning.top_ports and the profile decide): a port outside the
+ * baseline's list is never reported opened, one outside this scan's list never closed.
  * - service_changed: medium when different software now answers (service or product changed),
  *   low when only the version changed.
  */
 
 import { worse, type Severity } from './severity.js';
 import { isOpenPort } from './model.js';
+import type { PortRange } from './net.js';
 /** What a change can be: the five kinds a scan reports against its baseline. */
 export const CHANGE_TYPES = ['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
@@ -39,6 +43,13 @@ export interface DeviceState {
   vendor?: string | null;
   trusted: boolean;
   ports: PortState[];
+  /**
+   * For a baseline state: the ports the scan it comes from examined (its port list). A port outside
+   * it was not looked at then, so it is neither reported opened nor closed now. Null or absent when
+   * unknown (a discovery-only scan's snapshot, or one recorded before port lists were kept):
+   * every port counts as examined.
+   */
+  scannedPorts?: readonly PortRange[] | null;
 }
 
 export interface ChangeDraft {
@@ -141,10 +152,14 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
   const was = new Map(openPorts(previous).map((p) => [key(p), p]));
   const now = new Map(openPorts(device).map((p) => [key(p), p]));
   const name = describeDevice(device);
+  // Ports are compared only where both scans looked: this scan's list (portInScope) and the baseline's.
+  const examinedBefore = (port: number) => !previous.scannedPorts || previous.scannedPorts.some((r) => port >= r.low && port <= r.high);
 
   for (const [k, port] of now) {
     const old = was.get(k);
     if (!old) {
+      // Found open on a port the baseline scan did not examine: not an opening it could have seen.
+      if (!examinedBefore(port.port)) continue;
       const risk = options.portRisk(port);
       out.push({
         ...who(device),
@@ -177,7 +192,7 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
     }
   }
   for (const [k, port] of was) {
-    if (now.has(k) || !options.portInScope(port.port, port.protocol)) continue;
+    if (now.has(k) || !options.portInScope(port.port, port.protocol) || !examinedBefore(port.port)) continue;
     out.push({
       ...who(device),
       change_type: 'port_closed',

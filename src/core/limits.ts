@@ -57,6 +57,8 @@ export const ADDRESS_LIST_MAX_ITEMS = 256;
 
 /** TCP and UDP port numbers, in port lists (`1-1000`, `22,80,8000-8100`) and risk rules. */
 export const PORTS: Range = { min: 1, max: 65_535 };
+/** scanning.top_ports: how many of the most frequent TCP ports the normal profile adds to port_range; 0 adds none. */
+export const TOP_PORTS: Range = { min: 0, max: 65_535 };
 
 // Schedules -----------------------------------------------------------------------------------
 

@@ -21,6 +21,11 @@ export interface ScannedPort {
   version: string | null;
   extra_info: string | null;
   cpe: string[];
+  /**
+   * True when `service` is only what the port number usually runs (nmap's `method="table"`, the
+   * native engine's fallback name): nothing answered as that service. Absent means false.
+   */
+  service_guessed?: boolean;
 }
 
 /**

@@ -133,18 +133,32 @@ function mapHost(host: Node, ip: string): ScannedHost {
 function mapPort(port: Node): ScannedPort {
   const service = (port.service as Node | undefined) ?? {};
   const state = (port.state as Node | undefined)?.state;
+  const name = serviceName(service);
   return {
     port: Number(port.portid),
     protocol: port.protocol === 'udp' ? 'udp' : 'tcp',
     state: typeof state === 'string' ? state : 'unknown',
-    service: serviceName(service),
-    product: (service.product as string | undefined) ?? null,
+    service: name,
+    // Without a product of its own, the Server header the http-server-header script read (left
+    // as sent, `Apache/2.4.49 (Unix)`: core/services.ts normalizePort reads product and version from it).
+    product: (service.product as string | undefined) ?? serverHeaderOf(port),
     version: (service.version as string | undefined) ?? null,
     extra_info: (service.extrainfo as string | undefined) ?? null,
     cpe: nodes(service.cpe)
       .map(text)
       .filter((c): c is string => c !== null),
+    // method="table": nmap only named the port's usual service from nmap-services; nothing answered as it.
+    ...(service.method === 'table' && name !== null ? { service_guessed: true } : {}),
   };
+}
+
+/** The http-server-header script's output (the Server header), when it read one. */
+function serverHeaderOf(port: Node): string | null {
+  const script = nodes(port.script).find((s) => s.id === 'http-server-header');
+  const output = typeof script?.output === 'string' ? script.output.trim() : '';
+  // Without a header the script says so in words; a header is one line.
+  if (output === '' || output.includes('\n') || /^(?:no |server header)/i.test(output)) return null;
+  return output.slice(0, 200);
 }
 
 /** nmap names TLS-wrapped services with `tunnel="ssl"` (http + ssl is https). */

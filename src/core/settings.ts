@@ -4,7 +4,16 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ADDRESS_LIST_MAX_ITEMS, HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS, RETENTION_DAYS, ZONE_NAME_MAX_LENGTH } from './limits.js';
+import {
+  ADDRESS_LIST_MAX_ITEMS,
+  HOST_TIMEOUT_SECONDS,
+  MAX_PARALLEL_SCANS,
+  OFFLINE_AFTER_SCANS,
+  PORTS,
+  RETENTION_DAYS,
+  TOP_PORTS,
+  ZONE_NAME_MAX_LENGTH,
+} from './limits.js';
 import { parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { LEASE_FILE_FORMATS } from './lease-files.js';
@@ -59,6 +68,13 @@ export const SettingsSchema = Type.Object(
     scanning: Type.Object(
       {
         port_range: Type.String({ description: '<low>-<high>, or a comma list of ports and ranges' }),
+        top_ports: Type.Integer({
+          minimum: TOP_PORTS.min,
+          maximum: TOP_PORTS.max,
+          description:
+            "The normal profile also scans this many of the most frequent TCP ports (ranked by the installed nmap's nmap-services file, " +
+            'else by a built-in list) plus common home and self-hosted service ports, beside port_range; 0 scans port_range alone. Intensive scans cover every port',
+        }),
         engine: Type.Union(SCAN_ENGINES.map((e) => Type.Literal(e))),
         default_profile: Type.Union(SCAN_PROFILES.map((p) => Type.Literal(p))),
         max_hosts: Type.Integer({ minimum: 1, maximum: 16_777_216, description: 'Largest subnet a scan accepts, in addresses' }),
@@ -206,6 +222,7 @@ export function defaultSettings(): Settings {
     network: { subnet: '192.168.1.0/24', exclude: [], resolve_hostnames: false },
     scanning: {
       port_range: '1-1000',
+      top_ports: 1000,
       engine: 'auto',
       default_profile: 'normal',
       max_hosts: 65_536,

@@ -1,11 +1,12 @@
 import { detectChanges, type DeviceState, type RemovedDevice } from '../core/changes.js';
 import { createHash } from 'node:crypto';
 import { matchCves, type CveIndex, type CveMatch } from '../core/cve/index.js';
-import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
+import { formatPortRanges, ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
 import { isOpenPort } from '../core/model.js';
+import { normalizePort } from '../core/services.js';
 import { CveDatabase } from '../cve/dataset.js';
 import { nowIso } from '../store/clock.js';
 import type { Change } from '../schemas/change.js';
@@ -89,6 +90,8 @@ export class ScanEvaluator {
   }
 
   async evaluate(ctx: EvaluationContext): Promise<EvaluationOutcome> {
+    // The scan's port list, for the scans that take it as their baseline (compared where both looked).
+    if (ctx.portsScanned) await this.store.scans.update(ctx.scan.id, { port_list: formatPortRanges(ctx.portList) });
     const settings = await this.store.settings.get();
     const rules = compileRiskRules(settings.scanning.risk_rules);
     const incremental = this.options.incremental !== false;
@@ -202,10 +205,13 @@ export class ScanEvaluator {
       batch = [];
     };
     for (const device of inputs) {
-      const matches = matchCves(device.ports.filter(isOpenPort), index, { os_name: device.os_name });
+      // Products left as the server sent them (`Apache/2.4.49 (Unix)`) are read into product and version
+      // first, and a web server nmap named `http-proxy` after its port is a web server (core/services.ts).
+      const ports = device.ports.map(normalizePort);
+      const matches = matchCves(ports.filter(isOpenPort), index, { os_name: device.os_name });
       batch.push({
         deviceId: device.state.deviceId,
-        risk: assessRisk(device.ports, matches, rules),
+        risk: assessRisk(ports, matches, rules),
         cves: matches.map((m) => storedMatch(m, index)),
         input: inputKey(device),
       });
@@ -246,7 +252,7 @@ export class ScanEvaluator {
  * Bump when a change of the matching or scoring code (core/cve, core/risk.ts) changes what an
  * assessment of the same ports gives: every device is then assessed again once.
  */
-const EVALUATION_REVISION = 1;
+const EVALUATION_REVISION = 2;
 
 const fingerprints = new WeakMap<RiskRuleSet, string>();
 

@@ -2,16 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
-import {
-  formatPortRanges,
-  ipv4ToInt,
-  networkContains,
-  networkWithin,
-  parseIpv4Network,
-  parsePortRanges,
-  type Ipv4Network,
-  type PortRange,
-} from '../core/net.js';
+import { formatPortRanges, ipv4ToInt, networkContains, networkWithin, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
@@ -31,6 +22,8 @@ import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError, UploadInProgressError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
+import { scanPortList } from '../core/top-ports.js';
+import { frequentTcpPorts } from './top-ports.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { NameLookup } from '../names/lookup.js';
 import { ProgressTracker } from './progress.js';
@@ -1078,10 +1071,9 @@ export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
   return { name: triggeredBy, type: 'user' };
 }
 
-/** The ports a scan examines: scanning.port_range, or every port for intensive scans (and a bad setting). */
+/** The ports a scan examines: scanning.port_range with scanning.top_ports, or every port for intensive scans (core/top-ports.ts). */
 function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
-  const configured = parsePortRanges(settings.scanning.port_range);
-  return profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
+  return scanPortList(settings.scanning, profile, frequentTcpPorts().ports);
 }
 
 /** A recorded scan's subnet as a network (it was validated when the scan was recorded). */

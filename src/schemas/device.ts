@@ -63,6 +63,15 @@ export const DeviceDetail = Type.Object({
       version: Nullable(Type.String()),
       extra_info: Nullable(Type.String()),
       cpe: Type.Array(Type.String()),
+      description: Type.Optional(
+        Nullable(
+          Type.String({
+            description:
+              'What answers on the port in plain words, beside nmap\'s service name: "web server (Apache httpd 2.4.49)", ' +
+              '"unidentified service (nmap guesses blackice-icecap)" when the name is only the port number\'s usual service. Null when there is nothing to add',
+          }),
+        ),
+      ),
     }),
   ),
   risk_details: Type.Object({

@@ -5,6 +5,7 @@ import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/devi
 import type { ScanDevice } from '../schemas/scan.js';
 import { FACT_SOURCES, isOpenPort, type FactSource } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
+import { describePort } from '../core/services.js';
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
 
@@ -247,7 +248,10 @@ export class DeviceStore {
       ...toSummary(row, sortedOpenPorts(ports)),
       hostname_source: factSource(row.hostname_source),
       mac_source: factSource(row.mac_source),
-      ports: ports.map(portFromRow),
+      ports: ports.map((row) => {
+        const { service_guessed, ...port } = portFromRow(row);
+        return { ...port, description: describePort({ ...port, service_guessed }) };
+      }),
       risk_details: {
         level: row.risk_level as RiskLevel,
         score: row.risk_score,

@@ -11,6 +11,7 @@ import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } fr
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
+import { parsePortRanges, type PortRange } from '../core/net.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
 export interface DevicePorts {
@@ -19,7 +20,15 @@ export interface DevicePorts {
   ports: ScannedPort[];
 }
 
-type SnapshotRow = { device_id: number; ip_address: string; mac_address: string | null; ports: string; ports_hash: string | null };
+type SnapshotRow = {
+  device_id: number;
+  ip_address: string;
+  mac_address: string | null;
+  ports: string;
+  ports_hash: string | null;
+  /** The port list of the snapshot's scan (scans.port_list). */
+  port_list: string | null;
+};
 
 /** A device inside a scanned range, as presence and a `device_removed` change need it. */
 export interface RangeDevice extends Omit<DeviceState, 'ports'>, PresenceState {
@@ -155,7 +164,7 @@ export class EvaluationStore {
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('ports')
-        .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe'])
+        .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe', 'service_guessed'])
         .where('device_id', 'in', ids)
         .execute();
       for (const [id, ports] of groupBy(rows, (p) => p.device_id)) out.set(id, ports.map(portFromRow));
@@ -348,7 +357,7 @@ export class EvaluationStore {
       const rows = await this.db
         .selectFrom('device_snapshots as s')
         .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.id as scan_id'])
+        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.port_list', 'sc.id as scan_id'])
         .where('s.device_id', 'in', ids)
         .where('sc.status', '=', 'completed')
         .where('sc.id', '<', beforeScanId)
@@ -362,9 +371,10 @@ export class EvaluationStore {
   /** The devices as scan `scanId` saw them (its snapshots), with their label, vendor and trust as they are now. */
   async snapshotsOf(scanId: number): Promise<SnapshotState[]> {
     const snapshots = await this.db
-      .selectFrom('device_snapshots')
-      .select(['device_id', 'ip_address', 'mac_address', 'ports', 'ports_hash'])
-      .where('scan_id', '=', scanId)
+      .selectFrom('device_snapshots as s')
+      .innerJoin('scans as sc', 'sc.id', 's.scan_id')
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.port_list'])
+      .where('s.scan_id', '=', scanId)
       .execute();
     return this.statesFromSnapshots(snapshots);
   }
@@ -374,7 +384,7 @@ export class EvaluationStore {
     const snapshot = await this.db
       .selectFrom('device_snapshots as s')
       .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash'])
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.port_list'])
       .where('s.device_id', '=', deviceId)
       .where('sc.status', '=', 'completed')
       .where('sc.id', '<', beforeScanId)
@@ -401,6 +411,14 @@ export class EvaluationStore {
       trusted: meta.get(s.device_id)?.is_trusted === 1,
       ports: JSON.parse(s.ports) as PortState[],
       portsHash: s.ports_hash,
+      scannedPorts: scannedPortsOf(s.port_list),
     }));
   }
+}
+
+/** A scan's stored port list, parsed; null when it has none (discovery only, or recorded before migration 013). */
+function scannedPortsOf(portList: string | null): PortRange[] | null {
+  if (portList === null) return null;
+  const parsed = parsePortRanges(portList);
+  return parsed.ok ? parsed.value : null;
 }

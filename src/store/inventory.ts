@@ -192,6 +192,7 @@ export class InventoryWriter {
             c.cpe,
             firstSeen.get(`${deviceId} ${c.protocol}/${c.port}`) ?? at,
             at,
+            c.service_guessed,
           ]),
         );
         await insertTuples(trx, 'ports', PORT_COLUMNS, inserts);
@@ -281,6 +282,7 @@ const PORT_COLUMNS = {
   cpe: 'text',
   first_seen: 'text',
   last_seen: 'text',
+  service_guessed: 'integer',
 } as const;
 
 function dedupe(ports: ScannedPort[]): ScannedPort[] {

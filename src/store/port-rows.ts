@@ -5,7 +5,7 @@ import type { PortRow } from './schema.js';
 
 /** A stored port as a scan result (CPEs parsed, the protocol narrowed). */
 export function portFromRow(
-  row: Pick<PortRow, 'port' | 'protocol' | 'state' | 'service' | 'product' | 'version' | 'extra_info' | 'cpe'>,
+  row: Pick<PortRow, 'port' | 'protocol' | 'state' | 'service' | 'product' | 'version' | 'extra_info' | 'cpe'> & { service_guessed?: number },
 ): ScannedPort {
   return {
     port: row.port,
@@ -16,6 +16,7 @@ export function portFromRow(
     version: row.version,
     extra_info: row.extra_info,
     cpe: JSON.parse(row.cpe) as string[],
+    ...(row.service_guessed ? { service_guessed: true } : {}),
   };
 }
 
@@ -30,6 +31,7 @@ export function portColumns(port: ScannedPort) {
     version: port.version,
     extra_info: port.extra_info,
     cpe: JSON.stringify(port.cpe),
+    service_guessed: port.service_guessed ? 1 : 0,
   };
 }
 
@@ -43,6 +45,9 @@ export type PortColumns = Omit<ReturnType<typeof portColumns>, 'protocol'> & { p
  */
 export function portsHash(ports: readonly PortColumns[]): string {
   const sorted = [...ports].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
-  const text = JSON.stringify(sorted.map((p) => [p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe]));
+  // service_guessed joins the tuple only when set: ports hashed before it existed keep their hash.
+  const text = JSON.stringify(
+    sorted.map((p) => [p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe, ...(p.service_guessed ? [1] : [])]),
+  );
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }

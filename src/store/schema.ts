@@ -107,6 +107,8 @@ export interface ScansTable {
   warnings: JsonText | null;
   /** When an agent's uploaded results began to be recorded (a retried upload is recorded once). */
   upload_started_at: string | null;
+  /** The ports the scan examined, canonical ranges (`1-1000,8080`); NULL for discovery-only scans and older ones (migration 013). */
+  port_list: Generated<string | null>;
 }
 
 export interface AgentNetworksTable {
@@ -205,6 +207,8 @@ export interface PortsTable {
   cpe: JsonText;
   first_seen: string;
   last_seen: string;
+  /** 1: the service name is only the port number's usual service (nmap's method="table"), nothing answered as it (migration 013). */
+  service_guessed: Generated<Flag>;
 }
 
 export interface RiskFindingsTable {

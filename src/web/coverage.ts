@@ -3,7 +3,7 @@
 //
 // A scan record does not store its port list, so it is derived the way the scan manager chooses
 // it: quick scans examine no ports, intensive scans all of them, normal scans the configured
-// `scanning.port_range` (as configured now; a changed setting shows the new list).
+// `scanning.port_range` and `scanning.top_ports` (as configured now; a changed setting shows the new list).
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
 import type { Config, Scan } from './types';
@@ -26,11 +26,17 @@ export function describePorts(portRange: string): string {
   return `${single ? 'port' : 'ports'} ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }
 
-/** What a scan with `profile` examined, given the configured port list. */
-export function coverageOf(profile: string | null | undefined, portRange: string | null | undefined): Coverage | null {
+/** What a normal scan examines: `scanning.port_range` and the `scanning.top_ports` most frequent ports. */
+export function describeNormalPorts(scanning: { port_range: string; top_ports?: number }): string {
+  const top = scanning.top_ports ?? 0;
+  return `${describePorts(scanning.port_range)}${top > 0 ? ` and the ${top} most frequent` : ''}`;
+}
+
+/** What a scan with `profile` examined, given what a normal scan examines (describeNormalPorts). */
+export function coverageOf(profile: string | null | undefined, normalPorts: string | null | undefined): Coverage | null {
   if (profile === 'quick') return { scanned: false };
   if (profile === 'intensive') return { scanned: true, ports: 'all ports' };
-  if (profile === 'normal' && portRange) return { scanned: true, ports: describePorts(portRange) };
+  if (profile === 'normal' && normalPorts) return { scanned: true, ports: normalPorts };
   return null;
 }
 
@@ -61,18 +67,18 @@ const SCANS_LOOKED_UP = 10;
  * only "No risk", as before.
  */
 export function useCoverage(scanIds: readonly (number | null)[], config?: Config): (scanId: number | null) => Coverage | null {
-  const [portRange, setPortRange] = useState<string | null>(config?.scanning.port_range ?? null);
+  const [portRange, setPortRange] = useState<string | null>(config ? describeNormalPorts(config.scanning) : null);
   const [known, setKnown] = useState<Map<number, string | null>>(new Map());
   const key = [...new Set(scanIds.filter((id): id is number => id !== null))].slice(0, SCANS_LOOKED_UP).join(',');
 
   useEffect(() => {
     if (config) {
-      setPortRange(config.scanning.port_range);
+      setPortRange(describeNormalPorts(config.scanning));
       return;
     }
     let current = true;
     api<Config>('/api/config').then(
-      (c) => current && setPortRange(c.scanning.port_range),
+      (c) => current && setPortRange(describeNormalPorts(c.scanning)),
       () => {},
     );
     return () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describePort } from '../../src/core/services.js';
 import { testDatabases } from '../helpers/databases.js';
 import { ADMIN, readJson, type TestServer } from '../helpers/server.js';
 import { DEVICE_KEYS, compareIp, openPorts, startSeededServer, type DeviceKey, type Seed } from '../helpers/seed.js';
@@ -305,7 +306,8 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
         a.port - b.port || a.protocol.localeCompare(b.protocol);
       const kept = seed.ports.nas.filter((x) => x.state !== 'closed');
       expect(kept.length).toBeLessThan(seed.ports.nas.length);
-      expect([...ports].sort(byPort)).toEqual([...kept].sort(byPort));
+      expect([...ports].sort(byPort)).toEqual([...kept].sort(byPort).map((p) => ({ ...p, description: describePort(p) })));
+      expect(ports.find((p: { port: number }) => p.port === 445)?.description).toBe('SMB file sharing (Samba smbd 4.15.13)');
 
       // The risk the real rules and the shipped CVE data give those ports, findings worst first
       // (by severity, then by the points each added).

@@ -380,7 +380,14 @@ describe('identifyService', () => {
       extra_info: null,
       cpe: ['cpe:/a:igor_sysoev:nginx:1.18.0'],
     });
-    expect(identifyService({ ...base, port: 5432 })).toEqual({ service: 'postgresql', product: null, version: null, extra_info: null, cpe: [] });
+    expect(identifyService({ ...base, port: 5432 })).toEqual({
+      service: 'postgresql',
+      product: null,
+      version: null,
+      extra_info: null,
+      cpe: [],
+      service_guessed: true,
+    });
     expect(identifyService({ ...base, port: 41234 })).toEqual({ service: null, product: null, version: null, extra_info: null, cpe: [] });
     // An SSH server on a web port says who it is before the HTTP request is answered.
     expect(identifyService({ ...base, port: 8080, response: bytes('SSH-2.0-OpenSSH_9.6\r\nInvalid SSH identification string.\r\n') })).toMatchObject({

@@ -173,3 +173,49 @@ describe('detectChanges', () => {
     expect(changes.filter((c) => c.change_type === 'port_closed')).toHaveLength(shifted);
   });
 });
+
+describe('detectChanges with port lists that differ between the scans', () => {
+  const tcp = (low: number, high = low) => ({ low, high });
+  // The baseline examined 1-1000; this scan 1-1000 plus 3389 and 8080 (scanning.top_ports).
+  const before = (ports: PortState[]) => device(1, '10.0.0.1', ports, { scannedPorts: [tcp(1, 1000)] });
+  const now = (ports: PortState[]) => device(1, '10.0.0.1', ports);
+  const options = { ...base, portInScope: (p: number) => p <= 1000 || p === 3389 || p === 8080 };
+
+  it('does not report a port opened that the baseline did not examine', () => {
+    const changes = detectChanges({ ...options, baseline: [before([port(22, 'ssh')])], current: [now([port(22, 'ssh'), port(8080, 'http')])] });
+    expect(changes).toEqual([]);
+  });
+
+  it('still reports a port opened inside both lists', () => {
+    const changes = detectChanges({ ...options, baseline: [before([])], current: [now([port(80, 'http'), port(3389, 'ms-wbt-server')])] });
+    expect(changes.map((c) => [c.change_type, c.port])).toEqual([['port_opened', 80]]);
+  });
+
+  it('never reports closed a port outside the baseline list (an older state) nor outside this scan list', () => {
+    // The baseline's state lists 9000 although its scan did not examine it (kept from an older scan).
+    const baseline = [
+      device(1, '10.0.0.1', [port(9000, 'cslistener'), port(5000, 'upnp'), port(443, 'https')], { scannedPorts: [tcp(1, 1000), tcp(5000)] }),
+    ];
+    const changes = detectChanges({ ...options, baseline, current: [now([])] });
+    // 9000: outside the baseline's list; 5000: outside this scan's list; 443: examined by both.
+    expect(changes.map((c) => [c.change_type, c.port])).toEqual([['port_closed', 443]]);
+  });
+
+  it('compares every port when the baseline list is unknown (older scans, discovery-only scans)', () => {
+    const baseline = [device(1, '10.0.0.1', [port(443, 'https')], { scannedPorts: null })];
+    const changes = detectChanges({ ...options, baseline, current: [now([port(8080, 'http')])] });
+    expect(changes.map((c) => [c.change_type, c.port])).toEqual([
+      ['port_opened', 8080],
+      ['port_closed', 443],
+    ]);
+  });
+
+  it('reports a service change on a port both examined', () => {
+    const changes = detectChanges({
+      ...options,
+      baseline: [device(1, '10.0.0.1', [port(8080, 'http', 'nginx')], { scannedPorts: [tcp(1, 1000), tcp(8080)] })],
+      current: [now([port(8080, 'http', 'Apache httpd')])],
+    });
+    expect(changes.map((c) => [c.change_type, c.port])).toEqual([['service_changed', 8080]]);
+  });
+});

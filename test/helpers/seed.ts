@@ -20,8 +20,11 @@
 import { matchCves, type CveMatch } from '../../src/core/cve/index.js';
 import type { DiscoveredHost, ScannedHost, ScannedPort } from '../../src/core/model.js';
 import { isOpenPort } from '../../src/core/model.js';
-import { parsePortRanges, type PortRange } from '../../src/core/net.js';
+import type { PortRange } from '../../src/core/net.js';
+import { defaultSettings } from '../../src/core/settings.js';
 import { assessRisk, compileRiskRules, type RiskAssessment } from '../../src/core/risk.js';
+import { normalizePort } from '../../src/core/services.js';
+import { BUILTIN_FREQUENT_PORTS, scanPortList } from '../../src/core/top-ports.js';
 import { CveDatabase } from '../../src/cve/dataset.js';
 import { ScanEvaluator } from '../../src/scan/evaluate.js';
 import type { Store } from '../../src/store/index.js';
@@ -285,14 +288,16 @@ let cveIndex: ReturnType<CveDatabase['index']> | null = null;
  */
 export function assessPorts(ports: readonly SeedPort[], osName: string | null): SeedAssessment {
   cveIndex ??= new CveDatabase(null).index();
-  const cves = matchCves(ports.filter(isOpenPort), cveIndex, { os_name: osName });
-  return { risk: assessRisk(ports, cves, compileRiskRules([])), cves };
+  // As evaluation sees them: raw products read, a web server named http-proxy a web server (core/services.ts).
+  const evaluated = ports.map(normalizePort);
+  const cves = matchCves(evaluated.filter(isOpenPort), cveIndex, { os_name: osName });
+  return { risk: assessRisk(evaluated, cves, compileRiskRules([])), cves };
 }
 
 /** The ports a scan of this profile covers, as the scan manager chooses them. */
 function portList(profile: ScanPlan['profile'], configuredRange: string): PortRange[] {
-  const configured = parsePortRanges(configuredRange);
-  return profile === 'intensive' || !configured.ok ? [{ low: 1, high: 65535 }] : configured.value;
+  // The seed's scans ran with scanning.top_ports at its default (8080 is among the top ports), ranked by the built-in list.
+  return scanPortList({ port_range: configuredRange, top_ports: defaultSettings().scanning.top_ports }, profile, BUILTIN_FREQUENT_PORTS);
 }
 
 /** Replays the timeline through the scan pipeline's writers into `store` and returns what was written. */

@@ -306,6 +306,7 @@ export class NativeEngine implements ScanEngine {
               version: null,
               extra_info: null,
               cpe: [],
+              ...(wellKnownService(port) !== null ? { service_guessed: true } : {}),
             },
         );
         if (r.filtered.length > 0 && r.filtered.length <= this.filteredReportLimit) {

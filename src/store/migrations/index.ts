@@ -13,6 +13,7 @@ import * as m009 from './009_device_search_index.js';
 import * as m010 from './010_scale_out.js';
 import * as m011 from './011_name_sources.js';
 import * as m012 from './012_event_relay.js';
+import * as m013 from './013_port_lists.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -30,6 +31,7 @@ const modules: Record<string, MigrationModule> = {
   '010_scale_out': m010,
   '011_name_sources': m011,
   '012_event_relay': m012,
+  '013_port_lists': m013,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -426,7 +426,10 @@ function PortsCard({ ports }: { ports: Port[] }) {
                     {p.port}/{p.protocol}
                   </td>
                   <td class="hide-narrow">{p.state}</td>
-                  <td>{p.service ?? <span class="muted">—</span>}</td>
+                  <td>
+                    {p.service ?? <span class="muted">—</span>}
+                    {p.description ? <div class="small muted port-description">{p.description}</div> : null}
+                  </td>
                   <td class="wrap-anywhere">{[p.product, p.version].filter(Boolean).join(' ') || <span class="muted">—</span>}</td>
                   <td class="hide-narrow wrap-anywhere small">{p.extra_info ?? ''}</td>
                 </tr>

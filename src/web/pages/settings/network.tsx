@@ -1,5 +1,6 @@
 import { useId, useState } from 'preact/hooks';
-import { HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS } from '../../../core/limits.js';
+import { HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS, TOP_PORTS } from '../../../core/limits.js';
+import { ApiError } from '../../api';
 import { WholeNumberInput } from '../../components/form-parts';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';
@@ -14,6 +15,7 @@ interface NetworkForm {
   exclude: string;
   allowedTargets: string;
   portRange: string;
+  topPorts: string;
   engine: ScanEngine;
   profile: ScanProfile;
   resolveHostnames: boolean;
@@ -37,6 +39,7 @@ function networkForm(config: Config): NetworkForm {
     exclude: config.network.exclude.map((e) => e.replace(/\/32$/, '')).join('\n'),
     allowedTargets: config.scanning.allowed_targets.join('\n'),
     portRange: config.scanning.port_range,
+    topPorts: String(config.scanning.top_ports),
     engine: config.scanning.engine,
     profile: config.scanning.default_profile,
     resolveHostnames: config.network.resolve_hostnames,
@@ -75,6 +78,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
       network: { subnet: form.subnet.trim(), exclude, resolve_hostnames: form.resolveHostnames },
       scanning: {
         port_range: form.portRange.trim(),
+        top_ports: Number(form.topPorts),
         engine: form.engine,
         default_profile: form.profile,
         host_timeout_seconds: Number(form.hostTimeout),
@@ -136,6 +140,12 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
           hint={`Ports the normal profile checks (${PORTS.min}–${PORTS.max}): 1-1000, or a list such as 22,80,443,8000-8100.`}
         >
           <input name="port_range" required value={form.portRange} onInput={(e) => update({ portRange: e.currentTarget.value })} />
+        </Field>
+        <Field
+          label="Most frequent ports"
+          hint={`The normal profile also checks this many of the most frequently open TCP ports (such as 3389, 5900, 8080) and common home-server ports (Redis, MQTT, Home Assistant, Plex) beside the port range (${TOP_PORTS.min}–${TOP_PORTS.max}; 0: the port range alone). Intensive scans check every port.`}
+        >
+          <WholeNumberInput name="top_ports" range={TOP_PORTS} value={form.topPorts} onInput={(topPorts) => update({ topPorts })} />
         </Field>
         <Field
           label="Host timeout (seconds)"

@@ -1,6 +1,5 @@
 import { useId, useState } from 'preact/hooks';
 import { HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS, TOP_PORTS } from '../../../core/limits.js';
-import { ApiError } from '../../api';
 import { WholeNumberInput } from '../../components/form-parts';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';

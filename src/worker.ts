@@ -42,6 +42,7 @@ export async function startWorker(config: ServerConfig, logger: Logger, options:
       scanAllow: config.scanAllow,
       queue,
       events,
+      role: 'worker',
       ...(options.name ? { workerName: options.name } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     });

@@ -116,7 +116,12 @@ export interface ScanManagerOptions {
   runsScans?: boolean;
   /** Where queued scans wait for a worker; default: in this process only (the embedded default, and tests). */
   queue?: ScanJobQueue;
-  /** This worker's name on the scans it runs (`worker <name>`); default: host name and pid. */
+  /**
+   * What kind of process runs this manager, the first word of its name on the scans it runs:
+   * `server` (`netwarden serve`, the default) or `worker` (`netwarden worker`).
+   */
+  role?: 'server' | 'worker';
+  /** This process's name on the scans it runs (`<role> <name>`); default: host name and pid. */
   workerName?: string;
   /** Most scans this process runs at once (default: as many as scanning.max_parallel_scans lets run). */
   concurrency?: number;
@@ -196,7 +201,7 @@ export class ScanManager {
     this.runsScans = options.runsScans ?? true;
     this.runsQueue = this.runsScans && (options.runsQueue ?? true);
     this.queue = options.queue ?? new InProcessQueue(this.log);
-    this.runnerName = `worker ${options.workerName ?? `${this.owner.host.split('/')[0]}:${this.owner.pid}`}`;
+    this.runnerName = `${options.role ?? 'server'} ${options.workerName ?? `${this.owner.host.split('/')[0]}:${this.owner.pid}`}`;
     this.concurrency = options.concurrency ?? Number.POSITIVE_INFINITY;
   }
 
@@ -485,7 +490,8 @@ export class ScanManager {
       const why = ownerGone(scan, this.owner, Date.now());
       if (!why || this.running.has(scan.id)) continue;
       const killed = endOrphanedEngines(scan, this.owner);
-      const who = scan.runner ?? 'the server';
+      // A dedicated worker or an agent is named; a `netwarden serve` process is "the server".
+      const who = scan.runner && !scan.runner.startsWith('server ') ? scan.runner : 'the server';
       const error = `Interrupted: ${who} stopped while this scan was running (${why})`;
       if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
       ended.push(scan.id);

@@ -9,7 +9,13 @@ const running = (id: number, third: number, slot: number, agentId: number | null
   agentId,
   slot,
 });
-const queued = (id: number, third: number, agentId: number | null = null): ActiveScan => ({ id, status: 'queued', ...net(third), agentId, slot: null });
+const queued = (id: number, third: number, agentId: number | null = null): ActiveScan => ({
+  id,
+  status: 'queued',
+  ...net(third),
+  agentId,
+  slot: null,
+});
 
 describe('scan queue rules', () => {
   it('refuses a trigger whose target overlaps a queued or running scan, naming it', () => {

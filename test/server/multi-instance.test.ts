@@ -131,7 +131,11 @@ describe.skipIf(!pgUrl)('three server processes on one PostgreSQL schema (skippe
   it('the event stream of A carries the scan started on B: scan_started, its changes, scan_finished', async () => {
     // A baseline with a listener's port open (scanned by A), then the port closed: B's scan records the change.
     const listener = await httpListener('127.0.0.1', 'multi-instance-test');
-    const portRange = await client(a.baseUrl)('/api/config', { method: 'PUT', key, json: { scanning: { port_range: String(listener.port) } } });
+    const portRange = await client(a.baseUrl)('/api/config', {
+      method: 'PUT',
+      key,
+      json: { scanning: { port_range: String(listener.port), top_ports: 0 } },
+    });
     expect(portRange.status).toBe(200);
     const baseline = await client(a.baseUrl)('/api/scan/trigger?subnet=127.0.0.1/32&profile=normal', { method: 'POST', key });
     expect(baseline.status).toBe(200);

@@ -33,7 +33,8 @@ export const ScanRecord = Type.Object({
   progress: Nullable(ScanProgress),
   runner: Nullable(
     Type.String({
-      description: 'Who runs or ran the scan: `worker <name>` (the server or a `netwarden worker`) or `agent <name>`; null while queued',
+      description:
+        'Who runs or ran the scan: `server <name>` (a `netwarden serve` process), `worker <name>` (a `netwarden worker`) or `agent <name>`; null while queued',
     }),
   ),
   agent_id: Nullable(

@@ -139,7 +139,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
     const done = await triggerScan(server, key, { profile: 'quick', subnet: `${LOOPBACK}/32` });
     const finished = await waitForScan(server, key, done.scan_id);
     expect(finished.status).toBe('completed');
-    expect(finished.runner).toMatch(/^worker /);
+    expect(finished.runner).toMatch(/^server /);
 
     const queuedIds: number[] = [];
     try {

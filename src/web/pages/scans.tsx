@@ -375,7 +375,7 @@ function ScanRow({
 }
 
 /**
- * Who runs or ran a scan (`worker <name>`, `agent <name>`), or, while it is queued, who it waits
+ * Who runs or ran a scan (`server <name>`, `worker <name>`, `agent <name>`), or, while it is queued, who it waits
  * for: the agent whose networks hold its target (and whether that agent is offline), else a worker.
  */
 function RunnerText({ scan, agents }: { scan: Pick<Scan, 'status' | 'runner' | 'agent_id'>; agents: AgentNames }) {

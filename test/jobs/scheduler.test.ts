@@ -234,7 +234,16 @@ describe.each(testDatabases())('scheduler ($kind)', (database) => {
       clock.set(new Date(Date.parse('2026-05-01T10:00:00.000Z') + i * 60_000).toISOString());
       const [fromA, fromB] = await Promise.all([a.tick(), b.scheduler.tick()]);
       const both = [...fromA, ...fromB];
-      expect(both.map((o) => o.outcome).sort(), `slot ${i}`).toEqual(['claimed_elsewhere', 'started']);
+      // Exactly one starts the slot. The other either lost the claim or, when the winner had
+      // already moved the schedule on before it read the due list, found nothing due.
+      expect(
+        both.filter((o) => o.outcome === 'started'),
+        `slot ${i}`,
+      ).toHaveLength(1);
+      expect(
+        both.every((o) => o.outcome === 'started' || o.outcome === 'claimed_elsewhere'),
+        `slot ${i}`,
+      ).toBe(true);
       all.push(...both);
       const scanId = (both.find((o) => o.outcome === 'started') as { scan_id: number }).scan_id;
       await waitForEnd(store, scanId, ...managers);

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
+import { GatedEngine } from '../helpers/gated-engine.js';
+import { FixedEngineSelector } from '../fuzz/inert-services.js';
 import { startReceiver, type Receiver } from '../helpers/receivers.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 
@@ -236,5 +238,49 @@ describe.each(testDatabases())('nmap report import ($kind)', (database) => {
     expect(Object.keys(op.requestBody.content).sort()).toEqual(['application/xml', 'text/xml']);
     expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '403', '409', '413', '415']);
     expect(op.description).toMatch(/DOCTYPE nmaprun/);
+  });
+});
+
+describe.each(testDatabases())('nmap report import beside running scans ($kind)', (database) => {
+  let server: TestServer;
+  let key: string;
+  const engine = new GatedEngine();
+
+  beforeAll(async () => {
+    ({ server, key } = await startServerWithAdmin(database, {
+      engines: new FixedEngineSelector(engine),
+      scanAllow: ['127.0.0.0/8'],
+      settings: { scanning: { max_parallel_scans: 1 } },
+    }));
+  });
+  afterAll(() => server?.close());
+
+  const importXml = (xml: string) =>
+    server.request('/api/scans/import', { method: 'POST', body: xml, headers: { 'Content-Type': 'application/xml' }, key });
+
+  it('answers 409 naming a running scan of an overlapping target, and imports once it has ended', async () => {
+    engine.hold('127.0.0.0/24');
+    const trigger = await server.request('/api/scan/trigger?subnet=127.0.0.0/24&profile=quick', { method: 'POST', key });
+    expect(trigger.status).toBe(200);
+    const { scan_id: running } = await readJson(trigger);
+    const busy = await importXml(fixture('loopback-sv-1.xml'));
+    expect(busy.status).toBe(409);
+    expect(await readJson(busy)).toEqual({ detail: 'A scan is already running', scan_id: running });
+    // Another target imports meanwhile, outside the allowed scan targets too: an import scans nothing.
+    const lab = await importXml(fixture('lab-sv.xml'));
+    expect(lab.status, await lab.clone().text()).toBe(201);
+    engine.release('127.0.0.0/24');
+    await server.app.services.scans.waitFor(running);
+    const later = await importXml(fixture('loopback-sv-1.xml'));
+    expect(later.status, await later.clone().text()).toBe(201);
+  });
+
+  it('refuses a report whose subnet exceeds scanning.max_hosts', async () => {
+    const wide = fixture('loopback-sn.xml')
+      .replace(/127\.0\.0\.20\/30/g, '10.0.0.0/8')
+      .replace(/127\.0\.0\./g, '10.0.0.');
+    const res = await importXml(wide);
+    expect(res.status).toBe(400);
+    expect((await readJson(res)).detail).toMatch(/10\.0\.0\.0\/8 .*scanning\.max_hosts/);
   });
 });

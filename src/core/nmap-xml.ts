@@ -215,12 +215,28 @@ function mapPort(port: Node): ScannedPort {
     product: (service.product as string | undefined) ?? serverHeaderOf(port),
     version: (service.version as string | undefined) ?? null,
     extra_info: (service.extrainfo as string | undefined) ?? null,
-    cpe: nodes(service.cpe)
-      .map(text)
-      .filter((c): c is string => c !== null),
+    cpe: [
+      ...new Set(
+        nodes(service.cpe)
+          .map(text)
+          .filter((c): c is string => c !== null)
+          .concat(scriptCpesOf(port)),
+      ),
+    ],
     // method="table": nmap only named the port's usual service from nmap-services; nothing answered as it.
     ...(service.method === 'table' && name !== null ? { service_guessed: true } : {}),
   };
+}
+
+/**
+ * CPEs the port's scripts name (the vulners script keys its results by CPE:
+ * `<table key="cpe:/a:openbsd:openssh:7.4">`), beside the service's own.
+ */
+function scriptCpesOf(port: Node): string[] {
+  return nodes(port.script)
+    .flatMap((script) => nodes(script.table))
+    .map((table) => table.key)
+    .filter((key): key is string => typeof key === 'string' && key.startsWith('cpe:/'));
 }
 
 /** The http-server-header script's output (the Server header), when it read one. */

@@ -193,3 +193,20 @@ describe('planImport on recorded reports', () => {
     expect(planImport('<nmaprun scanner="nmap" args="nmap -sn 10.66.1.0/24"/>')).toMatchObject({ subnet: '10.66.1.0/24', hosts: [] });
   });
 });
+
+describe("scripts' CPEs", () => {
+  it('adds the CPEs a script keys its results by (vulners) to the port, once', () => {
+    const vulners =
+      '<script id="vulners" output="cpe:/a:openbsd:openssh:7.4: CVE-2023-38408 9.8"><table key="cpe:/a:openbsd:openssh:7.4"><table>' +
+      '<elem key="id">CVE-2023-38408</elem><elem key="cvss">9.8</elem></table></table></script>' +
+      '<script id="other" output="x"><table key="cpe:/a:example:thing:1.0"/><table key="not-a-cpe"/></script>';
+    const xml = fixture('loopback-sv-1.xml').replace(
+      '<cpe>cpe:/a:openbsd:openssh:7.4</cpe></service></port>',
+      `<cpe>cpe:/a:openbsd:openssh:7.4</cpe></service>${vulners}</port>`,
+    );
+    const ssh = planImport(xml)
+      .hosts.find((h) => h.ip === '127.0.0.21')!
+      .ports.find((p) => p.port === 2222)!;
+    expect(ssh.cpe).toEqual(['cpe:/a:openbsd:openssh:7.4', 'cpe:/a:example:thing:1.0']);
+  });
+});

@@ -2,8 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { NMAP_REPORT_MAX_BYTES } from '../core/limits.js';
-import { planImport } from '../core/nmap-import.js';
 import { ScanManager } from '../scan/manager.js';
+import { readNmapReport } from '../scan/report-reader.js';
 import { toScanRecord } from '../store/scans.js';
 import { InvalidInputError, NetwardenError } from '../util/errors.js';
 import { CLI_ACTOR, CliError, action, messageOf, printable, usageError, withStore } from './common.js';
@@ -48,7 +48,7 @@ export function registerImportCommand(program: Command): void {
           const manager = new ScanManager({ store, log, dataDir: config.dataDir, scanAllow: config.scanAllow, runsQueue: false });
           let scan;
           try {
-            const plan = planImport(xml);
+            const plan = await readNmapReport(xml);
             scan = await manager.importReport(plan, { actor: { name: CLI_ACTOR.actor, type: CLI_ACTOR.actorType }, bytes: Buffer.byteLength(xml) });
           } catch (err) {
             if (err instanceof NetwardenError) {

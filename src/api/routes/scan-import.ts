@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { NMAP_REPORT_MAX_BYTES } from '../../core/limits.js';
-import { planImport } from '../../core/nmap-import.js';
+import { readNmapReport } from '../../scan/report-reader.js';
 import { ScanRecord } from '../../schemas/scan.js';
 import { toScanRecord } from '../../store/scans.js';
 import { HttpError } from '../errors.js';
@@ -75,7 +75,7 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const xml = request.body as string;
-      const plan = planImport(xml);
+      const plan = await readNmapReport(xml);
       const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes: Buffer.byteLength(xml) });
       return reply.code(201).send(toScanRecord(scan));
     },

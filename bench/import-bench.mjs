@@ -50,6 +50,7 @@ const { failures, check } = sanityChecks(log);
 ensureBuilt({ markers: ['core/nmap-import.js', 'api/app.js'], log });
 const dist = new URL('../dist/', import.meta.url);
 const { planImport } = await import(new URL('core/nmap-import.js', dist));
+const { readNmapReport } = await import(new URL('scan/report-reader.js', dist));
 const { openStore } = await import(new URL('store/index.js', dist));
 const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
 const { buildApp } = await import(new URL('api/app.js', dist));
@@ -296,7 +297,13 @@ const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const databases = pgUrl ? ['sqlite', 'postgres'] : ['sqlite'];
 const result = {
   settings,
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? null, node: process.version, platform: `${os.platform()} ${os.release()}` },
+  machine: {
+    load_average: os.loadavg().map((n) => Math.round(n * 10) / 10),
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model ?? null,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  },
   report_bytes: { first: Buffer.byteLength(reports.first), second: Buffer.byteLength(reports.second) },
   hosts_up: { first: firstHosts.size, second: secondHosts.size },
   plan_ms: timePlan(),
@@ -311,18 +318,30 @@ log(`plan: median ${result.plan_ms.median} ms`);
   const large = report(inventory(mulberry32(settings.seed + 1)), 1795600000);
   settings.hosts = saved;
   const before = process.memoryUsage().rss;
-  const t0 = performance.now();
+  let t0 = performance.now();
   const plan = planImport(large);
   const ms = Math.round(performance.now() - t0);
+  const rssGrowth = Math.round((process.memoryUsage().rss - before) / 1024 / 1024);
+  // As the service reads it: in a worker thread, this one counting its timer turns meanwhile.
+  let turns = 0;
+  const timer = setInterval(() => turns++, 10);
+  t0 = performance.now();
+  const threaded = await readNmapReport(large);
+  const threadMs = Math.round(performance.now() - t0);
+  clearInterval(timer);
   check('the large report is within the 50 MiB limit', Buffer.byteLength(large) <= 50 * 1024 * 1024, `${Buffer.byteLength(large)} bytes`);
   check('the large plan has every host up', plan.hosts.length === settings.largeHosts, `${plan.hosts.length}`);
+  check('the thread gives the same plan', threaded.hosts.length === plan.hosts.length, `${threaded.hosts.length}`);
+  check('the main thread stayed free while the thread read it', turns > 0, `${turns} timer turns`);
   result.large = {
     hosts: settings.largeHosts,
     report_mib: Math.round((Buffer.byteLength(large) / 1024 / 1024) * 10) / 10,
     plan_ms: ms,
-    rss_growth_mib: Math.round((process.memoryUsage().rss - before) / 1024 / 1024),
+    thread_ms: threadMs,
+    main_thread_turns_10ms: turns,
+    rss_growth_mib: rssGrowth,
   };
-  log(`large report: ${result.large.report_mib} MiB, ${settings.largeHosts} hosts, read in ${ms} ms`);
+  log(`large report: ${result.large.report_mib} MiB, ${settings.largeHosts} hosts, read in ${ms} ms here, ${threadMs} ms in a thread`);
 }
 for (const kind of databases) {
   const rounds = [];
@@ -342,7 +361,7 @@ const row = (name, s) => `| ${name} | ${s.median} | ${s.min} | ${s.max} |`;
 const md = [
   '# nmap import benchmark',
   '',
-  `\`node bench/import-bench.mjs\`, ${new Date().toISOString().slice(0, 10)}, ${result.machine.cpus} cores (${result.machine.cpu}), Node ${result.machine.node}.`,
+  `\`node bench/import-bench.mjs\`, ${new Date().toISOString().slice(0, 10)}, ${result.machine.cpus} cores (${result.machine.cpu}), Node ${result.machine.node}, load average at the start ${result.machine.load_average.join(' ')} (the machine is shared).`,
   '',
   `A synthetic report shaped as \`nmap -n -sV -v -oX\` writes it: ${settings.hosts} hosts up in ${networkOf(firstHosts)} with MACs and vendors and 2–6 open`,
   `ports each (product, version, CPEs), ${settings.down} hosts down; ${Math.round(result.report_bytes.first / KB)} KiB. The second report of the`,
@@ -357,9 +376,10 @@ const md = [
     row(`${kind}: second import (${result.databases[kind].changes} changes against the first)`, result.databases[kind].second_ms),
   ]),
   '',
-  `Reading a report near the 50 MiB limit (${result.large.hosts} hosts, ${result.large.report_mib} MiB) takes ${result.large.plan_ms} ms in one`,
-  `go (the RSS grew by ${result.large.rss_growth_mib} MiB); the instance answers other requests only after it. Recording that many`,
-  'devices then takes as long as a scan that found them.',
+  `Reading a report near the 50 MiB limit (${result.large.hosts} hosts, ${result.large.report_mib} MiB): ${result.large.plan_ms} ms in one go`,
+  `(RSS +${result.large.rss_growth_mib} MiB); as the service reads it (2 MiB or more), in a worker thread: ${result.large.thread_ms} ms, during which`,
+  `the main thread ran ${result.large.main_thread_turns_10ms} turns of a 10 ms timer (it keeps answering requests). Recording that many devices`,
+  'then takes as long as for a scan that found them (not measured here).',
   '',
   failures.length
     ? `Sanity checks FAILED: ${failures.join('; ')}`

@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ReportRejectedError, planImport, type ImportPlan } from '../core/nmap-import.js';
 
-/** Reports smaller than this are read here: starting a thread would cost more than it saves. */
-export const WORKER_THRESHOLD_BYTES = 1024 * 1024;
+/** Reports smaller than this are read here (about half a second at most): a thread would cost more than it saves. */
+export const WORKER_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
 /** What the thread runs: reads the report with the compiled core module and posts the plan or the refusal. */
 const WORKER_SOURCE = `

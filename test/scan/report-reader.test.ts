@@ -1,6 +1,6 @@
 /**
  * Reading an nmap report in a worker thread (src/scan/report-reader.ts), as the compiled service
- * does for reports of 1 MiB or more: the module is loaded from dist/ (built by the test set-up),
+ * does for reports of 2 MiB or more: the module is loaded from dist/ (built by the test set-up),
  * since a thread can only load compiled JavaScript.
  */
 import { readFileSync } from 'node:fs';
@@ -62,6 +62,6 @@ describe('readNmapReport', () => {
 
   it('reads small reports and the TypeScript sources in this thread', async () => {
     expect(await sourceReader.readNmapReport(fixture('loopback-sn.xml'), 0)).toEqual(planImport(fixture('loopback-sn.xml')));
-    expect(sourceReader.WORKER_THRESHOLD_BYTES).toBe(1024 * 1024);
+    expect(sourceReader.WORKER_THRESHOLD_BYTES).toBe(2 * 1024 * 1024);
   });
 });

@@ -231,13 +231,15 @@ export function planImport(xml: string): ImportPlan {
   const exclude = nmapCommandTargets(report.args ?? '')
     .exclude.map((entry) => parseIpv4Network(entry))
     .flatMap((p) => (p.ok ? [p.value.cidr] : []));
+  // Without <scaninfo> (a report another tool wrote in nmap's format), the ports it lists are what it examined.
+  const listed = report.scanned.length === 0 ? hosts.flatMap((h) => h.ports.map((p) => ({ protocol: p.protocol, services: String(p.port) }))) : [];
   return {
     subnet: subnet.cidr,
     subnetFrom: subnet.from,
-    profile: reportProfile(report),
+    profile: reportProfile({ ...report, scanned: listed.length > 0 ? listed : report.scanned }),
     hosts,
     hostsDown: down.length,
-    portList: reportPortList(report.scanned),
+    portList: reportPortList(listed.length > 0 ? listed : report.scanned),
     exclude,
     warnings,
     report: { args: report.args, startedAt: report.startedAt, nmapVersion: report.version, elapsedSeconds: report.elapsedSeconds },

@@ -186,6 +186,18 @@ describe('planImport on recorded reports', () => {
     expect(plan.warnings.at(-1)).toBe('Skipped 5 more hosts without an IPv4 address');
   });
 
+  it('takes the ports listed as the ports examined when the report has no <scaninfo>', () => {
+    const plan = planImport(fixture('loopback-sv-1.xml').replace(/<scaninfo[^>]*\/>\n/, ''));
+    expect(plan.profile).toBe('normal');
+    expect(plan.portList).toEqual([
+      { low: 2121, high: 2121 },
+      { low: 2222, high: 2222 },
+      { low: 3306, high: 3306 },
+      { low: 8080, high: 8081 },
+    ]);
+    expect(plan.hosts.find((h) => h.ip === '127.0.0.21')!.ports).toHaveLength(5);
+  });
+
   it('refuses what is not an nmap report', () => {
     expect(rejection(() => planImport('<html/>'))).toMatch(/not an nmap XML report/);
     expect(rejection(() => planImport('<nmaprun scanner="nmap" args="nmap -iL list"/>'))).toMatch(/names no single IPv4 target/);

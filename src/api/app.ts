@@ -30,6 +30,7 @@ import { agentRoutes } from './routes/agents.js';
 import { networkRoutes } from './routes/network.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { scanRoutes } from './routes/scans.js';
+import { scanImportRoutes } from './routes/scan-import.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
@@ -241,6 +242,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(updateRoutes);
   await app.register(deviceRoutes);
   await app.register(scanRoutes);
+  await app.register(scanImportRoutes);
   await app.register(changeRoutes);
   await app.register(statsRoutes);
   await app.register(backupRoutes);

@@ -64,6 +64,11 @@ export function describeValidationError(errors: AjvError[], context: string | un
   }
 }
 
+/** A body limit in words: `1 MiB`, `50 MiB`. */
+function sizeText(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
 /** The HTTP status of each kind of domain error: the one place that decides it. */
 function statusOf(error: NetwardenError): number {
   if (error instanceof InvalidInputError) return 400;
@@ -85,7 +90,9 @@ export function errorHandler(error: FastifyError & { validationContext?: string 
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return reply.code(413).send({ detail: 'body: request body is larger than the 1 MiB limit' });
+      return reply
+        .code(413)
+        .send({ detail: `body: request body is larger than the ${sizeText(request.routeOptions?.bodyLimit ?? 1024 * 1024)} limit` });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return reply.code(415).send({ detail: 'body: Content-Type must be application/json' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

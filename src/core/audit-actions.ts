@@ -17,6 +17,8 @@ export const AUDIT_ACTIONS = {
   scan_completed: 'A scan finished (devices found, duration)',
   scan_failed: 'A scan ended with an error, hit its time limit or was interrupted by a restart',
   scan_cancelled: 'A running scan was cancelled',
+  scan_imported:
+    'An nmap XML report was imported as a completed scan (subnet, devices found, hosts down, warnings, size, nmap version and arguments)',
   retention_run: 'The daily retention job deleted history older than retention.days (counts per kind)',
   backup_created: 'A backup of the whole database was taken (GET /api/backup or netwarden backup): file, tables and rows, or the error',
   restore_completed:

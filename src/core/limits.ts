@@ -68,3 +68,8 @@ export const SCHEDULE_NAME_MAX_LENGTH = 100;
 export const SCHEDULE_PREVIEW_COUNT: Range = { min: 1, max: 20 };
 /** presence.offline_after_scans: consecutive missed network scans before a device counts as gone. */
 export const OFFLINE_AFTER_SCANS: Range = { min: 1, max: 100 };
+
+// Imports -------------------------------------------------------------------------------------
+
+/** The largest nmap XML report POST /api/scans/import accepts (CONTRACT §11: 50 MiB; beyond it 413). */
+export const NMAP_REPORT_MAX_BYTES = 50 * 1024 * 1024;

@@ -14,7 +14,7 @@ export interface NmapRun {
   elapsedSeconds: number | null;
 }
 
-const ARRAY_ELEMENTS = new Set(['host', 'address', 'hostname', 'port', 'cpe', 'osmatch', 'osclass', 'extraports', 'script']);
+const ARRAY_ELEMENTS = new Set(['host', 'scaninfo', 'address', 'hostname', 'port', 'cpe', 'osmatch', 'osclass', 'extraports', 'script']);
 
 const parser = new XMLParser({
   ignoreAttributes: false,
@@ -50,6 +50,77 @@ export function parseNmapXml(xml: string): NmapRun {
     else if (read) down.push(read.ip);
   }
   return { hosts, down, ...finishedOf((run.runstats as Node | undefined)?.finished as Node | undefined) };
+}
+
+/** What a whole report says besides its hosts (for importing it as a scan: core/nmap-import.ts). */
+export interface NmapReport extends NmapRun {
+  /** The command line nmap recorded (`args` of <nmaprun>), numeric character references decoded. */
+  args: string | null;
+  /** When the run started (`start` of <nmaprun>, Unix seconds), as ISO 8601; null when absent. */
+  startedAt: string | null;
+  /** nmap's version (`version` of <nmaprun>). */
+  version: string | null;
+  /** The ports examined, one nmap port list per <scaninfo> (per protocol); empty for discovery only (-sn). */
+  scanned: { protocol: string; services: string }[];
+  /** Whether any host has an OS match (the run used -O). */
+  osDetection: boolean;
+  /** Hosts without an IPv4 address (IPv6 runs): their address and whether nmap saw them up. */
+  otherHosts: { address: string; addrtype: string; up: boolean }[];
+}
+
+/**
+ * Parses a complete nmap XML report with what describes the run (arguments, start, the ports
+ * examined) and the hosts it could not map (no IPv4 address). Throws on XML that is not an nmap
+ * run. The caller checks the document first (core/nmap-import.ts): this parser is not for
+ * untrusted documents with a DTD.
+ */
+export function parseNmapReport(xml: string): NmapReport {
+  const doc = parser.parse(xml) as Node;
+  const run = doc.nmaprun as Node | undefined;
+  if (!run || typeof run !== 'object') throw new Error('not an nmap XML document (no <nmaprun>)');
+  const hosts: ScannedHost[] = [];
+  const down: string[] = [];
+  const otherHosts: NmapReport['otherHosts'] = [];
+  let osDetection = false;
+  for (const host of nodes(run.host)) {
+    const read = readHost(host);
+    if (read?.up) {
+      hosts.push(read.host);
+      osDetection ||= nodes((host.os as Node | undefined)?.osmatch).length > 0;
+    } else if (read) down.push(read.ip);
+    else {
+      const address = nodes(host.address).find((a) => a.addrtype !== 'mac');
+      if (typeof address?.addr === 'string') {
+        otherHosts.push({
+          address: address.addr,
+          addrtype: typeof address.addrtype === 'string' ? address.addrtype : 'unknown',
+          up: (host.status as Node | undefined)?.state === 'up',
+        });
+      }
+    }
+  }
+  const start = Number(run.start);
+  return {
+    hosts,
+    down,
+    ...finishedOf((run.runstats as Node | undefined)?.finished as Node | undefined),
+    args: typeof run.args === 'string' ? decodeCharacterReferences(run.args) : null,
+    startedAt: Number.isFinite(start) && start > 0 ? new Date(start * 1000).toISOString() : null,
+    version: typeof run.version === 'string' ? run.version : null,
+    scanned: nodes(run.scaninfo).flatMap((info) =>
+      typeof info.services === 'string' ? [{ protocol: typeof info.protocol === 'string' ? info.protocol : 'tcp', services: info.services }] : [],
+    ),
+    osDetection,
+    otherHosts,
+  };
+}
+
+/** `&#45;` and `&#x2d;` as characters (nmap writes `--` in its arguments as `-&#45;`; the parser leaves numeric references). */
+function decodeCharacterReferences(text: string): string {
+  return text.replace(/&#(x[0-9a-f]+|\d+);/gi, (ref, code: string) => {
+    const n = code[0] === 'x' || code[0] === 'X' ? parseInt(code.slice(1), 16) : Number(code);
+    return n > 0 && n <= 0x10ffff ? String.fromCodePoint(n) : ref;
+  });
 }
 
 /** One parsed <host> element: up with its details, or down; null without an IPv4 address. */
@@ -144,12 +215,28 @@ function mapPort(port: Node): ScannedPort {
     product: (service.product as string | undefined) ?? serverHeaderOf(port),
     version: (service.version as string | undefined) ?? null,
     extra_info: (service.extrainfo as string | undefined) ?? null,
-    cpe: nodes(service.cpe)
-      .map(text)
-      .filter((c): c is string => c !== null),
+    cpe: [
+      ...new Set(
+        nodes(service.cpe)
+          .map(text)
+          .filter((c): c is string => c !== null)
+          .concat(scriptCpesOf(port)),
+      ),
+    ],
     // method="table": nmap only named the port's usual service from nmap-services; nothing answered as it.
     ...(service.method === 'table' && name !== null ? { service_guessed: true } : {}),
   };
+}
+
+/**
+ * CPEs the port's scripts name (the vulners script keys its results by CPE:
+ * `<table key="cpe:/a:openbsd:openssh:7.4">`), beside the service's own.
+ */
+function scriptCpesOf(port: Node): string[] {
+  return nodes(port.script)
+    .flatMap((script) => nodes(script.table))
+    .map((table) => table.key)
+    .filter((key): key is string => typeof key === 'string' && key.startsWith('cpe:/'));
 }
 
 /** The http-server-header script's output (the Server header), when it read one. */

@@ -11,8 +11,9 @@ import { InventoryWriter, type SeenDevice } from '../store/inventory.js';
 import { onlineAddressesBetween } from '../store/online.js';
 import type { ScanProgress } from '../schemas/scan.js';
 import type { Database, ScanRow } from '../store/schema.js';
-import { insertQueued, targetRange, toScanRecord, type ScanLease } from '../store/scans.js';
-import { startableScans, triggerConflict } from '../core/scan-queue.js';
+import { insertImported, insertQueued, targetRange, toScanRecord, type ScanLease } from '../store/scans.js';
+import { rangesOverlap, startableScans, triggerConflict } from '../core/scan-queue.js';
+import type { ImportPlan } from '../core/nmap-import.js';
 import { InProcessQueue } from '../queue/in-process.js';
 import type { JobOutcome, ScanJobQueue } from '../queue/types.js';
 import { EngineSelector } from './engines.js';
@@ -68,6 +69,8 @@ interface ScanRun {
    * recorded. A run without one (results recorded from elsewhere) looks them up when it records.
    */
   names?: NameLookup;
+  /** CIDR blocks the scan did not probe, when not network.exclude (an imported report's `--exclude`). */
+  exclude?: string[];
 }
 
 /** How often progress is written to the scan record while it runs (what other instances show). */
@@ -125,6 +128,12 @@ export interface ScanManagerOptions {
   workerName?: string;
   /** Most scans this process runs at once (default: as many as scanning.max_parallel_scans lets run). */
   concurrency?: number;
+}
+
+/** Who imports a report (POST /api/scans/import, `netwarden import`), and its size for the audit entry. */
+export interface ImportRequest {
+  actor: ScanRequest['actor'];
+  bytes: number;
 }
 
 /** What an agent is handed with a scan it took: the scan and how to run it (CONTRACT §12). */
@@ -964,7 +973,11 @@ export class ScanManager {
    * Risk, CVEs, presence and changes against the baseline, then the snapshots of this scan; then
    * the live events for what changed (before scan_finished, which closes the scan's events).
    */
-  private async evaluationPhase({ scan, settings, request, engineOptions }: ScanRun, seen: SeenDevice[], portList: PortRange[]): Promise<void> {
+  private async evaluationPhase(
+    { scan, settings, request, engineOptions, exclude }: ScanRun,
+    seen: SeenDevice[],
+    portList: PortRange[],
+  ): Promise<void> {
     engineOptions.onProgress({ phase: 'saving', percent: 50 });
     const seenDeviceIds = seen.map((d) => d.deviceId);
     const outcome = await this.evaluator.evaluate({
@@ -972,7 +985,7 @@ export class ScanManager {
       seenDeviceIds,
       portsScanned: request.profile !== 'quick',
       portList,
-      exclude: request.device ? [] : settings.network.exclude,
+      exclude: exclude ?? (request.device ? [] : settings.network.exclude),
     });
     await this.inventory.recordSnapshots(scan.id, seenDeviceIds);
     await publishScanOutcome(this.events, this.store, outcome).catch((err) =>
@@ -1062,6 +1075,110 @@ export class ScanManager {
       userAgent: own ? (actor.userAgent ?? null) : null,
       success,
     });
+  }
+
+  // Imports (CONTRACT §11, §13) -----------------------------------------------------------------
+
+  /**
+   * Records an nmap report (checked and read by core/nmap-import.ts) as a completed scan, exactly
+   * as a scan run here is recorded: the inventory (hosts, MACs, vendors, ports, services, OS),
+   * risk, CVEs, presence and changes against the previous completed scan of its subnet, then the
+   * snapshots. Nothing is scanned, so the allowed scan targets do not apply; the subnet must stay
+   * within scanning.max_hosts. While it is recorded the scan is running, owned by this process
+   * (a crash leaves it to recovery), so no scan of an overlapping target starts meanwhile; a scan
+   * of an overlapping target already running refuses it (ScanBusyError).
+   */
+  async importReport(plan: ImportPlan, request: ImportRequest): Promise<ScanRow> {
+    const settings = await this.store.settings.get();
+    const network = networkOf(plan.subnet);
+    const max = settings.scanning.max_hosts;
+    if (network.size > max) {
+      throw new InvalidTargetError(
+        `body: the report covers ${network.cidr} (${plan.subnetFrom === 'args' ? 'its target' : 'the smallest block holding its hosts'}), ` +
+          `${network.size} addresses, more than the limit of ${max} (scanning.max_hosts); raise the limit or import a report of a smaller network`,
+      );
+    }
+    const range = targetRange(network.cidr)!;
+    const at = nowIso();
+    const recorded = await this.store.scans.underQueueLock(async (db) => {
+      const busy = (await this.store.scans.activeForQueue(db)).find((s) => s.status === 'running' && rangesOverlap(s, range));
+      if (busy) return { conflict: busy.id, scan: null };
+      const scan = await insertImported(
+        db,
+        { profile: plan.profile, subnet: network.cidr, triggered_by: 'import', runner: 'import', at },
+        this.lease(),
+      );
+      return { conflict: null, scan };
+    });
+    if (recorded.scan === null) throw new ScanBusyError(recorded.conflict);
+    const { scan } = recorded;
+    const profile = plan.profile;
+    const running: RunningScan = {
+      id: scan.id,
+      profile,
+      subnet: scan.subnet,
+      abort: new AbortController(),
+      reason: null,
+      progress: new ProgressTracker(profile, plan.hosts.length),
+      done: Promise.resolve(),
+    };
+    const started = Date.now();
+    const run: ScanRun = {
+      running,
+      scan,
+      // What the audit entry and the log name as the engine (nothing is run).
+      engine: { name: 'nmap-import' as string } as ScanEngine,
+      settings,
+      network,
+      request: { profile, actor: request.actor },
+      started,
+      engineOptions: { privileged: false, resolveHostnames: false, hostTimeoutSeconds: 0, signal: running.abort.signal, onProgress: () => {} },
+      recordProcessGroups: () => {},
+      exclude: plan.exclude,
+    };
+    this.events.publish('scan_started', toScanRecord(scan));
+    const lease = this.keepLease(running);
+    try {
+      await this.store.scans.addWarnings(scan.id, plan.warnings);
+      const seen = await this.recordDiscovery(run, plan.hosts);
+      if (profile !== 'quick') await this.recordPorts(plan.hosts, plan.hosts, seen);
+      const recordedAt = Date.now();
+      await this.evaluationPhase(run, seen, plan.portList);
+      await this.recordCompleted(run, plan.hosts.length, { scan_ms: recordedAt - started, evaluation_ms: Date.now() - recordedAt });
+    } catch (err) {
+      await this.recordEnded(run, err);
+      throw err;
+    } finally {
+      clearInterval(lease);
+      // Scans that waited for this target start now.
+      this.wakeQueue();
+    }
+    const final = (await this.store.scans.get(scan.id))!;
+    await this.store.audit
+      .write({
+        action: 'scan_imported',
+        actor: request.actor.name,
+        actorType: request.actor.type,
+        resourceType: 'scan',
+        resourceId: scan.id,
+        details: {
+          subnet: scan.subnet,
+          subnet_from: plan.subnetFrom,
+          profile,
+          devices_found: plan.hosts.length,
+          hosts_down: plan.hostsDown,
+          warnings: plan.warnings.length,
+          bytes: request.bytes,
+          nmap_version: plan.report.nmapVersion,
+          nmap_args: plan.report.args?.slice(0, 500) ?? null,
+          report_started_at: plan.report.startedAt,
+        },
+        ipAddress: request.actor.ip ?? null,
+        userAgent: request.actor.userAgent ?? null,
+        success: final.status === 'completed',
+      })
+      .catch((err) => this.log.warn({ err, scan_id: scan.id }, 'could not audit an import'));
+    return final;
   }
 }
 

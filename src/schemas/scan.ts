@@ -29,12 +29,14 @@ export const ScanRecord = Type.Object({
   duration_seconds: Nullable(Type.Number()),
   devices_found: Type.Integer(),
   error: Nullable(Type.String()),
-  triggered_by: Nullable(Type.String()),
+  triggered_by: Nullable(
+    Type.String({ description: 'Who asked for it: `<username>`, `key:<key name>`, `cli`, `schedule:<name>`, or `import` (an nmap report imported)' }),
+  ),
   progress: Nullable(ScanProgress),
   runner: Nullable(
     Type.String({
       description:
-        'Who runs or ran the scan: `server <name>` (a `netwarden serve` process), `worker <name>` (a `netwarden worker`) or `agent <name>`; null while queued',
+        'Who runs or ran the scan: `server <name>` (a `netwarden serve` process), `worker <name>` (a `netwarden worker`), `agent <name>`, or `import` (an nmap report, POST /api/scans/import); null while queued',
     }),
   ),
   agent_id: Nullable(

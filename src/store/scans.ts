@@ -96,6 +96,40 @@ export function insertQueued(db: Kysely<Database>, scan: QueuedScan): Promise<Sc
     .executeTakeFirst();
 }
 
+/**
+ * Records an imported report's scan (CONTRACT §11) as running for `owner` through `db` (the queue
+ * lock's transaction): no active slot (nothing is scanned), never routed to an agent, its target
+ * range set so that no overlapping scan starts while it is recorded.
+ */
+export async function insertImported(
+  db: Kysely<Database>,
+  scan: { profile: string; subnet: string; triggered_by: string; runner: string; at: string },
+  owner: ScanLease,
+): Promise<ScanRow> {
+  const range = targetRange(scan.subnet);
+  return db
+    .insertInto('scans')
+    .values({
+      profile: scan.profile,
+      subnet: scan.subnet,
+      scan_type: 'network',
+      target: null,
+      triggered_by: scan.triggered_by,
+      runner: scan.runner,
+      created_at: scan.at,
+      started_at: scan.at,
+      status: 'running',
+      target_low: range?.low ?? null,
+      target_high: range?.high ?? null,
+      owner_id: owner.ownerId,
+      owner_host: owner.host,
+      owner_pid: owner.pid,
+      lease_expires_at: owner.leaseExpiresAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
 /** A unique index refused a row (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;

@@ -99,7 +99,7 @@ export interface ScansTable {
   target_high: number | null;
   /** The agent the scan is routed to (its target lies in the agent's networks); NULL: the server's workers. */
   agent_id: number | null;
-  /** Who runs or ran the scan: `worker <name>` or `agent <name>`. */
+  /** Who runs or ran the scan: `worker <name>`, `agent <name>`, or `import` (an nmap report brought in). */
   runner: string | null;
   /** The queue's job for this scan (pg-boss's id on PostgreSQL, a local id on SQLite). */
   job_id: string | null;

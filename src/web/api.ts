@@ -20,6 +20,8 @@ export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   query?: Query;
   json?: unknown;
+  /** A file sent as it is with this Content-Type (an nmap report: application/xml). */
+  file?: { content: Blob; type: string };
   signal?: AbortSignal;
 }
 
@@ -35,12 +37,13 @@ export function withQuery(path: string, query: Query = {}): string {
 async function send(path: string, options: RequestOptions): Promise<Response> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (options.json !== undefined) headers['Content-Type'] = 'application/json';
+  if (options.file) headers['Content-Type'] = options.file.type;
   let response: Response;
   try {
     response = await fetch(withQuery(path, options.query), {
       method: options.method ?? 'GET',
       headers,
-      body: options.json === undefined ? undefined : JSON.stringify(options.json),
+      body: options.file ? options.file.content : options.json === undefined ? undefined : JSON.stringify(options.json),
       credentials: 'same-origin',
       signal: options.signal,
     });

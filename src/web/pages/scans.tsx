@@ -85,6 +85,12 @@ export function ScansPage() {
           }}
         />
       )}
+      <ImportForm
+        onImported={(imported) => {
+          setResultId(imported.scan_id);
+          reloadLists();
+        }}
+      />
       {!running && resultId !== null && <ScanResult scanId={resultId} agents={agentNames} />}
       <Queue
         queued={queued}
@@ -143,6 +149,54 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
       </div>
       <button type="submit" class="primary" disabled={start.busy}>
         {start.busy ? 'Starting…' : 'Start scan'}
+      </button>
+    </form>
+  );
+}
+
+/** The largest report the server accepts (POST /api/scans/import): checked here first, to say so at once. */
+const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
+
+/** An nmap XML report (nmap -oX) brought in as a completed scan: POST /api/scans/import with the file. */
+function ImportForm({ onImported }: { onImported: (scan: Scan) => void }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [inputKey, setInputKey] = useState(0);
+  const upload = useAction(async () => {
+    if (!file) return;
+    if (file.size > IMPORT_MAX_BYTES) throw new Error(`${file.name} is larger than the 50 MiB an import accepts.`);
+    const scan = await api<Scan>('/api/scans/import', { method: 'POST', file: { content: file, type: 'application/xml' } });
+    setFile(null);
+    // A new input: the same file can be chosen again.
+    setInputKey((k) => k + 1);
+    onImported(scan);
+  });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void upload.run();
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-label="Import nmap report">
+      <h2>Import nmap report</h2>
+      <ErrorMessage error={upload.error} />
+      <Field
+        label="Report file"
+        hint={
+          <>
+            The XML file <span class="mono">nmap -oX FILE</span> wrote (up to 50 MiB). It becomes a completed scan: devices, ports, risk, CVEs and the
+            changes since the previous scan of the same subnet.
+          </>
+        }
+      >
+        <input
+          key={inputKey}
+          type="file"
+          name="report"
+          accept=".xml,application/xml,text/xml"
+          onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+        />
+      </Field>
+      <button type="submit" disabled={!file || upload.busy}>
+        {upload.busy ? 'Importing…' : 'Import report'}
       </button>
     </form>
   );

@@ -1,0 +1,83 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { NMAP_REPORT_MAX_BYTES } from '../../core/limits.js';
+import { readNmapReport } from '../../scan/report-reader.js';
+import { ScanRecord } from '../../schemas/scan.js';
+import { toScanRecord } from '../../store/scans.js';
+import { HttpError } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+import { scanRequesterOf } from './scans.js';
+
+const XML_TYPES = ['application/xml', 'text/xml'];
+
+const DESCRIPTION = [
+  'Brings an existing nmap report in as a completed scan, so a history kept with nmap and cron becomes a Netwarden timeline.',
+  'Send the file `nmap -oX` wrote as the body, with `Content-Type: application/xml` (or `text/xml`), up to 50 MiB (beyond it 413).',
+  '',
+  'The report is read as a scan of its targets would be recorded: hosts up go into the inventory with their MACs and vendors,',
+  "ports, services (product, version, CPEs, the `http-server-header` script's Server header), OS match and device type;",
+  'risk, CVEs, presence and changes are computed against the previous completed scan of the same subnet, and change',
+  'notifications go out as after a scan. The record has `triggered_by` `import`, `runner` `import`, status `completed`,',
+  "and `devices_found` counts the hosts up. Its times are the time of the import (the report's own start time is in the audit entry `scan_imported`).",
+  '',
+  "- `subnet`: the single IPv4 CIDR or address (as /32) the report's command line (`args`) names, when it holds every host",
+  '  listed; otherwise the smallest IPv4 CIDR covering the hosts (up and down). It must stay within `scanning.max_hosts` (400).',
+  '- `profile`: `quick` for discovery only (`-sn`), `intensive` with OS detection, scripts or every port, else `normal`.',
+  '  Only the ports the report examined (its `<scaninfo>`) can be reported closed.',
+  "- Hosts without an IPv4 address (IPv6) are skipped, each named in the record's `warnings`; hosts down are not devices.",
+  '- Nothing is scanned, so the allowed scan targets (`scanning.allowed_targets`, `NETWARDEN_SCAN_ALLOW`) do not apply.',
+  '- 409 `{"detail","scan_id"}` while a scan of an overlapping target is running; the import may be retried when it ends.',
+  '',
+  'Refused with 400: XML that is not well-formed (a truncated report), well-formed XML that is not an nmap report, a',
+  "report with neither an IPv4 target nor an IPv4 host, and any DTD beyond nmap's own `<!DOCTYPE nmaprun>`: an internal",
+  'subset, a SYSTEM or PUBLIC identifier, any ENTITY declaration. Entities are never expanded and nothing is fetched.',
+  'Another Content-Type → 415. Audited as `scan_imported`.',
+].join('\n');
+
+/** The media type of a request, lower-cased, without parameters. */
+function mediaTypeOf(request: FastifyRequest): string {
+  return (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** POST /api/scans/import (CONTRACT §11, §13): an nmap XML report recorded as a completed scan. */
+export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { scans } = app.services;
+
+  // Only this plugin reads XML bodies: the report as text, parsed after the safety checks.
+  app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit: NMAP_REPORT_MAX_BYTES }, (_request, body, done) => done(null, body));
+
+  app.post(
+    '/api/scans/import',
+    {
+      bodyLimit: NMAP_REPORT_MAX_BYTES,
+      // Refused before the body is read.
+      onRequest: async (request) => {
+        if (!XML_TYPES.includes(mediaTypeOf(request))) {
+          throw new HttpError(415, 'body: Content-Type must be application/xml (or text/xml): send the nmap report nmap -oX wrote');
+        }
+      },
+      schema: {
+        tags: ['scans'],
+        summary: 'Import an nmap XML report as a completed scan',
+        description: DESCRIPTION,
+        consumes: XML_TYPES,
+        body: {
+          type: 'string',
+          description: 'The nmap XML report (`nmap -oX FILE …`), at most 50 MiB',
+        },
+        response: {
+          201: ScanRecord,
+          ...errorResponses(400, 401, 403, 409),
+          413: { ...errorResponses(413)[413], description: 'Report larger than 50 MiB' },
+          415: { ...errorResponses(415)[415], description: 'Content-Type is not application/xml or text/xml' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const xml = request.body as string;
+      const plan = await readNmapReport(xml);
+      const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes: Buffer.byteLength(xml) });
+      return reply.code(201).send(toScanRecord(scan));
+    },
+  );
+};

@@ -1,0 +1,67 @@
+/**
+ * Reading an nmap report in a worker thread (src/scan/report-reader.ts), as the compiled service
+ * does for reports of 2 MiB or more: the module is loaded from dist/ (built by the test set-up),
+ * since a thread can only load compiled JavaScript.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { planImport } from '../../src/core/nmap-import.js';
+import * as sourceReader from '../../src/scan/report-reader.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'nmap-import');
+const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+const compiled = (await import(new URL('../../dist/scan/report-reader.js', import.meta.url).href)) as typeof sourceReader;
+
+describe('readNmapReport', () => {
+  it('gives in a thread exactly the plan planImport gives here', async () => {
+    for (const name of ['loopback-sv-1.xml', 'lab-sv.xml', 'loopback-a.xml', 'mixed-ipv6.xml']) {
+      expect(await compiled.readNmapReport(fixture(name), 0), name).toEqual(planImport(fixture(name)));
+    }
+  });
+
+  it('refuses in a thread as planImport does, with a ReportRejectedError and the same message', async () => {
+    const cut = fixture('loopback-sv-1.xml').slice(0, 1500);
+    const dtd = fixture('loopback-sn.xml').replace('<!DOCTYPE nmaprun>', '<!DOCTYPE nmaprun [<!ENTITY x SYSTEM "file:///etc/passwd">]>');
+    for (const xml of [cut, dtd, '<html/>']) {
+      let expected = '';
+      try {
+        planImport(xml);
+      } catch (err) {
+        expected = (err as Error).message;
+      }
+      const err = await compiled.readNmapReport(xml, 0).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err?.name).toBe('ReportRejectedError');
+      expect(err?.message).toBe(expected);
+    }
+  });
+
+  it('leaves this thread free while a large report is read', async () => {
+    const base = fixture('loopback-sv-1.xml');
+    const hosts = base.slice(base.indexOf('<host '), base.indexOf('<runstats>'));
+    // About 5 MiB: the same four hosts many times (one device each in the plan).
+    const large = base.replace('<runstats>', `${hosts.repeat(Math.ceil((5 * 1024 * 1024) / hosts.length))}<runstats>`);
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    // Timer turns counted until the plan is there: none if the report were read in this thread
+    // (the promise would settle before any timer could fire).
+    const plan = await compiled.readNmapReport(large).then((p) => ({ ...p, turnsWhileReading: turns }));
+    clearInterval(timer);
+    expect(plan.turnsWhileReading).toBeGreaterThan(0);
+    // The same report read here, synchronously: no turn in between.
+    const here = { turns: 0 };
+    const hereTimer = setInterval(() => here.turns++, 0);
+    const inline = await sourceReader.readNmapReport(large).then(() => here.turns);
+    clearInterval(hereTimer);
+    expect(inline).toBe(0);
+    expect(plan.hosts.map((h) => h.ip)).toEqual(['127.0.0.20', '127.0.0.21', '127.0.0.22', '127.0.0.23']);
+  });
+
+  it('reads small reports and the TypeScript sources in this thread', async () => {
+    expect(await sourceReader.readNmapReport(fixture('loopback-sn.xml'), 0)).toEqual(planImport(fixture('loopback-sn.xml')));
+    expect(sourceReader.WORKER_THRESHOLD_BYTES).toBe(2 * 1024 * 1024);
+  });
+});

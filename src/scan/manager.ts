@@ -499,8 +499,8 @@ export class ScanManager {
       const why = ownerGone(scan, this.owner, Date.now());
       if (!why || this.running.has(scan.id)) continue;
       const killed = endOrphanedEngines(scan, this.owner);
-      // A dedicated worker or an agent is named; a `netwarden serve` process is "the server".
-      const who = scan.runner && !scan.runner.startsWith('server ') ? scan.runner : 'the server';
+      // A dedicated worker or an agent is named; a `netwarden serve` process (a scan or an import) is "the server".
+      const who = scan.runner && /^(worker|agent) /.test(scan.runner) ? scan.runner : 'the server';
       const error = `Interrupted: ${who} stopped while this scan was running (${why})`;
       if (!(await this.store.scans.finish(scan.id, scan.owner_id, { ...this.ending(scan), status: 'failed', error }))) continue;
       ended.push(scan.id);

@@ -85,7 +85,7 @@ export function errorHandler(error: FastifyError & { validationContext?: string 
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return reply.code(413).send({ detail: 'body: request body is larger than the 1 MiB limit' });
+      return reply.code(413).send({ detail: `body: request body is larger than the ${mebibytes(request.routeOptions.bodyLimit)} limit` });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return reply.code(415).send({ detail: 'body: Content-Type must be application/json' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -111,6 +111,11 @@ export function errorHandler(error: FastifyError & { validationContext?: string 
     return reply.code(503).header('Retry-After', '5').send({ detail: 'The database is unavailable; try again shortly' });
   }
   return reply.code(500).send({ detail: 'Internal server error; the server log has the details' });
+}
+
+/** A route's body limit in words (`1 MiB`); the server's default when the route has none of its own. */
+function mebibytes(limit: number | undefined): string {
+  return `${Math.round(((limit ?? 1024 * 1024) / (1024 * 1024)) * 10) / 10} MiB`;
 }
 
 /**

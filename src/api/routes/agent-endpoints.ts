@@ -9,7 +9,7 @@ import { UploadInProgressError } from '../../scan/errors.js';
 import type { ScanRow } from '../../store/schema.js';
 import { toScanRecord } from '../../store/scans.js';
 import { agentOf } from '../auth.js';
-import { HttpError, badRequest, conflict, notFound } from '../errors.js';
+import { HttpError, badRequest, conflict, notAuthenticated, notFound } from '../errors.js';
 import { Id, errorBody, errorResponses } from '../schemas.js';
 
 /** How often a waiting poll looks for a claimable scan besides when an event says one may be (another process queued it). */
@@ -121,6 +121,8 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const left = deadline - Date.now();
         if (left <= 0) return reply.code(204).send(null);
         await nap(Math.min(left, POLL_RECHECK_MS), reply);
+        // Revoked while it waited (here or on another instance): refused now, not at its next poll.
+        if ((await store.agents.get(agent.agentId))?.revoked_at) throw notAuthenticated();
       }
     },
   );

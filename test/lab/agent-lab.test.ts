@@ -68,7 +68,7 @@ function startIn<T>(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const log: Array<Record<string, any>> = [];
   const stop = async () => {
@@ -77,7 +77,7 @@ function startIn<T>(
   };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`netwarden ${args[0]} in ${namespace} not ready in time\n${stderr}`)), 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       try {
         const entry = JSON.parse(line) as Record<string, any>;
         log.push(entry);

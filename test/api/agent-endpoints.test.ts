@@ -246,6 +246,28 @@ describe.each(testDatabases())('agent endpoints ($kind)', (database) => {
     expect(badBody.status).toBe(400);
   });
 
+  it('accepts an upload larger than the 1 MiB other routes take, and describes the endpoints in OpenAPI', async () => {
+    const scanId = await takeScan();
+    // One host reporting 12,000 closed ports: about 1.5 MiB of JSON.
+    const many = Array.from({ length: 12_000 }, (_, i) => ({ ...port(i + 1, 'unknown'), state: 'closed' }));
+    const body = { run_id: run, engine: 'nmap', hosts: [host('127.0.0.65')], ports: [scanned('127.0.0.65', many)] };
+    expect(JSON.stringify(body).length).toBeGreaterThan(1024 * 1024);
+    const res = await agentPost(agent.token, `/api/agent/scans/${scanId}/results`, body);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await readJson(res)).toMatchObject({ status: 'completed', devices_found: 1 });
+
+    const doc = await readJson(await server.request('/openapi.json'));
+    for (const path of [
+      '/api/agent/jobs/next',
+      '/api/agent/scans/{scan_id}/progress',
+      '/api/agent/scans/{scan_id}/results',
+      '/api/agent/scans/{scan_id}/end',
+    ]) {
+      expect(doc.paths[path]?.post, path).toMatchObject({ summary: expect.any(String), security: [{ agentToken: [] }], tags: ['agent'] });
+    }
+    expect(doc.components.securitySchemes.agentToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
   it('a revoked agent is refused at once, and its queued scan fails saying why', async () => {
     const started = await triggerScan(server, key, { subnet: NETWORK, profile: 'quick' });
     expect((await server.request(`/api/agents/${agent.id}`, { method: 'DELETE', cookie })).status).toBe(200);

@@ -63,6 +63,8 @@ export interface AppOptions {
   notifier?: NotifierOptions;
   /** Interval of the keep-alive comment on /api/events streams (default 15 s; tests shorten it). */
   eventKeepAliveMs?: number;
+  /** Longest an agent's long poll waits, whatever it asks (default AGENT_POLL_WAIT_SECONDS; the fuzzer shortens it). */
+  agentPollMaxWaitMs?: number;
 }
 
 /** What route plugins share: one instance per app. */
@@ -241,7 +243,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(authRoutes);
   await app.register(keyRoutes);
   await app.register(agentRoutes);
-  await app.register(agentEndpointRoutes);
+  await app.register(agentEndpointRoutes, { maxWaitMs: options.agentPollMaxWaitMs });
   await app.register(configRoutes);
   await app.register(auditRoutes);
   await app.register(zoneRoutes);

@@ -29,7 +29,8 @@ const ScanParams = Type.Object({ scan_id: Id });
  * it with its own engine, reports progress (which renews its lease and tells it of a cancel), and
  * uploads the results, which the server records as for its own scans.
  */
-export const agentEndpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number }> = async (app, options) => {
+  const maxWaitMs = options.maxWaitMs ?? AGENT_POLL_WAIT_SECONDS * 1000;
   const { store, scans, events } = app.services;
   const lastTouch = new Map<number, number>();
   /** Waiting polls, woken when the server closes (they answer 204 at once). */
@@ -106,7 +107,7 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { run_id: runId, version, engine, engines, hostname } = request.body;
       const available = engines ?? [engine];
       await touch(agent.agentId, true, { version, engine: available.join(','), ...(hostname !== undefined ? { hostname } : {}) });
-      const deadline = Date.now() + (request.body.wait_seconds ?? AGENT_POLL_WAIT_SECONDS) * 1000;
+      const deadline = Date.now() + Math.min(maxWaitMs, (request.body.wait_seconds ?? AGENT_POLL_WAIT_SECONDS) * 1000);
       for (;;) {
         if (closing || reply.raw.destroyed) return reply.code(204).send(null);
         // A read first: the claim takes the queue's lock, which an idle agent should not take every few seconds.

@@ -214,6 +214,24 @@ describe.each(testDatabases())('agent endpoints ($kind)', (database) => {
     expect((await readJson(await server.request('/api/devices', { key }))).length).toBe(3);
   });
 
+  it('an upload another instance is recording answers 409 with a retry hint; one left by an instance that died is taken over', async () => {
+    const scanId = await takeScan();
+    const upload = { run_id: run, engine: 'nmap', hosts: [host('127.0.0.65')], ports: [scanned('127.0.0.65', [port(22, 'ssh')])] };
+    // As another instance marks an upload it is recording (it renews nothing else: the agent waits).
+    await server.store.scans.update(scanId, { upload_started_at: new Date(Date.now() - 10_000).toISOString() });
+    const busy = await agentPost(agent.token, `/api/agent/scans/${scanId}/results`, upload);
+    expect(busy.status).toBe(409);
+    expect(busy.headers.get('retry-after')).toBe('5');
+    expect(await readJson(busy)).toMatchObject({ scan_id: scanId, retry_after_seconds: 5, detail: expect.stringMatching(/being recorded; retry/) });
+
+    // That instance died mid-recording 3 minutes ago: the retry takes over and records once.
+    await server.store.scans.update(scanId, { upload_started_at: new Date(Date.now() - 180_000).toISOString() });
+    const taken = await agentPost(agent.token, `/api/agent/scans/${scanId}/results`, upload);
+    expect(taken.status).toBe(200);
+    expect(await readJson(taken)).toMatchObject({ status: 'completed', devices_found: 1 });
+    expect((await readJson(await server.request('/api/devices', { key }))).length).toBe(1);
+  });
+
   it('refuses results outside the scan target, from another run, or for another agent', async () => {
     const scanId = await takeScan();
     const outside = await agentPost(agent.token, `/api/agent/scans/${scanId}/results`, {

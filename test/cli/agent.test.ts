@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
-import { bannerListener, httpListener, type Listener } from '../helpers/listeners.js';
+import { bannerListener, httpListener, silentListener, type Listener } from '../helpers/listeners.js';
 import {
   BIN,
   baseEnv,
@@ -255,6 +255,30 @@ describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netward
       await proxy.close();
     }
   }, 240_000);
+
+  it('stops a running scan when it is cancelled on the server, and reports it cancelled', async () => {
+    // A service that accepts connections and never speaks keeps nmap's service detection busy for a while.
+    const silent = await silentListener('127.0.0.74');
+    const created = await bodyOf(await http('/api/agents', { method: 'POST', cookie, json: { name: 'cancel-agent', networks: ['127.0.0.74/32'] } }));
+    const agent = await startAgent(serve.baseUrl, created.token);
+    try {
+      const put = await http('/api/config', { method: 'PUT', cookie, json: { scanning: { port_range: `${ssh.port},${webPort},${silent.port}` } } });
+      expect(put.status).toBe(200);
+      const started = await bodyOf(await http('/api/scan/trigger?subnet=127.0.0.74&profile=normal', { method: 'POST', key }));
+      await waitFor('the agent to take the scan', async () => agent.log.some((l) => l.scan_id === started.scan_id && l.msg === 'scan taken'), 30_000);
+      const cancelled = await http(`/api/scans/${started.scan_id}/cancel`, { method: 'POST', key });
+      expect(cancelled.status).toBe(200);
+      expect(await bodyOf(cancelled)).toMatchObject({ scan_id: started.scan_id, status: 'cancelled', runner: 'agent cancel-agent' });
+      await waitFor(
+        'the agent to log the cancel',
+        async () => agent.log.some((l) => l.scan_id === started.scan_id && l.msg === 'scan cancelled'),
+        30_000,
+      );
+    } finally {
+      expect(await agent.stop()).toBe(0);
+      await silent.close();
+    }
+  }, 90_000);
 
   it('ends with a clear message when its agent is revoked', async () => {
     const created = await bodyOf(await http('/api/agents', { method: 'POST', cookie, json: { name: 'doomed', networks: ['127.0.0.80/29'] } }));

@@ -128,6 +128,8 @@ export class AgentRuntime {
     };
     const onShutdown = () => stop('shutdown');
     shutdown.addEventListener('abort', onShutdown, { once: true });
+    // Told to stop while the poll that brought this scan was answered: it is reported as interrupted at once.
+    if (shutdown.aborted) onShutdown();
     const timer = setTimeout(() => stop('timeout'), job.timeout_seconds * 1000);
     timer.unref();
 

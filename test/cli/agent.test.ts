@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nmapVersion } from '../../src/scan/nmap.js';
-import { bannerListener, httpListener, silentListener, type Listener } from '../helpers/listeners.js';
+import { bannerListener, silentListener, type Listener } from '../helpers/listeners.js';
 import {
   BIN,
   baseEnv,
@@ -170,23 +170,23 @@ describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netward
   let cookie: string;
   let key: string;
   let ssh: Listener;
-  let web: Listener | undefined;
-  let webPort: number;
+  let mail: Listener | undefined;
+  let mailPort: number;
 
   beforeAll(async () => {
     ds = await create();
     ssh = await bannerListener(TARGET, 'SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n');
     // The ports scanned: the SSH listener's, and one a second listener takes later.
-    web = await bannerListener(TARGET, 'HTTP/1.0 200 OK\r\nServer: nginx/1.24.0\r\n\r\n');
-    webPort = web.port;
-    await web.close();
-    web = undefined;
+    mail = await bannerListener(TARGET, '220 mail.example ESMTP Postfix\r\n');
+    mailPort = mail.port;
+    await mail.close();
+    mail = undefined;
     writeFileSync(
       join(ds.env.NETWARDEN_DATA_DIR, 'netwarden.json'),
       JSON.stringify({
         settings: {
           network: { resolve_hostnames: false },
-          scanning: { engine: 'nmap', port_range: `${ssh.port},${webPort}`, top_ports: 0, os_detection: false, host_timeout_seconds: 30 },
+          scanning: { engine: 'nmap', port_range: `${ssh.port},${mailPort}`, top_ports: 0, os_detection: false, host_timeout_seconds: 30 },
         },
       }),
     );
@@ -200,7 +200,7 @@ describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netward
   afterAll(async () => {
     await serve?.stop();
     await ssh?.close();
-    await web?.close();
+    await mail?.close();
     await ds?.cleanup();
   });
 
@@ -236,15 +236,15 @@ describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netward
       const detail = await bodyOf(await http(`/api/devices/${devices[0].id}`, { key }));
       expect(detail.ports).toEqual([expect.objectContaining({ port: ssh.port, state: 'open', service: 'ssh', product: 'OpenSSH' })]);
 
-      // A second scan after a change (a web server started), its upload dropped too: one change recorded.
-      web = await httpListener(TARGET, 'nginx/1.24.0', webPort);
+      // A second scan after a change (a mail server started), its upload dropped too: one change recorded.
+      mail = await bannerListener(TARGET, '220 mail.example ESMTP Postfix\r\n', mailPort);
       proxy.dropNextUpload();
       const second = await scanThroughAgent(agent);
       expect(second).toMatchObject({ status: 'completed', devices_found: 1 });
       expect(proxy.uploads).toBe(4);
       const changes = await bodyOf(await http(`/api/changes?scan_id=${second.scan_id}`, { key }));
       expect(changes.map((c: { change_type: string }) => c.change_type)).toEqual(['port_opened']);
-      expect((await bodyOf(await http('/api/devices', { key })))[0].open_ports).toEqual([ssh.port, web.port].sort((a, b) => a - b));
+      expect((await bodyOf(await http('/api/devices', { key })))[0].open_ports).toEqual([ssh.port, mail.port].sort((a, b) => a - b));
 
       const [listed] = await bodyOf(await http('/api/agents', { cookie }));
       expect(listed).toMatchObject({ name: 'lab-agent', status: 'online', engine: 'nmap,native' });
@@ -258,13 +258,13 @@ describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netward
 
   it('stops a running scan when it is cancelled on the server, and reports it cancelled', async () => {
     // A service that accepts connections and never speaks keeps nmap's service detection busy for a while.
-    const silent = await silentListener('127.0.0.74');
-    const created = await bodyOf(await http('/api/agents', { method: 'POST', cookie, json: { name: 'cancel-agent', networks: ['127.0.0.74/32'] } }));
+    const silent = await silentListener('127.0.0.91');
+    const created = await bodyOf(await http('/api/agents', { method: 'POST', cookie, json: { name: 'cancel-agent', networks: ['127.0.0.91/32'] } }));
     const agent = await startAgent(serve.baseUrl, created.token);
     try {
-      const put = await http('/api/config', { method: 'PUT', cookie, json: { scanning: { port_range: `${ssh.port},${webPort},${silent.port}` } } });
+      const put = await http('/api/config', { method: 'PUT', cookie, json: { scanning: { port_range: `${ssh.port},${mailPort},${silent.port}` } } });
       expect(put.status).toBe(200);
-      const started = await bodyOf(await http('/api/scan/trigger?subnet=127.0.0.74&profile=normal', { method: 'POST', key }));
+      const started = await bodyOf(await http('/api/scan/trigger?subnet=127.0.0.91&profile=normal', { method: 'POST', key }));
       await waitFor('the agent to take the scan', async () => agent.log.some((l) => l.scan_id === started.scan_id && l.msg === 'scan taken'), 30_000);
       const cancelled = await http(`/api/scans/${started.scan_id}/cancel`, { method: 'POST', key });
       expect(cancelled.status).toBe(200);

@@ -21,7 +21,7 @@ export const AgentRecord = Type.Object({
   last_seen_at: Nullable(Timestamp),
   version: Nullable(Type.String({ description: "The agent's Netwarden version, as it reported it" })),
   hostname: Nullable(Type.String({ description: 'The host the agent runs on, as it reported it' })),
-  engine: Nullable(Type.String({ description: 'The scan engine the agent has (nmap or native), as it reported it' })),
+  engine: Nullable(Type.String({ description: 'The scan engines the agent can run, best first (`nmap, native` or `native`), as it reported them' })),
   token_prefix: Type.String({ description: 'First characters of its token, to recognise it' }),
   created_at: Timestamp,
 });

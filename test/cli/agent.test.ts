@@ -247,7 +247,7 @@ describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netward
       expect((await bodyOf(await http('/api/devices', { key })))[0].open_ports).toEqual([ssh.port, mail.port].sort((a, b) => a - b));
 
       const [listed] = await bodyOf(await http('/api/agents', { cookie }));
-      expect(listed).toMatchObject({ name: 'lab-agent', status: 'online', engine: 'nmap,native' });
+      expect(listed).toMatchObject({ name: 'lab-agent', status: 'online', engine: 'nmap, native' });
       expect(listed.version).toMatch(/^\d+\.\d+\.\d+/);
       expect(listed.last_seen_at).not.toBeNull();
     } finally {

@@ -205,7 +205,7 @@ describe.skipIf(unavailable !== null || !hasNmap)('a routed network scanned thro
     ]);
 
     const [listed] = await bodyOf(await http('/api/agents', { key }));
-    expect(listed).toMatchObject({ id: agentId, status: 'online', engine: 'nmap,native' });
+    expect(listed).toMatchObject({ id: agentId, status: 'online', engine: 'nmap, native' });
   }, 120_000);
 
   it('after the hosts change, a second scan through the agent records exactly the changes', async () => {

@@ -106,7 +106,7 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
       const agent = agentOf(request);
       const { run_id: runId, version, engine, engines, hostname } = request.body;
       const available = engines ?? [engine];
-      await touch(agent.agentId, true, { version, engine: available.join(','), ...(hostname !== undefined ? { hostname } : {}) });
+      await touch(agent.agentId, true, { version, engine: available.join(', '), ...(hostname !== undefined ? { hostname } : {}) });
       const deadline = Date.now() + Math.min(maxWaitMs, (request.body.wait_seconds ?? AGENT_POLL_WAIT_SECONDS) * 1000);
       for (;;) {
         if (closing || reply.raw.destroyed) return reply.code(204).send(null);

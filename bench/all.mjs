@@ -27,6 +27,8 @@ const BENCHES = [
     needsRoot: true,
     env: { BENCH_SCAN_VARIANTS: 'plain_nmap,api_nmap,plain_nmap_os,api_nmap_os,api_native' },
   },
+  // A lab scan through an agent vs run locally (test/lab/agent-lab.sh); root only.
+  { name: 'agent', script: 'agent-bench.mjs', flags: [], needsRoot: true },
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
   { name: 'import', script: 'import-bench.mjs', flags: [] },
 ];

@@ -24,9 +24,11 @@ const ALLOWED: Record<string, string[]> = {
   names: ['core', 'schemas', 'store', 'util'],
   scan: ['core', 'cve', 'events', 'names', 'queue', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],
+  agent: ['core', 'scan', 'schemas', 'util'],
   jobs: ['auth', 'core', 'events', 'notify', 'queue', 'scan', 'schemas', 'store', 'util'],
   api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
   cli: [
+    'agent',
     'api',
     'auth',
     'config',

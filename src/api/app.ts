@@ -27,6 +27,7 @@ import { deviceRoutes } from './routes/devices.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { agentRoutes } from './routes/agents.js';
+import { agentEndpointRoutes } from './routes/agent-endpoints.js';
 import { networkRoutes } from './routes/network.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { scanRoutes } from './routes/scans.js';
@@ -63,6 +64,8 @@ export interface AppOptions {
   notifier?: NotifierOptions;
   /** Interval of the keep-alive comment on /api/events streams (default 15 s; tests shorten it). */
   eventKeepAliveMs?: number;
+  /** Longest an agent's long poll waits, whatever it asks (default AGENT_POLL_WAIT_SECONDS; the fuzzer shortens it). */
+  agentPollMaxWaitMs?: number;
 }
 
 /** What route plugins share: one instance per app. */
@@ -199,6 +202,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
           bearer: { type: 'http', scheme: 'bearer', description: 'An API key sent as `Authorization: Bearer svc_…`' },
           sessionCookie: { type: 'apiKey', in: 'cookie', name: 'netwarden_session' },
+          agentToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An agent token sent as `Authorization: Bearer nwa_…`: accepted by the agent endpoints (/api/agent/…) only',
+          },
         },
       },
       security: [{ apiKeyHeader: [] }, { bearer: [] }, { sessionCookie: [] }],
@@ -206,6 +214,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'auth', description: 'Set-up, login and sessions' },
         { name: 'keys', description: 'API keys' },
         { name: 'agents', description: 'Agents: scanners at networks the server cannot reach (CONTRACT §12)' },
+        { name: 'agent', description: 'The agent endpoints, called by `netwarden agent` with its agent token (and nothing else)' },
         { name: 'scans', description: 'Scans and their results' },
         { name: 'devices', description: 'Device inventory' },
         { name: 'changes', description: 'Changes between scans' },
@@ -235,6 +244,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(authRoutes);
   await app.register(keyRoutes);
   await app.register(agentRoutes);
+  await app.register(agentEndpointRoutes, { maxWaitMs: options.agentPollMaxWaitMs });
   await app.register(configRoutes);
   await app.register(auditRoutes);
   await app.register(zoneRoutes);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateGate } from '../auth/throttle.js';
 import { ApiKeyCache } from '../auth/api-key-cache.js';
-import { looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
+import { AGENT_TOKEN_PREFIX, looksLikeAgentToken, looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
 import { apiKeyStatus } from '../store/api-keys.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
@@ -11,7 +11,9 @@ export const SESSION_COOKIE = 'netwarden_session';
 
 export type Principal =
   | { kind: 'session'; userId: number; username: string; sessionId: string; actor: string }
-  | { kind: 'api_key'; keyId: number; keyName: string; actor: string };
+  | { kind: 'api_key'; keyId: number; keyName: string; actor: string }
+  /** An agent's token: accepted by the agent endpoints (`config: { agent: true }`) only. */
+  | { kind: 'agent'; agentId: number; agentName: string; actor: string };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,6 +22,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Route answers without authentication. */
     public?: boolean;
+    /** Route of the agent endpoints: authenticated by an agent token alone (CONTRACT §12). */
+    agent?: boolean;
   }
 }
 
@@ -41,10 +45,27 @@ export class Authenticator {
   /** Resolves the request's credentials; throws 401/403 when they are present but not acceptable. */
   async authenticate(request: FastifyRequest): Promise<Principal | null> {
     const key = presentedApiKey(request);
+    // An agent token opens the agent endpoints and nothing else (CONTRACT §12).
+    if (key !== undefined && key.startsWith(AGENT_TOKEN_PREFIX)) throw notAuthenticated();
     if (key !== undefined) return this.authenticateKey(request, key);
     const token = request.cookies[SESSION_COOKIE];
     if (token) return this.authenticateSession(request, token);
     return null;
+  }
+
+  /**
+   * The agent endpoints: only `Authorization: Bearer nwa_…` of an agent not revoked (looked up by
+   * the token's SHA-256 on every request, so a revocation on any instance holds at once). A
+   * session or an API key is refused here as everywhere else an agent token is.
+   */
+  async authenticateAgent(request: FastifyRequest): Promise<Principal> {
+    const authorization = request.headers.authorization;
+    const m = typeof authorization === 'string' ? authorization.match(/^Bearer\s+(\S+)\s*$/i) : null;
+    const token = m?.[1];
+    if (!token || !looksLikeAgentToken(token) || request.headers['x-api-key'] !== undefined) throw notAuthenticated();
+    const agent = await this.store.agents.byTokenHash(sha256Hex(token));
+    if (!agent) throw notAuthenticated();
+    return { kind: 'agent', agentId: agent.id, agentName: agent.name, actor: `agent:${agent.name}` };
   }
 
   private async authenticateKey(request: FastifyRequest, key: string): Promise<Principal> {
@@ -145,6 +166,10 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
   app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
     // The Swagger UI's own routes (registered by @fastify/swagger-ui) are public like /openapi.json.
     if (request.is404 || request.url.startsWith('/docs')) return;
+    if (request.routeOptions.config.agent) {
+      request.principal = await authenticator.authenticateAgent(request);
+      return;
+    }
     if (request.routeOptions.config.public) {
       // Public writes (set-up, login) need no credentials but are still refused from other sites.
       refuseCrossSiteWrite(request);
@@ -160,6 +185,13 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw notAuthenticated();
   return request.principal;
+}
+
+/** The agent of a request to an agent endpoint. */
+export function agentOf(request: FastifyRequest): Extract<Principal, { kind: 'agent' }> {
+  const principal = principalOf(request);
+  if (principal.kind !== 'agent') throw notAuthenticated();
+  return principal;
 }
 
 /** Requires a browser session (not an API key) for the current request. */

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 
 export { Nullable, StringEnum, Timestamp } from '../schemas/common.js';
 
-const errorBody = (description: string) =>
+export const errorBody = (description: string) =>
   Type.Object({ detail: Type.String({ description: 'What went wrong, in words a person can act on' }) }, { additionalProperties: true, description });
 
 export const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });

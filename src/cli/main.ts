@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
+import { registerAgentCommand } from './agent.js';
 import { registerBackupCommands } from './backup.js';
 import { EXIT_USAGE } from './common.js';
 import { registerCveCommand } from './cve.js';
@@ -23,6 +24,7 @@ const program = new Command()
 
 registerServeCommand(program);
 registerWorkerCommand(program);
+registerAgentCommand(program);
 registerUserCommands(program);
 registerKeyCommands(program);
 registerDbCommands(program);

@@ -33,6 +33,15 @@ export const AGENT_NAME_MAX_LENGTH = 100;
 export const AGENT_NETWORKS_MAX_ITEMS = 64;
 /** An agent not heard from for this long is offline (it long-polls for work every 25 s). */
 export const AGENT_OFFLINE_AFTER_SECONDS = 60;
+/** How long `POST /api/agent/jobs/next` waits for a scan before answering 204. */
+export const AGENT_POLL_WAIT_SECONDS = 25;
+/**
+ * The largest results upload an agent may send: a /16 (65,536 hosts), every one with a handful
+ * of ports and their services, is well under half of it.
+ */
+export const AGENT_UPLOAD_MAX_BYTES = 128 * 1024 * 1024;
+/** Hosts in one upload: a /16. */
+export const AGENT_UPLOAD_MAX_HOSTS = 65_536;
 
 // Devices and zones ---------------------------------------------------------------------------
 

@@ -71,6 +71,8 @@ interface ScanRun {
   names?: NameLookup;
   /** CIDR blocks the scan did not probe, when not network.exclude (an imported report's `--exclude`). */
   exclude?: string[];
+  /** Who holds the scan's lease when it is not this process (an agent whose results are recorded here). */
+  ownerId?: string;
 }
 
 /** How often progress is written to the scan record while it runs (what other instances show). */
@@ -720,6 +722,7 @@ export class ScanManager {
       started: scan.started_at ? Date.parse(scan.started_at) : now,
       engineOptions: { privileged: false, resolveHostnames: false, hostTimeoutSeconds: 0, signal: running.abort.signal, onProgress: () => {} },
       recordProcessGroups: () => {},
+      ownerId,
     };
     // The agent's lease holds while its results are recorded (the agent waits for the answer).
     const lease = setInterval(() => {
@@ -732,6 +735,10 @@ export class ScanManager {
       await this.recordPorts(result.ports, result.hosts, seen);
       await this.evaluationPhase(run, seen, portListOf(settings, profile));
       await this.recordCompleted(run, result.hosts.length, { scan_ms: now - run.started, evaluation_ms: Date.now() - now });
+    } catch (err) {
+      // A retry may record the results at once (beginUpload removes what this attempt wrote).
+      await this.store.scans.update(scanId, { upload_started_at: null }).catch(() => undefined);
+      throw err;
     } finally {
       clearInterval(lease);
     }
@@ -994,12 +1001,12 @@ export class ScanManager {
   }
 
   private async recordCompleted(
-    { running, scan, engine, request, started }: ScanRun,
+    { running, scan, engine, request, started, ownerId }: ScanRun,
     devicesFound: number,
     timing: { scan_ms: number; evaluation_ms: number },
   ): Promise<void> {
     const progress = running.progress.update({ phase: 'done', percent: 100 });
-    const recorded = await this.store.scans.finish(scan.id, this.owner.id, {
+    const recorded = await this.store.scans.finish(scan.id, ownerId ?? this.owner.id, {
       status: 'completed',
       completed_at: nowIso(),
       duration_seconds: (Date.now() - started) / 1000,

@@ -1,7 +1,15 @@
 /** An agent as the API shows it (CONTRACT §12): the one definition for routes, store and OpenAPI. */
 import { type Static, Type } from '@sinclair/typebox';
-import { AGENT_NAME_MAX_LENGTH, AGENT_NETWORKS_MAX_ITEMS, AGENT_OFFLINE_AFTER_SECONDS } from '../core/limits.js';
+import {
+  AGENT_NAME_MAX_LENGTH,
+  AGENT_NETWORKS_MAX_ITEMS,
+  AGENT_OFFLINE_AFTER_SECONDS,
+  AGENT_POLL_WAIT_SECONDS,
+  AGENT_UPLOAD_MAX_HOSTS,
+} from '../core/limits.js';
+import { SCAN_PROFILES } from '../core/model.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
+import { ScanProgress } from './scan.js';
 
 export const AGENT_STATUSES = ['online', 'offline'] as const;
 
@@ -13,7 +21,7 @@ export const AgentRecord = Type.Object({
   last_seen_at: Nullable(Timestamp),
   version: Nullable(Type.String({ description: "The agent's Netwarden version, as it reported it" })),
   hostname: Nullable(Type.String({ description: 'The host the agent runs on, as it reported it' })),
-  engine: Nullable(Type.String({ description: 'The scan engine the agent has (nmap or native), as it reported it' })),
+  engine: Nullable(Type.String({ description: 'The scan engines the agent can run, best first (`nmap, native` or `native`), as it reported them' })),
   token_prefix: Type.String({ description: 'First characters of its token, to recognise it' }),
   created_at: Timestamp,
 });
@@ -36,3 +44,120 @@ export const CreatedAgent = Type.Object({
 export type AgentRecord = Static<typeof AgentRecord>;
 export type NewAgent = Static<typeof NewAgent>;
 export type CreatedAgent = Static<typeof CreatedAgent>;
+
+// The agent endpoints (called by `netwarden agent` with its token) ------------------------------
+
+/** One run of an agent process (a random id it picks at start): a scan it took is its run's alone. */
+export const AgentRunId = Type.String({
+  pattern: '^[A-Za-z0-9-]{8,64}$',
+  description: 'A random id the agent process picks when it starts; the scans it takes are bound to it',
+});
+
+export const AgentPoll = Type.Object(
+  {
+    run_id: AgentRunId,
+    version: Type.String({ minLength: 1, maxLength: 50, description: "The agent's Netwarden version" }),
+    engine: StringEnum(['nmap', 'native'] as const, { description: 'The scan engine the agent will use for a scan that asks for `auto`' }),
+    engines: Type.Optional(
+      Type.Array(StringEnum(['nmap', 'native'] as const), { maxItems: 2, description: 'Every engine the agent can run (default: `engine`)' }),
+    ),
+    hostname: Type.Optional(Type.String({ maxLength: 253, description: 'The host the agent runs on' })),
+    wait_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: AGENT_POLL_WAIT_SECONDS,
+        description: `How long to wait for a scan before answering 204 (default ${AGENT_POLL_WAIT_SECONDS})`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentJob = Type.Object({
+  scan_id: Type.Integer(),
+  profile: StringEnum(SCAN_PROFILES),
+  subnet: Type.String({ description: 'The CIDR to discover in (a single-device scan: the address as /32)' }),
+  device: Nullable(Type.String({ description: "A single-device scan's address" })),
+  exclude: Type.Array(Type.String(), { description: 'CIDR blocks never probed' }),
+  ports: Nullable(Type.String({ description: "The ports to examine (nmap's -p syntax); null for a quick scan" })),
+  os_detection: Type.Boolean(),
+  resolve_hostnames: Type.Boolean(),
+  host_timeout_seconds: Type.Integer(),
+  engine: StringEnum(['auto', 'nmap', 'native'] as const, { description: 'scanning.engine: auto lets the agent choose' }),
+  timeout_seconds: Type.Integer({ description: "The scan's time limit; the agent stops it after this" }),
+  expected: Type.Array(Type.String(), { description: 'Addresses online after the previous scan (port-scanned from the start)' }),
+});
+
+export const AgentProgressReport = Type.Object({ run_id: AgentRunId, progress: ScanProgress }, { additionalProperties: false });
+
+export const AgentProgressAnswer = Type.Object({
+  action: StringEnum(['continue', 'cancel', 'drop'] as const, {
+    description:
+      "`cancel`: the scan was cancelled, stop it and report `cancelled`; `drop`: it is no longer this run's (ended elsewhere), stop without reporting",
+  }),
+});
+
+const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
+
+const UploadedHost = {
+  ip: Type.String({ format: 'ipv4' }),
+  mac: Nullable(Type.String({ pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$' })),
+  vendor: Text(200),
+  hostname: Text(253),
+};
+
+export const UploadedPort = Type.Object(
+  {
+    port: Type.Integer({ minimum: 1, maximum: 65_535 }),
+    protocol: StringEnum(['tcp', 'udp'] as const),
+    state: Type.String({ maxLength: 40 }),
+    service: Text(100),
+    product: Text(200),
+    version: Text(200),
+    extra_info: Text(500),
+    cpe: Type.Array(Type.String({ maxLength: 300 }), { maxItems: 32 }),
+    service_guessed: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentUpload = Type.Object(
+  {
+    run_id: AgentRunId,
+    engine: StringEnum(['nmap', 'native'] as const, { description: 'The engine that ran the scan' }),
+    hosts: Type.Array(Type.Object(UploadedHost, { additionalProperties: false }), {
+      maxItems: AGENT_UPLOAD_MAX_HOSTS,
+      description: 'Every host discovery found up',
+    }),
+    ports: Type.Array(
+      Type.Object(
+        {
+          ...UploadedHost,
+          os_name: Text(200),
+          device_type: Text(100),
+          ports: Type.Array(UploadedPort, { maxItems: 2 * 65_535 }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: AGENT_UPLOAD_MAX_HOSTS, description: 'Port results of the hosts found (empty for a quick scan)' },
+    ),
+    warnings: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentEnd = Type.Object(
+  {
+    run_id: AgentRunId,
+    status: StringEnum(['failed', 'cancelled'] as const),
+    error: Type.String({ minLength: 1, maxLength: 2000, description: 'Why, in words for the Scans page' }),
+  },
+  { additionalProperties: false },
+);
+
+export type AgentPoll = Static<typeof AgentPoll>;
+export type AgentJob = Static<typeof AgentJob>;
+export type AgentProgressReport = Static<typeof AgentProgressReport>;
+export type AgentProgressAnswer = Static<typeof AgentProgressAnswer>;
+export type AgentUpload = Static<typeof AgentUpload>;
+export type AgentEnd = Static<typeof AgentEnd>;

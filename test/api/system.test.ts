@@ -159,11 +159,13 @@ describe.each(testDatabases())('health, API description and HTTP behaviour ($kin
       }
     });
 
-    it('declares the three authentication schemes and requires one of them by default', () => {
+    it("declares the three authentication schemes (and the agents' token) and requires one of the three by default", () => {
       expect(doc.components.securitySchemes).toEqual({
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'netwarden_session' },
+        // Accepted by the agent endpoints alone, which say so in their own `security`.
+        agentToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       });
       expect(doc.security).toEqual([{ apiKeyHeader: [] }, { bearer: [] }, { sessionCookie: [] }]);
     });

@@ -36,13 +36,15 @@ const WITH_RUNNING_SCAN = new Set(['POST /api/scans/{scan_id}/cancel', 'GET /api
 const HELD_TARGET = '10.66.0.250/32';
 
 /** Operations after which the harness's own session or key may be gone. */
-const ENDS_CREDENTIALS = new Set(['POST /api/auth/logout', 'POST /api/auth/password', 'DELETE /api/keys/{key_id}']);
+const ENDS_CREDENTIALS = new Set(['POST /api/auth/logout', 'POST /api/auth/password', 'DELETE /api/keys/{key_id}', 'DELETE /api/agents/{agent_id}']);
 
 function inertServer(database: Parameters<typeof startTestServer>[0], engine = new RecordingEngine()) {
   return startTestServer(database, {
     engines: new FixedEngineSelector(engine),
     updateChecker: new LoopbackUpdateChecker({ version: '0.0.0-test' }),
     notifier: { drivers: inertDrivers() },
+    // An agent's long poll answers at once (a fuzzed wait_seconds would otherwise hold each case up to 25 s).
+    agentPollMaxWaitMs: 0,
   });
 }
 

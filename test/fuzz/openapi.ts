@@ -42,6 +42,8 @@ export interface Operation {
   path: string;
   /** Answers without credentials (`security: []`). */
   public: boolean;
+  /** An agent endpoint: only an agent token opens it (`security: [{ agentToken: [] }]`). */
+  agent: boolean;
   parameters: Parameter[];
   /** Schema of the JSON request body, when the operation takes one. */
   body?: Schema;
@@ -78,6 +80,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         method: method.toUpperCase(),
         path,
         public: Array.isArray(op.security) && op.security.length === 0,
+        agent: Array.isArray(op.security) && op.security.some((s) => typeof s === 'object' && s !== null && 'agentToken' in s),
         parameters,
         body: op.requestBody?.content?.['application/json']?.schema,
         success: success?.content?.['application/json']?.schema,

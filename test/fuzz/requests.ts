@@ -18,6 +18,10 @@ export type AuthMode =
   | 'malformed API key'
   | 'unknown session cookie'
   | 'Basic credentials'
+  /** An agent's token (Bearer): opens the agent endpoints (/api/agent/…) and nothing else. */
+  | 'agent token'
+  /** An agent token that no agent has. */
+  | 'unknown agent token'
   /** Only the credential headers in `RequestPlan.headers`: garbage values. */
   | 'garbage credentials';
 
@@ -45,6 +49,16 @@ const AUTH_MODES: Array<{ weight: number; arbitrary: fc.Arbitrary<AuthMode> }> =
   { weight: 1, arbitrary: fc.constant('unknown session cookie') },
   { weight: 1, arbitrary: fc.constant('Basic credentials') },
   { weight: 2, arbitrary: fc.constant('garbage credentials') },
+  { weight: 1, arbitrary: fc.constant('agent token') },
+  { weight: 1, arbitrary: fc.constant('unknown agent token') },
+];
+
+/** The agent endpoints (security `agentToken`) take an agent token; the other modes must all be refused there. */
+const AGENT_AUTH_MODES: Array<{ weight: number; arbitrary: fc.Arbitrary<AuthMode> }> = [
+  { weight: 30, arbitrary: fc.constant('agent token') },
+  ...AUTH_MODES.filter((m) => m.weight <= 2),
+  { weight: 2, arbitrary: fc.constant('X-API-Key') },
+  { weight: 2, arbitrary: fc.constant('session cookie') },
 ];
 
 /** Any text a header value can carry: printable Latin-1 and tabs (fetch refuses NUL, CR and LF). */
@@ -273,7 +287,11 @@ export function requestsFor(operation: Operation, hints: Hints): fc.Arbitrary<Re
   return fc
     .record({
       url: urlFor(operation, hints),
-      auth: operation.public ? fc.oneof({ weight: 4, arbitrary: fc.constant('none') }, ...AUTH_MODES) : fc.oneof(...AUTH_MODES),
+      auth: operation.public
+        ? fc.oneof({ weight: 4, arbitrary: fc.constant('none') }, ...AUTH_MODES)
+        : operation.agent
+          ? fc.oneof(...AGENT_AUTH_MODES)
+          : fc.oneof(...AUTH_MODES),
       garbage: GARBAGE_CREDENTIALS,
       noise: fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: NOISE_HEADERS }),
       body: bodyFor(operation, hints),

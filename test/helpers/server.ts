@@ -46,6 +46,8 @@ export interface StartOptions {
   notifier?: NotifierOptions;
   /** Keep-alive comment interval of /api/events (default: the server's 15 s). */
   eventKeepAliveMs?: number;
+  /** Longest an agent's long poll waits (default: the server's 25 s). */
+  agentPollMaxWaitMs?: number;
   /** The server's logger (default: silent, or TEST_LOG_LEVEL), for tests that read what it logs. */
   logger?: Logger;
 }
@@ -76,6 +78,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     updateChecker: options.updateChecker,
     notifier: options.notifier,
     eventKeepAliveMs: options.eventKeepAliveMs,
+    agentPollMaxWaitMs: options.agentPollMaxWaitMs,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

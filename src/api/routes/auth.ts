@@ -8,7 +8,7 @@ import { PASSWORD_MAX_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH, USERNAME
 import { addSeconds, nowIso } from '../../store/clock.js';
 import { audit } from '../audit.js';
 import { SESSION_COOKIE, principalOf, requireSession } from '../auth.js';
-import { HttpError, badRequest, conflict } from '../errors.js';
+import { HttpError, badRequest, conflict, notAuthenticated } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 
 const Username = Type.String({ pattern: USERNAME_PATTERN, description: `${USERNAME_MIN_LENGTH}–${USERNAME_MAX_LENGTH} of A-Z a-z 0-9 . _ -` });
@@ -169,6 +169,8 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const principal = principalOf(request);
       if (principal.kind === 'session') return { username: principal.username, auth: 'session' as const };
+      // An agent token never reaches this route (it opens the agent endpoints alone).
+      if (principal.kind !== 'api_key') throw notAuthenticated();
       return { username: null, auth: 'api_key' as const, key_name: principal.keyName };
     },
   );

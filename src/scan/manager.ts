@@ -385,15 +385,7 @@ export class ScanManager {
     actor: ScanRequest['actor'],
   ): Promise<void> {
     const profile = scan.profile as ScanProfile;
-    const running: RunningScan = {
-      id: scan.id,
-      profile,
-      subnet: scan.subnet,
-      abort: new AbortController(),
-      reason: null,
-      progress: new ProgressTracker(profile, target.hosts),
-      done: Promise.resolve(),
-    };
+    const running = runningScan(scan, profile, target.hosts);
     this.running.set(scan.id, running);
     this.events.publish('scan_started', toScanRecord(scan));
     const details = {
@@ -702,15 +694,7 @@ export class ScanManager {
     }
     const settings = await this.store.settings.get();
     const profile = scan.profile as ScanProfile;
-    const running: RunningScan = {
-      id: scan.id,
-      profile,
-      subnet: scan.subnet,
-      abort: new AbortController(),
-      reason: null,
-      progress: new ProgressTracker(profile, result.hosts.length),
-      done: Promise.resolve(),
-    };
+    const running = runningScan(scan, profile, result.hosts.length);
     const actor = actorOf(scan.triggered_by);
     const run: ScanRun = {
       running,
@@ -1120,15 +1104,7 @@ export class ScanManager {
     if (recorded.scan === null) throw new ScanBusyError(recorded.conflict);
     const { scan } = recorded;
     const profile = plan.profile;
-    const running: RunningScan = {
-      id: scan.id,
-      profile,
-      subnet: scan.subnet,
-      abort: new AbortController(),
-      reason: null,
-      progress: new ProgressTracker(profile, plan.hosts.length),
-      done: Promise.resolve(),
-    };
+    const running = runningScan(scan, profile, plan.hosts.length);
     const started = Date.now();
     const run: ScanRun = {
       running,
@@ -1252,4 +1228,17 @@ function parseTarget(request: Pick<ScanRequest, 'subnet' | 'device'>, settings: 
     );
   }
   return { network: parsed.value, hosts: parsed.value.size };
+}
+
+/** A scan's in-process state as it starts here: its abort switch and progress over `hosts` hosts. */
+function runningScan(scan: ScanRow, profile: ScanProfile, hosts: number): RunningScan {
+  return {
+    id: scan.id,
+    profile,
+    subnet: scan.subnet,
+    abort: new AbortController(),
+    reason: null,
+    progress: new ProgressTracker(profile, hosts),
+    done: Promise.resolve(),
+  };
 }

@@ -36,6 +36,7 @@ import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
 import { eventRoutes } from './routes/events.js';
 import { evaluationRoutes } from './routes/evaluation.js';
+import { exportRoutes } from './routes/export.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
@@ -242,6 +243,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(deviceRoutes);
   await app.register(scanRoutes);
   await app.register(changeRoutes);
+  await app.register(exportRoutes);
   await app.register(statsRoutes);
   await app.register(backupRoutes);
   await app.register(notificationRoutes);

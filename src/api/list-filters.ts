@@ -41,9 +41,11 @@ export const CHANGE_FILTER_PARAMS = {
   device_id: Type.Optional(Id),
 };
 
-const DeviceFilterQuery = Type.Object(DEVICE_FILTER_PARAMS);
-const ChangeFilterQuery = Type.Object(CHANGE_FILTER_PARAMS);
+/** The device filters as given (query parameters), and as JSON Schema for other callers to validate with. */
+export const DeviceFilterQuery = Type.Object(DEVICE_FILTER_PARAMS, { additionalProperties: false });
 export type DeviceFilterQuery = Static<typeof DeviceFilterQuery>;
+/** The change filters as given (query parameters). */
+export const ChangeFilterQuery = Type.Object(CHANGE_FILTER_PARAMS, { additionalProperties: false });
 export type ChangeFilterQuery = Static<typeof ChangeFilterQuery>;
 
 /** The store's device filters from the query; an unknown `scan_id` is a 404, as on the list. */

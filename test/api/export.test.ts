@@ -54,7 +54,7 @@ function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.join(' ');
   if (typeof value === 'string') return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return String(value);
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
 const rowsOf = (items: Record<string, unknown>[], columns: string[]) => items.map((item) => columns.map((c) => cell(item[c])));

@@ -9,8 +9,9 @@ import { RISK_LEVELS, SEVERITIES } from '../core/severity.js';
 import type { ChangeFilters } from '../store/changes.js';
 import type { DeviceFilters } from '../store/devices.js';
 import type { Store } from '../store/index.js';
-import { notFound } from './errors.js';
+import { describeValidationError, notFound } from './errors.js';
 import { Id, StringEnum } from './schemas.js';
+import { createValidatorCompiler } from './validation.js';
 
 /** Query parameters that narrow the device inventory (combined with AND). */
 export const DEVICE_FILTER_PARAMS = {
@@ -64,4 +65,24 @@ export async function deviceFiltersOf(store: Store, query: DeviceFilterQuery): P
 /** The store's change filters from the query. */
 export function changeFiltersOf(query: ChangeFilterQuery): ChangeFilters {
   return { scanId: query.scan_id, changeType: query.change_type, severity: query.severity, deviceId: query.device_id };
+}
+
+const textValidators = createValidatorCompiler();
+const compiled = {
+  devices: textValidators({ schema: DeviceFilterQuery, httpPart: 'querystring', method: 'GET', url: '' }),
+  changes: textValidators({ schema: ChangeFilterQuery, httpPart: 'querystring', method: 'GET', url: '' }),
+};
+
+/**
+ * Filters given as text (query parameters, command-line options) checked exactly as the API
+ * checks them: the same schema, the same coercion, the same messages (`risk_level: must be one of …`).
+ */
+export function parseFilters<K extends keyof typeof compiled>(
+  kind: K,
+  given: Record<string, string>,
+): { ok: true; value: K extends 'devices' ? DeviceFilterQuery : ChangeFilterQuery } | { ok: false; error: string } {
+  const value: Record<string, unknown> = { ...given };
+  const validate = compiled[kind] as ((data: unknown) => boolean) & { errors?: Parameters<typeof describeValidationError>[0] | null };
+  if (validate(value)) return { ok: true, value: value };
+  return { ok: false, error: describeValidationError(validate.errors ?? [], 'querystring') };
 }

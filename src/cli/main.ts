@@ -4,6 +4,7 @@ import { registerBackupCommands } from './backup.js';
 import { EXIT_USAGE } from './common.js';
 import { registerCveCommand } from './cve.js';
 import { registerDbCommands } from './db.js';
+import { registerExportCommand } from './export.js';
 import { registerKeyCommands } from './keys.js';
 import { registerScanCommand } from './scan.js';
 import { registerScheduleCommands } from './schedule.js';
@@ -28,6 +29,7 @@ registerDbCommands(program);
 registerCveCommand(program);
 registerScanCommand(program);
 registerBackupCommands(program);
+registerExportCommand(program);
 registerScheduleCommands(program);
 registerWatchCommand(program);
 

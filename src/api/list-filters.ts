@@ -83,6 +83,6 @@ export function parseFilters<K extends keyof typeof compiled>(
 ): { ok: true; value: K extends 'devices' ? DeviceFilterQuery : ChangeFilterQuery } | { ok: false; error: string } {
   const value: Record<string, unknown> = { ...given };
   const validate = compiled[kind] as ((data: unknown) => boolean) & { errors?: Parameters<typeof describeValidationError>[0] | null };
-  if (validate(value)) return { ok: true, value: value };
+  if (validate(value)) return { ok: true, value };
   return { ok: false, error: describeValidationError(validate.errors ?? [], 'querystring') };
 }

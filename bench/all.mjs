@@ -28,6 +28,7 @@ const BENCHES = [
     env: { BENCH_SCAN_VARIANTS: 'plain_nmap,api_nmap,plain_nmap_os,api_nmap_os,api_native' },
   },
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
+  { name: 'export', script: 'export-bench.mjs', flags: [] },
 ];
 
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;

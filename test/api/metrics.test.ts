@@ -4,6 +4,7 @@
  * scrape is parsed and its values compared with what the API says; authentication and
  * metrics.public; the per-route HTTP histogram; a second registry over the same database agrees.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/api/metrics.js';
 import { nmapVersion } from '../../src/scan/nmap.js';
@@ -215,6 +216,25 @@ describe.each(testDatabases())(`metrics after a real ${engine} scan ($kind)`, (d
     const theirs = pick(parseMetrics(await other.scrape()).samples);
     expect(theirs).toEqual(mine);
     expect(mine.length).toBeGreaterThan(40);
+  });
+
+  it('has every metric the Grafana dashboard (docs/grafana/netwarden.json) asks for', async () => {
+    const dashboard = JSON.parse(readFileSync(new URL('../../docs/grafana/netwarden.json', import.meta.url), 'utf8'));
+    expect(dashboard.templating.list.find((v: { name: string }) => v.name === 'datasource')).toMatchObject({
+      type: 'datasource',
+      query: 'prometheus',
+    });
+    const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string; datasource: { uid: string } }[] }) =>
+      (p.targets ?? []).map((t) => {
+        expect(t.datasource.uid).toBe('${datasource}');
+        return t.expr;
+      }),
+    );
+    const names = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:netwarden|process|nodejs)_[a-z0-9_]+)/g)].map((m) => m[1])));
+    expect(names.size).toBeGreaterThan(10);
+    const { samples } = await scrape();
+    const present = new Set(samples.map((s) => s.name));
+    for (const name of names) expect(present.has(name), name).toBe(true);
   });
 
   it('needs an API key or a session unless metrics.public is true', async () => {

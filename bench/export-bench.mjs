@@ -49,6 +49,7 @@ const { openStore } = await import(new URL('store/index.js', dist));
 const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
 const { initialise, createLogger } = await import(new URL('server.js', dist));
 const { generateApiKey } = await import(new URL('auth/tokens.js', dist));
+const { Reevaluator } = await import(new URL('scan/reevaluate.js', dist));
 
 /** A seeded database: `count` devices (bench/inventory.mjs) and an API key. */
 async function seedDatabase(kind, count) {
@@ -68,6 +69,10 @@ async function seedDatabase(kind, count) {
   try {
     await initialise(store, { settingsSeed: {}, admin: null }, createLogger('warn'));
     const seeded = await seedInventory(store, count, 20261126);
+    // Assess the seeded devices now, as a running service would have: otherwise the server's
+    // background re-evaluation of every device would run during the measured exports.
+    const evaluated = await new Reevaluator({ store, log: createLogger('warn'), ownerId: 'export-bench' }).runOnce();
+    log(`${kind}: ${evaluated.toLocaleString('en-GB')} devices assessed before the server starts`);
     const { key, prefix, hash } = generateApiKey();
     await store.apiKeys.create({ name: 'bench', prefix, key_hash: hash, created_by: null, created_at: new Date().toISOString(), expires_at: null });
     return { target, key, seeded, cleanup };

@@ -2,7 +2,8 @@
 /**
  * The export buttons of the Devices and Changes pages in Chromium over the seeded inventory
  * (192.168.50.x: data only, never scanned): their links carry the page's current filters, and
- * clicking one downloads the export of exactly the rows the filters select.
+ * clicking one downloads the export of exactly the rows the filters select. And the Metrics
+ * settings card that makes /metrics public.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: export buttons', () => 
 
   async function download(name: RegExp): Promise<{ fileName: string; text: string }> {
     const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name }).click()]);
-    return { fileName: file.suggestedFilename(), text: readFileSync((await file.path()), 'utf8') };
+    return { fileName: file.suggestedFilename(), text: readFileSync(await file.path(), 'utf8') };
   }
 
   it('exports the devices the filters select, as CSV and JSON', async () => {
@@ -84,6 +85,23 @@ describe.skipIf(skipReason !== null).sequential('web UI: export buttons', () => 
     const json = await download(/^Export JSON$/);
     expect(json.fileName).toMatch(/^netwarden-changes-\d{8}T\d{6}Z\.json$/);
     expect(JSON.parse(json.text)).toEqual(want);
+    expect(errors).toEqual([]);
+  });
+
+  it('makes /metrics public from the Metrics settings card, and private again', async () => {
+    expect((await server.request('/metrics')).status).toBe(401);
+    await page.goto(url('/settings'));
+    const card = page.getByRole('region', { name: 'Metrics' });
+    const box = card.getByRole('checkbox', { name: /may read \/metrics/ });
+    expect(await box.isChecked()).toBe(false);
+    await box.check();
+    await card.getByRole('button', { name: 'Save metrics access' }).click();
+    await card.getByText('Metrics access saved.').waitFor();
+    expect((await server.request('/metrics')).status).toBe(200);
+    await box.uncheck();
+    await card.getByRole('button', { name: 'Save metrics access' }).click();
+    await card.getByText('Metrics access saved.').waitFor();
+    expect((await server.request('/metrics')).status).toBe(401);
     expect(errors).toEqual([]);
   });
 });

@@ -44,7 +44,10 @@ class Sampler {
   stop() {
     this.sample();
     clearInterval(this.timer);
-    return { baseline: this.baseline, peak: this.peak, vmHwmMB: vmHwmMB() };
+    const vmHwm = vmHwmMB();
+    // What is left once the garbage is collected: memory the export kept (none, when it frees every page).
+    globalThis.gc?.();
+    return { baseline: this.baseline, peak: this.peak, afterGc: memory(), vmHwmMB: vmHwm };
   }
 }
 

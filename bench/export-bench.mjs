@@ -33,6 +33,8 @@ const log = (message) => console.log(`[bench:export] ${message}`);
 
 /** How much more the peak above baseline may be at the largest count than at the smallest. */
 const FLAT_LIMIT_MB = 32;
+/** The old-space limit of the second server process (`--max-old-space-size`). */
+const HEAP_CAP_MB = 64;
 
 const counts = (process.env.BENCH_EXPORT_COUNTS ?? '10000,100000').split(',').map((s) => {
   const n = Number(s.trim());
@@ -82,9 +84,9 @@ async function seedDatabase(kind, count) {
 }
 
 /** The child server, and a way to ask it something and wait for its answer. */
-function startChild(target) {
+function startChild(target, execArgv = []) {
   const child = fork(join(here, 'export-child.mjs'), [], {
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...execArgv],
     env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(target) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -153,6 +155,40 @@ const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const { failures, check } = sanityChecks(log);
 const runs = [];
 
+/** Downloads the CSV and JSON exports of every device, sampling the child's memory around each. */
+async function measureStreamed(kind, count, key, port, ask, variant) {
+  for (const format of ['csv', 'json']) {
+    await ask({ type: 'sample-start' }, 'sampling');
+    const got = await download(port, key, `/api/export/devices?format=${format}`);
+    const memory = await ask({ type: 'sample-stop' }, 'sampled');
+    const rows = format === 'csv' ? got.crlf - 1 : got.lf - 2;
+    check(`${kind} ${count} ${format}${variant}: 200`, got.status === 200, `status ${got.status}`);
+    check(`${kind} ${count} ${format}${variant}: every device exported`, rows === count, `${rows} rows`);
+    check(`${kind} ${count} ${format}${variant}: streamed (chunked, no Content-Length)`, got.chunked);
+    const run = {
+      store: kind,
+      devices: count,
+      format: `${format}${variant}`,
+      rows,
+      megabytes: round(got.bytes / 1024 / 1024, 2),
+      seconds: round(got.seconds, 2),
+      rowsPerSecond: Math.round(rows / got.seconds),
+      baselineRssMB: memory.baseline.rssMB,
+      peakRssMB: memory.peak.rssMB,
+      rssAboveBaselineMB: round(memory.peak.rssMB - memory.baseline.rssMB),
+      baselineHeapMB: memory.baseline.heapUsedMB,
+      peakHeapMB: memory.peak.heapUsedMB,
+      heapAboveBaselineMB: round(memory.peak.heapUsedMB - memory.baseline.heapUsedMB),
+      heapAfterGcAboveBaselineMB: round(memory.afterGc.heapUsedMB - memory.baseline.heapUsedMB),
+      processPeakRssMB: memory.vmHwmMB,
+    };
+    runs.push(run);
+    log(
+      `${kind} ${count} ${format}${variant}: ${run.megabytes} MB in ${run.seconds} s; RSS ${run.baselineRssMB} → peak ${run.peakRssMB} MB (+${run.rssAboveBaselineMB}), heap +${run.heapAboveBaselineMB} MB at peak, +${run.heapAfterGcAboveBaselineMB} MB after a GC`,
+    );
+  }
+}
+
 for (const kind of stores) {
   for (const count of counts) {
     log(`${kind}: seeding ${count.toLocaleString('en-GB')} devices`);
@@ -163,36 +199,7 @@ for (const kind of stores) {
       // Warm-up: the route, the serializers and the statements, with a small export.
       await download(ready.port, db.key, '/api/export/devices?risk_level=critical&format=csv');
       await download(ready.port, db.key, '/api/export/devices?risk_level=critical&format=json');
-      for (const format of ['csv', 'json']) {
-        await ask({ type: 'sample-start' }, 'sampling');
-        const got = await download(ready.port, db.key, `/api/export/devices?format=${format}`);
-        const memory = await ask({ type: 'sample-stop' }, 'sampled');
-        const rows = format === 'csv' ? got.crlf - 1 : got.lf - 2;
-        check(`${kind} ${count} ${format}: 200`, got.status === 200, `status ${got.status}`);
-        check(`${kind} ${count} ${format}: every device exported`, rows === count, `${rows} rows`);
-        check(`${kind} ${count} ${format}: streamed (chunked, no Content-Length)`, got.chunked);
-        const run = {
-          store: kind,
-          devices: count,
-          format,
-          rows,
-          megabytes: round(got.bytes / 1024 / 1024, 2),
-          seconds: round(got.seconds, 2),
-          rowsPerSecond: Math.round(rows / got.seconds),
-          baselineRssMB: memory.baseline.rssMB,
-          peakRssMB: memory.peak.rssMB,
-          rssAboveBaselineMB: round(memory.peak.rssMB - memory.baseline.rssMB),
-          baselineHeapMB: memory.baseline.heapUsedMB,
-          peakHeapMB: memory.peak.heapUsedMB,
-          heapAboveBaselineMB: round(memory.peak.heapUsedMB - memory.baseline.heapUsedMB),
-          heapAfterGcAboveBaselineMB: round(memory.afterGc.heapUsedMB - memory.baseline.heapUsedMB),
-          processPeakRssMB: memory.vmHwmMB,
-        };
-        runs.push(run);
-        log(
-          `${kind} ${count} ${format}: ${run.megabytes} MB in ${run.seconds} s; RSS ${run.baselineRssMB} → peak ${run.peakRssMB} MB (+${run.rssAboveBaselineMB}), heap +${run.heapAboveBaselineMB} MB at peak, +${run.heapAfterGcAboveBaselineMB} MB after a GC`,
-        );
-      }
+      await measureStreamed(kind, count, db.key, ready.port, ask, '');
       const whole = await ask({ type: 'materialize' }, 'sampled');
       check(`${kind} ${count} in memory: every device`, whole.rows === count, `${whole.rows}`);
       runs.push({
@@ -214,6 +221,18 @@ for (const kind of stores) {
       });
       log(`${kind} ${count} whole set in memory: heap +${runs.at(-1).heapAboveBaselineMB} MB, RSS +${runs.at(-1).rssAboveBaselineMB} MB`);
       await ask({ type: 'stop' }, 'stopped');
+      // The same streamed exports from a server whose V8 heap is capped at HEAP_CAP_MB (about twice
+      // its idle heap; the whole set in memory needs far more at 100,000 devices): garbage is then
+      // collected as it goes, and the peak shows what streaming needs, not what V8 chose to defer.
+      const capped = startChild(db.target, [`--max-old-space-size=${HEAP_CAP_MB}`]);
+      try {
+        const cappedReady = await capped.next('ready');
+        await download(cappedReady.port, db.key, '/api/export/devices?risk_level=critical&format=csv');
+        await measureStreamed(kind, count, db.key, cappedReady.port, capped.ask, `, heap capped at ${HEAP_CAP_MB} MB`);
+        await capped.ask({ type: 'stop' }, 'stopped');
+      } finally {
+        if (capped.child.exitCode === null) capped.child.kill();
+      }
     } finally {
       if (child.exitCode === null) child.kill();
       await db.cleanup();
@@ -221,16 +240,27 @@ for (const kind of stores) {
   }
 }
 
-// Flat: the streamed exports' peak above baseline does not grow with the number of devices.
+// Flat: a streamed export keeps nothing (the heap after a GC is back at its baseline, whatever the
+// count), and with the heap capped the peak above baseline does not grow with the number of devices.
+// Without the cap V8 may defer collecting garbage (its peak is reported, not checked).
 const smallest = Math.min(...counts);
 const largest = Math.max(...counts);
+for (const r of runs) {
+  if (r.format.includes('whole set')) continue;
+  check(
+    `${r.store} ${r.devices} ${r.format}: nothing kept after the export`,
+    r.heapAfterGcAboveBaselineMB <= 2,
+    `${r.heapAfterGcAboveBaselineMB} MB`,
+  );
+}
 for (const kind of stores) {
   for (const format of ['csv', 'json']) {
-    const at = (n) => runs.find((r) => r.store === kind && r.devices === n && r.format === format);
+    const cappedFormat = `${format}, heap capped at ${HEAP_CAP_MB} MB`;
+    const at = (n) => runs.find((r) => r.store === kind && r.devices === n && r.format === cappedFormat);
     if (smallest === largest || !at(smallest) || !at(largest)) continue;
     const growth = at(largest).rssAboveBaselineMB - at(smallest).rssAboveBaselineMB;
     check(
-      `${kind} ${format}: memory flat from ${smallest} to ${largest} devices`,
+      `${kind} ${cappedFormat}: memory flat from ${smallest} to ${largest} devices`,
       growth <= FLAT_LIMIT_MB,
       `peak above baseline grew ${round(growth)} MB`,
     );
@@ -244,7 +274,7 @@ const machine = {
   node: process.version,
   loadAverage: os.loadavg().map((n) => round(n, 2)),
 };
-const result = { date: new Date().toISOString(), machine, counts, stores, flatLimitMB: FLAT_LIMIT_MB, runs, failures };
+const result = { date: new Date().toISOString(), machine, counts, stores, flatLimitMB: FLAT_LIMIT_MB, heapCapMB: HEAP_CAP_MB, runs, failures };
 
 const table = [
   '| Store | Devices | Format | Size (MB) | Time (s) | Rows/s | Baseline RSS (MB) | Peak RSS (MB) | RSS above baseline (MB) | Heap above baseline at peak (MB) | Heap above baseline after a GC (MB) |',
@@ -269,9 +299,14 @@ is the same export built as one string in memory, for contrast: what an export t
 
 ${table}
 
-Streamed exports read ${'`'}EXPORT_PAGE_SIZE${'`'} (1,000) devices per page and hold one page at a time, so the memory
-above baseline stays about the same at ${smallest.toLocaleString('en-GB')} and ${largest.toLocaleString('en-GB')} devices
-(sanity check: it may grow by at most ${FLAT_LIMIT_MB} MB from the smallest to the largest count); the whole set in memory grows with the inventory.
+Streamed exports read ${'`'}EXPORT_PAGE_SIZE${'`'} (1,000) devices per page and hold one page at a time: after each export the
+heap is back at its baseline (the last column), whatever the number of devices. How high the heap climbs meanwhile is V8's
+choice of when to collect the pages already sent: with the heap as Node sizes it by default, PostgreSQL's driver (whose row
+buffers live across turns of the event loop) lets it reach about 100 MB of garbage at 100,000 devices. The rows *heap capped
+at ${HEAP_CAP_MB} MB* are the same exports from a second server process started with ${'`'}--max-old-space-size=${HEAP_CAP_MB}${'`'},
+about twice its idle heap and far less than the whole set needs at 100,000 devices: every export completes, and the memory
+above baseline stays the same at ${smallest.toLocaleString('en-GB')} and ${largest.toLocaleString('en-GB')} devices (sanity check: it may
+grow by at most ${FLAT_LIMIT_MB} MB from the smallest to the largest count). The whole set in memory grows with the inventory.
 
 ${failures.length ? `**Sanity checks failed:**\n\n${failures.map((f) => `- ${f}`).join('\n')}\n` : 'All sanity checks passed (every device exported, chunked transfer, memory flat).\n'}`;
 

@@ -31,6 +31,7 @@ const BENCHES = [
   { name: 'agent', script: 'agent-bench.mjs', flags: [], needsRoot: true },
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
   { name: 'import', script: 'import-bench.mjs', flags: [] },
+  { name: 'export', script: 'export-bench.mjs', flags: [] },
 ];
 
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;

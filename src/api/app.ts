@@ -38,6 +38,9 @@ import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
 import { eventRoutes } from './routes/events.js';
 import { evaluationRoutes } from './routes/evaluation.js';
+import { exportRoutes } from './routes/export.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { Metrics } from './metrics.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
@@ -85,6 +88,8 @@ export interface Services {
   schedules: ScheduleService;
   /** Re-evaluates every device in the background after a rule or CVE data change; holds the CVE dataset the API describes matches from. */
   reevaluator: Reevaluator;
+  /** Prometheus metrics (GET /metrics): this app's own registry. */
+  metrics: Metrics;
 }
 
 declare module 'fastify' {
@@ -153,7 +158,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const reevaluator = new Reevaluator({ store, log: app.log as unknown as Logger, ownerId: scans.owner.id, dataDir: options.dataDir ?? null });
   reevaluator.start();
   app.addHook('onClose', async () => reevaluator.stop());
+  const metrics = new Metrics(store);
   app.decorate('services', {
+    metrics,
     reevaluator,
     scans,
     events: scans.events,
@@ -173,6 +180,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
+    // The route's pattern, never the raw URL (one series per route, not per device id or query).
+    metrics.observeRequest(request.method, request.is404 ? undefined : request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     request.log.info(
       { method: request.method, url: requestedPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
@@ -254,6 +263,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(scanRoutes);
   await app.register(scanImportRoutes);
   await app.register(changeRoutes);
+  await app.register(exportRoutes);
+  await app.register(metricsRoutes);
   await app.register(statsRoutes);
   await app.register(backupRoutes);
   await app.register(notificationRoutes);

@@ -5,6 +5,7 @@ import { registerBackupCommands } from './backup.js';
 import { EXIT_USAGE } from './common.js';
 import { registerCveCommand } from './cve.js';
 import { registerDbCommands } from './db.js';
+import { registerExportCommand } from './export.js';
 import { registerImportCommand } from './import.js';
 import { registerKeyCommands } from './keys.js';
 import { registerScanCommand } from './scan.js';
@@ -32,6 +33,7 @@ registerCveCommand(program);
 registerScanCommand(program);
 registerImportCommand(program);
 registerBackupCommands(program);
+registerExportCommand(program);
 registerScheduleCommands(program);
 registerWatchCommand(program);
 

@@ -49,6 +49,8 @@ export const DEVICE_LABEL_MAX_LENGTH = 200;
 export const DEVICE_NOTES_MAX_LENGTH = 10_000;
 /** The free-text search of the device list (`q`). */
 export const DEVICE_SEARCH_MAX_LENGTH = 200;
+/** Rows an export (GET /api/export/…, `netwarden export`) reads from the database per page; one page is held at a time. */
+export const EXPORT_PAGE_SIZE = 1000;
 export const ZONE_NAME_MAX_LENGTH = 40;
 
 // Configuration -------------------------------------------------------------------------------

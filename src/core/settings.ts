@@ -191,6 +191,14 @@ export const SettingsSchema = Type.Object(
           "Names and MACs from the network's own records, looked up at each scan: fills hostnames the scan did not find and MACs it could not see. Each source is off until enabled.",
       },
     ),
+    metrics: Type.Object(
+      {
+        public: Type.Boolean({
+          description: 'Serve GET /metrics (Prometheus) without authentication; false: it needs an API key or a session like the API',
+        }),
+      },
+      strict,
+    ),
     presence: Type.Object(
       {
         offline_after_scans: Type.Integer({
@@ -238,6 +246,7 @@ export function defaultSettings(): Settings {
     retention: { days: 365 },
     server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false, public_url: '' },
     presence: { offline_after_scans: 1 },
+    metrics: { public: false },
     name_sources: {
       pihole: { enabled: false, url: '', password: '' },
       adguard: { enabled: false, url: '', username: '', password: '' },

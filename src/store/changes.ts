@@ -3,11 +3,15 @@ import type { Change } from '../schemas/change.js';
 import type { Database, NewChange } from './schema.js';
 import { chunks, rowsPerInsert } from '../util/batches.js';
 
-export interface ChangeQuery {
+/** What narrows the changes, combined with AND: the list's and the export's filters. */
+export interface ChangeFilters {
   scanId?: number;
   changeType?: string;
   severity?: string;
   deviceId?: number;
+}
+
+export interface ChangeQuery extends ChangeFilters {
   limit: number;
   offset: number;
 }
@@ -29,16 +33,39 @@ export class ChangeStore {
   }
 
   async list(query: ChangeQuery): Promise<{ rows: ChangeRecord[]; total: number }> {
-    let base = this.db.selectFrom('changes');
-    if (query.scanId !== undefined) base = base.where('scan_id', '=', query.scanId);
-    if (query.changeType) base = base.where('change_type', '=', query.changeType);
-    if (query.severity) base = base.where('severity', '=', query.severity);
-    if (query.deviceId !== undefined) base = base.where('device_id', '=', query.deviceId);
+    const base = this.filtered(query);
     const [rows, total] = await Promise.all([
       base.selectAll().orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
       base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows: rows as ChangeRecord[], total: Number(total.n) };
+  }
+
+  /**
+   * Every change matching the filters, newest first, `pageSize` at a time (for exports): keyset
+   * pages on the primary key (`id` below the last row given), so only one page is held at a time.
+   */
+  async *iterate(filters: ChangeFilters, pageSize: number): AsyncGenerator<ChangeRecord[]> {
+    const base = this.filtered(filters);
+    let before: number | null = null;
+    for (;;) {
+      let page = base.selectAll();
+      if (before !== null) page = page.where('id', '<', before);
+      const rows = (await page.orderBy('id', 'desc').limit(pageSize).execute()) as ChangeRecord[];
+      if (rows.length === 0) return;
+      yield rows;
+      if (rows.length < pageSize) return;
+      before = rows[rows.length - 1].id;
+    }
+  }
+
+  private filtered(query: ChangeFilters) {
+    let base = this.db.selectFrom('changes');
+    if (query.scanId !== undefined) base = base.where('scan_id', '=', query.scanId);
+    if (query.changeType) base = base.where('change_type', '=', query.changeType);
+    if (query.severity) base = base.where('severity', '=', query.severity);
+    if (query.deviceId !== undefined) base = base.where('device_id', '=', query.deviceId);
+    return base;
   }
 }
 

@@ -15,7 +15,8 @@ export type DeviceSortKey = (typeof DEVICE_SORT_KEYS)[number];
 /** Sort keys whose column is NOT NULL (migration 001). */
 const NEVER_EMPTY_SORT_KEYS: ReadonlySet<DeviceSortKey> = new Set(['risk_score', 'first_seen', 'last_seen']);
 
-export interface DeviceQuery {
+/** What narrows the inventory, combined with AND: the list's and the export's filters. */
+export interface DeviceFilters {
   scanId?: number;
   riskLevel?: RiskLevel;
   isTrusted?: boolean;
@@ -23,6 +24,9 @@ export interface DeviceQuery {
   online?: boolean;
   /** Case-insensitive substring of any of SEARCHED_COLUMNS, or an open port number. */
   search?: string;
+}
+
+export interface DeviceQuery extends DeviceFilters {
   sort?: DeviceSortKey;
   descending?: boolean;
   limit: number;
@@ -90,17 +94,6 @@ export class DeviceStore {
   }
 
   async list(query: DeviceQuery): Promise<{ rows: DeviceSummary[]; total: number }> {
-    let base = this.db.selectFrom('devices');
-    if (query.scanId !== undefined) {
-      const scanId = query.scanId;
-      base = base.where('devices.id', 'in', (eb) =>
-        eb.selectFrom('device_snapshots').select('device_snapshots.device_id').where('device_snapshots.scan_id', '=', scanId),
-      );
-    }
-    if (query.riskLevel) base = base.where('risk_level', '=', query.riskLevel);
-    if (query.isTrusted !== undefined) base = base.where('is_trusted', '=', query.isTrusted ? 1 : 0);
-    if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
-    if (query.online !== undefined) base = base.where('online', '=', query.online ? 1 : 0);
     const search = query.search?.trim();
     // One query for the page and one for the count, the count kept until the data changes (for
     // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
@@ -117,24 +110,7 @@ export class DeviceStore {
     // known count says the page fills within the first quarter; then the search index is left out,
     // as gathering every candidate would cost more than the walk.
     const walkIndex = !search || (total !== undefined && (query.offset + query.limit) * 4 <= total);
-    if (search) {
-      const pattern = containsPattern(search);
-      const port = /^\d{1,5}$/.test(search) ? Number(search) : null;
-      const like = sql<string>`${pattern} escape '\\'`;
-      const indexed = walkIndex ? null : this.indexedCandidates(search);
-      base = base.where((eb) =>
-        eb.or([
-          ...(search.includes(SEARCH_SEPARATOR)
-            ? // Could match across two columns of the joined text: look in each column instead.
-              SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', like))
-            : indexed
-              ? // The index narrows the rows; LIKE stays the exact test, so results are the same as without it.
-                [eb.and([eb('devices.id', 'in', indexed), eb(this.searchedText(), 'like', like)])]
-              : [eb(this.searchedText(walkIndex), 'like', like)]),
-          ...(port !== null && port <= 65535 ? [this.withOpenPort(port)] : []),
-        ]),
-      );
-    }
+    const base = this.filtered(query, walkIndex);
     let ordered = base.select(SUMMARY_COLUMNS);
     const direction = query.descending ? 'desc' : 'asc';
     const sort = query.sort ?? 'ip_address';
@@ -161,6 +137,64 @@ export class DeviceStore {
     }
     const openPorts = await this.openPortsOf(rows.map((r) => r.id));
     return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total };
+  }
+
+  /**
+   * Every device matching the filters, in IP address order, a page of `pageSize` summaries at a
+   * time (for exports): keyset pages on the address index (`(ip_sort, id)` after the last row
+   * given), so each page costs the same however far in, and only one page is held at a time. Rows
+   * written meanwhile appear as they are when their page is read.
+   */
+  async *iterate(filters: DeviceFilters, pageSize: number): AsyncGenerator<DeviceSummary[]> {
+    // Walking the address index suits an export of every match: one pass over the index in all.
+    const base = this.filtered(filters, true);
+    let after: { ipSort: number; id: number } | null = null;
+    for (;;) {
+      let page = base.select([...SUMMARY_COLUMNS, 'ip_sort']);
+      if (after) page = page.where(sql<boolean>`(${sql.ref('ip_sort')}, ${sql.ref('devices.id')}) > (${after.ipSort}, ${after.id})`);
+      const rows = await page.orderBy('ip_sort').orderBy('id').limit(pageSize).execute();
+      if (rows.length === 0) return;
+      const openPorts = await this.openPortsOf(rows.map((r) => r.id));
+      yield rows.map((r) => toSummary(r, openPorts.get(r.id) ?? []));
+      if (rows.length < pageSize) return;
+      const last = rows[rows.length - 1];
+      after = { ipSort: Number(last.ip_sort), id: last.id };
+    }
+  }
+
+  /** The devices matching the filters; `walkIndex`: see list() (search through the address index or the search index). */
+  private filtered(query: DeviceFilters, walkIndex: boolean) {
+    let base = this.db.selectFrom('devices');
+    if (query.scanId !== undefined) {
+      const scanId = query.scanId;
+      base = base.where('devices.id', 'in', (eb) =>
+        eb.selectFrom('device_snapshots').select('device_snapshots.device_id').where('device_snapshots.scan_id', '=', scanId),
+      );
+    }
+    if (query.riskLevel) base = base.where('risk_level', '=', query.riskLevel);
+    if (query.isTrusted !== undefined) base = base.where('is_trusted', '=', query.isTrusted ? 1 : 0);
+    if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
+    if (query.online !== undefined) base = base.where('online', '=', query.online ? 1 : 0);
+    const search = query.search?.trim();
+    if (search) {
+      const pattern = containsPattern(search);
+      const port = /^\d{1,5}$/.test(search) ? Number(search) : null;
+      const like = sql<string>`${pattern} escape '\\'`;
+      const indexed = walkIndex ? null : this.indexedCandidates(search);
+      base = base.where((eb) =>
+        eb.or([
+          ...(search.includes(SEARCH_SEPARATOR)
+            ? // Could match across two columns of the joined text: look in each column instead.
+              SEARCHED_COLUMNS.map((column) => eb(sql`lower(${sql.ref(column)})`, 'like', like))
+            : indexed
+              ? // The index narrows the rows; LIKE stays the exact test, so results are the same as without it.
+                [eb.and([eb('devices.id', 'in', indexed), eb(this.searchedText(), 'like', like)])]
+              : [eb(this.searchedText(walkIndex), 'like', like)]),
+          ...(port !== null && port <= 65535 ? [this.withOpenPort(port)] : []),
+        ]),
+      );
+    }
+    return base;
   }
 
   /**

@@ -6,6 +6,7 @@ import { DeviceStore } from './devices.js';
 import { EvaluationStore } from './evaluation.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
+import { MetricsStore } from './metrics.js';
 import { NotificationStore } from './notifications.js';
 import { RelayChannel } from './relay-channel.js';
 import { RetentionStore } from './retention.js';
@@ -33,6 +34,8 @@ export class Store {
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
   readonly stats: StatsStore;
+  /** Aggregates for GET /metrics, read at scrape time. */
+  readonly metrics: MetricsStore;
   readonly loginFailures: LoginFailureStore;
   readonly leases: LeaseStore;
   readonly retention: RetentionStore;
@@ -65,6 +68,7 @@ export class Store {
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.stats = new StatsStore(db, () => this.currentDataVersion());
+    this.metrics = new MetricsStore(db);
     this.loginFailures = new LoginFailureStore(db);
     this.leases = new LeaseStore(db);
     this.retention = new RetentionStore(db, bump);

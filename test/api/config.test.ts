@@ -36,7 +36,17 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
 
   it('returns the whole configuration with its defaults', async () => {
     const config = await getConfig();
-    expect(Object.keys(config).sort()).toEqual(['name_sources', 'network', 'presence', 'retention', 'scanning', 'server', 'updates', 'zones']);
+    expect(Object.keys(config).sort()).toEqual([
+      'metrics',
+      'name_sources',
+      'network',
+      'presence',
+      'retention',
+      'scanning',
+      'server',
+      'updates',
+      'zones',
+    ]);
     expect(config.retention).toEqual({ days: 365 });
     expect(config.name_sources.pihole).toEqual({ enabled: false, url: '', password: '' });
     expect(config.presence).toEqual({ offline_after_scans: 1 });

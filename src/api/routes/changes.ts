@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { CHANGE_TYPES } from '../../core/changes.js';
-import { SEVERITIES } from '../../core/severity.js';
 import { Change } from '../../schemas/change.js';
-import { Id, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
+import { CHANGE_FILTER_PARAMS, changeFiltersOf } from '../list-filters.js';
+import { PAGED, errorResponses, pagingQuery } from '../schemas.js';
 
 export const changeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -15,10 +14,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: `Filters combine with AND. ${PAGED}`,
         querystring: Type.Object(
           {
-            scan_id: Type.Optional(Id),
-            change_type: Type.Optional(StringEnum(CHANGE_TYPES)),
-            severity: Type.Optional(StringEnum(SEVERITIES)),
-            device_id: Type.Optional(Id),
+            ...CHANGE_FILTER_PARAMS,
             ...pagingQuery(),
           },
           { additionalProperties: false },
@@ -27,12 +23,9 @@ export const changeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { scan_id, change_type, severity, device_id, limit = 100, offset = 0 } = request.query;
+      const { limit = 100, offset = 0, ...filters } = request.query;
       const { rows, total } = await app.services.store.changes.list({
-        scanId: scan_id,
-        changeType: change_type,
-        severity,
-        deviceId: device_id,
+        ...changeFiltersOf(filters),
         limit,
         offset,
       });

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH, DEVICE_SEARCH_MAX_LENGTH, ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
-import { RISK_LEVELS } from '../../core/severity.js';
+import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH, ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
 import { DeviceDetail, DeviceSummary } from '../../schemas/device.js';
 import { DEVICE_SORT_KEYS, type DeviceUserFields } from '../../store/devices.js';
 import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
+import { DEVICE_FILTER_PARAMS, deviceFiltersOf } from '../list-filters.js';
 import { Id, Nullable, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
 
@@ -28,23 +28,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: `Filters combine with AND. ${PAGED}`,
         querystring: Type.Object(
           {
-            scan_id: Type.Optional({ ...Id, description: 'Only devices seen by this scan (404 when the scan does not exist)' }),
-            risk_level: Type.Optional(StringEnum(RISK_LEVELS)),
-            is_trusted: Type.Optional(Type.Boolean()),
-            zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH })),
-            online: Type.Optional(
-              Type.Boolean({
-                description:
-                  'Only devices online (true) or offline (false): a device goes offline after presence.offline_after_scans consecutive completed network scans missed it',
-              }),
-            ),
-            q: Type.Optional(
-              Type.String({
-                maxLength: DEVICE_SEARCH_MAX_LENGTH,
-                description:
-                  'Free text, case-insensitive: matches part of the IP, MAC, hostname, vendor, label, notes, OS, device type or zone; a number also matches devices with that port open',
-              }),
-            ),
+            ...DEVICE_FILTER_PARAMS,
             sort: Type.Optional(StringEnum(DEVICE_SORT_KEYS, { description: 'Order by this field (default ip_address); empty values sort last' })),
             order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'Sort direction (default asc)' })),
             ...pagingQuery(),
@@ -55,15 +39,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { scan_id, risk_level, is_trusted, zone, online, q, sort, order, limit = 100, offset = 0 } = request.query;
-      if (scan_id !== undefined && !(await store.scans.get(scan_id))) throw notFound('Scan');
+      const { sort, order, limit = 100, offset = 0, ...filters } = request.query;
       const { rows, total } = await store.devices.list({
-        scanId: scan_id,
-        riskLevel: risk_level,
-        isTrusted: is_trusted,
-        zone,
-        online,
-        search: q,
+        ...(await deviceFiltersOf(store, filters)),
         sort,
         descending: order === 'desc',
         limit,

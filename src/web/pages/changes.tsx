@@ -6,6 +6,7 @@ import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, SeverityBa
 import { formatDateTime, humanize } from '../format';
 import { NARROW_QUERY, useMediaQuery, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
+import { ExportLinks } from '../components/export-links';
 import { CHANGE_TYPES, SEVERITIES, isOneOf, type Change, type Scan } from '../types';
 
 const PAGE_SIZE = 50;
@@ -60,7 +61,12 @@ export function ChangesPage() {
 
   return (
     <>
-      <PageHeader title="Changes" />
+      <PageHeader title="Changes">
+        <ExportLinks
+          kind="changes"
+          filters={{ scan_id: filters.scan_id, device_id: filters.device_id, change_type: filters.change_type, severity: filters.severity }}
+        />
+      </PageHeader>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <Field label="Scan">
           <select value={filters.scan_id} onChange={(e) => setFilters({ scan_id: e.currentTarget.value })}>

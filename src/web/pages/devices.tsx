@@ -5,6 +5,7 @@ import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
 import { formatNumber, humanize, missingText, plural, presenceText } from '../format';
 import { useCoverage, type Coverage } from '../coverage';
+import { ExportLinks } from '../components/export-links';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import {
@@ -151,7 +152,19 @@ export function DevicesPage() {
 
   return (
     <>
-      <PageHeader title="Devices" />
+      <PageHeader title="Devices">
+        <ExportLinks
+          kind="devices"
+          filters={{
+            q: query.q.trim() || undefined,
+            risk_level: query.risk_level,
+            zone: query.zone,
+            is_trusted: query.is_trusted,
+            online: query.online,
+            scan_id: query.scan_id,
+          }}
+        />
+      </PageHeader>
       {query.scan_id !== undefined && <ScanFilterNote scanId={query.scan_id} listFailed={Boolean(list.error)} />}
       <Filters query={query} zones={zones.data ?? []} update={update} />
       <ErrorMessage error={zones.error} onRetry={zones.reload} />

@@ -6,6 +6,7 @@ import { useResource, useTitle } from '../../hooks';
 import type { Config } from '../../types';
 import { ApiKeys } from './api-keys';
 import { AuditLog } from './audit-log';
+import { MetricsSettings } from './metrics';
 import { NameSourceSettings } from './name-sources';
 import { NetworkSettings } from './network';
 import { NotificationSettings } from './notifications';
@@ -50,6 +51,11 @@ export function SettingsPage() {
       <Section title="Data retention">
         {configOr((c) => (
           <RetentionSettings config={c} onSaved={setSaved} />
+        ))}
+      </Section>
+      <Section title="Metrics">
+        {configOr((c) => (
+          <MetricsSettings config={c} onSaved={setSaved} />
         ))}
       </Section>
       <Section title="API keys">

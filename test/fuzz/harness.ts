@@ -182,13 +182,13 @@ export function problemsWith(operation: Operation, plan: RequestPlan, exchange: 
     if (!isJson) problems.push(`the error's Content-Type is ${contentType || 'missing'}, not application/json`);
     const detail = isRecord(parsed) ? parsed.detail : undefined;
     if (typeof detail !== 'string' || detail.trim() === '') problems.push('the error body is not {"detail": "<message>", ...}');
-  } else if (!operation.successTypes.includes('application/json')) {
-    // A download (the backup): its declared type, never JSON.
+  } else if (status === 204) {
+    if (text !== '') problems.push('a 204 answer has a body');
+  } else if (!operation.successTypes.includes('application/json') || !isJson) {
+    // A download (the backup), or an answer in another declared format (an export as CSV): its declared type.
     if (!operation.successTypes.some((type) => contentType.toLowerCase().startsWith(type))) {
       problems.push(`the answer's Content-Type is ${contentType || 'missing'}, not one of ${operation.successTypes.join(', ')}`);
     }
-  } else if (status === 204) {
-    if (text !== '') problems.push('a 204 answer has a body');
   } else if (!isJson || parsed === undefined) {
     problems.push('the answer is not JSON');
   }

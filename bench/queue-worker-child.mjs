@@ -32,7 +32,7 @@ const store = await openStore({ url: config.url, pgSchema: config.pgSchema, pool
 const queue = await scanJobQueue(store, log);
 await queue.start();
 // One scan at a time per worker: two workers are two scanners.
-const manager = new ScanManager({ store, log, engines, queue, workerName: config.name, concurrency: 1, scanAllow: ['127.0.0.0/8'] });
+const manager = new ScanManager({ store, log, engines, queue, role: 'worker', workerName: config.name, concurrency: 1, scanAllow: ['127.0.0.0/8'] });
 process.send?.({ type: 'ready' });
 process.on('message', async (message) => {
   // Every worker is started first; they take jobs from the moment the parent says go.

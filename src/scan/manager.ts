@@ -304,20 +304,31 @@ export class ScanManager {
    * time from anywhere: the queue lock lets one decision through at a time, across processes.
    */
   startQueued(): Promise<ScanRow | null> {
-    const attempt = this.queueAttempt.then(async () => {
+    return this.oneAtATime(async () => {
       if (this.stopping || !this.runsQueue || this.running.size >= this.concurrency) return null;
       const started = await this.take(null, null);
       return started && started !== 'busy' ? started : null;
     });
-    this.queueAttempt = attempt.catch(() => undefined);
-    return attempt;
   }
 
   /** A job from the queue: start its scan if it may start now, else hand it back for later. */
   private async handleJob(scanId: number): Promise<JobOutcome> {
-    if (this.stopping) return 'later';
-    if (this.running.size >= this.concurrency) return 'later';
-    return (await this.take(scanId, null)) === 'busy' ? 'later' : 'done';
+    const taken = await this.oneAtATime(async () => {
+      if (this.stopping || this.running.size >= this.concurrency) return 'busy';
+      return this.take(scanId, null);
+    });
+    return taken === 'busy' ? 'later' : 'done';
+  }
+
+  /**
+   * Runs the decisions to take a queued scan here one after another, so that a job from the
+   * queue and the start of the next scan as one ends never both see a free place in this
+   * process (`concurrency`) and take two.
+   */
+  private oneAtATime<T>(decide: () => Promise<T>): Promise<T> {
+    const attempt = this.queueAttempt.then(decide);
+    this.queueAttempt = attempt.catch(() => undefined);
+    return attempt;
   }
 
   /**

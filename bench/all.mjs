@@ -32,6 +32,8 @@ const BENCHES = [
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
   { name: 'import', script: 'import-bench.mjs', flags: [] },
   { name: 'export', script: 'export-bench.mjs', flags: [] },
+  // API instances 1 vs 2 and the job queue with 1 vs 2 workers; PostgreSQL only.
+  { name: 'scale', script: 'scale-bench.mjs', flags: [], needsPostgres: true },
 ];
 
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
@@ -47,6 +49,10 @@ for (const bench of BENCHES) {
   if (only && !only.has(bench.name)) continue;
   if (bench.needsRoot && process.getuid?.() !== 0) {
     log(`${bench.name}: skipped (needs root)`);
+    continue;
+  }
+  if (bench.needsPostgres && !env.BENCH_DATABASE_URL) {
+    log(`${bench.name}: skipped (needs PostgreSQL: set BENCH_DATABASE_URL)`);
     continue;
   }
   log(`${bench.name}: node ${[...bench.flags, bench.script].join(' ')}`);

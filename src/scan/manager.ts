@@ -707,7 +707,7 @@ export class ScanManager {
     const profile = scan.profile as ScanProfile;
     const running = runningScan(scan, profile, result.hosts.length);
     const actor = actorOf(scan.triggered_by);
-    const run: ScanRun = {
+    const run = recordingRun({
       running,
       scan,
       engine: { name: result.engine } as ScanEngine,
@@ -715,10 +715,8 @@ export class ScanManager {
       network: networkOf(scan.subnet),
       request: { profile, ...(scan.scan_type === 'device' && scan.target ? { device: scan.target } : {}), actor },
       started: scan.started_at ? Date.parse(scan.started_at) : now,
-      engineOptions: { privileged: false, resolveHostnames: false, hostTimeoutSeconds: 0, signal: running.abort.signal, onProgress: () => {} },
-      recordProcessGroups: () => {},
       ownerId,
-    };
+    });
     // The agent's lease holds while its results are recorded (the agent waits for the answer).
     const lease = setInterval(() => {
       this.store.scans.renewLease(scanId, ownerId, this.leaseUntil()).catch(() => undefined);
@@ -1117,7 +1115,7 @@ export class ScanManager {
     const profile = plan.profile;
     const running = runningScan(scan, profile, plan.hosts.length);
     const started = Date.now();
-    const run: ScanRun = {
+    const run = recordingRun({
       running,
       scan,
       // What the audit entry and the log name as the engine (nothing is run).
@@ -1126,10 +1124,8 @@ export class ScanManager {
       network,
       request: { profile, actor: request.actor },
       started,
-      engineOptions: { privileged: false, resolveHostnames: false, hostTimeoutSeconds: 0, signal: running.abort.signal, onProgress: () => {} },
-      recordProcessGroups: () => {},
       exclude: plan.exclude,
-    };
+    });
     this.events.publish('scan_started', toScanRecord(scan));
     const lease = this.keepLease(running);
     try {
@@ -1251,5 +1247,17 @@ function runningScan(scan: ScanRow, profile: ScanProfile, hosts: number): Runnin
     reason: null,
     progress: new ProgressTracker(profile, hosts),
     done: Promise.resolve(),
+  };
+}
+
+/**
+ * The run of results gathered elsewhere (an agent's upload, an imported nmap report) and recorded
+ * here: no engine runs and no process is started, so its engine options are inert.
+ */
+function recordingRun(run: Omit<ScanRun, 'engineOptions' | 'recordProcessGroups'>): ScanRun {
+  return {
+    ...run,
+    engineOptions: { privileged: false, resolveHostnames: false, hostTimeoutSeconds: 0, signal: run.running.abort.signal, onProgress: () => {} },
+    recordProcessGroups: () => {},
   };
 }

@@ -38,22 +38,11 @@ STATE=${NWA_LAB_STATE_DIR:-/run/nwa-lab}
 LOCK=/run/lock/nwa-lab.lock
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SERVER=$HERE/lab_server.py
+LAB_NAME=agent-lab.sh
+# shellcheck source=lab-common.sh
+source "$HERE/lab-common.sh"
 HOSTS=3
 BRIDGE=nwlab1
-
-die() { echo "agent-lab.sh: $*" >&2; exit 1; }
-log() { [[ -n ${NWLAB_QUIET:-} ]] || echo "agent-lab.sh: $*" >&2; }
-
-need_root() {
-  [[ $(id -u) -eq 0 ]] || die "must run as root (network namespaces, veths and a bridge)"
-  command -v ip >/dev/null || die "iproute2 (ip) is not installed"
-}
-
-lock() {
-  mkdir -p "$(dirname "$LOCK")"
-  exec 9>"$LOCK"
-  flock -w 120 9 || die "another agent-lab.sh has held $LOCK for 2 minutes"
-}
 
 index_of() {
   local h=$1
@@ -67,21 +56,6 @@ ip_of() { echo "10.66.1.$((10 + $1))"; }
 
 ns_exists() { ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"; }
 lab_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^nwa-(server|agent|h[0-9]+)$' || true; }
-pid_alive() { [[ -n $1 ]] && kill -0 "$1" 2>/dev/null; }
-python_bin() { if [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3; else command -v python3 || die "python3 is needed for listeners"; fi; }
-
-kill_pids() {
-  local pids=("$@") pid
-  ((${#pids[@]})) || return 0
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for _ in $(seq 1 20); do
-    local alive=0
-    for pid in "${pids[@]}"; do pid_alive "$pid" && alive=1; done
-    ((alive)) || return 0
-    sleep 0.1
-  done
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-}
 
 teardown() {
   local pids=() ns f
@@ -179,46 +153,18 @@ cmd_up() {
   log "up: server 10.66.0.250 (agent side 10.66.0.253), agent 10.66.1.1 on $BRIDGE, hosts $(ip_of 1)..$(ip_of "$HOSTS")"
 }
 
-listener_base() { echo "$STATE/listeners/h$1-$2"; }
-
-stop_listener() {
-  local base=$1
-  [[ -f $base.pid ]] || return 0
-  kill_pids "$(cat "$base.pid")"
-  rm -f "$base.pid" "$base.ready"
-}
-
 cmd_listen() {
   need_root
   local usage='usage: agent-lab.sh listen HOST PORT banner|http TEXT'
-  local i port kind text base py pid
+  local i port kind text
   i=$(index_of "${1:?$usage}")
   port=${2:?$usage}
   kind=${3:?$usage}
   text=${4:?$usage}
-  [[ $port =~ ^[0-9]+$ ]] && ((port >= 1 && port <= 65535)) || die "PORT must be 1..65535, got '$port'"
-  [[ $kind == banner || $kind == http ]] || die "$usage"
+  check_listen_args "$usage" "$port" "$kind"
   lock
   ns_exists "nwa-h$i" || die "host h$i does not exist (agent-lab.sh up first)"
-  base=$(listener_base "$i" "$port")
-  stop_listener "$base"
-  py=$(python_bin)
-  ip netns exec "nwa-h$i" setsid "$py" "$SERVER" --port "$port" --kind "$kind" --text "$text" --ready "$base.ready" \
-    </dev/null >"$base.log" 2>&1 9>&- &
-  pid=$!
-  echo "$pid" >"$base.pid"
-  for _ in $(seq 1 200); do
-    [[ -s $base.ready ]] && break
-    pid_alive "$pid" || break
-    sleep 0.05
-  done
-  if [[ ! -s $base.ready ]]; then
-    kill_pids "$pid"
-    rm -f "$base.pid"
-    die "listener h$i:$port did not start: $(tail -n 5 "$base.log" 2>/dev/null)"
-  fi
-  head -n1 "$base.ready" >"$base.pid"
-  log "h$i listens on tcp/$port ($kind: $text)"
+  start_listener "nwa-h$i" "$i" "$port" "$kind" "$text"
 }
 
 cmd_unlisten() {

@@ -55,30 +55,12 @@ STATE=${NWLAB_STATE_DIR:-/run/nwlab}
 LOCK=/run/lock/nwlab.lock
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SERVER=$HERE/lab_server.py
+LAB_NAME=lab.sh
+# shellcheck source=lab-common.sh
+source "$HERE/lab-common.sh"
 OWNER=${NWLAB_OWNER:-$PPID}
 OUIS=(B8:27:EB 00:1C:42 02:66:00 00:16:3E DC:A6:32 00:0C:29)
 MAX_HOSTS=200
-
-die() { echo "lab.sh: $*" >&2; exit 1; }
-log() { [[ -n ${NWLAB_QUIET:-} ]] || echo "lab.sh: $*" >&2; }
-
-python_bin() {
-  if [[ -n ${NWLAB_PYTHON:-} ]]; then echo "$NWLAB_PYTHON"
-  elif [[ -x /usr/bin/python3 ]]; then echo /usr/bin/python3
-  else command -v python3 || die "python3 is needed for listeners"
-  fi
-}
-
-need_root() {
-  [[ $(id -u) -eq 0 ]] || die "must run as root (network namespaces, veths and a bridge)"
-  command -v ip >/dev/null || die "iproute2 (ip) is not installed"
-}
-
-lock() {
-  mkdir -p "$(dirname "$LOCK")"
-  exec 9>"$LOCK"
-  flock -w 120 9 || die "another lab.sh has held $LOCK for 2 minutes"
-}
 
 # ---------------------------------------------------------------------------------------------
 # Names
@@ -109,8 +91,6 @@ valid_lab_ip() {
   ((last >= 2 && last <= 254))
 }
 
-pid_alive() { [[ -n $1 ]] && kill -0 "$1" 2>/dev/null; }
-
 # ---------------------------------------------------------------------------------------------
 # Ownership
 
@@ -127,20 +107,6 @@ check_owner() {
 
 # ---------------------------------------------------------------------------------------------
 # Tear-down
-
-kill_pids() {
-  # Only processes this lab started: listener PIDs it recorded, and processes inside its own namespaces.
-  local pids=("$@") pid
-  ((${#pids[@]})) || return 0
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for _ in $(seq 1 20); do
-    local alive=0
-    for pid in "${pids[@]}"; do pid_alive "$pid" && alive=1; done
-    ((alive)) || return 0
-    sleep 0.1
-  done
-  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-}
 
 teardown() {
   local pids=() f ns link
@@ -336,15 +302,6 @@ cmd_hosts() {
 # ---------------------------------------------------------------------------------------------
 # Listeners and filters
 
-listener_base() { echo "$STATE/listeners/h$1-$2"; }
-
-stop_listener() {
-  local base=$1
-  [[ -f $base.pid ]] || return 0
-  kill_pids "$(cat "$base.pid")"
-  rm -f "$base.pid" "$base.ready"
-}
-
 cmd_listen() {
   need_root
   local usage='usage: lab.sh listen HOST PORT banner|http TEXT'
@@ -353,35 +310,10 @@ cmd_listen() {
   port=${2:?$usage}
   kind=${3:?$usage}
   text=${4:?$usage}
-  [[ $port =~ ^[0-9]+$ ]] && ((port >= 1 && port <= 65535)) || die "PORT must be 1..65535, got '$port'"
-  [[ $kind == banner || $kind == http ]] || die "$usage"
+  check_listen_args "$usage" "$port" "$kind"
   lock
   require_host "$i"
-  mkdir -p "$STATE/listeners"
-  local base py ns pid
-  base=$(listener_base "$i" "$port")
-  stop_listener "$base"
-  py=$(python_bin)
-  ns=$(ns_of "$i")
-  ip netns exec "$ns" setsid "$py" "$SERVER" --port "$port" --kind "$kind" --text "$text" --ready "$base.ready" \
-    </dev/null >"$base.log" 2>&1 9>&- &
-  pid=$!
-  echo "$pid" >"$base.pid"
-  for _ in $(seq 1 200); do
-    [[ -s $base.ready ]] && break
-    pid_alive "$pid" || break
-    sleep 0.05
-  done
-  if [[ ! -s $base.ready ]]; then
-    kill_pids "$pid"
-    rm -f "$base.pid"
-    die "listener h$i:$port did not start: $(tail -n 5 "$base.log" 2>/dev/null)"
-  fi
-  # The server reports its own PID: that is the one to kill (ip/setsid exec into it, but be sure).
-  pid=$(head -n1 "$base.ready")
-  echo "$pid" >"$base.pid"
-  printf '%s\t%s\n' "$kind" "$text" >"$base.info"
-  log "h$i listens on tcp/$port ($kind: $text)"
+  start_listener "$(ns_of "$i")" "$i" "$port" "$kind" "$text"
 }
 
 cmd_unlisten() {

@@ -1,6 +1,7 @@
 import { cloneElement, type ComponentChildren, type VNode } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import { messageOf } from '../api';
+import { useAction } from '../hooks';
 import { formatAgo, formatDateTime, humanize } from '../format';
 import type { Coverage } from '../coverage';
 import type { RiskLevel, Severity } from '../types';
@@ -174,6 +175,38 @@ export function Field({ label, hint, children }: { label: string; hint?: Compone
           {hint}
         </span>
       )}
+    </div>
+  );
+}
+
+/**
+ * The body of a dialog that asks before revoking something for good (an API key, an agent): what
+ * it means, the error if the revoke failed, then the revoke button (`label`) and Cancel, focused.
+ */
+export function RevokeConfirm({
+  label,
+  revoke,
+  onCancel,
+  children,
+}: {
+  label: string;
+  revoke: () => Promise<void>;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
+  const action = useAction(revoke);
+  return (
+    <div>
+      <p>{children}</p>
+      <ErrorMessage error={action.error} />
+      <div class="button-row">
+        <button type="button" class="danger" disabled={action.busy} onClick={() => void action.run()}>
+          {action.busy ? 'Revoking…' : label}
+        </button>
+        <button type="button" autoFocus onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
     </div>
   );
 }

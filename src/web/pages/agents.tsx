@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { AGENT_NAME_MAX_LENGTH, AGENT_NETWORKS_MAX_ITEMS, AGENT_OFFLINE_AFTER_SECONDS } from '../../core/limits.js';
 import { api } from '../api';
 import { CopyText } from '../components/copy-text';
-import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
+import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time, RevokeConfirm } from '../components/ui';
 import { plural } from '../format';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
@@ -254,26 +254,15 @@ function NewAgentToken({ created, serverUrl, onDone }: { created: CreatedAgent; 
 }
 
 function RevokeAgent({ agent, onCancel, onRevoked }: { agent: Agent; onCancel: () => void; onRevoked: () => void }) {
-  const revoke = useAction(async () => {
+  const revoke = async () => {
     await api(`/api/agents/${agent.id}`, { method: 'DELETE' });
     onRevoked();
-  });
+  };
   return (
-    <div>
-      <p>
-        “{agent.name}” (token <code>{agent.token_prefix}…</code>) stops working at once: its token is refused.{' '}
-        <strong>Its queued and running scans will fail.</strong> Scans of its networks started later are run by this server again (or by another agent
-        that covers them). This cannot be undone.
-      </p>
-      <ErrorMessage error={revoke.error} />
-      <div class="button-row">
-        <button type="button" class="danger" disabled={revoke.busy} onClick={() => void revoke.run()}>
-          {revoke.busy ? 'Revoking…' : 'Revoke agent'}
-        </button>
-        <button type="button" autoFocus onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </div>
+    <RevokeConfirm label="Revoke agent" revoke={revoke} onCancel={onCancel}>
+      “{agent.name}” (token <code>{agent.token_prefix}…</code>) stops working at once: its token is refused.{' '}
+      <strong>Its queued and running scans will fail.</strong> Scans of its networks started later are run by this server again (or by another agent
+      that covers them). This cannot be undone.
+    </RevokeConfirm>
   );
 }

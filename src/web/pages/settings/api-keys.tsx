@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { API_KEY_NAME_MAX_LENGTH } from '../../../core/limits.js';
 import { api } from '../../api';
-import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Time } from '../../components/ui';
+import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Time, RevokeConfirm } from '../../components/ui';
 import { formatDateTime } from '../../format';
 import { useAction, useResource } from '../../hooks';
 import type { ApiKey, NewApiKey } from '../../types';
@@ -191,26 +191,14 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
 }
 
 function RevokeKey({ apiKey, onCancel, onRevoked }: { apiKey: ApiKey; onCancel: () => void; onRevoked: () => void }) {
-  const revoke = useAction(async () => {
+  const revoke = async () => {
     await api(`/api/keys/${apiKey.id}`, { method: 'DELETE' });
     onRevoked();
-  });
-
+  };
   return (
-    <div>
-      <p>
-        Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This cannot be
-        undone.
-      </p>
-      <ErrorMessage error={revoke.error} />
-      <div class="button-row">
-        <button type="button" class="danger" disabled={revoke.busy} onClick={() => void revoke.run()}>
-          {revoke.busy ? 'Revoking…' : 'Revoke key'}
-        </button>
-        <button type="button" autoFocus onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </div>
+    <RevokeConfirm label="Revoke key" revoke={revoke} onCancel={onCancel}>
+      Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This cannot be
+      undone.
+    </RevokeConfirm>
   );
 }

@@ -407,15 +407,20 @@ export class ScanManager {
       ...(scan.schedule_id !== null ? { schedule_id: scan.schedule_id } : {}),
     };
     // The scan holds the slot now: it must run (and end) even if the audit entry cannot be written.
-    await this.audit('scan_started', scan, actor, true, details).catch((err) =>
+    const audited = this.audit('scan_started', scan, actor, true, details).catch((err) =>
       this.log.warn({ err, scan_id: scan.id }, 'could not audit the start of a scan'),
     );
     const request: ScanRequest = { profile, ...(scan.scan_type === 'device' && scan.target ? { device: scan.target } : {}), actor };
-    running.done = this.execute(running, scan, engine, settings, target.network, request).finally(() => {
-      this.running.delete(scan.id);
-      // The next queued scan starts as this one ends, here, whichever instance queued it.
-      this.wakeQueue();
-    });
+    // `done` is the scan's end from the moment it is listed in `running`: whoever waits for it
+    // (idle(), cancel()) meanwhile waits for the real end, never for a promise already settled.
+    running.done = audited
+      .then(() => this.execute(running, scan, engine, settings, target.network, request))
+      .finally(() => {
+        this.running.delete(scan.id);
+        // The next queued scan starts as this one ends, here, whichever instance queued it.
+        this.wakeQueue();
+      });
+    await audited;
   }
 
   private lease(): ScanLease {

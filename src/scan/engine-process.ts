@@ -12,10 +12,11 @@
  * thread that calls spawn(); the engines are only ever called on the main thread (the event loop),
  * which lives as long as the process.
  *
- * Where setpriv is missing (or too old for --pdeathsig), nmap is started directly and the clean-up
- * at the next start (owner.ts, endOrphanedEngines) is what ends an orphan. The kernel also clears
- * the signal when it execs a set-user-ID nmap or one with file capabilities (`setcap`); give the
- * capabilities to the service instead (docs/deployment.md), which nmap then inherits.
+ * Where setpriv is missing (or too old for --pdeathsig), nmap is started directly (checked again a
+ * minute later) and the clean-up at the next start (owner.ts, endOrphanedEngines) is what ends an
+ * orphan. The kernel also clears the signal when it execs a set-user-ID nmap or one with file
+ * capabilities (`setcap`); give the capabilities to the service instead (docs/deployment.md),
+ * which nmap then inherits.
  */
 import { execFile } from 'node:child_process';
 
@@ -29,15 +30,20 @@ export interface EngineCommand {
 const SETPRIV = 'setpriv';
 const SETPRIV_ARGS = ['--pdeathsig', 'KILL', '--'];
 
-/** Per engine binary: whether setpriv runs it with a parent-death signal (checked once per process). */
+/** Per engine binary: whether setpriv runs it with a parent-death signal. */
 const supported = new Map<string, Promise<boolean>>();
+/** A failed check is repeated after this long (setpriv or nmap may be installed meanwhile). */
+const RECHECK_FAILED_MS = 60_000;
 
-/** Whether `setpriv --pdeathsig KILL -- BINARY --version` works here. */
+/** Whether `setpriv --pdeathsig KILL -- BINARY --version` works here (a success is remembered for good). */
 export function parentDeathSupported(binary: string): Promise<boolean> {
   let found = supported.get(binary);
   if (!found) {
     found = new Promise((resolve) => {
-      execFile(SETPRIV, [...SETPRIV_ARGS, binary, '--version'], { timeout: 5000 }, (err) => resolve(!err));
+      execFile(SETPRIV, [...SETPRIV_ARGS, binary, '--version'], { timeout: 5000 }, (err) => {
+        if (err) setTimeout(() => supported.delete(binary), RECHECK_FAILED_MS).unref();
+        resolve(!err);
+      });
     });
     supported.set(binary, found);
   }

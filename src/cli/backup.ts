@@ -18,7 +18,9 @@ into SQLite or PostgreSQL alike.`;
 
 const RESTORE_HELP = `
 Every table is replaced in one transaction: after a restore the data is exactly what was backed
-up (plus an audit entry restore_completed); if anything fails, nothing changes. A backup from an
+up (plus an audit entry restore_completed); if anything fails, nothing changes. A file whose
+checksum does not match its content, or with a row that does not fit its column (a setting that
+is not JSON, text where a number belongs), is refused as damaged. A backup from an
 older Netwarden is brought up to date by the newer migrations; one from a newer Netwarden is
 refused. Stop the service (and every other netwarden command using the data) first: restore
 refuses while one runs. By default the current data is first saved to
@@ -116,6 +118,12 @@ export function registerBackupCommands(program: Command): void {
             `Restored ${path} into ${where}: ${Object.keys(summary.rows).length} tables, ${summary.totalRows} rows ` +
               `(backup of a ${header.dialect} database made by Netwarden ${header.version} at ${header.created_at}).\n`,
           );
+          if (summary.checksum === 'absent') {
+            process.stderr.write(
+              `warning: ${path} has no checksum (backup format ${header.format_version}, made by Netwarden ${header.version} before backups carried one): ` +
+                'every row was checked, but damage that still reads as valid data cannot be detected.\n',
+            );
+          }
           if (summary.upgradedWith.length) process.stdout.write(`Brought up to date with migration(s) ${summary.upgradedWith.join(', ')}.\n`);
           if (safety) process.stdout.write(`The previous data was saved to ${safety}; restore that file to undo.\n`);
         } finally {

@@ -1,7 +1,10 @@
 /**
  * Live events (CONTRACT §10): what happened, in order, for the SSE stream, the notifier and
  * anything else in this process that reacts to scans. Every event gets an increasing id; the last
- * EVENT_REPLAY_LIMIT are kept so a client that reconnects with `Last-Event-ID` gets what it missed.
+ * EVENT_REPLAY_LIMIT are kept so a client that reconnects with `Last-Event-ID` gets what it missed,
+ * as long as they hold at most EVENT_REPLAY_MAX_BYTES of data (the oldest go first). One event's
+ * data is at most EVENT_DATA_MAX_BYTES: larger data is trimmed as it is published (payload.ts),
+ * so every listener (event streams, the notifier, the relay) gets the same bounded data.
  *
  * The bus is per process: events are published by the process that runs the scan or takes the
  * request. On PostgreSQL the event relay (relay.ts) carries them to every other process on the
@@ -13,9 +16,16 @@ import { EVENT_NAMES, type EventName } from '../core/event-names.js';
 import type { Change } from '../schemas/change.js';
 import type { DeviceSummary } from '../schemas/device.js';
 import type { ScanProgress, ScanRecord } from '../schemas/scan.js';
+import { boundEventData, EVENT_DATA_MAX_BYTES } from './payload.js';
 
 /** How many past events a reconnecting client can be given. */
 export const EVENT_REPLAY_LIMIT = 1000;
+/**
+ * How much data (JSON bytes) the kept events may hold: 1,000 ordinary events are a fraction of
+ * it, and it holds at least 16 of the largest (EVENT_DATA_MAX_BYTES).
+ */
+export const EVENT_REPLAY_MAX_BYTES = 16 * EVENT_DATA_MAX_BYTES;
+export { EVENT_DATA_MAX_BYTES };
 
 interface Payloads {
   scan_queued: ScanRecord;
@@ -50,21 +60,23 @@ export type EventListener = (event: NetwardenEvent) => void;
 
 export class EventBus {
   private nextId = 1;
-  private readonly recent: NetwardenEvent[] = [];
+  /** The kept events, oldest first, with the size of their data. */
+  private readonly recent: Array<{ event: NetwardenEvent; bytes: number }> = [];
+  private recentBytes = 0;
   private readonly listeners = new Set<EventListener>();
 
   constructor(private readonly onListenerError: (err: unknown, event: NetwardenEvent) => void = () => {}) {}
 
   publish<K extends EventName>(name: K, data: EventPayloads[K], options: PublishOptions = {}): NetwardenEvent {
+    const bounded = boundEventData(data);
     const event = {
       id: this.nextId++,
       name,
-      data,
+      data: bounded.data,
       at: options.at ?? new Date().toISOString(),
       ...(options.remote ? { remote: true } : {}),
     } as NetwardenEvent;
-    this.recent.push(event);
-    if (this.recent.length > EVENT_REPLAY_LIMIT) this.recent.shift();
+    this.keep(event, bounded.bytes);
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -73,6 +85,15 @@ export class EventBus {
       }
     }
     return event;
+  }
+
+  /** Keeps `event` for replay, letting the oldest go while there are too many or they hold too much. */
+  private keep(event: NetwardenEvent, bytes: number): void {
+    this.recent.push({ event, bytes });
+    this.recentBytes += bytes;
+    while (this.recent.length > EVENT_REPLAY_LIMIT || this.recentBytes > EVENT_REPLAY_MAX_BYTES) {
+      this.recentBytes -= this.recent.shift()?.bytes ?? 0;
+    }
   }
 
   /** Calls `listener` for every event from now on; returns the function that stops it. */
@@ -87,7 +108,12 @@ export class EventBus {
    */
   since(lastId: number): NetwardenEvent[] {
     if (lastId >= this.nextId) return [];
-    return this.recent.filter((e) => e.id > lastId);
+    return this.recent.filter((kept) => kept.event.id > lastId).map((kept) => kept.event);
+  }
+
+  /** How many events are kept for replay, and the size of their data (JSON bytes). */
+  get kept(): { events: number; bytes: number } {
+    return { events: this.recent.length, bytes: this.recentBytes };
   }
 
   /** How many listeners are subscribed (open event streams among them). */

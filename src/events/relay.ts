@@ -23,7 +23,7 @@ import type { Store } from '../store/index.js';
 import type { RelayListener, RelayNotice } from '../store/relay-channel.js';
 import { INLINE_LIMIT_BYTES } from '../store/relay-channel.js';
 import { randomUUID } from 'node:crypto';
-import { EVENT_NAMES, type EventBus, type EventName, type NetwardenEvent } from './bus.js';
+import { EVENT_NAMES, EVENT_REPLAY_MAX_BYTES, type EventBus, type EventName, type NetwardenEvent } from './bus.js';
 
 export interface EventRelay {
   /** Stops relaying: sends what is queued (briefly), then closes the listening connection. */
@@ -38,14 +38,21 @@ export interface EventRelayOptions {
   reconnectDelaysMs?: readonly number[];
 }
 
+/** An event waiting to be sent, and the size of its JSON (plus a separator). */
+interface Outgoing {
+  item: { name: EventName; data: unknown; at: string };
+  bytes: number;
+}
+
 /** What travels between processes. `i` (invalidations) are handled on arrival, events in order. */
 type Message = { t: 'events'; events: Array<{ name: EventName; data: unknown; at: string }> } | { t: 'api_keys_revoked' } | { t: 'settings_changed' };
 
 const DEFAULT_RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10_000];
 /** Stored long messages are deleted this often. */
 const PRUNE_EVERY_MS = 60_000;
-/** Events held for sending at most (the database is unavailable): the oldest go first. */
+/** Events held for sending at most (the database is unavailable), and their data: the oldest go first. */
 const MAX_QUEUED_EVENTS = 10_000;
+const MAX_QUEUED_BYTES = 2 * EVENT_REPLAY_MAX_BYTES;
 /** How long stop() waits for queued events to be sent. */
 const STOP_FLUSH_MS = 2000;
 
@@ -74,8 +81,9 @@ class Relay implements EventRelay {
   private retries = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
-  /** This process's events waiting to be sent, and the sending in progress. */
-  private outgoing: Array<{ name: EventName; data: unknown; at: string }> = [];
+  /** This process's events waiting to be sent (with their size as JSON), and the sending in progress. */
+  private outgoing: Outgoing[] = [];
+  private outgoingBytes = 0;
   private sending: Promise<void> | undefined;
   private sendFailing = false;
   /** Received events not yet published (a stored message being read holds those after it). */
@@ -201,8 +209,14 @@ class Relay implements EventRelay {
 
   private onLocalEvent(event: NetwardenEvent): void {
     if (event.remote || this.stopped) return;
-    this.outgoing.push({ name: event.name, data: event.data, at: event.at });
-    if (this.outgoing.length > MAX_QUEUED_EVENTS) this.outgoing.splice(0, this.outgoing.length - MAX_QUEUED_EVENTS);
+    // The bus bounded the data (payload.ts): what is sent is what this process's streams show.
+    const item = { name: event.name, data: event.data, at: event.at };
+    const bytes = Buffer.byteLength(JSON.stringify(item), 'utf8') + 1;
+    this.outgoing.push({ item, bytes });
+    this.outgoingBytes += bytes;
+    while (this.outgoing.length > MAX_QUEUED_EVENTS || this.outgoingBytes > MAX_QUEUED_BYTES) {
+      this.outgoingBytes -= this.outgoing.shift()?.bytes ?? 0;
+    }
     // Events published in this turn of the event loop go out together.
     this.sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
   }
@@ -212,7 +226,8 @@ class Relay implements EventRelay {
     try {
       while (this.outgoing.length) {
         const batch = takeBatch(this.outgoing);
-        await this.send({ t: 'events', events: batch });
+        this.outgoingBytes -= batch.reduce((sum, queued) => sum + queued.bytes, 0);
+        await this.send({ t: 'events', events: batch.map((queued) => queued.item) });
       }
     } finally {
       this.sending = undefined;
@@ -240,11 +255,10 @@ class Relay implements EventRelay {
 }
 
 /** Takes from the front of `queue` the events that fit in one notification (at least one: a longer one is stored). */
-function takeBatch<T>(queue: T[]): T[] {
+function takeBatch(queue: Outgoing[]): Outgoing[] {
   let bytes = 40;
   let count = 0;
-  for (const item of queue) {
-    const size = Buffer.byteLength(JSON.stringify(item), 'utf8') + 1;
+  for (const { bytes: size } of queue) {
     if (count > 0 && bytes + size > INLINE_LIMIT_BYTES - 100) break;
     bytes += size;
     count++;

@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { discoveryArgs, phaseOfTask, portScanArgs } from '../core/nmap-args.js';
 import { NmapXmlReader, type NmapReadEvent, type NmapRun } from '../core/nmap-xml.js';
+import { engineCommand } from './engine-process.js';
 import { vendorForMac } from './oui.js';
 import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from './types.js';
 import { type DiscoveredHost, type ScannedHost } from '../core/model.js';
@@ -58,18 +59,20 @@ export class NmapEngine implements ScanEngine {
   }
 
   /**
-   * Spawns nmap in its own process group (so cancelling kills it and anything it started) and
+   * Spawns nmap in its own process group (so cancelling kills it and anything it started), tied
+   * to this process's life (engine-process.ts: it dies with the service, even on SIGKILL), and
    * reads its XML as it comes: progress, and each host parsed as soon as nmap has written it.
    */
-  private run(
+  private async run(
     args: string[],
     stdin: string | null,
     { signal, onProcess }: Pick<DiscoveryRequest, 'signal' | 'onProcess'>,
     onEvent: (event: NmapReadEvent) => void,
   ): Promise<NmapRun> {
+    const command = await engineCommand(this.binary, args);
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new ScanAbortedError());
-      const child = spawn(this.binary, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(command.command, command.args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
       // Detached: the child leads its own process group, whose id is its pid.
       if (child.pid !== undefined) onProcess?.(child.pid);
       const reader = new NmapXmlReader();

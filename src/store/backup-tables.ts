@@ -13,6 +13,10 @@ export interface TableModel {
   name: string;
   /** Stored columns in declaration order (generated columns are left out). */
   columns: string[];
+  /** Each column's declared type (`INTEGER`, `TEXT`, `REAL`, `bigint`, …), in `columns` order. */
+  types: string[];
+  /** Whether each column is NOT NULL, in `columns` order. */
+  notNull: boolean[];
   /** Primary key columns: rows are written in this order, so a backup is reproducible. */
   primaryKey: string[];
   /** The auto-generated integer id column, whose counter the backup carries; null if none. */
@@ -93,8 +97,8 @@ async function readModel(migrations: readonly string[]): Promise<Model> {
       select name from pragma_table_list where schema = 'main' and type = 'virtual' order by name`.execute(db);
     const found: Array<TableModel & { parents: string[] }> = [];
     for (const table of tables) {
-      const { rows: columns } = await sql<{ name: string; type: string; pk: number }>`
-        select name, type, pk from pragma_table_info(${table.name}) order by cid`.execute(db);
+      const { rows: columns } = await sql<{ name: string; type: string; pk: number; notnull: number }>`
+        select name, type, pk, "notnull" from pragma_table_info(${table.name}) order by cid`.execute(db);
       const { rows: keys } = await sql<{ table: string }>`select "table" from pragma_foreign_key_list(${table.name})`.execute(db);
       const primaryKey = columns
         .filter((c) => c.pk > 0)
@@ -104,6 +108,8 @@ async function readModel(migrations: readonly string[]): Promise<Model> {
       found.push({
         name: table.name,
         columns: columns.map((c) => c.name),
+        types: columns.map((c) => c.type),
+        notNull: columns.map((c) => c.notnull === 1),
         primaryKey,
         // The migrations' id column: INTEGER PRIMARY KEY AUTOINCREMENT on SQLite, an identity on PostgreSQL.
         identity: single && /^integer$/i.test(single.type) && /\bautoincrement\b/i.test(table.sql) ? single.name : null,

@@ -6,7 +6,7 @@
  * online backup API into a scratch copy that is then read at leisure, on PostgreSQL inside one
  * read-only REPEATABLE READ transaction. Rows are streamed out as the file is read.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -123,7 +123,7 @@ async function writeBackup(
   const fileName = backupFileName(header.created_at);
   announce({ header, fileName });
 
-  const writer = new LineWriter(out);
+  const writer = new LineWriter(out, createHash('sha256'));
   await writer.line(header);
   const rows: Record<string, number> = {};
   for (const table of tables) {
@@ -138,7 +138,7 @@ async function writeBackup(
     }
     rows[table.name] = count;
   }
-  const trailer: Trailer = { end: true, rows };
+  const trailer: Trailer = { end: true, rows, sha256: writer.digest() };
   await writer.line(trailer);
   await writer.flush();
   return { fileName, header, rows, totalRows: Object.values(rows).reduce((a, b) => a + b, 0) };

@@ -6,11 +6,28 @@
  * the migrations the backup was made with, inserts the rows as they are read, sets the id
  * counters, then applies any newer migrations, so a backup of an older version restores into a
  * newer one. A failure anywhere (a damaged or cut file included) leaves the database as it was.
+ *
+ * What is checked as the file is read: its structure (a header, table sections with the columns
+ * of the backup's migrations, rows of the right width, the row counts of the last line), each
+ * row's content (backup-content.ts: types, NOT NULL, JSON columns), and the checksum of the last
+ * line (backup-format.ts; absent from format 1). The file is read once, in time linear in its size.
  */
+import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import { AuditStore, type AuditEntry } from './audit.js';
-import { BackupFileError, TableHeader, Trailer, backupLines, decodeValue, parseHeader, problemWith, type BackupHeader } from './backup-format.js';
+import { rowChecker } from './backup-content.js';
+import {
+  BackupFileError,
+  CHECKSUM_FORMAT_VERSION,
+  TableHeader,
+  Trailer,
+  backupLines,
+  decodeValue,
+  parseHeader,
+  problemWith,
+  type BackupHeader,
+} from './backup-format.js';
 import {
   MIGRATION_TABLES,
   knownMigrations,
@@ -45,6 +62,8 @@ export interface RestoreSummary {
   totalRows: number;
   /** Migrations applied after the data was restored (the backup came from an older version). */
   upgradedWith: string[];
+  /** `verified`: the file's checksum matched its content; `absent`: the file has none (format 1, older Netwarden). */
+  checksum: 'verified' | 'absent';
 }
 
 /** Reads just the header of a backup and checks it can be restored by this code. */
@@ -90,6 +109,7 @@ export async function restoreBackup(handle: DatabaseHandle, input: Readable, opt
     const first = await lines.next();
     const header = parseHeader(first.done ? undefined : first.value.text);
     const tables = await checkRestorable(header);
+    const hash = createHash('sha256').update(`${first.done ? '' : first.value.text}\n`, 'utf8');
     return await handle.db.connection().execute(async (conn) => {
       const db = conn as unknown as Kysely<unknown>;
       const transaction = handle.dialect === 'postgres' ? postgresTransaction : sqliteTransaction;
@@ -97,7 +117,7 @@ export async function restoreBackup(handle: DatabaseHandle, input: Readable, opt
         await options.guard?.();
         await dropNetwardenTables(db, schema);
         await migrateThrough(db, handle.dialect, header.migrations, schema);
-        const rows = await insertRows(db, handle.dialect, tables, lines);
+        const { counts: rows, checksum } = await insertRows(db, handle.dialect, header, tables, lines, hash);
         const latest = await knownMigrations();
         await migrateThrough(db, handle.dialect, latest, schema);
         const upgradedWith = latest.slice(header.migrations.length);
@@ -112,10 +132,11 @@ export async function restoreBackup(handle: DatabaseHandle, input: Readable, opt
             backup_version: header.version,
             backup_dialect: header.dialect,
             rows: totalRows,
+            checksum,
             ...(upgradedWith.length ? { migrations_applied: upgradedWith } : {}),
           },
         });
-        return { header, rows, totalRows, upgradedWith };
+        return { header, rows, totalRows, upgradedWith, checksum };
       });
     });
   } finally {
@@ -245,16 +266,21 @@ async function appliedMigrations(db: Kysely<unknown>, schema: string | undefined
   return rows.map((r) => r.name);
 }
 
-/** Inserts each table's rows as they are read, checking the file's structure on the way. */
+/**
+ * Inserts each table's rows as they are read, checking the file's structure and each row's
+ * content on the way, and the checksum at the end (`hash` holds the header line already).
+ */
 async function insertRows(
   db: Kysely<unknown>,
   dialect: Dialect,
+  backup: BackupHeader,
   tables: TableModel[],
   lines: AsyncGenerator<{ text: string; number: number }>,
-): Promise<Record<string, number>> {
+  hash: Hash,
+): Promise<{ counts: Record<string, number>; checksum: RestoreSummary['checksum'] }> {
   const byName = new Map(tables.map((t) => [t.name, t]));
   const counts: Record<string, number> = {};
-  let current: { table: TableModel; header: TableHeader; batch: unknown[][] } | null = null;
+  let current: { table: TableModel; header: TableHeader; batch: unknown[][]; check: (row: readonly unknown[]) => string | null } | null = null;
   let lastLine = 1;
   const toSqlite = dialect === 'sqlite';
 
@@ -263,7 +289,15 @@ async function insertRows(
     const { header, batch } = current;
     const columns = sql.join(header.columns.map((c) => sql.id(c)));
     const values = sql.join(batch.map((row) => sql`(${sql.join(row)})`));
-    await sql`insert into ${sql.id(header.table)} (${columns}) values ${values}`.execute(db);
+    try {
+      await sql`insert into ${sql.id(header.table)} (${columns}) values ${values}`.execute(db);
+    } catch (err) {
+      // Rows the database refuses (a key twice, a reference to nothing) are the file's fault.
+      if (isConstraintViolation(err)) {
+        throw new BackupFileError(`is damaged: rows of ${header.table} up to line ${lastLine} break its constraints (${(err as Error).message})`);
+      }
+      throw err;
+    }
     current.batch = [];
   };
   const finishTable = async () => {
@@ -281,6 +315,8 @@ async function insertRows(
     } catch {
       throw new BackupFileError(`is damaged: ${where} is not valid JSON`);
     }
+    const isTrailer = typeof value === 'object' && value !== null && 'end' in value;
+    if (!isTrailer) hash.update(text, 'utf8').update('\n', 'utf8');
     if (Array.isArray(value)) {
       if (!current) throw new BackupFileError(`is damaged: ${where} holds a row before any table`);
       if (value.length !== current.header.columns.length) {
@@ -288,6 +324,8 @@ async function insertRows(
           `is damaged: ${where} has ${value.length} values for the ${current.header.columns.length} columns of ${current.table.name}`,
         );
       }
+      const problem = current.check(value);
+      if (problem) throw new BackupFileError(`is damaged: ${where}: ${problem}`);
       try {
         current.batch.push(value.map((v) => decodeValue(v, toSqlite)));
       } catch (err) {
@@ -298,11 +336,11 @@ async function insertRows(
       if (current.batch.length * current.header.columns.length >= 8000) await flush();
       continue;
     }
-    if (typeof value === 'object' && value !== null && 'end' in value) {
+    if (isTrailer) {
       await finishTable();
       const problem = problemWith(Trailer, value);
       if (problem) throw new BackupFileError(`is damaged: ${where} (${problem})`);
-      const expected = (value as Trailer).rows;
+      const { rows: expected, sha256 } = value as Trailer;
       for (const table of tables) {
         if ((counts[table.name] ?? -1) !== expected[table.name]) {
           throw new BackupFileError(
@@ -310,9 +348,15 @@ async function insertRows(
           );
         }
       }
+      if (sha256 === undefined && backup.format_version >= CHECKSUM_FORMAT_VERSION) {
+        throw new BackupFileError(`is damaged: its last line (${where}) has no checksum, which backup format ${backup.format_version} always has`);
+      }
+      if (sha256 !== undefined && hash.digest('hex') !== sha256) {
+        throw new BackupFileError('is damaged or was modified: its content does not match the checksum on its last line');
+      }
       const after = await lines.next();
       if (!after.done && after.value.text.trim() !== '') throw new BackupFileError(`is damaged: there is data after its last line (${where})`);
-      return counts;
+      return { counts, checksum: sha256 === undefined ? 'absent' : 'verified' };
     }
     const problem = problemWith(TableHeader, value);
     if (problem) throw new BackupFileError(`is damaged: ${where} is neither a row nor a table header (${problem})`);
@@ -328,7 +372,7 @@ async function insertRows(
       );
     }
     await finishTable();
-    current = { table, header, batch: [] };
+    current = { table, header, batch: [], check: rowChecker(table, header.columns) };
     counts[table.name] = 0;
   }
   throw new BackupFileError(
@@ -349,4 +393,11 @@ async function setSequence(db: Kysely<unknown>, dialect: Dialect, table: TableMo
     await sql`delete from sqlite_sequence where name = ${table.name}`.execute(db);
     if (last > 0) await sql`insert into sqlite_sequence (name, seq) values (${table.name}, ${last})`.execute(db);
   }
+}
+
+/** A database's refusal of a value or row (SQLite SQLITE_CONSTRAINT_*, PostgreSQL classes 22 and 23), not a failure of the database. */
+function isConstraintViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return code.startsWith('SQLITE_CONSTRAINT') || /^2[23][0-9A-Z]{3}$/.test(code);
 }

@@ -59,11 +59,11 @@ describe.each(testDatabases())('GET /api/backup ($kind)', (database) => {
       .trimEnd()
       .split('\n');
     const header = JSON.parse(lines[0]);
-    expect(header).toMatchObject({ format: 'netwarden-backup', format_version: 1, dialect: database.kind, version: '0.0.0-test' });
+    expect(header).toMatchObject({ format: 'netwarden-backup', format_version: 2, dialect: database.kind, version: '0.0.0-test' });
     expect(header.migrations).toContain('001_initial');
     expect(header.created_at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')).toBe(stamp);
     expect([...header.tables].sort()).toEqual(await tableNames(server.store));
-    expect(JSON.parse(lines.at(-1) as string)).toEqual({ end: true, rows: counts(before) });
+    expect(JSON.parse(lines.at(-1) as string)).toEqual({ end: true, rows: counts(before), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     // The admin's session hash and the devices are in it.
     const rows = lines.filter((l) => l.startsWith('[')).join('\n');
     for (const device of before.devices) expect(rows).toContain(JSON.stringify(device.identity));

@@ -4,6 +4,7 @@
  * backups over HTTP and from the CLI while the service runs, a restore that gives back every row
  * of every table, and the refusals.
  */
+import { createHash } from 'node:crypto';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -61,6 +62,15 @@ function withoutTrailingAudit(dump: TableDump, ...actions: string[]): TableDump 
     audit.pop();
   }
   return { ...dump, audit_logs: audit };
+}
+
+/** Gzip'd lines with the last line's checksum made to match them. */
+function resealed(lines: string[]): Buffer {
+  const body = lines.slice(0, -1);
+  const sha256 = createHash('sha256')
+    .update(`${body.join('\n')}\n`)
+    .digest('hex');
+  return gzipSync(`${[...body, JSON.stringify({ ...JSON.parse(lines.at(-1) as string), sha256 })].join('\n')}\n`);
 }
 
 describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, create }) => {
@@ -277,7 +287,22 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
         ),
         /newer\.jsonl\.gz was made by a newer Netwarden \(7\.0\.0\) whose database has migration.* \(042_agents\): upgrade Netwarden to 7\.0\.0 or later to restore it/,
       ],
+      [
+        // One value changed after the backup was written (a valid one: only the checksum can tell).
+        write('modified.jsonl.gz', gzipSync(`${lines.map((l) => l.replace('"192.168.50.0/24"', '"10.0.0.0/8"')).join('\n')}\n`)),
+        /modified\.jsonl\.gz is damaged or was modified: its content does not match the checksum on its last line; nothing was changed/,
+      ],
+      [
+        // A setting that is not JSON, with the checksum made to match: the row check refuses it.
+        write(
+          'bad-setting.jsonl.gz',
+          resealed(lines.map((l) => (l.startsWith('["config",') ? JSON.stringify(['config', '{"network":', JSON.parse(l)[2]]) : l))),
+        ),
+        /bad-setting\.jsonl\.gz is damaged: line \d+: settings\.value is not valid JSON; nothing was changed/,
+      ],
     ];
+    expect(lines.join('\n')).toContain('"192.168.50.0/24"');
+    expect(lines.some((l) => l.startsWith('["config",'))).toBe(true);
     for (const [path, message] of cases) expectRefused(await runCli(ds, ['restore', path]), 1, message);
     expectRefused(await runCli(ds, ['restore', join(dir, 'missing.jsonl.gz')]), 1, /cannot read .*missing\.jsonl\.gz: no such file/);
     expectRefused(await runCli(ds, ['restore', dir]), 1, /cannot read .*: not a file/);

@@ -117,13 +117,25 @@ export interface ServeProcess {
   stop(): Promise<void>;
   /** SIGKILL (a crash: nothing runs on the way out), then waits for the exit. */
   kill(): Promise<void>;
+  /** SIGKILL of its whole process group (with `processGroup`: what systemd or a container stop does), then waits for the exit. */
+  killGroup(): Promise<void>;
+}
+
+export interface ServeOptions {
+  /** Runs it as the leader of its own process group, as a service manager would. */
+  processGroup?: boolean;
 }
 
 /**
  * Starts `netwarden serve` on a free loopback port (NETWARDEN_PORT=0; the bound address is read
  * from its "listening" log line) and waits until /health answers 200.
  */
-export async function startServe(datastore: CliDatastore, extraEnv: Record<string, string> = {}, args: string[] = ['serve']): Promise<ServeProcess> {
+export async function startServe(
+  datastore: CliDatastore,
+  extraEnv: Record<string, string> = {},
+  args: string[] = ['serve'],
+  options: ServeOptions = {},
+): Promise<ServeProcess> {
   const env = {
     ...baseEnv(),
     ...datastore.env,
@@ -134,7 +146,12 @@ export async function startServe(datastore: CliDatastore, extraEnv: Record<strin
     // Nothing in these tests may reach outside this machine.
     NETWARDEN_UPDATE_FEED_URL: 'http://127.0.0.1:9/releases/latest',
   };
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.processGroup === true,
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -176,6 +193,15 @@ export async function startServe(datastore: CliDatastore, extraEnv: Record<strin
     },
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async killGroup() {
+      if (!options.processGroup) throw new Error('killGroup() needs a server started with processGroup: true');
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group is gone already.
+      }
       await exited;
     },
   };

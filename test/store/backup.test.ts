@@ -3,6 +3,7 @@
  * store kind into the other), consistency while the service writes, and refusal of every kind of
  * file that is not a complete backup this version can restore, leaving the data untouched.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,33 @@ function linesOf(file: Buffer): string[] {
 
 function fileOf(lines: string[]): Buffer {
   return gzipSync(`${lines.join('\n')}\n`);
+}
+
+/** `fileOf` with the last line's checksum made to match the lines (as a tool that edits backups, or a forger, could). */
+function resealed(lines: string[]): Buffer {
+  const body = lines.slice(0, -1);
+  const trailer = JSON.parse(lines.at(-1) as string);
+  const sha256 = createHash('sha256')
+    .update(`${body.join('\n')}\n`)
+    .digest('hex');
+  return fileOf([...body, JSON.stringify({ ...trailer, sha256 })]);
+}
+
+/** The line of `table`'s first row whose value in `column` passes `match`, and the column's index. */
+function rowOf(lines: string[], table: string, column: string, match: (value: unknown) => boolean = () => true): { line: number; index: number } {
+  const section = lines.findIndex((l) => l.startsWith(`{"table":${JSON.stringify(table)},`));
+  const index = (JSON.parse(lines[section]) as { columns: string[] }).columns.indexOf(column);
+  for (let line = section + 1; lines[line]?.startsWith('['); line++) if (match(JSON.parse(lines[line])[index])) return { line, index };
+  throw new Error(`no row of ${table} in the backup`);
+}
+
+/** `lines` with `column` of the row at `at` set to `value`. */
+function withValue(lines: string[], at: { line: number; index: number }, value: unknown): string[] {
+  const row = JSON.parse(lines[at.line]) as unknown[];
+  row[at.index] = value;
+  const copy = [...lines];
+  copy[at.line] = JSON.stringify(row);
+  return copy;
 }
 
 /** A restore's result without its own audit entry, which is the newest one. */
@@ -89,7 +117,7 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
   it('writes a self-describing file: header, one section per table, a final line with the row counts', () => {
     const lines = linesOf(file);
     const header = JSON.parse(lines[0]);
-    expect(header).toMatchObject({ format: 'netwarden-backup', format_version: 1, dialect: database.kind, version: '0.0.0-test' });
+    expect(header).toMatchObject({ format: 'netwarden-backup', format_version: 2, dialect: database.kind, version: '0.0.0-test' });
     expect(header.migrations[0]).toBe('001_initial');
     expect(Date.parse(header.created_at)).not.toBeNaN();
     expect([...header.tables].sort()).toEqual(Object.keys(source).sort());
@@ -100,7 +128,11 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
 
     const sections = lines.filter((l) => l.startsWith('{"table"')).map((l) => JSON.parse(l).table);
     expect(sections).toEqual(header.tables);
-    expect(JSON.parse(lines.at(-1) as string)).toEqual({ end: true, rows: counts(source) });
+    // The checksum covers every line before the last, as written.
+    const sha256 = createHash('sha256')
+      .update(`${lines.slice(0, -1).join('\n')}\n`)
+      .digest('hex');
+    expect(JSON.parse(lines.at(-1) as string)).toEqual({ end: true, rows: counts(source), sha256 });
     expect(lines.filter((l) => l.startsWith('[')).length).toBe(Object.values(counts(source)).reduce((a, b) => a + b, 0));
   });
 
@@ -226,6 +258,31 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
     expect(audited.length).toBeLessThanOrEqual(after);
   });
 
+  it('restores a backup of format 1 (no checksum), checking every row, and says it has no checksum', async () => {
+    const lines = linesOf(file);
+    const { sha256: _sha256, ...trailer } = JSON.parse(lines.at(-1) as string);
+    const header = JSON.parse(lines[0]);
+    const old = fileOf([JSON.stringify({ ...header, format_version: 1 }), ...lines.slice(1, -1), JSON.stringify(trailer)]);
+    const target = await freshTarget();
+    const summary = await restore(target, old);
+    expect(summary.checksum).toBe('absent');
+    expect(withoutRestoreEntry(await dumpTables(target))).toEqual(source);
+    expect((await restore(target, file)).checksum).toBe('verified');
+  });
+
+  it('restores a backup with one 32 MB row in seconds: reading the file is linear in its size', { timeout: 20_000 }, async () => {
+    // 32 MB rather than 20: reading a line by appending to one string and searching all of it again per
+    // chunk took about 19 s for 20 MB here, and four times that for twice the size.
+    const big = await freshTarget();
+    const text = 'x'.repeat(32 * 1024 * 1024);
+    await big.audit.write({ action: 'backup_created', actor: 'big', actorType: 'system', success: true, details: { blob: text } });
+    const bigFile = await takeBackup(big);
+    const target = await freshTarget();
+    await restore(target, bigFile);
+    const { rows } = await target.audit.list({ action: 'backup_created', limit: 10, offset: 0 });
+    expect(rows.find((r) => r.actor === 'big')?.details?.blob === text).toBe(true);
+  });
+
   describe('refuses a file it cannot restore, and changes nothing', () => {
     let target: Store;
     let before: TableDump;
@@ -275,10 +332,10 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
         fileOf([JSON.stringify(newer), ...lines.slice(1)]),
         /was made by a newer Netwarden \(9\.9\.9\) whose database has migration.*999_agents.*upgrade Netwarden to 9\.9\.9 or later/,
       );
-      const format2 = { ...header, format_version: 2, version: '9.9.9' };
+      const format3 = { ...header, format_version: 3, version: '9.9.9' };
       await refused(
-        fileOf([JSON.stringify(format2), ...lines.slice(1)]),
-        /uses backup format version 2 \(written by Netwarden 9\.9\.9\); this Netwarden reads version 1/,
+        fileOf([JSON.stringify(format3), ...lines.slice(1)]),
+        /uses backup format version 3 \(written by Netwarden 9\.9\.9\); this Netwarden reads version 2/,
       );
     });
 
@@ -307,6 +364,50 @@ describe.each(databases)('backup and restore in the store ($kind)', (database) =
         /has a damaged header: it lists the tables/,
       );
       await refused(fileOf([JSON.stringify({ ...header, dialect: 'oracle' }), ...lines.slice(1)]), /has a damaged header \(\/dialect/);
+    });
+
+    it('a row whose content does not fit its column, even with a matching checksum', async () => {
+      const lines = linesOf(file);
+      const setting = rowOf(lines, 'settings', 'value');
+      const where = `line ${setting.line + 1}`;
+      await refused(
+        resealed(withValue(lines, setting, '{"scanning": {"port_range": "1-1000"')),
+        new RegExp(`is damaged: ${where}: settings.value is not valid JSON`),
+      );
+      await refused(resealed(withValue(lines, setting, null)), new RegExp(`${where}: settings.value is null, but the column requires a value`));
+      await refused(resealed(withValue(lines, setting, 42)), new RegExp(`${where}: settings.value must be text, not the number 42`));
+      // Other JSON columns, and integers: SQLite would store the text without a word.
+      await refused(resealed(withValue(lines, rowOf(lines, 'ports', 'cpe'), 'cpe:/a:openbsd:openssh')), /ports.cpe is not valid JSON/);
+      await refused(
+        resealed(withValue(lines, rowOf(lines, 'devices', 'risk_score'), 'high')),
+        /devices.risk_score must be a whole number, not the text "high"/,
+      );
+      await refused(
+        resealed(withValue(lines, rowOf(lines, 'devices', 'risk_score'), 2.5)),
+        /devices.risk_score must be a whole number, not the number 2.5/,
+      );
+      await refused(resealed(withValue(lines, rowOf(lines, 'devices', 'ip_address'), 7)), /devices.ip_address must be text/);
+    });
+
+    it('a backup changed after it was written: its checksum does not match', async () => {
+      const lines = linesOf(file);
+      // A value that is perfectly valid, only not what was backed up.
+      const device = rowOf(lines, 'devices', 'hostname', (v) => typeof v === 'string');
+      await refused(
+        fileOf(withValue(lines, device, 'evil.example')),
+        /is damaged or was modified: its content does not match the checksum on its last line/,
+      );
+      // A line added, or the checksum itself changed.
+      const added = [...lines];
+      added.splice(device.line + 1, 0, lines[device.line]);
+      await refused(fileOf(added), /is damaged: rows of devices up to line \d+ break its constraints/);
+      const trailer = JSON.parse(lines.at(-1) as string);
+      await refused(fileOf([...lines.slice(0, -1), JSON.stringify({ ...trailer, sha256: '0'.repeat(64) })]), /does not match the checksum/);
+      // Format 2 always has one: taking it away is damage too.
+      await refused(
+        fileOf([...lines.slice(0, -1), JSON.stringify({ end: true, rows: trailer.rows })]),
+        /has no checksum, which backup format 2 always has/,
+      );
     });
   });
 });

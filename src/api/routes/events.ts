@@ -9,7 +9,14 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { EVENT_NAMES, EVENT_REPLAY_LIMIT, type EventName, type NetwardenEvent } from '../../events/bus.js';
+import {
+  EVENT_DATA_MAX_BYTES,
+  EVENT_NAMES,
+  EVENT_REPLAY_LIMIT,
+  EVENT_REPLAY_MAX_BYTES,
+  type EventName,
+  type NetwardenEvent,
+} from '../../events/bus.js';
 import { Change } from '../../schemas/change.js';
 import { DeviceSummary } from '../../schemas/device.js';
 import { ScanProgress, ScanRecord } from '../../schemas/scan.js';
@@ -26,8 +33,9 @@ export const EVENT_KEEP_ALIVE_MS = 15_000;
 /**
  * Bytes a stream may hold unsent before the client counts as stuck: its stream is ended (it
  * reconnects with Last-Event-ID and is replayed what it missed) rather than buffered without bound.
+ * A whole replay (the kept events' data plus their id and name lines) always fits.
  */
-const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
+const MAX_UNSENT_BYTES = Math.max(4 * 1024 * 1024, EVENT_REPLAY_MAX_BYTES + 1024 * 1024);
 
 /** What each event's `data:` holds. */
 const EVENT_DATA: Record<EventName, { schema: TSchema; description: string }> = {
@@ -74,9 +82,13 @@ const DESCRIPTION = [
   'and a `device_updated` for each device it changed, then `scan_finished`.',
   '',
   `**Resuming.** Every event has an increasing \`id\`. A client that reconnects sends the last id it received as the \`Last-Event-ID\` header`,
-  `(browsers' EventSource does this by itself) and first gets the events it missed, from the last ${EVENT_REPLAY_LIMIT} this process kept.`,
+  `(browsers' EventSource does this by itself) and first gets the events it missed, from the last ${EVENT_REPLAY_LIMIT} this process kept`,
+  `(fewer when they hold more than ${EVENT_REPLAY_MAX_BYTES / 1024 / 1024} MiB of data).`,
   'Clients that cannot set headers pass `?last_event_id=` instead; when both are given the header wins (an EventSource reconnecting to a URL with',
   'the parameter sends the newer id in the header). Without either, the stream starts with the next event. Ids restart when the server restarts.',
+  '',
+  `**Size.** One event's \`data\` is at most ${EVENT_DATA_MAX_BYTES / 1024} KiB of JSON. Larger data (a device whose hostname is megabytes long) is trimmed:`,
+  'the longest texts are cut and end in `…`, then, if need be, the longest lists keep only their first items. Read the resource for the whole value.',
   '',
   `**Keep-alive.** A comment line (\`: keep-alive\`) is sent every ${EVENT_KEEP_ALIVE_MS / 1000} s. At each one the credentials are checked`,
   'again: the stream of a revoked or expired key or an ended session is closed (reconnecting then answers 401).',

@@ -6,7 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { NetbiosResult } from '../core/probe-results.js';
-import { deadlineSignal, portOf, quietly, UdpPeer, type ProbeOptions } from './common.js';
+import { deadlineSignal, portOf, quietly, timeoutOf, UdpPeer, type ProbeOptions } from './common.js';
 import { cleanText } from './text.js';
 
 export const NETBIOS_PORT = 137;
@@ -120,9 +120,10 @@ async function run(host: string, options: ProbeOptions): Promise<NetbiosResult |
     const request = nbstatRequest(id);
     peer.send(request);
     let resent = false;
+    const firstWait = Math.min(400, timeoutOf(options) / 3);
     while (!signal.aborted) {
       // One resend after a short wait: UDP may lose the first.
-      const datagram = await peer.next(resent ? 60_000 : 400, signal);
+      const datagram = await peer.next(resent ? 60_000 : firstWait, signal);
       if (!datagram) {
         if (resent || signal.aborted) break;
         resent = true;

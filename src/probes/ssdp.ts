@@ -74,7 +74,9 @@ function field(node: Node | undefined, name: string): string | null {
 }
 
 /** The root device's fields of a UPnP device description. */
-export function parseDescription(xml: string): Pick<SsdpResult, 'friendlyName' | 'manufacturer' | 'modelName' | 'modelNumber' | 'udn' | 'deviceType'> {
+export function parseDescription(
+  xml: string,
+): Pick<SsdpResult, 'friendlyName' | 'manufacturer' | 'modelName' | 'modelNumber' | 'udn' | 'deviceType'> {
   let device: Node | undefined;
   try {
     const doc = parser.parse(xml) as Node;

@@ -20,8 +20,11 @@ export function decodeEntities(text: string): string {
 /** Whitespace collapsed, control characters dropped, at most `max` characters; null when nothing is left. */
 export function cleanText(text: string | null | undefined, max = 256): string | null {
   if (text === null || text === undefined) return null;
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const clean = text
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (!clean) return null;
   return clean.length > max ? clean.slice(0, max) : clean;
 }

@@ -75,7 +75,7 @@ export async function mdnsResponder(host: string, records: Answer[], options: Md
     const answers: Answer[] = [];
     for (const q of questions) {
       for (const r of records) {
-        if (r.name.toLowerCase() === q.name.toLowerCase() && (q.type === 'ANY' || q.type === r.type)) answers.push(r);
+        if (r.name.toLowerCase() === q.name.toLowerCase() && ((q.type as string) === 'ANY' || q.type === r.type)) answers.push(r);
       }
     }
     if (answers.length === 0) return;

@@ -53,7 +53,9 @@ export function webServer(host: string, routes: Record<string, Route>, tls?: { k
 
 function openssl(args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) =>
-    execFile('openssl', args, { cwd, timeout: 20_000 }, (err, _out, stderr) => (err ? reject(new Error(`openssl ${args[0]}: ${stderr}`)) : resolve())),
+    execFile('openssl', args, { cwd, timeout: 20_000 }, (err, _out, stderr) =>
+      err ? reject(new Error(`openssl ${args[0]}: ${stderr}`)) : resolve(),
+    ),
   );
 }
 
@@ -72,7 +74,23 @@ export async function caSignedCertificate(subject: string, altNames: string): Pr
     await openssl(['req', '-new', ...EC, '-subj', subject, '-keyout', 'leaf.key', '-out', 'leaf.csr'], dir);
     await writeFile(join(dir, 'ext.cnf'), `subjectAltName=${altNames}\n`);
     await openssl(
-      ['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'ext.cnf', '-out', 'leaf.pem'],
+      [
+        'x509',
+        '-req',
+        '-in',
+        'leaf.csr',
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        'ext.cnf',
+        '-out',
+        'leaf.pem',
+      ],
       dir,
     );
     return { key: await readFile(join(dir, 'leaf.key'), 'utf8'), cert: await readFile(join(dir, 'leaf.pem'), 'utf8') };

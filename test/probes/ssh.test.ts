@@ -18,7 +18,9 @@ const HOST = '127.0.0.1';
 const BANNER = 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3';
 
 function run(file: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => execFile(file, args, { timeout: 20_000 }, (err, out) => (err ? reject(err) : resolve(out))));
+  return new Promise((resolve, reject) =>
+    execFile(file, args, { timeout: 20_000 }, (err, out) => (err ? reject(new Error(`${file} failed: ${err.message}`)) : resolve(out))),
+  );
 }
 
 let dir: string;

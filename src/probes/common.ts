@@ -72,8 +72,9 @@ export function portOf(options: ProbeOptions, fallback: number): number {
 }
 
 /**
- * A UDP conversation with one host's port: datagrams from anyone else (or another port) are
- * dropped unread, each kept datagram is at most `maxBytes`, and at most `maxMessages` are kept.
+ * A UDP conversation with one host's port: datagrams from anyone else (or, unless `anySourcePort`,
+ * from another port) are dropped unread, each kept datagram is at most `maxBytes`, and at most
+ * `maxMessages` are kept.
  * The socket sends only to the host (never setBroadcast, never a membership).
  */
 export class UdpPeer {
@@ -88,9 +89,10 @@ export class UdpPeer {
     readonly port: number,
     private readonly maxBytes: number,
     private readonly maxMessages: number,
+    anySourcePort: boolean,
   ) {
     socket.on('message', (msg, rinfo) => {
-      if (rinfo.address !== host || rinfo.port !== port) return;
+      if (rinfo.address !== host || (!anySourcePort && rinfo.port !== port)) return;
       if (msg.length > maxBytes || this.received >= this.maxMessages) return;
       this.received++;
       this.queue.push(msg);
@@ -101,7 +103,11 @@ export class UdpPeer {
   }
 
   /** A socket on an ephemeral port of the right family, or null when the host is not a unicast address. */
-  static async open(host: string, port: number, limits: { maxBytes: number; maxMessages?: number }): Promise<UdpPeer | null> {
+  static async open(
+    host: string,
+    port: number,
+    limits: { maxBytes: number; maxMessages?: number; anySourcePort?: boolean },
+  ): Promise<UdpPeer | null> {
     if (!isUnicastHost(host)) return null;
     const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4' });
     const ok = await new Promise<boolean>((resolve) => {
@@ -113,7 +119,7 @@ export class UdpPeer {
       return null;
     }
     socket.removeAllListeners('error');
-    return new UdpPeer(socket, host, port, limits.maxBytes, limits.maxMessages ?? 64);
+    return new UdpPeer(socket, host, port, limits.maxBytes, limits.maxMessages ?? 64, limits.anySourcePort ?? false);
   }
 
   send(packet: Uint8Array): void {

@@ -37,7 +37,8 @@ export function fetchBounded(url: URL, options: { signal: AbortSignal; maxBytes:
         agent: false,
         headers: { 'User-Agent': 'Netwarden', Accept: '*/*', Connection: 'close' },
         maxHeaderSize: 16 * 1024,
-        ...(url.protocol === 'https:' ? { rejectUnauthorized: false } : {}),
+        // Old devices' TLS 1.0 and weak keys too: the page is what we want, not a secure channel.
+        ...(url.protocol === 'https:' ? { rejectUnauthorized: false, minVersion: 'TLSv1' as const, ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

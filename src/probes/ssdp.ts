@@ -104,7 +104,8 @@ export async function probeSsdp(host: string, options: ProbeOptions = {}): Promi
 async function run(host: string, options: ProbeOptions): Promise<SsdpResult | null> {
   const port = portOf(options, SSDP_PORT);
   const signal = deadlineSignal(options);
-  const peer = await UdpPeer.open(host, port, { maxBytes: MAX_ANSWER_BYTES, maxMessages: 32 });
+  // Devices often answer a search from another socket than their 1900 one: any port of the host's address.
+  const peer = await UdpPeer.open(host, port, { maxBytes: MAX_ANSWER_BYTES, maxMessages: 32, anySourcePort: true });
   if (!peer) return null;
   let answer: Map<string, string> | null = null;
   try {

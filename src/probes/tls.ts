@@ -84,7 +84,15 @@ function run(host: string, port: number, options: ProbeOptions): Promise<TlsResu
     };
     const onAbort = () => finish(null);
     // Any protocol version the host offers, old ones included: we want its certificate, not a secure channel.
-    const socket = tls.connect({ host, port, rejectUnauthorized: false, minVersion: 'TLSv1', ALPNProtocols: ['http/1.1'] });
+    // Old devices (printers, cameras) offer TLS 1.0 and weak keys that today's default security level refuses.
+    const socket = tls.connect({
+      host,
+      port,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1',
+      ciphers: 'DEFAULT:@SECLEVEL=0',
+      ALPNProtocols: ['http/1.1'],
+    });
     socket.once('secureConnect', () => {
       let cert: X509Certificate | undefined;
       try {

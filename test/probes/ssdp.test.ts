@@ -91,6 +91,29 @@ describe('SSDP probe', () => {
     expect(new Set(destinations)).toEqual(new Set([HOST]));
   });
 
+  it('accepts an answer from another port of the host (devices answer from a socket of their own)', async () => {
+    const other = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => other.bind(0, HOST, resolve));
+    try {
+      const responder = await track(
+        udpResponder(HOST, (_msg, _reply, from) => {
+          other.send(
+            Buffer.from('HTTP/1.1 200 OK\r\nSERVER: Roku/12.0 UPnP/1.0\r\nUSN: uuid:roku-1::upnp:rootdevice\r\n\r\n'),
+            from.port,
+            from.address,
+          );
+        }),
+      );
+      expect(await probeSsdp(HOST, { port: responder.port, timeoutMs: 500 })).toMatchObject({
+        server: 'Roku/12.0 UPnP/1.0',
+        udn: 'uuid:roku-1',
+        location: null,
+      });
+    } finally {
+      other.close();
+    }
+  });
+
   it('never follows a LOCATION on another host', async () => {
     const elsewhere = await track(descriptionServer('127.0.0.2', DESCRIPTION));
     const location = `http://127.0.0.2:${elsewhere.port}/desc.xml`;

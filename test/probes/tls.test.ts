@@ -4,6 +4,8 @@
  * the sha256 of their public key; a plain-text or silent port, or a cancel, gives null promptly.
  */
 import { createHash, createPublicKey } from 'node:crypto';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseSans, probeTls } from '../../src/probes/tls.js';
 import { greetingServer, makeSelfSignedCert, silentServer, type Listener, type SelfSignedCert } from '../scan/native/listeners.js';
@@ -65,6 +67,24 @@ describe('TLS probe', () => {
       selfSigned: false,
       keyHash: keyHashOf(signed.key),
     });
+  });
+
+  it('reads the certificate of an old device that speaks TLS 1.0 only', async () => {
+    const old = https.createServer({
+      key: selfSigned.key,
+      cert: selfSigned.cert,
+      minVersion: 'TLSv1',
+      maxVersion: 'TLSv1',
+      ciphers: 'DEFAULT:@SECLEVEL=0',
+    });
+    old.on('tlsClientError', () => {});
+    await new Promise<void>((resolve) => old.listen(0, HOST, resolve));
+    try {
+      const { port } = old.address() as AddressInfo;
+      expect(await probeTls(HOST, port, { timeoutMs: 2000 })).toMatchObject({ subject: 'CN=nas.local', keyHash: keyHashOf(selfSigned.key) });
+    } finally {
+      await new Promise<void>((resolve) => old.close(() => resolve()));
+    }
   });
 
   it('returns null for plain text, silence or cancel, promptly', async () => {

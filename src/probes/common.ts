@@ -72,6 +72,55 @@ export function portOf(options: ProbeOptions, fallback: number): number {
 }
 
 /**
+ * A UDP socket connected to the host's port: the kernel then sends only there and delivers only
+ * that peer's datagrams, and an ICMP "port unreachable" comes back as an ECONNREFUSED error, so a
+ * host without the service is known at once instead of after the whole timeout. Null when the
+ * host is not a unicast address or the socket cannot be made.
+ */
+export async function connectedUdp(host: string, port: number): Promise<dgram.Socket | null> {
+  if (!isUnicastHost(host)) return null;
+  const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4' });
+  const ok = await new Promise<boolean>((resolve) => {
+    socket.once('error', () => resolve(false));
+    socket.connect(port, host, () => resolve(true));
+  });
+  socket.removeAllListeners('error');
+  if (!ok) {
+    socket.close();
+    return null;
+  }
+  return socket;
+}
+
+type SendCallback = (error: Error | null, bytes: number) => void;
+
+/**
+ * Lets a library written for unconnected sockets use a connected one: its
+ * `send(msg, offset, length, port, address, cb)` loses the destination (the socket can reach no
+ * other), sends wait until the connection is made, and nothing can ever be addressed elsewhere.
+ */
+export function pinDestination(socket: dgram.Socket, connected: Promise<unknown> = Promise.resolve()): void {
+  const send = socket.send.bind(socket) as (msg: Uint8Array, offset: number, length: number, cb?: SendCallback) => void;
+  socket.send = ((msg: Uint8Array, ...rest: unknown[]) => {
+    const offset = typeof rest[0] === 'number' ? rest[0] : 0;
+    const length = typeof rest[1] === 'number' ? rest[1] : msg.length;
+    const cb = rest.find((r): r is SendCallback => typeof r === 'function');
+    void connected.then(() => {
+      try {
+        send(msg, offset, length, cb);
+      } catch {
+        // closed meanwhile
+      }
+    });
+  }) as typeof socket.send;
+}
+
+/** Whether a socket error says the host answered "nothing listens here" (ICMP port unreachable). */
+export function isRefused(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === 'ECONNREFUSED';
+}
+
+/**
  * A UDP conversation with one host's port: datagrams from anyone else (or, unless `anySourcePort`,
  * from another port) are dropped unread, each kept datagram is at most `maxBytes`, and at most
  * `maxMessages` are kept.
@@ -89,7 +138,7 @@ export class UdpPeer {
     readonly port: number,
     private readonly maxBytes: number,
     private readonly maxMessages: number,
-    anySourcePort: boolean,
+    private readonly anySourcePort: boolean,
   ) {
     socket.on('message', (msg, rinfo) => {
       if (rinfo.address !== host || (!anySourcePort && rinfo.port !== port)) return;
@@ -98,8 +147,11 @@ export class UdpPeer {
       this.queue.push(msg);
       this.wake();
     });
-    // An ICMP port unreachable shows as an error on some systems: the host simply does not answer.
-    socket.on('error', () => this.close());
+    // On a connected socket an ICMP port unreachable is ECONNREFUSED: nothing listens, stop now.
+    socket.on('error', (error) => {
+      if (isRefused(error)) this.refused = true;
+      this.close();
+    });
   }
 
   /** A socket on an ephemeral port of the right family, or null when the host is not a unicast address. */
@@ -109,22 +161,38 @@ export class UdpPeer {
     limits: { maxBytes: number; maxMessages?: number; anySourcePort?: boolean },
   ): Promise<UdpPeer | null> {
     if (!isUnicastHost(host)) return null;
-    const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4' });
-    const ok = await new Promise<boolean>((resolve) => {
-      socket.once('error', () => resolve(false));
-      socket.bind(0, () => resolve(true));
-    });
-    if (!ok) {
-      socket.close();
-      return null;
+    let socket: dgram.Socket | null;
+    if (limits.anySourcePort) {
+      // Answers may come from another port: an unconnected socket, sending to the host alone.
+      socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4' });
+      const bound = socket;
+      const ok = await new Promise<boolean>((resolve) => {
+        bound.once('error', () => resolve(false));
+        bound.bind(0, () => resolve(true));
+      });
+      bound.removeAllListeners('error');
+      if (!ok) {
+        bound.close();
+        return null;
+      }
+    } else {
+      socket = await connectedUdp(host, port);
+      if (!socket) return null;
     }
-    socket.removeAllListeners('error');
     return new UdpPeer(socket, host, port, limits.maxBytes, limits.maxMessages ?? 64, limits.anySourcePort ?? false);
   }
 
+  /** Whether the host said nothing listens on the port (ICMP port unreachable). */
+  refused = false;
+
   send(packet: Uint8Array): void {
     if (this.closed) return;
-    this.socket.send(packet, this.port, this.host, () => {});
+    try {
+      if (this.anySourcePort) this.socket.send(packet, this.port, this.host, () => {});
+      else this.socket.send(packet, () => {});
+    } catch {
+      this.close();
+    }
   }
 
   /** The next datagram, or null when none came within `waitMs`, the signal aborted, or the peer closed. */

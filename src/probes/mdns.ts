@@ -13,12 +13,11 @@
  * A responder is silent about what it does not have, so a round ends when every question was
  * answered or nothing came for a short while. No answer to round 1: the host speaks no mDNS (null).
  */
-import dgram from 'node:dgram';
 import { isIP } from 'node:net';
 import makeMdns from 'multicast-dns';
 import type { Answer, Question } from 'dns-packet';
 import type { MdnsResult } from '../core/probe-results.js';
-import { deadlineSignal, isUnicastHost, portOf, quietly, timeoutOf, type ProbeOptions } from './common.js';
+import { connectedUdp, deadlineSignal, isRefused, isUnicastHost, pinDestination, portOf, quietly, timeoutOf, type ProbeOptions } from './common.js';
 import { cleanText } from './text.js';
 
 export const MDNS_PORT = 5353;
@@ -159,13 +158,21 @@ export async function probeMdns(host: string, options: ProbeOptions = {}): Promi
 
 async function run(host: string, options: ProbeOptions): Promise<MdnsResult | null> {
   const port = portOf(options, MDNS_PORT);
-  const signal = deadlineSignal(options);
+  // Ends the probe at once when the host says nothing listens on its mDNS port.
+  const refused = new AbortController();
+  const signal = AbortSignal.any([deadlineSignal(options), refused.signal]);
   const total = timeoutOf(options);
   /** Silence that ends a round once it has had an answer (responders delay shared answers up to 120 ms). */
   const quietMs = Math.min(300, Math.max(100, total / 6));
-  const socket = dgram.createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4' });
-  // Our socket, not bound by multicast-dns, no group joined (multicast: false), and every send
-  // addressed to the host: the library's own default destination (the group) is never used.
+  const socket = await connectedUdp(host, port);
+  if (!socket) return null;
+  socket.on('error', (error) => {
+    if (isRefused(error)) refused.abort();
+  });
+  // Our socket, connected to the host's port: multicast-dns neither binds it nor joins a group
+  // (multicast: false), and whatever destination it passes to send, the datagram can only go to
+  // the host (the library's own default destination, the group, is never reachable).
+  pinDestination(socket);
   const mdns = makeMdns({ socket, multicast: false, bind: false, ip: host, port });
   mdns.on('error', () => {});
   mdns.on('warning', () => {});

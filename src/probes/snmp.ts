@@ -9,7 +9,7 @@ import dgram from 'node:dgram';
 import { isIP } from 'node:net';
 import snmp, { type Session, type Varbind } from 'net-snmp';
 import type { SnmpResult } from '../core/probe-results.js';
-import { deadlineSignal, isUnicastHost, portOf, quietly, timeoutOf, type ProbeOptions } from './common.js';
+import { deadlineSignal, isRefused, isUnicastHost, pinDestination, portOf, quietly, timeoutOf, type ProbeOptions } from './common.js';
 import { cleanText } from './text.js';
 
 export const SNMP_PORT = 161;
@@ -31,11 +31,20 @@ export interface SnmpProbeOptions extends ProbeOptions {
   communities?: string[];
 }
 
-/** A dgram module whose sockets keep only the host's datagrams (from its port), each at most the cap. */
-function hostOnlyDgram(host: string, port: number) {
+/**
+ * A dgram module for net-snmp whose sockets are connected to the host's port (sending nowhere
+ * else, `onRefused` called when the host answers "port unreachable") and keep only the host's
+ * datagrams, each at most the cap.
+ */
+function hostOnlyDgram(host: string, port: number, onRefused: () => void) {
   return {
     createSocket(type: 'udp4' | 'udp6'): dgram.Socket {
       const socket = dgram.createSocket(type);
+      const connected = new Promise<void>((resolve) => socket.connect(port, host, () => resolve()));
+      pinDestination(socket, connected);
+      socket.on('error', (error) => {
+        if (isRefused(error)) onRefused();
+      });
       const on = socket.on.bind(socket);
       socket.on = ((event: string, listener: (...args: unknown[]) => void) => {
         if (event !== 'message') return on(event, listener);
@@ -104,7 +113,9 @@ export async function probeSnmp(host: string, options: SnmpProbeOptions = {}): P
 
 async function run(host: string, options: SnmpProbeOptions): Promise<SnmpResult | null> {
   const port = portOf(options, SNMP_PORT);
-  const signal = deadlineSignal(options);
+  // Ends the probe at once when the host says nothing listens on its SNMP port.
+  const refused = new AbortController();
+  const signal = AbortSignal.any([deadlineSignal(options), refused.signal]);
   const communities = [...new Set(options.communities ?? ['public'])].filter((c) => c.length > 0 && c.length <= 255).slice(0, MAX_COMMUNITIES);
   const started = Date.now();
   const total = timeoutOf(options);
@@ -119,7 +130,7 @@ async function run(host: string, options: SnmpProbeOptions): Promise<SnmpResult 
       transport: isIP(host) === 6 ? 'udp6' : 'udp4',
       timeout: Math.max(50, Math.floor(share / 2)),
       retries: 1,
-      dgramModule: hostOnlyDgram(host, port),
+      dgramModule: hostOnlyDgram(host, port, () => refused.abort()),
     });
     session.on('error', () => {});
     try {

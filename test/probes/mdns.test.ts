@@ -38,16 +38,20 @@ afterEach(async () => {
 describe('mDNS probe', () => {
   it('reads the names, service types, instances and TXT a host advertises, asking it alone by unicast', async () => {
     const responder = await track(mdnsResponder(HOST, NAS, { withAdditionals: ['_http._tcp.local'] }));
+    const connects = vi.spyOn(dgram.Socket.prototype, 'connect');
     const sends = vi.spyOn(dgram.Socket.prototype, 'send');
     const joins = vi.spyOn(dgram.Socket.prototype, 'addMembership');
     const result = await probeMdns(HOST, { port: responder.port, timeoutMs: 3000 });
-    // Not one datagram to a group, not one group joined: only the host's (and the responder's) own address.
+    // The probe's socket is connected to the host's port (the kernel sends nowhere else); no
+    // datagram addressed to a group, no group joined.
+    const connected = connects.mock.calls.map((args) => [args[0], args[1]]);
     const destinations = sends.mock.calls.flatMap((args) => args.filter((a): a is string => typeof a === 'string'));
     const joined = joins.mock.calls.length;
+    connects.mockRestore();
     sends.mockRestore();
     joins.mockRestore();
-    expect(destinations.length).toBeGreaterThan(0);
-    expect(new Set(destinations)).toEqual(new Set([HOST]));
+    expect(connected).toEqual([[responder.port, HOST]]);
+    expect(destinations.every((d) => d === HOST)).toBe(true);
     expect(joined).toBe(0);
     expect(result).not.toBeNull();
     expect(result!.names).toContain('nas.local');
@@ -84,6 +88,15 @@ describe('mDNS probe', () => {
     expect(await probeMdns(HOST, { port: silent.port, timeoutMs: 400 })).toBeNull();
     expect(Date.now() - started).toBeLessThan(2000);
     expect(silent.received.length).toBeGreaterThan(0);
+  });
+
+  it('stops at once when the host says nothing listens on the port', async () => {
+    const closed = await track(udpResponder(HOST, () => {}));
+    await closed.close();
+    open.pop();
+    const started = Date.now();
+    expect(await probeMdns(HOST, { port: closed.port, timeoutMs: 5000 })).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('stops at once when cancelled', async () => {

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nbstatRequest, parseNbstat, probeNetbios } from '../../src/probes/netbios.js';
-import { nbstatAnswer, netbiosResponder, udpResponder, type NbName, type UdpResponder } from './responders.js';
+import { freeUdpPort, nbstatAnswer, netbiosResponder, udpResponder, type NbName, type UdpResponder } from './responders.js';
 
 const HOST = '127.0.0.1';
 const MAC = Buffer.from([0x00, 0x11, 0x32, 0xab, 0xcd, 0xef]);
@@ -43,6 +43,13 @@ describe('NetBIOS probe', () => {
   it('reports no MAC when the host says all zeros (Samba does)', async () => {
     const responder = await track(netbiosResponder(HOST, [{ name: 'PRINTER01', suffix: 0x20 }], Buffer.alloc(6)));
     expect(await probeNetbios(HOST, { port: responder.port, timeoutMs: 2000 })).toEqual({ name: 'PRINTER01', workgroup: null, mac: null });
+  });
+
+  it('stops at once when the host says nothing listens on the port', async () => {
+    const port = await freeUdpPort(HOST);
+    const started = Date.now();
+    expect(await probeNetbios(HOST, { port, timeoutMs: 5000 })).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('returns null on silence, garbage and cancel, promptly', async () => {

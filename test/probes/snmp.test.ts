@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeSnmp } from '../../src/probes/snmp.js';
-import { snmpAgent, udpResponder, type SnmpAgent, type UdpResponder } from './responders.js';
+import { freeUdpPort, snmpAgent, udpResponder, type SnmpAgent, type UdpResponder } from './responders.js';
 
 const HOST = '127.0.0.1';
 const SYSTEM = {
@@ -44,6 +44,13 @@ describe('SNMP probe', () => {
   it('gives the system group of an agent that has no snmpEngineID object', async () => {
     const agent = await track(snmpAgent(HOST, { communities: ['public'], ...SYSTEM }));
     expect(await probeSnmp(HOST, { port: agent.port, timeoutMs: 2000 })).toEqual({ community: 'public', ...SYSTEM, engineId: null });
+  });
+
+  it('stops at once when the host says nothing listens on the port', async () => {
+    const port = await freeUdpPort(HOST);
+    const started = Date.now();
+    expect(await probeSnmp(HOST, { port, timeoutMs: 5000 })).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('returns null on silence, garbage and cancel, promptly', async () => {

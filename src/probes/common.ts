@@ -179,15 +179,32 @@ export class UdpPeer {
       socket = await connectedUdp(host, port);
       if (!socket) return null;
     }
-    return new UdpPeer(socket, host, port, limits.maxBytes, limits.maxMessages ?? 64, limits.anySourcePort ?? false);
+    const peer = new UdpPeer(socket, host, port, limits.maxBytes, limits.maxMessages ?? 64, limits.anySourcePort ?? false);
+    if (limits.anySourcePort) {
+      // An unconnected socket hears no "port unreachable": a connected twin sends the first
+      // datagram too, so a host without the service still ends the probe at once.
+      peer.canary = await connectedUdp(host, port);
+      peer.canary?.on('error', (error) => {
+        if (isRefused(error)) peer.refused = true;
+        peer.close();
+      });
+    }
+    return peer;
   }
 
   /** Whether the host said nothing listens on the port (ICMP port unreachable). */
   refused = false;
 
+  private canary: dgram.Socket | null = null;
+  private canarySent = false;
+
   send(packet: Uint8Array): void {
     if (this.closed) return;
     try {
+      if (this.canary && !this.canarySent) {
+        this.canarySent = true;
+        this.canary.send(packet, () => {});
+      }
       if (this.anySourcePort) this.socket.send(packet, this.port, this.host, () => {});
       else this.socket.send(packet, () => {});
     } catch {
@@ -217,10 +234,12 @@ export class UdpPeer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      this.socket.close();
-    } catch {
-      // already closed
+    for (const socket of [this.socket, this.canary]) {
+      try {
+        socket?.close();
+      } catch {
+        // already closed
+      }
     }
     this.wake();
   }

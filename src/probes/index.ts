@@ -1,7 +1,7 @@
 /**
  * The recognition probes of one host (docs/recognition.md, "Probes"): the UDP ones (mDNS, SSDP,
  * NetBIOS, SNMP) always, unicast to the host; HTTP, TLS and SSH on the open TCP ports that carry
- * them. They run a few at a time, each bounded by its own time, all of them by the host's time and
+ * them. They run up to eight at a time, each bounded by its own time, all of them by the host's time and
  * the caller's cancel; whatever answered by then is the result. Nothing here throws.
  */
 import { HTTP_PORTS, TLS_PORTS, TLS_WRAPPED_NAMES, wellKnownService } from '../core/ports.js';
@@ -30,7 +30,7 @@ export interface ProbeHost {
 export interface ProbeRunOptions {
   ports?: Partial<Record<'mdns' | 'ssdp' | 'netbios' | 'snmp', number>>;
   keyscanPath?: string | null;
-  /** Probes of one host in flight at once. Default 4. */
+  /** Probes of one host in flight at once (each holds one socket and mostly waits). Default 8. */
   concurrency?: number;
 }
 
@@ -135,7 +135,7 @@ export async function runProbes(
       });
 
   // Every probe honours the signal; the race makes the host's bound hold even if one did not.
-  await Promise.race([pool(tasks, options.concurrency ?? 4, bound), aborted(bound)]);
+  await Promise.race([pool(tasks, options.concurrency ?? 8, bound), aborted(bound)]);
   const byPort = (a: { port: number }, b: { port: number }) => a.port - b.port;
   const out: ProbeResults = { ...results };
   if (http.length) out.http = [...http].sort(byPort);

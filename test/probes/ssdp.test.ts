@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { descriptionUrl, parseDescription, probeSsdp } from '../../src/probes/ssdp.js';
-import { ssdpResponder, udpResponder, assertLoopback, type UdpResponder } from './responders.js';
+import { assertLoopback, freeUdpPort, ssdpResponder, udpResponder, type UdpResponder } from './responders.js';
 
 const HOST = '127.0.0.1';
 
@@ -136,6 +136,13 @@ describe('SSDP probe', () => {
     const responder2 = await track(ssdpResponder(HOST, { LOCATION: `http://${HOST}:${huge.port}/d.xml` }));
     const result2 = await probeSsdp(HOST, { port: responder2.port, timeoutMs: 2000 });
     expect(result2).toMatchObject({ location: `http://${HOST}:${huge.port}/d.xml`, modelName: null });
+  });
+
+  it('stops at once when the host says nothing listens on the port', async () => {
+    const port = await freeUdpPort(HOST);
+    const started = Date.now();
+    expect(await probeSsdp(HOST, { port, timeoutMs: 5000 })).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('returns null on silence, garbage or cancel, promptly', async () => {

@@ -82,6 +82,26 @@ describe('mDNS probe', () => {
     expect(result!.names).toEqual(['living-room.local']);
   });
 
+  it('keeps within its caps when a host advertises far too much', async () => {
+    const flood: Answer[] = [];
+    for (let i = 0; i < 100; i++) {
+      flood.push({ name: '_services._dns-sd._udp.local', type: 'PTR', data: `_svc${i}._tcp.local` });
+      flood.push({ name: `_svc${i}._tcp.local`, type: 'PTR', data: `Instance ${i}._svc${i}._tcp.local` });
+      flood.push({ name: `Instance ${i}._svc${i}._tcp.local`, type: 'TXT', data: [`key${i}=${'v'.repeat(200)}`] });
+    }
+    for (let i = 0; i < 40; i++) flood.push({ name: '1.0.0.127.in-addr.arpa', type: 'PTR', data: `name${i}.local` });
+    const responder = await track(mdnsResponder(HOST, flood, { firstQuestionOnly: false }));
+    const started = Date.now();
+    const result = await probeMdns(HOST, { port: responder.port, timeoutMs: 2000 });
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(result!.services).toHaveLength(32);
+    expect(result!.names).toHaveLength(16);
+    expect(result!.instances.length).toBeLessThanOrEqual(64);
+    expect(Object.keys(result!.txt).length).toBeLessThanOrEqual(128);
+    // The probe asked each service type once and at most 24 instances' SRV and TXT, not all 100.
+    expect(responder.received.length).toBeLessThanOrEqual(3 + 32 + 24 * 2 + 8);
+  });
+
   it('returns null when nothing answers, within its time', async () => {
     const silent = await track(udpResponder(HOST, () => {}));
     const started = Date.now();

@@ -82,9 +82,13 @@ export async function runProbes(
 ): Promise<ProbeResults> {
   const results: ProbeResults = {};
   if (!isUnicastHost(host.ip)) return results;
-  const all = AbortSignal.timeout(settings.host_timeout_ms);
+  // Settings come validated from the store; a value out of range still must not unbound or break the run.
+  const hostMs = Number.isFinite(settings.host_timeout_ms)
+    ? Math.min(Math.max(settings.host_timeout_ms, 500), 60_000)
+    : DEFAULT_PROBE_SETTINGS.host_timeout_ms;
+  const all = AbortSignal.timeout(hostMs);
   const bound = signal ? AbortSignal.any([signal, all]) : all;
-  const enabled = new Set<ProbeName>(settings.probes);
+  const enabled = new Set<ProbeName>(settings.probes ?? DEFAULT_PROBE_SETTINGS.probes);
   const common = { signal: bound, timeoutMs: settings.probe_timeout_ms };
   const ports = options.ports ?? {};
   const ip = host.ip;

@@ -128,6 +128,15 @@ describe('runProbes', () => {
     expect(Date.now() - cancelStart).toBeLessThan(2500);
   });
 
+  it('keeps its bounds when given out-of-range times', async () => {
+    const results = await runProbes(host, { ...DEFAULT_PROBE_SETTINGS, probe_timeout_ms: Number.NaN, host_timeout_ms: Number.NaN }, undefined, {
+      ports,
+      keyscanPath: null,
+    });
+    expect(results.netbios?.name).toBe('NAS');
+    expect(results.snmp?.sysName).toBe('nas');
+  });
+
   it('never probes a group or broadcast address', async () => {
     expect(await runProbes({ ip: '239.255.255.250', openTcpPorts: [{ port: 80, service: 'http' }] })).toEqual({});
   });

@@ -22,6 +22,7 @@ const ALLOWED: Record<string, string[]> = {
   events: ['core', 'schemas', 'store', 'util'],
   queue: ['core', 'store', 'util'],
   names: ['core', 'schemas', 'store', 'util'],
+  probes: ['core', 'util'],
   scan: ['core', 'cve', 'events', 'names', 'queue', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],
   agent: ['core', 'scan', 'schemas', 'util'],

@@ -29,7 +29,7 @@ export interface SsdpResult {
   manufacturer: string | null;
   modelName: string | null;
   modelNumber: string | null;
-  /** `uuid:…`, stable per device: an identity key. */
+  /** `uuid:…`, stable per device: an identity key (the USN's `uuid:` when the description could not be read). */
   udn: string | null;
   /** `urn:schemas-upnp-org:device:MediaRenderer:1`. */
   deviceType: string | null;
@@ -59,7 +59,9 @@ export interface SnmpResult {
 export interface HttpResult {
   port: number;
   tls: boolean;
+  /** Of the page shown: after at most two redirects on the same scheme, host and port (others are not followed). */
   status: number | null;
+  /** The page's `<title>`, entities decoded, whitespace collapsed, at most 200 characters. */
   title: string | null;
   /** The `Server` header. */
   server: string | null;
@@ -70,10 +72,13 @@ export interface HttpResult {
 /** One TLS service's certificate. */
 export interface TlsResult {
   port: number;
+  /** `CN=nas.local, O=Synology Inc.`: the attributes in the certificate's order, comma-separated. */
   subject: string | null;
+  /** Same form as `subject`; equal to it for a self-signed certificate. */
   issuer: string | null;
   /** DNS and IP subject alternative names. */
   sans: string[];
+  /** ISO 8601, like `notAfter`. */
   notBefore: string | null;
   /** ISO 8601. */
   notAfter: string | null;

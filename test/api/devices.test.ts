@@ -25,6 +25,9 @@ const SUMMARY_KEYS = [
   'last_scan_id',
   'online',
   'missed_scans',
+  'ports_examined',
+  'ports_examined_at',
+  'stale_ports',
 ];
 
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };

@@ -167,10 +167,11 @@ export function parseSegments(text: string | null | undefined): CoverageSegment[
   try {
     const value = JSON.parse(text) as unknown;
     if (!Array.isArray(value)) return [];
-    return value.filter(
-      (s): s is CoverageSegment =>
-        typeof s === 'object' && s !== null && Number.isInteger(s.scan_id) && typeof s.at === 'string' && typeof s.ports === 'string',
-    );
+    return value.filter((s: unknown): s is CoverageSegment => {
+      if (typeof s !== 'object' || s === null) return false;
+      const seg = s as Partial<Record<keyof CoverageSegment, unknown>>;
+      return Number.isInteger(seg.scan_id) && typeof seg.at === 'string' && typeof seg.ports === 'string';
+    });
   } catch {
     return [];
   }

@@ -9,6 +9,9 @@ import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 
+/** "port scan", or "3 port scans": how many port scans make a port stale (core/coverage.ts). */
+const LATEST_PORT_SCANS = STALE_AFTER_SCANS === 1 ? 'port scan' : `${String(STALE_AFTER_SCANS)} port scans`;
+
 const Severity = Type.String({ description: 'critical, high, medium, low or info' });
 
 const deviceSummaryFields = {
@@ -53,7 +56,7 @@ const deviceSummaryFields = {
   ),
   stale_ports: Type.Integer({
     minimum: 0,
-    description: `How many of its listed ports are stale (\`stale\` on the port: not examined by the latest ${STALE_AFTER_SCANS === 1 ? 'port scan' : `${STALE_AFTER_SCANS} port scans`} that reached the device)`,
+    description: `How many of its listed ports are stale (\`stale\` on the port: not examined by the latest ${LATEST_PORT_SCANS} that reached the device)`,
   }),
 };
 
@@ -83,12 +86,15 @@ export const DeviceDetail = Type.Object({
       extra_info: Nullable(Type.String()),
       cpe: Type.Array(Type.String()),
       last_verified_at: Nullable(
-        Type.String({ format: 'date-time', description: 'When a scan last examined this port on the device (its state is as that scan found it); null when not recorded' }),
+        Type.String({
+          format: 'date-time',
+          description: 'When a scan last examined this port on the device (its state is as that scan found it); null when not recorded',
+        }),
       ),
       verified_by_scan_id: Nullable(Type.Integer({ description: 'The scan that last examined it; null when not recorded' })),
       stale: Type.Boolean({
         description:
-          `The latest ${STALE_AFTER_SCANS === 1 ? 'port scan' : `${STALE_AFTER_SCANS} port scans`} that reached the device did not examine this port (a narrower port list): ` +
+          `The latest ${LATEST_PORT_SCANS} that reached the device did not examine this port (a narrower port list): ` +
           'it is listed with its last known state, verified at `last_verified_at`, and is never dropped for that',
       }),
       description: Type.Optional(
@@ -139,12 +145,14 @@ export const DeviceDetail = Type.Object({
   coverage: Type.Array(
     Type.Object({
       scan_id: Type.Integer(),
-      ports_examined: Type.String({ description: 'The ports this scan was the last to examine on the device (format of GET /api/scans/{id} `ports_examined`)' }),
+      ports_examined: Type.String({
+        description: 'The ports this scan was the last to examine on the device (format of GET /api/scans/{id} `ports_examined`)',
+      }),
       examined_at: Timestamp,
     }),
     {
       description:
-        'Which scan last examined which of the device\'s ports, and when, newest first: together, `ports_examined`. A risk summary without finding names these',
+        "Which scan last examined which of the device's ports, and when, newest first: together, `ports_examined`. A risk summary without finding names these",
     },
   ),
 });

@@ -47,7 +47,7 @@ export const ScanRecord = Type.Object({
     Type.String({
       description:
         'The ports the scan examined on the hosts it reached, nmap-style: `1-1000,1883,8080` for TCP; UDP ports follow `udp:` ' +
-        '(`1-1000,udp:53,161`; `udp:53,161` for UDP only). Recorded as the scan is recorded (an agent\'s scan: when the agent takes it); ' +
+        "(`1-1000,udp:53,161`; `udp:53,161` for UDP only). Recorded as the scan is recorded (an agent's scan: when the agent takes it); " +
         'null for a discovery-only scan and before. Only these ports changed in the inventory (CONTRACT §14)',
     }),
   ),

@@ -145,7 +145,19 @@ export class EvaluationStore {
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('devices')
-        .select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted', 'os_name', 'ports_hash', 'assessed_input', 'assessed_with', 'port_coverage'])
+        .select([
+          'id',
+          'ip_address',
+          'mac_address',
+          'label',
+          'vendor',
+          'is_trusted',
+          'os_name',
+          'ports_hash',
+          'assessed_input',
+          'assessed_with',
+          'port_coverage',
+        ])
         .where('id', 'in', ids)
         .orderBy('id')
         .execute();

@@ -217,7 +217,9 @@ export class InventoryWriter {
             inserts.push(portTuple(deviceId, c, firstSeen.get(`${c.protocol}/${c.port}`) ?? at, at, at, scanId, 0));
           }
           for (const p of kept) {
-            inserts.push(portTuple(deviceId, p, p.first_seen, p.last_seen, p.last_verified_at, p.verified_by_scan_id, p.unverified_scans + (counted ? 0 : 1)));
+            inserts.push(
+              portTuple(deviceId, p, p.first_seen, p.last_seen, p.last_verified_at, p.verified_by_scan_id, p.unverified_scans + (counted ? 0 : 1)),
+            );
           }
           hashes.push({ id: deviceId, ports_hash: portsHash([...found, ...kept]) });
         }

@@ -164,7 +164,9 @@ describe.each(testDatabases())('coverage-aware inventory ($kind)', (database) =>
     const two = await importXml(report('22', [22]));
     expect(two).toMatchObject({ status: 'completed', ports_examined: '22', hosts_examined: 1 });
     expect(await changesOf(two.scan_id)).toEqual([]);
-    let { summary, detail } = await deviceAt(ip);
+    const before = await deviceAt(ip);
+    let { summary } = before;
+    const { detail } = before;
     expect(summary.open_ports).toEqual([22, 3306]);
     expect(summary.stale_ports).toBe(1);
     expect(portOf(detail, 3306)).toMatchObject({ state: 'open', product: 'MariaDB', verified_by_scan_id: one.scan_id, stale: true });

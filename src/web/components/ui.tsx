@@ -78,7 +78,13 @@ export function RiskBadge({
   compact?: boolean;
 }) {
   if (level === 'none') {
-    const text = !coverage ? 'No risk' : coverage.scanned ? (compact ? 'No finding' : `No finding in ${coverage.ports}`) : 'No finding · ports not scanned';
+    const text = !coverage
+      ? 'No risk'
+      : coverage.scanned
+        ? compact
+          ? 'No finding'
+          : `No finding in ${coverage.ports}`
+        : 'No finding · ports not scanned';
     const title = !coverage
       ? undefined
       : coverage.scanned

@@ -229,7 +229,7 @@ function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: 
             ? 'No individual finding is recorded for this score.'
             : coverage && !coverage.scanned
               ? 'No scan has examined the ports of this device yet: quick scans find devices but check no ports. Run a normal scan to assess it.'
-              : `Nothing to fix in the ports examined${coverage ? ` (${coverage.ports})` : ''}; ports outside them were not examined.`}
+              : 'Nothing to fix in the ports examined (below); other ports were not examined.'}
         </p>
       )}
       <Examined coverage={d.coverage} />

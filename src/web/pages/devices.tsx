@@ -423,12 +423,7 @@ function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect }: T
         </thead>
         <tbody>
           {rows.map((device) => (
-            <DeviceRow
-              key={device.id}
-              device={device}
-              checked={selected.has(device.id)}
-              onCheck={(on) => toggle(device, on)}
-            />
+            <DeviceRow key={device.id} device={device} checked={selected.has(device.id)} onCheck={(on) => toggle(device, on)} />
           ))}
         </tbody>
       </table>
@@ -459,15 +454,7 @@ function SortHeader({
   );
 }
 
-function DeviceRow({
-  device: d,
-  checked,
-  onCheck,
-}: {
-  device: DeviceSummary;
-  checked: boolean;
-  onCheck: (on: boolean) => void;
-}) {
+function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; checked: boolean; onCheck: (on: boolean) => void }) {
   const name = d.label || d.hostname;
   return (
     <tr class={checked ? 'selected' : undefined}>

@@ -734,9 +734,9 @@ export class ScanManager {
     try {
       await this.store.scans.addWarnings(scanId, result.warnings ?? []);
       const seen = await this.recordDiscovery(run, result.hosts);
-      // The ports the agent was handed when it took the scan (claimForAgent).
+      // The ports the agent was handed when it took the scan (claimForAgent); a quick scan examines none.
       const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile));
-      await this.recordPorts(scan, examined, result.ports, result.hosts, seen);
+      if (profile !== 'quick') await this.recordPorts(scan, examined, result.ports, result.hosts, seen);
       await this.evaluationPhase(run, seen, examined);
       await this.recordCompleted(run, result.hosts.length, { scan_ms: now - run.started, evaluation_ms: Date.now() - now });
     } catch (err) {

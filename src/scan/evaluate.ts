@@ -133,6 +133,7 @@ export class ScanEvaluator {
         return own ? [[d.state.deviceId, own] as const] : [];
       }),
     );
+    const readSegments = new Map<string, PortCoverage>();
     const drafts = detectChanges({
       baseline,
       current,
@@ -143,8 +144,11 @@ export class ScanEvaluator {
       // segment anywhere: then the scan's list.
       examinedOn: (deviceId) => {
         const segment = ownSegments.get(deviceId);
-        if (segment) return storedCoverage(segment.ports) ?? examined;
-        return ownSegments.size > 0 ? null : examined;
+        if (!segment) return ownSegments.size > 0 ? null : examined;
+        // Most devices share the scan's list: each text is read once.
+        let coverage = readSegments.get(segment.ports);
+        if (!coverage) readSegments.set(segment.ports, (coverage = storedCoverage(segment.ports) ?? examined));
+        return coverage;
       },
       portRisk: (port) => portRiskSeverity(port, rules),
       presence: { arrived: presence.arrived, removed },

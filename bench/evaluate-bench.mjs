@@ -477,10 +477,13 @@ function evaluateOnce(core, input, cachedIndex) {
   };
   const t3 = performance.now();
   const portList = settings.port_list;
+  const examined = { tcp: portList, udp: [] };
   const changes = core.detectChanges({
     baseline: input.baselineStates,
     current: input.currentStates,
     portsScanned: true,
+    // What this scan examined on each device (core/coverage.ts); portInScope for an anchor from before it.
+    examinedOn: () => examined,
     portInScope: (port) => portList.some((r) => port >= r.low && port <= r.high),
     portRisk: (port) => portRiskSeverity(port, rules),
     presence,
@@ -684,6 +687,8 @@ async function runShellChild(args) {
           host: { ip: d.ip, mac: d.mac, vendor: d.vendor, hostname: null, os_name: d.os_name, device_type: null, ports: d.ports },
         })),
         at,
+        // As the scan manager records them: examined by this scan (an anchor from before coverage ignores it).
+        { id: scan.id, examined: { tcp: settings.port_list, udp: [] } },
       );
       const t2 = performance.now();
       const seenIds = seen.map((s) => s.deviceId);

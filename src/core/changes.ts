@@ -12,16 +12,20 @@
  * - port_opened: the severity of the risk rule the port matches (a risky port opening is as
  *   serious as the risk itself), else low.
  * - port_closed: info.
- * Ports are compared only where both scans examined them (the intersection of their port lists,
- * which scanning.port_range, scanning.top_ports and the profile decide): a port outside the
- * baseline's list is never reported opened, one outside this scan's list never closed.
+ * Ports are compared only where this scan examined them on the device (its port list, which
+ * scanning.port_range, scanning.top_ports and the profile decide), against their last known state
+ * (CONTRACT §14): the baseline snapshot holds every port the device was known to have then, also
+ * those the baseline scan did not examine itself (a narrower scan keeps what it did not examine),
+ * and its coverage says which ports' state was known at all. So a port outside this scan's list is
+ * never reported, one found open is reported opened only if it was known closed (examined before),
+ * and one known open that this scan found closed is reported closed, once.
  * - service_changed: medium when different software now answers (service or product changed),
  *   low when only the version changed.
  */
 
 import { worse, type Severity } from './severity.js';
 import { isOpenPort } from './model.js';
-import type { PortRange } from './net.js';
+import { covers, type PortCoverage } from './coverage.js';
 /** What a change can be: the five kinds a scan reports against its baseline. */
 export const CHANGE_TYPES = ['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed'] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
@@ -44,12 +48,12 @@ export interface DeviceState {
   trusted: boolean;
   ports: PortState[];
   /**
-   * For a baseline state: the ports the scan it comes from examined (its port list). A port outside
-   * it was not looked at then, so it is neither reported opened nor closed now. Null or absent when
-   * unknown (a discovery-only scan's snapshot, or one recorded before port lists were kept):
-   * every port counts as examined.
+   * For a baseline state: the ports whose state it knows (the device's coverage when the snapshot
+   * was taken; for a snapshot older than that, its scan's port list). A port outside it had never
+   * been examined, so finding it open now is no opening. Null or absent when unknown (a snapshot
+   * recorded before port lists were kept): every port counts as known.
    */
-  scannedPorts?: readonly PortRange[] | null;
+  coverage?: PortCoverage | null;
 }
 
 export interface ChangeDraft {
@@ -82,8 +86,11 @@ export interface DetectOptions {
   current: DeviceState[];
   /** False for discovery-only (quick) scans: ports were not scanned, so no port changes are reported. */
   portsScanned: boolean;
-  /** Whether a port was inside this scan's port list (a port outside it cannot have closed). */
-  portInScope: (port: number, protocol: string) => boolean;
+  /**
+   * The ports this scan examined on a device (its port list, and any port it found open outside
+   * it); null when it examined none there. Only these are compared.
+   */
+  examinedOn: (deviceId: number) => PortCoverage | null;
   /** Severity of the risk rule an open port matches, or null when it matches none. */
   portRisk: (port: PortState) => Exclude<Severity, 'info'> | null;
   /**
@@ -152,14 +159,18 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
   const was = new Map(openPorts(previous).map((p) => [key(p), p]));
   const now = new Map(openPorts(device).map((p) => [key(p), p]));
   const name = describeDevice(device);
-  // Ports are compared only where both scans looked: this scan's list (portInScope) and the baseline's.
-  const examinedBefore = (port: number) => !previous.scannedPorts || previous.scannedPorts.some((r) => port >= r.low && port <= r.high);
+  // Only the ports this scan examined here, against their last known state (see the top of this file).
+  const examined = options.examinedOn(device.deviceId);
+  if (!examined) return out;
+  const examinedNow = (p: PortState) => covers(examined, p.port, p.protocol);
+  const knownBefore = (p: PortState) => !previous.coverage || covers(previous.coverage, p.port, p.protocol);
 
   for (const [k, port] of now) {
+    if (!examinedNow(port)) continue;
     const old = was.get(k);
     if (!old) {
-      // Found open on a port the baseline scan did not examine: not an opening it could have seen.
-      if (!examinedBefore(port.port)) continue;
+      // Found open on a port never examined before: not an opening anyone could have seen.
+      if (!knownBefore(port)) continue;
       const risk = options.portRisk(port);
       out.push({
         ...who(device),
@@ -192,7 +203,7 @@ function portChanges(previous: DeviceState, device: DeviceState, options: Detect
     }
   }
   for (const [k, port] of was) {
-    if (now.has(k) || !options.portInScope(port.port, port.protocol) || !examinedBefore(port.port)) continue;
+    if (now.has(k) || !examinedNow(port)) continue;
     out.push({
       ...who(device),
       change_type: 'port_closed',

@@ -7,7 +7,8 @@
 import { XMLValidator } from 'fast-xml-parser';
 import { InvalidInputError } from '../util/errors.js';
 import type { ScannedHost, ScanProfile } from './model.js';
-import { intToIpv4, ipv4ToInt, networkContains, parseIpv4Network, parsePortRanges, type PortRange } from './net.js';
+import { emptyCoverage, PORT_PROTOCOLS, type PortCoverage } from './coverage.js';
+import { intToIpv4, ipv4ToInt, networkContains, parseIpv4Network, parsePortRanges } from './net.js';
 import { parseNmapReport, type NmapReport } from './nmap-xml.js';
 
 /** The report was refused: not safe to parse, not well-formed, not an nmap report, or nothing to import. */
@@ -29,8 +30,8 @@ export interface ImportPlan {
   hosts: ScannedHost[];
   /** How many hosts the report lists as down (listed only with -v or --reason). */
   hostsDown: number;
-  /** The ports the report examined (its <scaninfo>); empty for discovery only. */
-  portList: PortRange[];
+  /** The ports the report examined (its <scaninfo>, by protocol; SCTP and IP protocol scans are left out); empty for discovery only. */
+  portList: PortCoverage;
   /** CIDR blocks the run left out (`--exclude`): presence leaves their devices alone. */
   exclude: string[];
   /** Problems that did not stop the import (IPv6 hosts skipped, nmap's own error). */
@@ -180,15 +181,20 @@ export function reportProfile(report: Pick<NmapReport, 'args' | 'scanned' | 'osD
   return intensive ? 'intensive' : 'normal';
 }
 
-/** The ports every <scaninfo> examined, merged (a port list nmap wrote; port 0 is left out). */
-export function reportPortList(scanned: NmapReport['scanned']): PortRange[] {
-  const parts = scanned
-    .flatMap((s) => s.services.split(','))
-    .map((p) => p.trim().replace(/^0-/, '1-'))
-    .filter((p) => p !== '' && p !== '0');
-  if (parts.length === 0) return [];
-  const parsed = parsePortRanges(parts.join(','));
-  return parsed.ok ? parsed.value : [];
+/** The ports every <scaninfo> examined, merged by protocol (port lists nmap wrote; port 0 is left out). */
+export function reportPortList(scanned: NmapReport['scanned']): PortCoverage {
+  const out = emptyCoverage();
+  for (const protocol of PORT_PROTOCOLS) {
+    const parts = scanned
+      .filter((s) => s.protocol.trim().toLowerCase() === protocol)
+      .flatMap((s) => s.services.split(','))
+      .map((p) => p.trim().replace(/^0-/, '1-'))
+      .filter((p) => p !== '' && p !== '0');
+    if (parts.length === 0) continue;
+    const parsed = parsePortRanges(parts.join(','));
+    if (parsed.ok) out[protocol] = parsed.value;
+  }
+  return out;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { detectChanges, type DeviceState, type RemovedDevice } from '../core/changes.js';
 import { createHash } from 'node:crypto';
 import { matchCves, type CveIndex, type CveMatch } from '../core/cve/index.js';
-import { formatPortRanges, ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
+import { formatCoverage, storedCoverage, tcpCoverage, type PortCoverage } from '../core/coverage.js';
+import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
@@ -36,8 +37,8 @@ export interface EvaluationContext {
   seenDeviceIds: number[];
   /** False for discovery-only scans. */
   portsScanned: boolean;
-  /** The ports this scan covered. */
-  portList: PortRange[];
+  /** The ports this scan examined: by protocol, or TCP ranges alone. */
+  portList: PortCoverage | readonly PortRange[];
   /** When the changes were detected: now unless given (as the inventory writer takes `at`). */
   at?: string;
   /**
@@ -90,8 +91,9 @@ export class ScanEvaluator {
   }
 
   async evaluate(ctx: EvaluationContext): Promise<EvaluationOutcome> {
-    // The scan's port list, for the scans that take it as their baseline (compared where both looked).
-    if (ctx.portsScanned) await this.store.scans.update(ctx.scan.id, { port_list: formatPortRanges(ctx.portList) });
+    // What the scan examined, on its record (GET /api/scans/{id}: ports_examined, hosts_examined).
+    const examined = Array.isArray(ctx.portList) ? tcpCoverage(ctx.portList) : (ctx.portList as PortCoverage);
+    if (ctx.portsScanned) await this.store.scans.recordExamined(ctx.scan.id, formatCoverage(examined));
     const settings = await this.store.settings.get();
     const rules = compileRiskRules(settings.scanning.risk_rules);
     const incremental = this.options.incremental !== false;
@@ -125,11 +127,29 @@ export class ScanEvaluator {
       devices.filter(stale).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
       rules,
     );
+    const ownSegments = new Map(
+      devices.flatMap((d) => {
+        const own = d.coverage.find((seg) => seg.scan_id === ctx.scan.id);
+        return own ? [[d.state.deviceId, own] as const] : [];
+      }),
+    );
+    const readSegments = new Map<string, PortCoverage>();
     const drafts = detectChanges({
       baseline,
       current,
       portsScanned: ctx.portsScanned,
-      portInScope: (port) => ctx.portList.some((r) => port >= r.low && port <= r.high),
+      // What this scan examined on each device: its own coverage segment (the scan's list and any
+      // port found open outside it); none on a device it has no segment on (discovery saw the host,
+      // the port scan did not reach it). Ports written without a scan (test fixtures) leave no
+      // segment anywhere: then the scan's list.
+      examinedOn: (deviceId) => {
+        const segment = ownSegments.get(deviceId);
+        if (!segment) return ownSegments.size > 0 ? null : examined;
+        // Most devices share the scan's list: each text is read once.
+        let coverage = readSegments.get(segment.ports);
+        if (!coverage) readSegments.set(segment.ports, (coverage = storedCoverage(segment.ports) ?? examined));
+        return coverage;
+      },
       portRisk: (port) => portRiskSeverity(port, rules),
       presence: { arrived: presence.arrived, removed },
     });

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
 import { formatPortRanges, ipv4ToInt, networkContains, networkWithin, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
+import { storedCoverage, tcpCoverage, type PortCoverage } from '../core/coverage.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
@@ -612,13 +613,16 @@ export class ScanManager {
         runner: claimed.runner,
       }).catch((err) => this.log.warn({ err, scan_id: claimed.id }, 'could not audit the start of a scan'));
       const exclude = device ? [] : settings.network.exclude;
+      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile));
+      // The list the agent examines, on the record now: its upload is recorded with it, whatever the settings are then.
+      if (ports !== null) await this.store.scans.update(claimed.id, { port_list: ports });
       return {
         scan_id: claimed.id,
         profile,
         subnet: network.cidr,
         device,
         exclude,
-        ports: profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile)),
+        ports,
         os_detection: settings.scanning.os_detection,
         resolve_hostnames: settings.network.resolve_hostnames,
         host_timeout_seconds: settings.scanning.host_timeout_seconds,
@@ -730,8 +734,10 @@ export class ScanManager {
     try {
       await this.store.scans.addWarnings(scanId, result.warnings ?? []);
       const seen = await this.recordDiscovery(run, result.hosts);
-      await this.recordPorts(result.ports, result.hosts, seen);
-      await this.evaluationPhase(run, seen, portListOf(settings, profile));
+      // The ports the agent was handed when it took the scan (claimForAgent); a quick scan examines none.
+      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile));
+      if (profile !== 'quick') await this.recordPorts(scan, examined, result.ports, result.hosts, seen);
+      await this.evaluationPhase(run, seen, examined);
       await this.recordCompleted(run, result.hosts.length, { scan_ms: now - run.started, evaluation_ms: Date.now() - now });
     } catch (err) {
       // A retry may record the results at once (beginUpload removes what this attempt wrote).
@@ -902,7 +908,7 @@ export class ScanManager {
       ...engineOptions,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
-    await this.recordPorts(results, live, seen);
+    await this.recordPorts(run.scan, tcpCoverage(portList), results, live, seen);
     return portList;
   }
 
@@ -936,7 +942,7 @@ export class ScanManager {
       recordDiscovery: async (hosts) => {
         found = { live: hosts, seen: await this.recordDiscovery(run, hosts) };
       },
-      recordPorts: (results) => this.recordPorts(results, found.live, found.seen),
+      recordPorts: (results) => this.recordPorts(run.scan, tcpCoverage(portList), results, found.live, found.seen),
       onProcessGroups: run.recordProcessGroups,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
@@ -962,8 +968,17 @@ export class ScanManager {
     return seen;
   }
 
-  /** Records port results of hosts discovery recorded; the MAC discovery saw stands in for one the port scan did not. */
-  private async recordPorts(results: ScannedHost[], live: DiscoveredHost[], seen: SeenDevice[]): Promise<void> {
+  /**
+   * Records port results of hosts discovery recorded, as examined by `scan` (only the `examined`
+   * ports of the hosts in `results` change); the MAC discovery saw stands in for one the port scan did not.
+   */
+  private async recordPorts(
+    scan: Pick<ScanRow, 'id'>,
+    examined: PortCoverage,
+    results: ScannedHost[],
+    live: DiscoveredHost[],
+    seen: SeenDevice[],
+  ): Promise<void> {
     const deviceByIp = new Map(seen.map((d) => [d.ip, d.deviceId]));
     const discoveredByIp = new Map(live.map((h) => [h.ip, h]));
     await this.inventory.recordPorts(
@@ -971,6 +986,7 @@ export class ScanManager {
         .filter((h) => deviceByIp.has(h.ip))
         .map((h) => ({ deviceId: deviceByIp.get(h.ip)!, host: { ...h, mac: h.mac ?? discoveredByIp.get(h.ip)?.mac ?? null } })),
       nowIso(),
+      { id: scan.id, examined },
     );
   }
 
@@ -981,7 +997,7 @@ export class ScanManager {
   private async evaluationPhase(
     { scan, settings, request, engineOptions, exclude }: ScanRun,
     seen: SeenDevice[],
-    portList: PortRange[],
+    portList: PortCoverage | readonly PortRange[],
   ): Promise<void> {
     engineOptions.onProgress({ phase: 'saving', percent: 50 });
     const seenDeviceIds = seen.map((d) => d.deviceId);
@@ -1136,7 +1152,7 @@ export class ScanManager {
     try {
       await this.store.scans.addWarnings(scan.id, plan.warnings);
       const seen = await this.recordDiscovery(run, plan.hosts);
-      if (profile !== 'quick') await this.recordPorts(plan.hosts, plan.hosts, seen);
+      if (profile !== 'quick') await this.recordPorts(scan, plan.portList, plan.hosts, plan.hosts, seen);
       const recordedAt = Date.now();
       await this.evaluationPhase(run, seen, plan.portList);
       await this.recordCompleted(run, plan.hosts.length, { scan_ms: recordedAt - started, evaluation_ms: Date.now() - recordedAt });

@@ -4,9 +4,13 @@
  * OpenAPI document all come from here.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { STALE_AFTER_SCANS } from '../core/coverage.js';
 import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
+
+/** "port scan", or "3 port scans": how many port scans make a port stale (core/coverage.ts). */
+const LATEST_PORT_SCANS = STALE_AFTER_SCANS === 1 ? 'port scan' : `${String(STALE_AFTER_SCANS)} port scans`;
 
 const Severity = Type.String({ description: 'critical, high, medium, low or info' });
 
@@ -36,6 +40,24 @@ const deviceSummaryFields = {
     minimum: 0,
     description: 'How many consecutive completed network scans of its address have not seen the device (0 when the latest one did)',
   }),
+  ports_examined: Nullable(
+    Type.String({
+      description:
+        "Every port whose state the inventory knows for this device: the ports the scans that reached it examined (GET /api/scans/{id} `ports_examined`'s format). " +
+        'A risk level without finding covers these ports only. Null when no scan has examined its ports (discovery only)',
+    }),
+  ),
+  ports_examined_at: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        'When the least recently examined of those ports was last examined: each of them was verified at this time or later (the device page lists which scan examined which). Null with `ports_examined`',
+    }),
+  ),
+  stale_ports: Type.Integer({
+    minimum: 0,
+    description: `How many of its listed ports are stale (\`stale\` on the port: not examined by the latest ${LATEST_PORT_SCANS} that reached the device)`,
+  }),
 };
 
 export const DeviceSummary = Type.Object(deviceSummaryFields);
@@ -63,6 +85,18 @@ export const DeviceDetail = Type.Object({
       version: Nullable(Type.String()),
       extra_info: Nullable(Type.String()),
       cpe: Type.Array(Type.String()),
+      last_verified_at: Nullable(
+        Type.String({
+          format: 'date-time',
+          description: 'When a scan last examined this port on the device (its state is as that scan found it); null when not recorded',
+        }),
+      ),
+      verified_by_scan_id: Nullable(Type.Integer({ description: 'The scan that last examined it; null when not recorded' })),
+      stale: Type.Boolean({
+        description:
+          `The latest ${LATEST_PORT_SCANS} that reached the device did not examine this port (a narrower port list): ` +
+          'it is listed with its last known state, verified at `last_verified_at`, and is never dropped for that',
+      }),
       description: Type.Optional(
         Nullable(
           Type.String({
@@ -108,6 +142,19 @@ export const DeviceDetail = Type.Object({
     }),
   ),
   ip_history: Type.Array(Type.Object({ ip_address: Type.String(), first_seen: Timestamp, last_seen: Timestamp })),
+  coverage: Type.Array(
+    Type.Object({
+      scan_id: Type.Integer(),
+      ports_examined: Type.String({
+        description: 'The ports this scan was the last to examine on the device (format of GET /api/scans/{id} `ports_examined`)',
+      }),
+      examined_at: Timestamp,
+    }),
+    {
+      description:
+        "Which scan last examined which of the device's ports, and when, newest first: together, `ports_examined`. A risk summary without finding names these",
+    },
+  ),
 });
 
 export type DeviceSummary = Static<typeof DeviceSummary>;

@@ -43,6 +43,22 @@ export const ScanRecord = Type.Object({
     Type.Integer({ description: "The agent the scan is routed to (its target lies in the agent's networks); null for the server's workers" }),
   ),
   warnings: Type.Array(Type.String(), { description: 'Problems that did not stop the scan (a name source that did not answer, …)' }),
+  ports_examined: Nullable(
+    Type.String({
+      description:
+        'The ports the scan examined on the hosts it reached, nmap-style: `1-1000,1883,8080` for TCP; UDP ports follow `udp:` ' +
+        "(`1-1000,udp:53,161`; `udp:53,161` for UDP only). Recorded as the scan is recorded (an agent's scan: when the agent takes it); " +
+        'null for a discovery-only scan and before. Only these ports changed in the inventory (CONTRACT §14)',
+    }),
+  ),
+  hosts_examined: Nullable(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'How many hosts had their ports examined (and recorded) by the scan: the hosts it reached with its port scan, which may be fewer than ' +
+        '`devices_found` when a host stopped answering after discovery. Null for a discovery-only scan and while none was recorded',
+    }),
+  ),
 });
 
 /** `GET /api/scan/status`: whether a scan is running, and its progress. */

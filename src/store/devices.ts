@@ -6,6 +6,7 @@ import type { ScanDevice } from '../schemas/scan.js';
 import { FACT_SOURCES, isOpenPort, type FactSource } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
 import { describePort } from '../core/services.js';
+import { formatCoverage, noFindingStatement, parseSegments, segmentsCoverage, STALE_AFTER_SCANS } from '../core/coverage.js';
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
 
@@ -60,6 +61,7 @@ const SUMMARY_COLUMNS = [
   'last_scan_id',
   'online',
   'missed_scans',
+  'port_coverage',
 ] as const satisfies readonly (keyof DeviceRow)[];
 type SummaryRow = Pick<DeviceRow, (typeof SUMMARY_COLUMNS)[number]>;
 
@@ -135,8 +137,8 @@ export class DeviceStore {
     } else {
       [rows, total] = await Promise.all([page.execute(), this.counts.get(countKey, count, version)]);
     }
-    const openPorts = await this.openPortsOf(rows.map((r) => r.id));
-    return { rows: rows.map((r) => toSummary(r, openPorts.get(r.id) ?? [])), total };
+    const ports = await this.portsOf(rows.map((r) => r.id));
+    return { rows: rows.map((r) => toSummary(r, ports.get(r.id))), total };
   }
 
   /**
@@ -154,8 +156,8 @@ export class DeviceStore {
       if (after) page = page.where(sql<boolean>`(${sql.ref('ip_sort')}, ${sql.ref('devices.id')}) > (${after.ipSort}, ${after.id})`);
       const rows = await page.orderBy('ip_sort').orderBy('id').limit(pageSize).execute();
       if (rows.length === 0) return;
-      const openPorts = await this.openPortsOf(rows.map((r) => r.id));
-      yield rows.map((r) => toSummary(r, openPorts.get(r.id) ?? []));
+      const ports = await this.portsOf(rows.map((r) => r.id));
+      yield rows.map((r) => toSummary(r, ports.get(r.id)));
       if (rows.length < pageSize) return;
       const last = rows[rows.length - 1];
       after = { ipSort: Number(last.ip_sort), id: last.id };
@@ -278,18 +280,26 @@ export class DeviceStore {
         cve_ids: JSON.parse(f.cve_ids) as string[],
       }))
       .sort((a, b) => worstFirst(a.severity as FindingSeverity, b.severity as FindingSeverity) || b.score - a.score);
+    const segments = parseSegments(row.port_coverage);
     return {
-      ...toSummary(row, sortedOpenPorts(ports)),
+      ...toSummary(row, { open: sortedOpenPorts(ports), stale: ports.filter(isStale).length }),
       hostname_source: factSource(row.hostname_source),
       mac_source: factSource(row.mac_source),
       ports: ports.map((row) => {
         const { service_guessed, ...port } = portFromRow(row);
-        return { ...port, description: describePort({ ...port, service_guessed }) };
+        return {
+          ...port,
+          last_verified_at: row.last_verified_at,
+          verified_by_scan_id: row.verified_by_scan_id,
+          stale: isStale(row),
+          description: describePort({ ...port, service_guessed }),
+        };
       }),
       risk_details: {
         level: row.risk_level as RiskLevel,
         score: row.risk_score,
-        summary: row.risk_summary,
+        // Without finding, what was examined and when: from the scans that examined it (never today's settings).
+        summary: row.risk_summary !== null && findingRecords.length === 0 && cves.length === 0 ? noFindingStatement(segments) : row.risk_summary,
         top_recommendation: findingRecords[0]?.recommendation ?? null,
         findings: findingRecords,
       },
@@ -310,6 +320,7 @@ export class DeviceStore {
         };
       }),
       ip_history: history.map((h) => ({ ip_address: h.ip_address, first_seen: h.first_seen, last_seen: h.last_seen })),
+      coverage: segments.map((seg) => ({ scan_id: seg.scan_id, ports_examined: seg.ports, examined_at: seg.at })),
     };
   }
 
@@ -333,8 +344,8 @@ export class DeviceStore {
   async summariesOf(ids: number[]): Promise<DeviceSummary[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.selectFrom('devices').select(SUMMARY_COLUMNS).where('id', 'in', ids).orderBy('id').execute();
-    const openPorts = await this.openPortsOf(rows.map((r) => r.id));
-    return rows.map((r) => toSummary(r, openPorts.get(r.id) ?? []));
+    const ports = await this.portsOf(rows.map((r) => r.id));
+    return rows.map((r) => toSummary(r, ports.get(r.id)));
   }
 
   /** Zones currently assigned to at least one device. */
@@ -382,22 +393,23 @@ export class DeviceStore {
     this.onWrite();
   }
 
-  private async openPortsOf(deviceIds: number[]): Promise<Map<number, number[]>> {
-    const out = new Map<number, number[]>();
+  /** Each device's open port numbers (ascending, unique) and how many of its ports are stale. */
+  private async portsOf(deviceIds: number[]): Promise<Map<number, PortsSummary>> {
+    const out = new Map<number, PortsSummary>();
     if (deviceIds.length === 0) return out;
     const rows = await this.db
       .selectFrom('ports')
-      .select(['device_id', 'port'])
+      .select(['device_id', 'port', 'state', 'unverified_scans'])
       .where('device_id', 'in', deviceIds)
-      .where('state', '=', 'open')
+      .where((eb) => eb.or([eb('state', '=', 'open'), eb('unverified_scans', '>=', STALE_AFTER_SCANS)]))
       .orderBy('device_id')
       .orderBy('port')
       .execute();
     for (const r of rows) {
-      const list = out.get(r.device_id);
-      if (list) {
-        if (list[list.length - 1] !== r.port) list.push(r.port);
-      } else out.set(r.device_id, [r.port]);
+      let entry = out.get(r.device_id);
+      if (!entry) out.set(r.device_id, (entry = { open: [], stale: 0 }));
+      if (r.state === 'open' && entry.open[entry.open.length - 1] !== r.port) entry.open.push(r.port);
+      if (isStale(r)) entry.stale++;
     }
     return out;
   }
@@ -413,7 +425,38 @@ function factSource(value: string | null): FactSource | null {
   return value !== null && (FACT_SOURCES as readonly string[]).includes(value) ? (value as FactSource) : null;
 }
 
-function toSummary(row: SummaryRow, openPorts: number[]): DeviceSummary {
+/** A device's open port numbers and its count of stale ports, as its summary shows them. */
+interface PortsSummary {
+  open: number[];
+  stale: number;
+}
+
+/** Whether a stored port is stale: the latest STALE_AFTER_SCANS port scans of its device did not examine it. */
+function isStale(port: { unverified_scans: number }): boolean {
+  return port.unverified_scans >= STALE_AFTER_SCANS;
+}
+
+/** What a stored coverage says in a summary (a few texts are shared by most devices: read once). */
+const coverageSummaries = new Map<string, { ports_examined: string | null; ports_examined_at: string | null }>();
+
+function coverageSummary(stored: string | null): { ports_examined: string | null; ports_examined_at: string | null } {
+  if (!stored) return { ports_examined: null, ports_examined_at: null };
+  let summary = coverageSummaries.get(stored);
+  if (!summary) {
+    const segments = parseSegments(stored);
+    const union = formatCoverage(segmentsCoverage(segments));
+    summary = {
+      ports_examined: union === '' ? null : union,
+      ports_examined_at: segments.length === 0 ? null : segments.map((seg) => seg.at).reduce((a, b) => (b < a ? b : a)),
+    };
+    if (coverageSummaries.size >= 1000) coverageSummaries.clear();
+    coverageSummaries.set(stored, summary);
+  }
+  return summary;
+}
+
+function toSummary(row: SummaryRow, ports: PortsSummary = { open: [], stale: 0 }): DeviceSummary {
+  const openPorts = ports.open;
   return {
     id: row.id,
     ip_address: row.ip_address,
@@ -435,5 +478,7 @@ function toSummary(row: SummaryRow, openPorts: number[]): DeviceSummary {
     last_scan_id: row.last_scan_id,
     online: row.online === 1,
     missed_scans: row.missed_scans,
+    ...coverageSummary(row.port_coverage),
+    stale_ports: ports.stale,
   };
 }

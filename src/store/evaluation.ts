@@ -11,7 +11,7 @@ import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } fr
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
-import { parsePortRanges, type PortRange } from '../core/net.js';
+import { parseSegments, segmentsCoverage, storedCoverage, type CoverageSegment, type PortCoverage } from '../core/coverage.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
 export interface DevicePorts {
@@ -28,6 +28,8 @@ type SnapshotRow = {
   ports_hash: string | null;
   /** The port list of the snapshot's scan (scans.port_list). */
   port_list: string | null;
+  /** The device's coverage when the snapshot was taken (migration 014); null for older snapshots. */
+  port_coverage: string | null;
 };
 
 /** A device inside a scanned range, as presence and a `device_removed` change need it. */
@@ -76,6 +78,8 @@ export interface EvaluationDevice {
   /** devices.assessed_input and assessed_with. */
   assessedInput: string | null;
   assessedWith: string | null;
+  /** devices.port_coverage read back: which scan last examined which of its ports (core/coverage.ts). */
+  coverage: CoverageSegment[];
 }
 
 /** A device with its ports, as risk assessment needs it. */
@@ -141,7 +145,19 @@ export class EvaluationStore {
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('devices')
-        .select(['id', 'ip_address', 'mac_address', 'label', 'vendor', 'is_trusted', 'os_name', 'ports_hash', 'assessed_input', 'assessed_with'])
+        .select([
+          'id',
+          'ip_address',
+          'mac_address',
+          'label',
+          'vendor',
+          'is_trusted',
+          'os_name',
+          'ports_hash',
+          'assessed_input',
+          'assessed_with',
+          'port_coverage',
+        ])
         .where('id', 'in', ids)
         .orderBy('id')
         .execute();
@@ -152,6 +168,7 @@ export class EvaluationStore {
           portsHash: d.ports_hash,
           assessedInput: d.assessed_input,
           assessedWith: d.assessed_with,
+          coverage: parseSegments(d.port_coverage),
         });
       }
     }
@@ -357,7 +374,7 @@ export class EvaluationStore {
       const rows = await this.db
         .selectFrom('device_snapshots as s')
         .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.port_list', 'sc.id as scan_id'])
+        .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 's.port_coverage', 'sc.port_list', 'sc.id as scan_id'])
         .where('s.device_id', 'in', ids)
         .where('sc.status', '=', 'completed')
         .where('sc.id', '<', beforeScanId)
@@ -373,7 +390,7 @@ export class EvaluationStore {
     const snapshots = await this.db
       .selectFrom('device_snapshots as s')
       .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.port_list'])
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 's.port_coverage', 'sc.port_list'])
       .where('s.scan_id', '=', scanId)
       .execute();
     return this.statesFromSnapshots(snapshots);
@@ -384,7 +401,7 @@ export class EvaluationStore {
     const snapshot = await this.db
       .selectFrom('device_snapshots as s')
       .innerJoin('scans as sc', 'sc.id', 's.scan_id')
-      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 'sc.port_list'])
+      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.ports', 's.ports_hash', 's.port_coverage', 'sc.port_list'])
       .where('s.device_id', '=', deviceId)
       .where('sc.status', '=', 'completed')
       .where('sc.id', '<', beforeScanId)
@@ -411,14 +428,17 @@ export class EvaluationStore {
       trusted: meta.get(s.device_id)?.is_trusted === 1,
       ports: JSON.parse(s.ports) as PortState[],
       portsHash: s.ports_hash,
-      scannedPorts: scannedPortsOf(s.port_list),
+      coverage: knownPortsOf(s),
     }));
   }
 }
 
-/** A scan's stored port list, parsed; null when it has none (discovery only, or recorded before migration 013). */
-function scannedPortsOf(portList: string | null): PortRange[] | null {
-  if (portList === null) return null;
-  const parsed = parsePortRanges(portList);
-  return parsed.ok ? parsed.value : null;
+/**
+ * The ports whose state a snapshot knows: the device's coverage when it was taken; for a snapshot
+ * older than that (migration 014), its scan's port list (a scan then replaced the device's ports);
+ * null when neither is known (before migration 013, or a discovery-only scan's old snapshot).
+ */
+function knownPortsOf(s: Pick<SnapshotRow, 'port_coverage' | 'port_list'>): PortCoverage | null {
+  if (s.port_coverage !== null) return segmentsCoverage(parseSegments(s.port_coverage));
+  return storedCoverage(s.port_list);
 }

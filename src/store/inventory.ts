@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { insertManyWith, insertTuples, isPostgres, updateManyById } from './bulk.js';
+import { insertManyWith, insertTuples, isPostgres, updateManyById, type Tuple } from './bulk.js';
+import { covers, emptyCoverage, examineSegments, parseSegments, unionCoverage, type PortCoverage } from '../core/coverage.js';
+import { groupBy } from '../util/group-by.js';
 import { matchHosts } from '../core/identity.js';
 import { isLocallyAdministered } from '../core/mac.js';
 import { ipv4ToInt } from '../core/net.js';
@@ -132,28 +134,52 @@ export class InventoryWriter {
   }
 
   /**
-   * Records the ports of each scanned device and refreshes OS details, in one transaction. A
-   * device whose ports are what the inventory already holds only gets its ports' sighting time
-   * (one UPDATE per batch of devices); the others have their ports replaced, keeping each port's
-   * first sighting.
+   * Records the ports `scan` examined (`scan.examined`, on each host it reached: one result per
+   * device; without a scan, as test fixtures record ports, every port counts as examined) and refreshes OS details, in one transaction (CONTRACT §14). Only the examined ports
+   * change: each is now what the scan found (open or filtered: a row; closed: no row), verified by
+   * this scan; a port outside the list keeps its last known state and counts one more port scan
+   * that did not verify it. An open port found outside the list counts as examined. A device whose
+   * ports come out as the inventory already holds them only gets its ports' sighting and
+   * verification (one UPDATE per batch of devices); the others have their ports rewritten, keeping
+   * each port's first sighting. Each device's coverage (core/coverage.ts) and the scan's count of
+   * hosts examined are updated with them.
    */
-  async recordPorts(results: { deviceId: number; host: ScannedHost }[], at: string): Promise<void> {
+  async recordPorts(
+    results: { deviceId: number; host: ScannedHost }[],
+    at: string,
+    scan: { id: number; examined: PortCoverage } | null = null,
+  ): Promise<void> {
+    const scanId = scan?.id ?? null;
+    const examined = scan?.examined ?? EVERY_PORT;
     // The last result for a device wins, as when they were written one after the other.
     const byDevice = new Map(results.map((r) => [r.deviceId, r.host]));
     await this.db.transaction().execute(async (trx) => {
+      let newlyExamined = 0;
       for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
-        const devices = await trx.selectFrom('devices').select(['id', 'os_name', 'device_type', 'ports_hash']).where('id', 'in', ids).execute();
+        const devices = await trx
+          .selectFrom('devices')
+          .select(['id', 'os_name', 'device_type', 'ports_hash', 'port_coverage'])
+          .where('id', 'in', ids)
+          .execute();
         const unchanged: number[] = [];
-        const replaced: { deviceId: number; columns: PortColumns[]; hash: string }[] = [];
+        const rewritten: { deviceId: number; found: PortColumns[]; examined: PortCoverage; counted: boolean }[] = [];
+        const coverage: { id: number; port_coverage: string }[] = [];
         // OS details that changed, by the columns they set: one UPDATE … FROM per kind and batch, not one per device.
         const osUpdates = new Map<string, { id: number; os_name?: string; device_type?: string }[]>();
         for (const device of devices) {
           const host = byDevice.get(device.id)!;
           // Closed ports are only listed when few were scanned; they are not part of the inventory.
-          const columns = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
-          const hash = portsHash(columns);
-          if (hash === device.ports_hash) unchanged.push(device.id);
-          else replaced.push({ deviceId: device.id, columns, hash });
+          const found = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
+          const outside = found.filter((p) => !covers(examined, p.port, p.protocol));
+          const examinedHere = outside.length === 0 ? examined : unionCoverage(examined, coverageOfPorts(outside));
+          const segments = parseSegments(device.port_coverage);
+          // A retried upload of the same scan counts nothing twice.
+          const counted = scanId !== null && segments.some((s) => s.scan_id === scanId);
+          if (!counted) newlyExamined++;
+          if (scanId !== null) coverage.push({ id: device.id, port_coverage: JSON.stringify(examineSegments(segments, scanId, at, examinedHere)) });
+          // Equal hashes: the stored ports are exactly the ones found, all of them examined now.
+          if (portsHash(found) === device.ports_hash) unchanged.push(device.id);
+          else rewritten.push({ deviceId: device.id, found, examined: examinedHere, counted });
           const os = {
             ...(host.os_name && host.os_name !== device.os_name ? { os_name: host.os_name } : {}),
             ...(host.device_type && host.device_type !== device.device_type ? { device_type: host.device_type } : {}),
@@ -168,48 +194,54 @@ export class InventoryWriter {
         for (const [kind, rows] of osUpdates) {
           await updateManyById(trx, 'devices', Object.fromEntries(kind.split(',').map((c) => [c, 'text'])), rows);
         }
-        if (unchanged.length) await trx.updateTable('ports').set({ last_seen: at }).where('device_id', 'in', unchanged).execute();
-        if (replaced.length === 0) continue;
-        // Only the devices whose ports changed are read back, for each port's first sighting.
-        const changedIds = replaced.map((r) => r.deviceId);
-        const firstSeen = new Map(
-          (await trx.selectFrom('ports').select(['device_id', 'port', 'protocol', 'first_seen']).where('device_id', 'in', changedIds).execute()).map(
-            (p) => [`${p.device_id} ${p.protocol}/${p.port}`, p.first_seen],
-          ),
-        );
-        await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
+        await updateManyById(trx, 'devices', { port_coverage: 'text' }, coverage);
+        if (unchanged.length) {
+          await trx
+            .updateTable('ports')
+            .set({ last_seen: at, last_verified_at: at, verified_by_scan_id: scanId, unverified_scans: 0 })
+            .where('device_id', 'in', unchanged)
+            .execute();
+        }
+        if (rewritten.length === 0) continue;
+        // Only the devices whose ports change are read back: the ports kept, and each port's first sighting.
+        const changedIds = rewritten.map((r) => r.deviceId);
+        const stored = groupBy(await trx.selectFrom('ports').selectAll().where('device_id', 'in', changedIds).execute(), (p) => p.device_id);
         // Tuples in the column order of PORT_COLUMNS.
-        const inserts = replaced.flatMap(({ deviceId, columns }) =>
-          columns.map((c) => [
-            deviceId,
-            c.port,
-            c.protocol,
-            c.state,
-            c.service,
-            c.product,
-            c.version,
-            c.extra_info,
-            c.cpe,
-            firstSeen.get(`${deviceId} ${c.protocol}/${c.port}`) ?? at,
-            at,
-            c.service_guessed,
-          ]),
-        );
+        const inserts: Tuple[] = [];
+        const hashes: { id: number; ports_hash: string }[] = [];
+        for (const { deviceId, found, examined: examinedHere, counted } of rewritten) {
+          const before = stored.get(deviceId) ?? [];
+          const firstSeen = new Map(before.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
+          const kept = before.filter((p) => !covers(examinedHere, p.port, p.protocol));
+          for (const c of found) {
+            inserts.push(portTuple(deviceId, c, firstSeen.get(`${c.protocol}/${c.port}`) ?? at, at, at, scanId, 0));
+          }
+          for (const p of kept) {
+            inserts.push(
+              portTuple(deviceId, p, p.first_seen, p.last_seen, p.last_verified_at, p.verified_by_scan_id, p.unverified_scans + (counted ? 0 : 1)),
+            );
+          }
+          hashes.push({ id: deviceId, ports_hash: portsHash([...found, ...kept]) });
+        }
+        await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
         await insertTuples(trx, 'ports', PORT_COLUMNS, inserts);
-        await updateManyById(
-          trx,
-          'devices',
-          { ports_hash: 'text' },
-          replaced.map((r) => ({ id: r.deviceId, ports_hash: r.hash })),
-        );
+        await updateManyById(trx, 'devices', { ports_hash: 'text' }, hashes);
+      }
+      if (newlyExamined > 0 && scanId !== null) {
+        await trx
+          .updateTable('scans')
+          .set((eb) => ({ hosts_examined: sql<number>`coalesce(${eb.ref('hosts_examined')}, 0) + ${newlyExamined}` }))
+          .where('id', '=', scanId)
+          .execute();
       }
     });
     this.onWrite();
   }
 
   /**
-   * Stores how each device looked in this scan (its current ports and risk), for
-   * /api/scans/{id}/devices and as the next scan's baseline: one INSERT … SELECT per batch of
+   * Stores how each device looked in this scan (its current ports and risk, with the coverage that
+   * says which ports' state it knows: ports this scan did not examine keep their last known state),
+   * for /api/scans/{id}/devices and as the next scan's baseline: one INSERT … SELECT per batch of
    * devices, the ports' JSON built by the database, so nothing travels to this process and back.
    */
   async recordSnapshots(scanId: number, deviceIds: number[]): Promise<void> {
@@ -222,9 +254,9 @@ export class InventoryWriter {
     await this.db.transaction().execute(async (trx) => {
       for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
         const list = sql.join(ids);
-        await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score, ports_hash)
+        await sql`insert into device_snapshots (scan_id, device_id, ip_address, ip_sort, mac_address, hostname, vendor, os_name, ports, open_port_count, risk_level, risk_score, ports_hash, port_coverage)
           select cast(${scanId} as integer), d.id, d.ip_address, d.ip_sort, d.mac_address, d.hostname, d.vendor, d.os_name, coalesce(p.ports, '[]'), coalesce(p.open, 0),
-            d.risk_level, d.risk_score, d.ports_hash
+            d.risk_level, d.risk_score, d.ports_hash, d.port_coverage
           from devices d left join (
             select device_id, ${portsJson} as ports, sum(case when lower(trim(state)) = 'open' then 1 else 0 end) as open
             from ports where device_id in (${list}) group by device_id
@@ -283,7 +315,52 @@ const PORT_COLUMNS = {
   first_seen: 'text',
   last_seen: 'text',
   service_guessed: 'integer',
+  last_verified_at: 'text',
+  verified_by_scan_id: 'integer',
+  unverified_scans: 'integer',
 } as const;
+
+/** A port row as a tuple in the column order of PORT_COLUMNS. */
+function portTuple(
+  deviceId: number,
+  c: PortColumns,
+  firstSeen: string,
+  lastSeen: string,
+  verifiedAt: string | null,
+  verifiedBy: number | null,
+  unverifiedScans: number,
+): Tuple {
+  return [
+    deviceId,
+    c.port,
+    c.protocol,
+    c.state,
+    c.service,
+    c.product,
+    c.version,
+    c.extra_info,
+    c.cpe,
+    firstSeen,
+    lastSeen,
+    c.service_guessed,
+    verifiedAt,
+    verifiedBy,
+    unverifiedScans,
+  ];
+}
+
+/** Every TCP and UDP port: what a port write without a scan (a test fixture) examined. */
+const EVERY_PORT: PortCoverage = { tcp: [{ low: 1, high: 65535 }], udp: [{ low: 1, high: 65535 }] };
+
+/** The ports given, as a coverage (each port on its own). */
+function coverageOfPorts(ports: readonly { port: number; protocol: string }[]): PortCoverage {
+  const out = emptyCoverage();
+  for (const p of ports) {
+    const protocol = p.protocol.trim().toLowerCase();
+    if (protocol === 'tcp' || protocol === 'udp') out[protocol].push({ low: p.port, high: p.port });
+  }
+  return unionCoverage(out);
+}
 
 function dedupe(ports: ScannedPort[]): ScannedPort[] {
   const seen = new Map<string, ScannedPort>();

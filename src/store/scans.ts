@@ -33,6 +33,8 @@ export function toScanRecord(row: ScanRow): ScanRecord {
     runner: row.runner,
     agent_id: row.agent_id,
     warnings: row.warnings ? (JSON.parse(row.warnings) as string[]) : [],
+    ports_examined: row.port_list,
+    hosts_examined: row.hosts_examined,
   };
 }
 
@@ -269,6 +271,19 @@ export class ScanStore {
       .executeTakeFirstOrThrow();
     this.onWrite();
     return row;
+  }
+
+  /**
+   * Records what a completed scan examined: its port list (core/coverage.ts format), and 0 hosts
+   * examined when no host's ports were recorded (InventoryWriter.recordPorts counts them).
+   */
+  async recordExamined(id: number, portList: string): Promise<void> {
+    await this.db
+      .updateTable('scans')
+      .set((eb) => ({ port_list: portList, hosts_examined: eb.fn.coalesce('hosts_examined', sql<number>`0`) }))
+      .where('id', '=', id)
+      .execute();
+    this.onWrite();
   }
 
   async update(id: number, patch: ScanUpdate): Promise<void> {

@@ -109,6 +109,8 @@ export interface ScansTable {
   upload_started_at: string | null;
   /** The ports the scan examined, canonical ranges (`1-1000,8080`); NULL for discovery-only scans and older ones (migration 013). */
   port_list: Generated<string | null>;
+  /** How many hosts' ports the scan examined (migration 014); NULL for discovery-only scans and while none was recorded. */
+  hosts_examined: Generated<number | null>;
 }
 
 export interface AgentNetworksTable {
@@ -172,6 +174,8 @@ export interface DevicesTable {
   assessed_input: string | null;
   /** Fingerprint of the risk rules and CVE dataset of that computation; null: never. */
   assessed_with: string | null;
+  /** JSON segments `[{scan_id, at, ports}]`: which scan last examined which of its ports, and when (core/coverage.ts, migration 014). */
+  port_coverage: Generated<JsonText | null>;
 }
 
 export interface DeviceSnapshotsTable {
@@ -184,13 +188,15 @@ export interface DeviceSnapshotsTable {
   hostname: string | null;
   vendor: string | null;
   os_name: string | null;
-  /** JSON array of the ports this scan saw: `[{port, protocol, state, service, product, version}]`. */
+  /** JSON array of the device's ports after this scan (those it did not examine as last known): `[{port, protocol, state, service, product, version}]`. */
   ports: JsonText;
   open_port_count: number;
   risk_level: string;
   risk_score: number;
   /** The device's ports_hash when the snapshot was taken (migration 006); null for older snapshots. */
   ports_hash: string | null;
+  /** The device's port_coverage when the snapshot was taken (migration 014): the ports whose state it knows; null for older snapshots. */
+  port_coverage: Generated<JsonText | null>;
 }
 
 export interface PortsTable {
@@ -209,6 +215,11 @@ export interface PortsTable {
   last_seen: string;
   /** 1: the service name is only the port number's usual service (nmap's method="table"), nothing answered as it (migration 013). */
   service_guessed: Generated<Flag>;
+  /** When a scan last examined the port on its device, and which (migration 014). */
+  last_verified_at: Generated<string | null>;
+  verified_by_scan_id: Generated<number | null>;
+  /** Port scans of its device since then that did not examine it (core/coverage.ts STALE_AFTER_SCANS). */
+  unverified_scans: Generated<number>;
 }
 
 export interface RiskFindingsTable {

@@ -32,6 +32,9 @@ const DEVICE_COLUMNS = [
   'online',
   'mac_randomized',
   'missed_scans',
+  'ports_examined',
+  'ports_examined_at',
+  'stale_ports',
 ];
 const CHANGE_COLUMNS = [
   'id',

@@ -31,6 +31,8 @@ const SCAN_KEYS = [
   'runner',
   'agent_id',
   'warnings',
+  'ports_examined',
+  'hosts_examined',
 ];
 
 describe.each(testDatabases())('nmap report import ($kind)', (database) => {

@@ -37,6 +37,8 @@ function expectedRecord(row: ScanRow) {
     runner: row.runner,
     agent_id: row.agent_id,
     warnings: [],
+    ports_examined: row.port_list,
+    hosts_examined: row.hosts_examined,
   };
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { detectChanges, type DeviceState, type PortState } from '../../src/core/changes.js';
+import { parseCoverage, type PortCoverage } from '../../src/core/coverage.js';
+
+/** A port list (`1-1000,8080`) as a coverage. */
+const ports = (text: string): PortCoverage => {
+  const parsed = parseCoverage(text);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+};
 
 const port = (p: number, service: string | null, product: string | null = null, version: string | null = null, state = 'open'): PortState => ({
   port: p,
@@ -22,7 +30,7 @@ const device = (id: number, ip: string, ports: PortState[], extra: Partial<Devic
 const risky: Record<number, 'critical' | 'high' | 'medium' | 'low'> = { 23: 'critical', 21: 'medium', 3389: 'high' };
 const base = {
   portsScanned: true,
-  portInScope: (p: number) => p <= 1000,
+  examinedOn: () => ports('1-65535'),
   portRisk: (p: PortState) => risky[p.port] ?? null,
   presence: { arrived: [], removed: [] },
 };
@@ -134,6 +142,7 @@ describe('detectChanges', () => {
   it('does not report a port closed when it was outside this scan’s port list', () => {
     const changes = detectChanges({
       ...base,
+      examinedOn: () => ports('1-1000'),
       baseline: [device(1, '10.0.0.1', [port(8443, 'https')])],
       current: [device(1, '10.0.0.1', [])],
     });
@@ -166,7 +175,7 @@ describe('detectChanges', () => {
           Array.from({ length: 10 }, (_, j) => port(1000 + j + (i % 7 === 0 ? shift : 0), 'http')),
         ),
       );
-    const changes = detectChanges({ ...base, portInScope: () => true, baseline: make(0), current: make(1) });
+    const changes = detectChanges({ ...base, baseline: make(0), current: make(1) });
     // Devices with i % 7 === 0 shifted their ports by one: one port closed and one opened each.
     const shifted = Math.ceil(10_000 / 7);
     expect(changes.filter((c) => c.change_type === 'port_opened')).toHaveLength(shifted);
@@ -175,34 +184,45 @@ describe('detectChanges', () => {
 });
 
 describe('detectChanges with port lists that differ between the scans', () => {
-  const tcp = (low: number, high = low) => ({ low, high });
-  // The baseline examined 1-1000; this scan 1-1000 plus 3389 and 8080 (scanning.top_ports).
-  const before = (ports: PortState[]) => device(1, '10.0.0.1', ports, { scannedPorts: [tcp(1, 1000)] });
-  const now = (ports: PortState[]) => device(1, '10.0.0.1', ports);
-  const options = { ...base, portInScope: (p: number) => p <= 1000 || p === 3389 || p === 8080 };
+  // The device's ports were known on 1-1000; this scan examined 1-1000 plus 3389 and 8080 (scanning.top_ports).
+  const before = (list: PortState[], coverage: PortCoverage | null = ports('1-1000')) => device(1, '10.0.0.1', list, { coverage });
+  const now = (list: PortState[]) => device(1, '10.0.0.1', list);
+  const options = { ...base, examinedOn: () => ports('1-1000,3389,8080') };
 
-  it('does not report a port opened that the baseline did not examine', () => {
+  it('does not report a port opened that was never examined before', () => {
     const changes = detectChanges({ ...options, baseline: [before([port(22, 'ssh')])], current: [now([port(22, 'ssh'), port(8080, 'http')])] });
     expect(changes).toEqual([]);
   });
 
-  it('still reports a port opened inside both lists', () => {
+  it('still reports a port opened that was known closed', () => {
     const changes = detectChanges({ ...options, baseline: [before([])], current: [now([port(80, 'http'), port(3389, 'ms-wbt-server')])] });
     expect(changes.map((c) => [c.change_type, c.port])).toEqual([['port_opened', 80]]);
   });
 
-  it('never reports closed a port outside the baseline list (an older state) nor outside this scan list', () => {
-    // The baseline's state lists 9000 although its scan did not examine it (kept from an older scan).
-    const baseline = [
-      device(1, '10.0.0.1', [port(9000, 'cslistener'), port(5000, 'upnp'), port(443, 'https')], { scannedPorts: [tcp(1, 1000), tcp(5000)] }),
-    ];
-    const changes = detectChanges({ ...options, baseline, current: [now([])] });
-    // 9000: outside the baseline's list; 5000: outside this scan's list; 443: examined by both.
+  it('never reports a port this scan did not examine, whatever the state', () => {
+    const baseline = [before([port(9000, 'cslistener'), port(5000, 'upnp'), port(443, 'https')], ports('1-1000,5000,9000'))];
+    const changes = detectChanges({ ...options, baseline, current: [now([port(9000, 'cslistener'), port(5000, 'upnp')])] });
+    // 9000 and 5000: outside this scan's list (kept as they were); 443: examined, found closed.
     expect(changes.map((c) => [c.change_type, c.port])).toEqual([['port_closed', 443]]);
   });
 
-  it('compares every port when the baseline list is unknown (older scans, discovery-only scans)', () => {
-    const baseline = [device(1, '10.0.0.1', [port(443, 'https')], { scannedPorts: null })];
+  it('reports closed, once, a port known open that the baseline scan itself did not examine', () => {
+    // Scan 1 examined 1-1000 and found 22 and 306 open; scan 2 examined only 22, so its snapshot
+    // still holds 306 (last known open). This scan examines both and finds 306 closed.
+    const baseline = [before([port(22, 'ssh'), port(306, 'mysql')], ports('1-1000'))];
+    const changes = detectChanges({ ...base, baseline, current: [now([port(22, 'ssh')])] });
+    expect(changes.map((c) => [c.change_type, c.port])).toEqual([['port_closed', 306]]);
+    // The next scan, with 306 still closed, has nothing to report.
+    expect(detectChanges({ ...base, baseline: [before([port(22, 'ssh')])], current: [now([port(22, 'ssh')])] })).toEqual([]);
+  });
+
+  it('reports nothing for a device whose ports this scan did not examine', () => {
+    const changes = detectChanges({ ...options, examinedOn: () => null, baseline: [before([port(443, 'https')])], current: [now([])] });
+    expect(changes).toEqual([]);
+  });
+
+  it('compares every port when the baseline coverage is unknown (older snapshots)', () => {
+    const baseline = [before([port(443, 'https')], null)];
     const changes = detectChanges({ ...options, baseline, current: [now([port(8080, 'http')])] });
     expect(changes.map((c) => [c.change_type, c.port])).toEqual([
       ['port_opened', 8080],
@@ -210,12 +230,20 @@ describe('detectChanges with port lists that differ between the scans', () => {
     ]);
   });
 
-  it('reports a service change on a port both examined', () => {
+  it('reports a service change on a port examined now', () => {
     const changes = detectChanges({
       ...options,
-      baseline: [device(1, '10.0.0.1', [port(8080, 'http', 'nginx')], { scannedPorts: [tcp(1, 1000), tcp(8080)] })],
+      baseline: [before([port(8080, 'http', 'nginx')], ports('1-1000,8080'))],
       current: [now([port(8080, 'http', 'Apache httpd')])],
     });
     expect(changes.map((c) => [c.change_type, c.port])).toEqual([['service_changed', 8080]]);
+  });
+
+  it('keeps UDP and TCP apart', () => {
+    const udp = (p: number, service: string): PortState => ({ ...port(p, service), protocol: 'udp' });
+    const baseline = [before([udp(53, 'domain'), port(53, 'domain')], ports('1-1000,udp:53'))];
+    // A TCP-only scan finds TCP 53 closed: UDP 53 is not its to report.
+    const changes = detectChanges({ ...base, baseline, current: [now([udp(53, 'domain')])] });
+    expect(changes.map((c) => [c.change_type, c.port, c.protocol])).toEqual([['port_closed', 53, 'tcp']]);
   });
 });

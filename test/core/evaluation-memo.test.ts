@@ -19,6 +19,7 @@ import {
   type DeviceState,
   type PortState,
 } from '../../src/core/changes.js';
+import { covers } from '../../src/core/coverage.js';
 import { buildCveIndex, matchCves } from '../../src/core/cve/index.js';
 import { isOpenPort, type ScannedPort } from '../../src/core/model.js';
 import {
@@ -341,7 +342,10 @@ function referencePortChanges(previous: DeviceState, device: DeviceState, option
   const now = new Map(openPorts(device).map((p) => [key(p), p]));
   const name = describeDevice(device);
 
+  const examined = options.examinedOn(device.deviceId);
+  if (!examined) return out;
   for (const [k, port] of now) {
+    if (!covers(examined, port.port, port.protocol)) continue;
     const old = was.get(k);
     if (!old) {
       const risk = options.portRisk(port);
@@ -374,7 +378,7 @@ function referencePortChanges(previous: DeviceState, device: DeviceState, option
     }
   }
   for (const [k, port] of was) {
-    if (now.has(k) || !options.portInScope(port.port, port.protocol)) continue;
+    if (now.has(k) || !covers(examined, port.port, port.protocol)) continue;
     out.push({
       ...who(device),
       change_type: 'port_closed',
@@ -452,7 +456,7 @@ describe('the evaluation memos change nothing (property, against the reference)'
           baseline,
           current,
           portsScanned: true,
-          portInScope: (port) => port < 8000,
+          examinedOn: () => ({ tcp: [{ low: 1, high: 7999 }], udp: [{ low: 1, high: 7999 }] }),
           portRisk: (port) => portRiskSeverity(port, warmRules),
           presence: { arrived: [], removed: [] },
         };

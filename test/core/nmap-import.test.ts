@@ -118,20 +118,26 @@ describe('reportProfile and reportPortList', () => {
   });
 
   it('merges the ports of every <scaninfo>, leaving port 0 out', () => {
-    expect(reportPortList([])).toEqual([]);
+    expect(reportPortList([])).toEqual({ tcp: [], udp: [] });
     expect(
       reportPortList([
         { protocol: 'tcp', services: '1,3-4,22,80-81' },
         { protocol: 'udp', services: '53,80' },
+        { protocol: 'tcp', services: '23' },
       ]),
-    ).toEqual([
-      { low: 1, high: 1 },
-      { low: 3, high: 4 },
-      { low: 22, high: 22 },
-      { low: 53, high: 53 },
-      { low: 80, high: 81 },
-    ]);
-    expect(reportPortList([{ protocol: 'tcp', services: '0-65535' }])).toEqual([{ low: 1, high: 65535 }]);
+    ).toEqual({
+      tcp: [
+        { low: 1, high: 1 },
+        { low: 3, high: 4 },
+        { low: 22, high: 23 },
+        { low: 80, high: 81 },
+      ],
+      udp: [
+        { low: 53, high: 53 },
+        { low: 80, high: 80 },
+      ],
+    });
+    expect(reportPortList([{ protocol: 'tcp', services: '0-65535' }])).toEqual({ tcp: [{ low: 1, high: 65535 }], udp: [] });
   });
 });
 
@@ -140,12 +146,15 @@ describe('planImport on recorded reports', () => {
     const plan = planImport(fixture('loopback-sv-1.xml'));
     expect(plan).toMatchObject({ subnet: '127.0.0.20/30', subnetFrom: 'args', profile: 'normal', hostsDown: 0, exclude: [], warnings: [] });
     expect(plan.hosts.map((h) => h.ip)).toEqual(['127.0.0.20', '127.0.0.21', '127.0.0.22', '127.0.0.23']);
-    expect(plan.portList).toEqual([
-      { low: 2121, high: 2121 },
-      { low: 2222, high: 2222 },
-      { low: 3306, high: 3306 },
-      { low: 8080, high: 8081 },
-    ]);
+    expect(plan.portList).toEqual({
+      tcp: [
+        { low: 2121, high: 2121 },
+        { low: 2222, high: 2222 },
+        { low: 3306, high: 3306 },
+        { low: 8080, high: 8081 },
+      ],
+      udp: [],
+    });
     expect(plan.report).toEqual({
       args: 'nmap -n -sV -p 2121,2222,3306,8080,8081 -oX loopback-sv-1.xml 127.0.0.20/30',
       startedAt: '2026-11-26T01:29:04.000Z',
@@ -166,7 +175,7 @@ describe('planImport on recorded reports', () => {
   });
 
   it('-sn is quick; -O and -A intensive with the OS; IPv6 hosts are warnings', () => {
-    expect(planImport(fixture('loopback-sn.xml'))).toMatchObject({ profile: 'quick', portList: [] });
+    expect(planImport(fixture('loopback-sn.xml'))).toMatchObject({ profile: 'quick', portList: { tcp: [], udp: [] } });
     const os = planImport(fixture('loopback-os.xml'));
     expect(os).toMatchObject({ subnet: '127.0.0.21/32', profile: 'intensive' });
     expect(os.hosts[0]).toMatchObject({ os_name: 'Linux 5.0 - 5.2', device_type: 'general purpose' });
@@ -189,12 +198,15 @@ describe('planImport on recorded reports', () => {
   it('takes the ports listed as the ports examined when the report has no <scaninfo>', () => {
     const plan = planImport(fixture('loopback-sv-1.xml').replace(/<scaninfo[^>]*\/>\n/, ''));
     expect(plan.profile).toBe('normal');
-    expect(plan.portList).toEqual([
-      { low: 2121, high: 2121 },
-      { low: 2222, high: 2222 },
-      { low: 3306, high: 3306 },
-      { low: 8080, high: 8081 },
-    ]);
+    expect(plan.portList).toEqual({
+      tcp: [
+        { low: 2121, high: 2121 },
+        { low: 2222, high: 2222 },
+        { low: 3306, high: 3306 },
+        { low: 8080, high: 8081 },
+      ],
+      udp: [],
+    });
     expect(plan.hosts.find((h) => h.ip === '127.0.0.21')!.ports).toHaveLength(5);
   });
 

@@ -48,6 +48,8 @@ function scanRecord(id: number, subnet = '127.0.0.1/32'): ScanRecord {
     runner: null,
     agent_id: null,
     warnings: [],
+    ports_examined: null,
+    hosts_examined: null,
   };
 }
 

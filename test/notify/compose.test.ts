@@ -67,6 +67,8 @@ const SCAN = {
   runner: null,
   agent_id: null,
   warnings: [],
+  ports_examined: '1-1000',
+  hosts_examined: 300,
 };
 
 function bigMessage(changes = 1000, deviceCount = 200): OutgoingMessage {

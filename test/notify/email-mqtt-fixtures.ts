@@ -30,6 +30,8 @@ export function sampleScan(overrides: Partial<ScanRecord> = {}): ScanRecord {
     runner: null,
     agent_id: null,
     warnings: [],
+    ports_examined: '1-1000',
+    hosts_examined: 7,
     ...overrides,
   };
 }

@@ -154,7 +154,16 @@ describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
     expect((await waitForScan(server, key, normal.scan_id)).status).toBe('completed');
     await page.goto(url(`/devices/${device.id}`));
     await expect.poll(() => badge.textContent()).toBe(`No finding in ports ${CLOSED_PORT}, ${silent.port}`);
+    // Which scan examined them, and when (CONTRACT §14).
+    await expect
+      .poll(() => main().locator('.risk-card ul.examined li').first().textContent())
+      .toMatch(new RegExp(`^ports ${CLOSED_PORT}, ${silent.port}: scan #${normal.scan_id}, `));
     await browser.screenshot('m03-device-no-finding');
+    // The list row stays compact: the ports and the time are in the badge's title.
+    await page.goto(url(`/devices?q=${LOOPBACK}`));
+    const row = main().locator('table .badge').first();
+    await expect.poll(() => row.textContent()).toBe('No finding');
+    expect(await row.getAttribute('title')).toMatch(new RegExp(`^No risk found in ports ${CLOSED_PORT}, ${silent.port}, examined .+ or later\\.$`));
   });
 
   it('shows a cancelled scan as cancelled in the history and on the dashboard, never as an error', async () => {

@@ -14,6 +14,7 @@ import * as m010 from './010_scale_out.js';
 import * as m011 from './011_name_sources.js';
 import * as m012 from './012_event_relay.js';
 import * as m013 from './013_port_lists.js';
+import * as m014 from './014_coverage.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -32,6 +33,7 @@ const modules: Record<string, MigrationModule> = {
   '011_name_sources': m011,
   '012_event_relay': m012,
   '013_port_lists': m013,
+  '014_coverage': m014,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -7,6 +7,20 @@ import type { Coverage } from '../coverage';
 import type { RiskLevel, Severity } from '../types';
 
 /** An API or network error as a readable message, with an optional retry. */
+/**
+ * A short marker for a device with stale ports (CONTRACT §14): listed as last known, not examined
+ * by its latest port scan. The sentence is in the title; the device page has the details.
+ */
+export function StaleMarker({ count, text: given }: { count: number; text?: string }) {
+  if (count <= 0) return null;
+  const text = given ?? `${count} ${count === 1 ? 'port' : 'ports'} not examined by the latest scan: shown as last verified`;
+  return (
+    <span class="stale-marker" role="img" aria-label={text} title={text}>
+      ⧗
+    </span>
+  );
+}
+
 export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   if (!error) return null;
   return (
@@ -49,16 +63,33 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
 
 /**
  * A device's risk level. "No risk" says what it covers when `coverage` is known: "No finding in
- * ports 1–1000", or "No finding · ports not scanned" after a quick scan (see coverage.ts).
+ * ports 1–1000" (examined when: in the title), or "No finding · ports not scanned" when no scan has
+ * examined its ports (see coverage.ts). `compact` (list rows) leaves the ports to the title.
  */
-export function RiskBadge({ level, score, coverage }: { level: RiskLevel; score?: number; coverage?: Coverage | null }) {
+export function RiskBadge({
+  level,
+  score,
+  coverage,
+  compact = false,
+}: {
+  level: RiskLevel;
+  score?: number;
+  coverage?: Coverage | null;
+  compact?: boolean;
+}) {
   if (level === 'none') {
-    const text = !coverage ? 'No risk' : coverage.scanned ? `No finding in ${coverage.ports}` : 'No finding · ports not scanned';
+    const text = !coverage
+      ? 'No risk'
+      : coverage.scanned
+        ? compact
+          ? 'No finding'
+          : `No finding in ${coverage.ports}`
+        : 'No finding · ports not scanned';
     const title = !coverage
       ? undefined
       : coverage.scanned
-        ? `The latest scan of this device found no risk in ${coverage.ports}.`
-        : 'The latest scan of this device was a quick scan, which checks no ports: run a normal scan to assess it.';
+        ? `No risk found in ${coverage.ports}, examined ${coverage.at ? `${formatDateTime(coverage.at)} or later` : 'by the scans that reached it'}.`
+        : 'No scan has examined the ports of this device yet (quick scans check none): run a normal scan to assess it.';
     return (
       <span class={`badge risk-none${coverage && !coverage.scanned ? ' unscanned' : ''}`} title={title}>
         {text}

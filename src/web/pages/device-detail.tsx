@@ -4,10 +4,10 @@ import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/lim
 import { NAME_SOURCE_LABELS } from '../../core/model.js';
 import { ApiError, api, apiPage } from '../api';
 import { SaveCancelButtons } from '../components/form-parts';
-import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, Time } from '../components/ui';
+import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, StaleMarker, Time } from '../components/ui';
 import { missingText, plural } from '../format';
 import { isActive } from '../components/scan-status';
-import { useCoverage, type Coverage } from '../coverage';
+import { coverageOf, describePorts, type Coverage } from '../coverage';
 import { useEvents } from '../events';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
@@ -68,8 +68,7 @@ function DeviceView({ id }: { id: number }) {
   });
   // Another scan (a schedule's, someone else's) that updates this device shows without a reload.
   useRefreshOn(['device_updated'], device.reload, (event) => event.name === 'device_updated' && event.data.id === id);
-  const coverageOf = useCoverage([device.data?.last_scan_id ?? null]);
-  const coverage = coverageOf(device.data?.last_scan_id ?? null);
+  const coverage = device.data ? coverageOf(device.data) : null;
 
   const d = saved ?? device.data;
   const name = d ? d.label || d.hostname || d.ip_address : '';
@@ -229,10 +228,11 @@ function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: 
           {risk.level !== 'none'
             ? 'No individual finding is recorded for this score.'
             : coverage && !coverage.scanned
-              ? 'The latest scan of this device was a quick scan, which finds devices but checks no ports. Run a normal scan to assess it.'
-              : `Nothing to fix: the latest scan found no risk${coverage ? ` in ${coverage.ports}` : ''}.`}
+              ? 'No scan has examined the ports of this device yet: quick scans find devices but check no ports. Run a normal scan to assess it.'
+              : 'Nothing to fix in the ports examined (below); other ports were not examined.'}
         </p>
       )}
+      <Examined coverage={d.coverage} />
       {risk.findings.length > 0 && (
         <p class="small">
           <a href="#findings">{plural(risk.findings.length, 'finding')}</a>
@@ -399,6 +399,23 @@ function ScanNotice({ run }: { run: ScanRun }) {
   );
 }
 
+/** Which scan last examined which ports, and when (CONTRACT §14): what the risk above covers. */
+function Examined({ coverage }: { coverage: DeviceDetail['coverage'] }) {
+  if (coverage.length === 0) return null;
+  return (
+    <div class="small">
+      <h3>Examined</h3>
+      <ul class="examined">
+        {coverage.map((c) => (
+          <li key={c.scan_id}>
+            {describePorts(c.ports_examined)}: scan #{c.scan_id}, <Time iso={c.examined_at} />
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
 function PortsCard({ ports }: { ports: Port[] }) {
   return (
     <section class="card ports-card">
@@ -421,9 +438,16 @@ function PortsCard({ ports }: { ports: Port[] }) {
             </thead>
             <tbody>
               {ports.map((p) => (
-                <tr key={`${p.protocol}/${p.port}`}>
+                <tr key={`${p.protocol}/${p.port}`} class={p.stale ? 'stale-port' : undefined}>
                   <td class="num mono nowrap">
                     {p.port}/{p.protocol}
+                    {p.stale && <StaleMarker count={1} text="Not examined by the latest scan of this device: its last known state" />}
+                    {p.stale && p.last_verified_at && (
+                      <div class="small muted">
+                        as of <Time iso={p.last_verified_at} />
+                        {p.verified_by_scan_id !== null && ` (scan #${p.verified_by_scan_id})`}
+                      </div>
+                    )}
                   </td>
                   <td class="hide-narrow">{p.state}</td>
                   <td>

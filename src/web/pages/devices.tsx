@@ -2,9 +2,9 @@ import { useLocation } from 'preact-iso';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, apiPage } from '../api';
 import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
-import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, Time } from '../components/ui';
+import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, StaleMarker, Time } from '../components/ui';
 import { formatNumber, humanize, missingText, plural, presenceText } from '../format';
-import { useCoverage, type Coverage } from '../coverage';
+import { coverageOf } from '../coverage';
 import { ExportLinks } from '../components/export-links';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
@@ -125,7 +125,6 @@ export function DevicesPage() {
   useEffect(() => {
     if (!list.loading) setQuiet(false);
   }, [list.loading]);
-  const coverage = useCoverage(list.data?.items.map((d) => d.last_scan_id) ?? []);
   const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
 
   const [selected, setSelected] = useState<Map<number, string>>(new Map());
@@ -197,7 +196,6 @@ export function DevicesPage() {
         <DeviceTable
           rows={rows}
           stale={list.loading && !quiet}
-          coverage={coverage}
           sort={query.sort}
           order={query.order}
           onSort={sortBy}
@@ -380,10 +378,9 @@ interface TableProps {
   onSort: (key: DeviceSort, first: Order) => void;
   selected: Map<number, string>;
   onSelect: (selected: Map<number, string>) => void;
-  coverage: (scanId: number | null) => Coverage | null;
 }
 
-function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect, coverage }: TableProps) {
+function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect }: TableProps) {
   const chosen = rows.filter((d) => selected.has(d.id)).length;
   const toggleAll = (on: boolean) => onSelect(new Map(on ? rows.map((d) => [d.id, d.ip_address]) : []));
   const toggle = (device: DeviceSummary, on: boolean) => {
@@ -426,13 +423,7 @@ function DeviceTable({ rows, stale, sort, order, onSort, selected, onSelect, cov
         </thead>
         <tbody>
           {rows.map((device) => (
-            <DeviceRow
-              key={device.id}
-              device={device}
-              coverage={coverage(device.last_scan_id)}
-              checked={selected.has(device.id)}
-              onCheck={(on) => toggle(device, on)}
-            />
+            <DeviceRow key={device.id} device={device} checked={selected.has(device.id)} onCheck={(on) => toggle(device, on)} />
           ))}
         </tbody>
       </table>
@@ -463,17 +454,7 @@ function SortHeader({
   );
 }
 
-function DeviceRow({
-  device: d,
-  coverage,
-  checked,
-  onCheck,
-}: {
-  device: DeviceSummary;
-  coverage: Coverage | null;
-  checked: boolean;
-  onCheck: (on: boolean) => void;
-}) {
+function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; checked: boolean; onCheck: (on: boolean) => void }) {
   const name = d.label || d.hostname;
   return (
     <tr class={checked ? 'selected' : undefined}>
@@ -500,7 +481,9 @@ function DeviceRow({
       <td class="hide-narrow">{d.vendor ?? <span class="muted">—</span>}</td>
       <td class="hide-narrow">{d.zone ?? <span class="muted">—</span>}</td>
       <td>
-        <RiskBadge level={d.risk_level} score={d.risk_score} coverage={coverage} />
+        {/* Compact: the ports and when they were examined are in the title and on the device page. */}
+        <RiskBadge level={d.risk_level} score={d.risk_score} coverage={coverageOf(d)} compact />
+        <StaleMarker count={d.stale_ports} />
       </td>
       <td class="hide-narrow mono small">
         <PortList ports={d.open_ports} />

@@ -2,13 +2,15 @@
  * Importing an nmap XML report (`nmap -oX`) as a completed scan (CONTRACT §11, §13): the checks
  * an untrusted document must pass before it is parsed (no DTD beyond nmap's own
  * `<!DOCTYPE nmaprun>`, no entity declarations, well-formed), and what the scan records from it:
- * its subnet, profile, the ports it examined and the hosts. Pure: the scan manager records it.
+ * its subnet, profile, the ports it examined and the hosts, every value within the bounds of
+ * core/scan-input.ts (CONTRACT §14). Pure: the scan manager records it.
  */
 import { XMLValidator } from 'fast-xml-parser';
 import { InvalidInputError } from '../util/errors.js';
 import type { ScannedHost, ScanProfile } from './model.js';
 import { intToIpv4, ipv4ToInt, networkContains, parseIpv4Network, parsePortRanges, type PortRange } from './net.js';
 import { parseNmapReport, type NmapReport } from './nmap-xml.js';
+import { ScanInputError } from './scan-input.js';
 
 /** The report was refused: not safe to parse, not well-formed, not an nmap report, or nothing to import. */
 export class ReportRejectedError extends InvalidInputError {
@@ -202,6 +204,8 @@ export function planImport(xml: string): ImportPlan {
   try {
     report = parseNmapReport(xml);
   } catch (err) {
+    // A value out of bounds (core/scan-input.ts): its message names the host and the element.
+    if (err instanceof ScanInputError) throw new ReportRejectedError(err.message);
     throw new ReportRejectedError(`body: not an nmap XML report (${(err as Error).message}); send the file nmap -oX writes`);
   }
   const byIp = new Map<string, ScannedHost>();

@@ -6,6 +6,16 @@ import {
   AGENT_OFFLINE_AFTER_SECONDS,
   AGENT_POLL_WAIT_SECONDS,
   AGENT_UPLOAD_MAX_HOSTS,
+  CPE_MAX_ITEMS,
+  CPE_MAX_LENGTH,
+  DEVICE_TYPE_MAX_LENGTH,
+  HOST_PORTS_MAX_ITEMS,
+  HOST_TEXT_MAX_LENGTH,
+  HOSTNAME_MAX_LENGTH,
+  PORT_STATE_MAX_LENGTH,
+  PORTS,
+  SERVICE_NAME_MAX_LENGTH,
+  SERVICE_TEXT_MAX_LENGTH,
 } from '../core/limits.js';
 import { SCAN_PROFILES } from '../core/model.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
@@ -102,20 +112,20 @@ const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 const UploadedHost = {
   ip: Type.String({ format: 'ipv4' }),
   mac: Nullable(Type.String({ pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$' })),
-  vendor: Text(200),
-  hostname: Text(253),
+  vendor: Text(HOST_TEXT_MAX_LENGTH),
+  hostname: Text(HOSTNAME_MAX_LENGTH),
 };
 
 export const UploadedPort = Type.Object(
   {
-    port: Type.Integer({ minimum: 1, maximum: 65_535 }),
+    port: Type.Integer({ minimum: PORTS.min, maximum: PORTS.max }),
     protocol: StringEnum(['tcp', 'udp'] as const),
-    state: Type.String({ maxLength: 40 }),
-    service: Text(100),
-    product: Text(200),
-    version: Text(200),
-    extra_info: Text(500),
-    cpe: Type.Array(Type.String({ maxLength: 300 }), { maxItems: 32 }),
+    state: Type.String({ maxLength: PORT_STATE_MAX_LENGTH }),
+    service: Text(SERVICE_NAME_MAX_LENGTH),
+    product: Text(SERVICE_TEXT_MAX_LENGTH),
+    version: Text(SERVICE_TEXT_MAX_LENGTH),
+    extra_info: Text(SERVICE_TEXT_MAX_LENGTH),
+    cpe: Type.Array(Type.String({ maxLength: CPE_MAX_LENGTH }), { maxItems: CPE_MAX_ITEMS }),
     service_guessed: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -133,9 +143,9 @@ export const AgentUpload = Type.Object(
       Type.Object(
         {
           ...UploadedHost,
-          os_name: Text(200),
-          device_type: Text(100),
-          ports: Type.Array(UploadedPort, { maxItems: 2 * 65_535 }),
+          os_name: Text(HOST_TEXT_MAX_LENGTH),
+          device_type: Text(DEVICE_TYPE_MAX_LENGTH),
+          ports: Type.Array(UploadedPort, { maxItems: HOST_PORTS_MAX_ITEMS }),
         },
         { additionalProperties: false },
       ),

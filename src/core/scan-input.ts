@@ -108,34 +108,35 @@ const MAC = /^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$/;
 
 /** Checks one host as it came in; throws ScanInputError `<element>: <problem>` at the first value out of bounds. */
 export function checkHostInput(host: HostInput, at: HostLocator): void {
-  const fail = (where: string, problem: string | null) => {
-    if (problem !== null) throw new ScanInputError(`${where}: ${problem}`);
+  // The element is named only when it is refused: a host may list 131,070 ports.
+  const fail = (where: () => string, problem: string | null) => {
+    if (problem !== null) throw new ScanInputError(`${where()}: ${problem}`);
   };
-  fail(at.host('ip', host.ip), addressProblem(host.ip));
+  fail(() => at.host('ip', host.ip), addressProblem(host.ip));
   if (host.mac !== null && host.mac !== undefined && (typeof host.mac !== 'string' || !MAC.test(host.mac))) {
-    fail(at.host('mac', host.mac), 'must be a MAC address such as B8:27:EB:12:34:56');
+    fail(() => at.host('mac', host.mac), 'must be a MAC address such as B8:27:EB:12:34:56');
   }
-  fail(at.host('vendor', host.vendor), textProblem(host.vendor, HOST_TEXT_MAX_LENGTH));
+  fail(() => at.host('vendor', host.vendor), textProblem(host.vendor, HOST_TEXT_MAX_LENGTH));
   for (const [i, name] of (host.hostnames ?? []).entries()) {
     // Measured as it is kept (cleaned).
     const problem = typeof name === 'string' || name == null ? textProblem(cleanHostname(name), HOSTNAME_MAX_LENGTH) : 'must be text';
-    fail(at.host('hostname', name, i), problem);
+    fail(() => at.host('hostname', name, i), problem);
   }
-  fail(at.host('os_name', host.os_name), textProblem(host.os_name, HOST_TEXT_MAX_LENGTH));
-  fail(at.host('device_type', host.device_type), textProblem(host.device_type, DEVICE_TYPE_MAX_LENGTH));
+  fail(() => at.host('os_name', host.os_name), textProblem(host.os_name, HOST_TEXT_MAX_LENGTH));
+  fail(() => at.host('device_type', host.device_type), textProblem(host.device_type, DEVICE_TYPE_MAX_LENGTH));
   const ports = host.ports ?? [];
-  if (ports.length > HOST_PORTS_MAX_ITEMS) fail(at.host('ports', ports.length), `lists ${ports.length} ports; at most ${HOST_PORTS_MAX_ITEMS}`);
+  if (ports.length > HOST_PORTS_MAX_ITEMS) fail(() => at.host('ports', ports.length), `lists ${ports.length} ports; at most ${HOST_PORTS_MAX_ITEMS}`);
   for (const [j, p] of ports.entries()) {
-    fail(at.port(j, p.port, 'port'), portProblem(p.port));
-    if (p.protocol !== undefined && p.protocol !== 'tcp' && p.protocol !== 'udp') fail(at.port(j, p.port, 'protocol'), 'must be tcp or udp');
-    fail(at.port(j, p.port, 'state'), textProblem(p.state, PORT_STATE_MAX_LENGTH));
-    fail(at.port(j, p.port, 'service'), textProblem(p.service, SERVICE_NAME_MAX_LENGTH));
+    fail(() => at.port(j, p.port, 'port'), portProblem(p.port));
+    if (p.protocol !== undefined && p.protocol !== 'tcp' && p.protocol !== 'udp') fail(() => at.port(j, p.port, 'protocol'), 'must be tcp or udp');
+    fail(() => at.port(j, p.port, 'state'), textProblem(p.state, PORT_STATE_MAX_LENGTH));
+    fail(() => at.port(j, p.port, 'service'), textProblem(p.service, SERVICE_NAME_MAX_LENGTH));
     for (const field of ['product', 'version', 'extra_info'] as const)
-      fail(at.port(j, p.port, field), textProblem(p[field], SERVICE_TEXT_MAX_LENGTH));
+      fail(() => at.port(j, p.port, field), textProblem(p[field], SERVICE_TEXT_MAX_LENGTH));
     const cpe = p.cpe ?? [];
-    if (cpe.length > CPE_MAX_ITEMS) fail(at.port(j, p.port, 'cpe'), `lists ${cpe.length} CPE names; at most ${CPE_MAX_ITEMS}`);
-    for (const [k, name] of cpe.entries()) fail(at.port(j, p.port, 'cpe', k), textProblem(name, CPE_MAX_LENGTH));
-    for (const script of p.scripts ?? []) fail(at.script(j, p.port, script.id), textProblem(script.output, SCRIPT_OUTPUT_MAX_LENGTH));
+    if (cpe.length > CPE_MAX_ITEMS) fail(() => at.port(j, p.port, 'cpe'), `lists ${cpe.length} CPE names; at most ${CPE_MAX_ITEMS}`);
+    for (const [k, name] of cpe.entries()) fail(() => at.port(j, p.port, 'cpe', k), textProblem(name, CPE_MAX_LENGTH));
+    for (const script of p.scripts ?? []) fail(() => at.script(j, p.port, script.id), textProblem(script.output, SCRIPT_OUTPUT_MAX_LENGTH));
   }
 }
 

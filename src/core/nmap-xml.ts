@@ -128,7 +128,9 @@ function reportHostInput(host: Node): HostInput {
     ip: addresses.find((a) => a.addrtype === 'ipv4')?.addr,
     mac: mac?.addr,
     vendor: mac?.vendor,
-    hostnames: nodes((host.hostnames as Node | undefined)?.hostname).map((h) => h.name),
+    hostnames: nodes((host.hostnames as Node | undefined)?.hostname).map((h) =>
+      typeof h.name === 'string' ? decodeCharacterReferences(h.name) : h.name,
+    ),
     os_name: os.name,
     device_type: os.deviceType,
     ports: nodes((host.ports as Node | undefined)?.port).map((port) => {
@@ -227,7 +229,8 @@ function mapHost(host: Node, ip: string): ScannedHost {
     ip,
     mac: normalizeMac(macAddress?.addr as string | undefined),
     vendor: (macAddress?.vendor as string | undefined) ?? null,
-    hostname: typeof hostname === 'string' ? cleanHostname(hostname) : null,
+    // A name nmap wrote with character references (`&#10;`) is read as the characters, then cleaned.
+    hostname: typeof hostname === 'string' ? cleanHostname(decodeCharacterReferences(hostname)) : null,
     os_name: os.name,
     device_type: os.deviceType,
     ports: nodes((host.ports as Node | undefined)?.port).map(mapPort),

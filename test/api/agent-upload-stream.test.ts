@@ -187,7 +187,7 @@ describe.each(testDatabases())('agent uploads, streamed and bounded ($kind)', (d
     console.log(
       `/health during a 100 MiB upload (${database.kind}): ${latencies.length} probes, max ${Math.max(...latencies)} ms, answered after ${upload.answeredAfterMs} ms`,
     );
-  });
+  }, 180_000);
 
   it('refuses an upload beyond the limit with 413 as soon as it passes it', async () => {
     const token = await createAgent('huge', ['127.0.0.112/28']);
@@ -198,5 +198,5 @@ describe.each(testDatabases())('agent uploads, streamed and bounded ($kind)', (d
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body).detail).toMatch(/128 MiB/);
     expect(res.sentWhenAnswered).toBeLessThan(160 * MiB);
-  });
+  }, 60_000);
 });

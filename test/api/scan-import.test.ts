@@ -249,7 +249,10 @@ describe.each(testDatabases())('nmap report import ($kind)', (database) => {
     const scan = await imported(report);
     const devices = await get(`/api/devices?scan_id=${scan.scan_id}`);
     const named = devices.filter((d: any) => d.hostname !== null);
-    expect(named.map((d: any) => d.hostname), JSON.stringify(named.map((d: any) => d.hostname))).toEqual(['printer New device: 6.6.6.6 x']);
+    expect(
+      named.map((d: any) => d.hostname),
+      JSON.stringify(named.map((d: any) => d.hostname)),
+    ).toEqual(['printer New device: 6.6.6.6 x']);
     const changes = await get('/api/changes?limit=1000');
     expect(JSON.stringify(changes)).not.toMatch(/\\n|\\r|\\u2028|\\u0007/);
   });

@@ -77,10 +77,18 @@ export class AgentClient {
     });
   }
 
-  /** Reports progress once (no retry: the next report follows shortly); what the server says to do. */
+  /**
+   * Reports progress once (no retry: the next report follows shortly); what the server says to do.
+   * A 409 (the scan was cancelled or failed on the server, which is final) is a `cancel`: the scan stops.
+   */
   async progress(scanId: number, runId: string, progress: ScanProgress, signal?: AbortSignal): Promise<AgentProgressAnswer['action']> {
-    const res = await this.send(`/api/agent/scans/${scanId}/progress`, { run_id: runId, progress }, signal, REQUEST_TIMEOUT_MS);
-    return ((await res.json()) as AgentProgressAnswer).action;
+    try {
+      const res = await this.send(`/api/agent/scans/${scanId}/progress`, { run_id: runId, progress }, signal, REQUEST_TIMEOUT_MS);
+      return ((await res.json()) as AgentProgressAnswer).action;
+    } catch (err) {
+      if (err instanceof AgentRequestError && err.status === 409) return 'cancel';
+      throw err;
+    }
   }
 
   /**

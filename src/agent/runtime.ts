@@ -6,7 +6,18 @@
  * server has them, and stops cleanly when told to.
  */
 import { randomUUID } from 'node:crypto';
+import {
+  CPE_MAX_ITEMS,
+  CPE_MAX_LENGTH,
+  DEVICE_TYPE_MAX_LENGTH,
+  HOST_TEXT_MAX_LENGTH,
+  HOSTNAME_MAX_LENGTH,
+  PORT_STATE_MAX_LENGTH,
+  SERVICE_NAME_MAX_LENGTH,
+  SERVICE_TEXT_MAX_LENGTH,
+} from '../core/limits.js';
 import type { DiscoveredHost, ScannedHost, ScannedPort } from '../core/model.js';
+import { cleanHostname } from '../core/scan-input.js';
 import { networkWithin, parseIpv4Network } from '../core/net.js';
 import type { AgentJob, AgentUpload } from '../schemas/agent.js';
 import type { ScanProgress } from '../schemas/scan.js';
@@ -48,7 +59,17 @@ export interface AgentRuntimeOptions {
 type StopReason = 'cancelled' | 'timeout' | 'shutdown' | 'lost';
 
 /** Lengths the server accepts for each text of an upload (src/schemas/agent.ts); longer text is cut, never refused. */
-const MAX_TEXT = { vendor: 200, hostname: 253, os_name: 200, device_type: 100, service: 100, product: 200, version: 200, extra_info: 500 };
+/** What the server accepts (core/limits.ts): longer texts are cut here, so one odd device never gets a whole upload refused. */
+const MAX_TEXT = {
+  vendor: HOST_TEXT_MAX_LENGTH,
+  hostname: HOSTNAME_MAX_LENGTH,
+  os_name: HOST_TEXT_MAX_LENGTH,
+  device_type: DEVICE_TYPE_MAX_LENGTH,
+  service: SERVICE_NAME_MAX_LENGTH,
+  product: SERVICE_TEXT_MAX_LENGTH,
+  version: SERVICE_TEXT_MAX_LENGTH,
+  extra_info: SERVICE_TEXT_MAX_LENGTH,
+};
 
 export class AgentRuntime {
   /** This run's id: the scans it takes are bound to it on the server. */
@@ -331,19 +352,19 @@ function cut(text: string | null | undefined, max: number): string | null {
 }
 
 function uploadedHost(h: DiscoveredHost): AgentUpload['hosts'][number] {
-  return { ip: h.ip, mac: h.mac, vendor: cut(h.vendor, MAX_TEXT.vendor), hostname: cut(h.hostname, MAX_TEXT.hostname) };
+  return { ip: h.ip, mac: h.mac, vendor: cut(h.vendor, MAX_TEXT.vendor), hostname: cut(cleanHostname(h.hostname), MAX_TEXT.hostname) };
 }
 
 function uploadedPort(p: ScannedPort): AgentUpload['ports'][number]['ports'][number] {
   return {
     port: p.port,
     protocol: p.protocol,
-    state: p.state.slice(0, 40),
+    state: p.state.slice(0, PORT_STATE_MAX_LENGTH),
     service: cut(p.service, MAX_TEXT.service),
     product: cut(p.product, MAX_TEXT.product),
     version: cut(p.version, MAX_TEXT.version),
     extra_info: cut(p.extra_info, MAX_TEXT.extra_info),
-    cpe: p.cpe.slice(0, 32).map((c) => c.slice(0, 300)),
+    cpe: p.cpe.slice(0, CPE_MAX_ITEMS).map((c) => c.slice(0, CPE_MAX_LENGTH)),
     ...(p.service_guessed !== undefined ? { service_guessed: p.service_guessed } : {}),
   };
 }

@@ -84,3 +84,26 @@ export const OFFLINE_AFTER_SCANS: Range = { min: 1, max: 100 };
 
 /** The largest nmap XML report POST /api/scans/import accepts (CONTRACT §11: 50 MiB; beyond it 413). */
 export const NMAP_REPORT_MAX_BYTES = 50 * 1024 * 1024;
+
+// Scan results from outside (imported reports, agents' uploads: CONTRACT §14) -----------------------
+// Every one is checked by core/scan-input.ts; a value beyond these is refused (400 naming it).
+
+/** A hostname: the longest DNS name. Line breaks and control characters are removed, never stored. */
+export const HOSTNAME_MAX_LENGTH = 253;
+/** A port's product, version and extra information (nmap's `product`, `version`, `extrainfo`). */
+export const SERVICE_TEXT_MAX_LENGTH = 256;
+/** A port's service name (nmap's `name`: `http`, `ssh`, …). */
+export const SERVICE_NAME_MAX_LENGTH = 100;
+/** A port's state (`open`, `closed|filtered`, …). */
+export const PORT_STATE_MAX_LENGTH = 40;
+/** A MAC vendor, an OS name. */
+export const HOST_TEXT_MAX_LENGTH = 200;
+/** A device type (`general purpose`, `router`, …). */
+export const DEVICE_TYPE_MAX_LENGTH = 100;
+/** One CPE name, and how many one port may carry. */
+export const CPE_MAX_LENGTH = 300;
+export const CPE_MAX_ITEMS = 32;
+/** The output of one NSE script of a report (`<script output="…">`): a long vulners list fits. */
+export const SCRIPT_OUTPUT_MAX_LENGTH = 64 * 1024;
+/** Port results one host may list (every TCP and every UDP port). */
+export const HOST_PORTS_MAX_ITEMS = 2 * 65_535;

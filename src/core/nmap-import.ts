@@ -2,7 +2,8 @@
  * Importing an nmap XML report (`nmap -oX`) as a completed scan (CONTRACT §11, §13): the checks
  * an untrusted document must pass before it is parsed (no DTD beyond nmap's own
  * `<!DOCTYPE nmaprun>`, no entity declarations, well-formed), and what the scan records from it:
- * its subnet, profile, the ports it examined and the hosts. Pure: the scan manager records it.
+ * its subnet, profile, the ports it examined and the hosts, every value within the bounds of
+ * core/scan-input.ts (CONTRACT §14). Pure: the scan manager records it.
  */
 import { XMLValidator } from 'fast-xml-parser';
 import { InvalidInputError } from '../util/errors.js';
@@ -10,6 +11,7 @@ import type { ScannedHost, ScanProfile } from './model.js';
 import { emptyCoverage, PORT_PROTOCOLS, type PortCoverage } from './coverage.js';
 import { intToIpv4, ipv4ToInt, networkContains, parseIpv4Network, parsePortRanges } from './net.js';
 import { parseNmapReport, type NmapReport } from './nmap-xml.js';
+import { ScanInputError } from './scan-input.js';
 
 /** The report was refused: not safe to parse, not well-formed, not an nmap report, or nothing to import. */
 export class ReportRejectedError extends InvalidInputError {
@@ -208,6 +210,8 @@ export function planImport(xml: string): ImportPlan {
   try {
     report = parseNmapReport(xml);
   } catch (err) {
+    // A value out of bounds (core/scan-input.ts): its message names the host and the element.
+    if (err instanceof ScanInputError) throw new ReportRejectedError(err.message);
     throw new ReportRejectedError(`body: not an nmap XML report (${(err as Error).message}); send the file nmap -oX writes`);
   }
   const byIp = new Map<string, ScannedHost>();

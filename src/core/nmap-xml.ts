@@ -2,6 +2,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import type { ScannedHost, ScannedPort } from './model.js';
 import { normalizeMac } from './mac.js';
+import { checkHostInput, cleanHostname, reportLocator, type HostInput } from './scan-input.js';
 
 export interface NmapRun {
   hosts: ScannedHost[];
@@ -71,8 +72,9 @@ export interface NmapReport extends NmapRun {
 /**
  * Parses a complete nmap XML report with what describes the run (arguments, start, the ports
  * examined) and the hosts it could not map (no IPv4 address). Throws on XML that is not an nmap
- * run. The caller checks the document first (core/nmap-import.ts): this parser is not for
- * untrusted documents with a DTD.
+ * run, and ScanInputError (core/scan-input.ts) naming the first value of a host out of bounds
+ * (`host 3 address "010.0.0.1": …`, hosts counted from 1 in document order). The caller checks
+ * the document first (core/nmap-import.ts): this parser is not for untrusted documents with a DTD.
  */
 export function parseNmapReport(xml: string): NmapReport {
   const doc = parser.parse(xml) as Node;
@@ -82,7 +84,8 @@ export function parseNmapReport(xml: string): NmapReport {
   const down: string[] = [];
   const otherHosts: NmapReport['otherHosts'] = [];
   let osDetection = false;
-  for (const host of nodes(run.host)) {
+  for (const [i, host] of nodes(run.host).entries()) {
+    if (nodes(host.address).some((a) => a.addrtype === 'ipv4')) checkHostInput(reportHostInput(host), reportLocator(i + 1));
     const read = readHost(host);
     if (read?.up) {
       hosts.push(read.host);
@@ -112,6 +115,38 @@ export function parseNmapReport(xml: string): NmapReport {
     ),
     osDetection,
     otherHosts,
+  };
+}
+
+/** A report's <host> element as core/scan-input.ts checks it: its attributes as written. */
+function reportHostInput(host: Node): HostInput {
+  const addresses = nodes(host.address);
+  const mac = addresses.find((a) => a.addrtype === 'mac');
+  // The best OS match is what is kept (mapHost).
+  const os = bestOsMatch(host.os as Node | undefined);
+  return {
+    ip: addresses.find((a) => a.addrtype === 'ipv4')?.addr,
+    mac: mac?.addr,
+    vendor: mac?.vendor,
+    hostnames: nodes((host.hostnames as Node | undefined)?.hostname).map((h) =>
+      typeof h.name === 'string' ? decodeCharacterReferences(h.name) : h.name,
+    ),
+    os_name: os.name,
+    device_type: os.deviceType,
+    ports: nodes((host.ports as Node | undefined)?.port).map((port) => {
+      const service = (port.service as Node | undefined) ?? {};
+      return {
+        // The protocol is not checked: nmap writes sctp too, recorded as tcp (mapPort).
+        port: port.portid,
+        state: (port.state as Node | undefined)?.state,
+        service: service.name,
+        product: service.product,
+        version: service.version,
+        extra_info: service.extrainfo,
+        cpe: nodes(service.cpe).map(text),
+        scripts: nodes(port.script).map((script) => ({ id: script.id, output: script.output })),
+      };
+    }),
   };
 }
 
@@ -194,7 +229,8 @@ function mapHost(host: Node, ip: string): ScannedHost {
     ip,
     mac: normalizeMac(macAddress?.addr as string | undefined),
     vendor: (macAddress?.vendor as string | undefined) ?? null,
-    hostname: typeof hostname === 'string' && hostname ? hostname : null,
+    // A name nmap wrote with character references (`&#10;`) is read as the characters, then cleaned.
+    hostname: typeof hostname === 'string' ? cleanHostname(decodeCharacterReferences(hostname)) : null,
     os_name: os.name,
     device_type: os.deviceType,
     ports: nodes((host.ports as Node | undefined)?.port).map(mapPort),

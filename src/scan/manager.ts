@@ -429,9 +429,9 @@ export class ScanManager {
   }
 
   /**
-   * Cancels a scan. One this process runs is stopped here; one another live instance (a worker,
-   * an agent) runs is asked to stop (it sees the request within a lease renewal) and awaited; one
-   * whose owner is gone is ended here; a queued one is withdrawn.
+   * Cancels a scan. One this process runs is stopped here; one another live instance (a worker)
+   * runs is asked to stop (it sees the request within a lease renewal) and awaited; one run by an
+   * agent, or whose owner is gone, is ended here at once; a queued one is withdrawn.
    */
   async cancel(scanId: number): Promise<void> {
     let scan = await this.store.scans.get(scanId);
@@ -456,8 +456,9 @@ export class ScanManager {
       throw new ScanNotRunningError(scanId, scan.status);
     }
     const gone = ownerGone(scan, this.owner, Date.now());
-    if (gone) {
-      endOrphanedEngines(scan, this.owner);
+    // An agent's scan ends at once (issue 19): the agent learns it at its next report (409) and stops its engine.
+    if (gone || scan.agent_id !== null) {
+      if (gone) endOrphanedEngines(scan, this.owner);
       if (await this.store.scans.finish(scanId, scan.owner_id, { ...this.ending(scan), status: 'cancelled', error: 'Cancelled' })) {
         await this.publishFinished(scanId);
         await this.audit('scan_cancelled', scan, actorOf(scan.triggered_by), true, {});

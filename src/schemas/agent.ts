@@ -6,6 +6,16 @@ import {
   AGENT_OFFLINE_AFTER_SECONDS,
   AGENT_POLL_WAIT_SECONDS,
   AGENT_UPLOAD_MAX_HOSTS,
+  CPE_MAX_ITEMS,
+  CPE_MAX_LENGTH,
+  DEVICE_TYPE_MAX_LENGTH,
+  HOST_PORTS_MAX_ITEMS,
+  HOST_TEXT_MAX_LENGTH,
+  HOSTNAME_MAX_LENGTH,
+  PORT_STATE_MAX_LENGTH,
+  PORTS,
+  SERVICE_NAME_MAX_LENGTH,
+  SERVICE_TEXT_MAX_LENGTH,
 } from '../core/limits.js';
 import { SCAN_PROFILES } from '../core/model.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
@@ -99,52 +109,82 @@ export const AgentProgressAnswer = Type.Object({
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
-const UploadedHost = {
+const UploadedHostFields = {
   ip: Type.String({ format: 'ipv4' }),
   mac: Nullable(Type.String({ pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$' })),
-  vendor: Text(200),
-  hostname: Text(253),
+  vendor: Text(HOST_TEXT_MAX_LENGTH),
+  hostname: Text(HOSTNAME_MAX_LENGTH),
 };
 
 export const UploadedPort = Type.Object(
   {
-    port: Type.Integer({ minimum: 1, maximum: 65_535 }),
+    port: Type.Integer({ minimum: PORTS.min, maximum: PORTS.max }),
     protocol: StringEnum(['tcp', 'udp'] as const),
-    state: Type.String({ maxLength: 40 }),
-    service: Text(100),
-    product: Text(200),
-    version: Text(200),
-    extra_info: Text(500),
-    cpe: Type.Array(Type.String({ maxLength: 300 }), { maxItems: 32 }),
+    state: Type.String({ maxLength: PORT_STATE_MAX_LENGTH }),
+    service: Text(SERVICE_NAME_MAX_LENGTH),
+    product: Text(SERVICE_TEXT_MAX_LENGTH),
+    version: Text(SERVICE_TEXT_MAX_LENGTH),
+    extra_info: Text(SERVICE_TEXT_MAX_LENGTH),
+    cpe: Type.Array(Type.String({ maxLength: CPE_MAX_LENGTH }), { maxItems: CPE_MAX_ITEMS }),
     service_guessed: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
 
+/** One host discovery found up, as an upload lists it. */
+export const UploadedHost = Type.Object(UploadedHostFields, { additionalProperties: false });
+
+/** One host's port results without the ports themselves (an upload's `ports` entry is checked in parts: a host may list 131,070 ports). */
+const scannedHostFields = {
+  ...UploadedHostFields,
+  os_name: Text(HOST_TEXT_MAX_LENGTH),
+  device_type: Text(DEVICE_TYPE_MAX_LENGTH),
+};
+
+export const UploadedScannedHost = Type.Object(
+  { ...scannedHostFields, ports: Type.Array(UploadedPort, { maxItems: HOST_PORTS_MAX_ITEMS }) },
+  { additionalProperties: false },
+);
+
+const uploadFields = {
+  run_id: AgentRunId,
+  engine: StringEnum(['nmap', 'native'] as const, { description: 'The engine that ran the scan' }),
+  warnings: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })),
+};
+
 export const AgentUpload = Type.Object(
   {
-    run_id: AgentRunId,
-    engine: StringEnum(['nmap', 'native'] as const, { description: 'The engine that ran the scan' }),
-    hosts: Type.Array(Type.Object(UploadedHost, { additionalProperties: false }), {
+    ...uploadFields,
+    hosts: Type.Array(UploadedHost, { maxItems: AGENT_UPLOAD_MAX_HOSTS, description: 'Every host discovery found up' }),
+    ports: Type.Array(UploadedScannedHost, {
       maxItems: AGENT_UPLOAD_MAX_HOSTS,
-      description: 'Every host discovery found up',
+      description: 'Port results of the hosts found (empty for a quick scan)',
     }),
-    ports: Type.Array(
-      Type.Object(
-        {
-          ...UploadedHost,
-          os_name: Text(200),
-          device_type: Text(100),
-          ports: Type.Array(UploadedPort, { maxItems: 2 * 65_535 }),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: AGENT_UPLOAD_MAX_HOSTS, description: 'Port results of the hosts found (empty for a quick scan)' },
-    ),
-    warnings: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })),
   },
   { additionalProperties: false },
 );
+
+/**
+ * AgentUpload in the parts the server checks it in, giving the event loop back between them (a
+ * 100 MiB upload checked in one go would hold every other request up for seconds): the envelope
+ * with its lists unchecked, one host, one port-result entry without its ports, one port.
+ */
+export const AgentUploadParts = {
+  envelope: Type.Object(
+    {
+      ...uploadFields,
+      hosts: Type.Array(Type.Unknown(), { maxItems: AGENT_UPLOAD_MAX_HOSTS }),
+      ports: Type.Array(Type.Unknown(), { maxItems: AGENT_UPLOAD_MAX_HOSTS }),
+    },
+    { additionalProperties: false },
+  ),
+  host: UploadedHost,
+  scannedHost: Type.Object(
+    { ...scannedHostFields, ports: Type.Array(Type.Unknown(), { maxItems: HOST_PORTS_MAX_ITEMS }) },
+    { additionalProperties: false },
+  ),
+  port: UploadedPort,
+};
 
 export const AgentEnd = Type.Object(
   {

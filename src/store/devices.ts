@@ -9,6 +9,7 @@ import { describePort } from '../core/services.js';
 import { formatCoverage, noFindingStatement, parseSegments, segmentsCoverage, STALE_AFTER_SCANS } from '../core/coverage.js';
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
@@ -373,6 +374,16 @@ export class DeviceStore {
       risk_level: s.risk_level,
       risk_score: s.risk_score,
     }));
+  }
+
+  /** The devices that carry one of `macs` (normalised, upper case), with their address: who an uploaded MAC would move. */
+  async holdersOfMacs(macs: readonly string[]): Promise<{ id: number; mac_address: string; ip_address: string }[]> {
+    const out: { id: number; mac_address: string; ip_address: string }[] = [];
+    for (const part of chunks([...new Set(macs)], IDS_PER_STATEMENT)) {
+      const rows = await this.db.selectFrom('devices').select(['id', 'mac_address', 'ip_address']).where('mac_address', 'in', part).execute();
+      for (const r of rows) if (r.mac_address !== null) out.push({ id: r.id, mac_address: r.mac_address, ip_address: r.ip_address });
+    }
+    return out;
   }
 
   // ---- direct writes: scans write through InventoryWriter and store.evaluation; tests build fixtures with these ----

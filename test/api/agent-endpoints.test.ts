@@ -23,11 +23,11 @@ function bearer(token: string): HeadersInit {
 }
 
 function host(ip: string, mac: string | null = null) {
-  return { ip, mac, vendor: null, hostname: null };
+  return { ip, mac, vendor: null, hostname: null as string | null };
 }
 
 function port(n: number, service: string, product: string | null = null) {
-  return { port: n, protocol: 'tcp', state: 'open', service, product, version: null, extra_info: null, cpe: [] };
+  return { port: n, protocol: 'tcp', state: 'open', service, product, version: null as string | null, extra_info: null as string | null, cpe: [] };
 }
 
 function scanned(ip: string, ports: ReturnType<typeof port>[]) {
@@ -130,7 +130,7 @@ describe.each(testDatabases())('agent endpoints ($kind)', (database) => {
     expect((await readJson(res)).scan_id).toBe(started.scan_id);
   });
 
-  it('progress renews the lease and carries a cancel; the agent ends the scan as cancelled', async () => {
+  it('progress renews the lease; a cancel ends the scan at once, and later progress or results get 409', async () => {
     const scanId = await takeScan();
     const progress = {
       phase: 'ports',
@@ -151,17 +151,30 @@ describe.each(testDatabases())('agent endpoints ($kind)', (database) => {
     const other = await agentPost(agent.token, `/api/agent/scans/${scanId}/progress`, { run_id: randomUUID(), progress });
     expect(await readJson(other)).toEqual({ action: 'drop' });
 
-    const cancelling = server.request(`/api/scans/${scanId}/cancel`, { method: 'POST', key });
-    let action = 'continue';
-    for (let i = 0; i < 50 && action === 'continue'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      action = (await readJson(await agentPost(agent.token, `/api/agent/scans/${scanId}/progress`, { run_id: run, progress }))).action;
-    }
-    expect(action).toBe('cancel');
+    // A cancel on the server is final at once (issue 19): the scan ends cancelled without waiting for the agent.
+    const asked = Date.now();
+    const cancelled = await server.request(`/api/scans/${scanId}/cancel`, { method: 'POST', key });
+    expect(cancelled.status).toBe(200);
+    expect(Date.now() - asked).toBeLessThan(2000);
+    expect(await readJson(cancelled)).toMatchObject({ scan_id: scanId, status: 'cancelled' });
+    expect(await readJson(await server.request(`/api/scans/${scanId}`, { key }))).toMatchObject({ status: 'cancelled' });
+    // Progress and results for it are refused from now on: 409, naming the scan and how it ended.
+    const late = await agentPost(agent.token, `/api/agent/scans/${scanId}/progress`, { run_id: run, progress });
+    expect(late.status).toBe(409);
+    expect(await readJson(late)).toMatchObject({ scan_id: scanId, status: 'cancelled', detail: expect.stringMatching(/has ended \(cancelled/) });
+    const upload = await agentPost(agent.token, `/api/agent/scans/${scanId}/results`, {
+      run_id: run,
+      engine: 'nmap',
+      hosts: [host('127.0.0.65')],
+      ports: [scanned('127.0.0.65', [port(22, 'ssh')])],
+    });
+    expect(upload.status).toBe(409);
+    expect(await readJson(upload)).toMatchObject({ scan_id: scanId, status: 'cancelled' });
+    expect(await readJson(await server.request('/api/devices', { key }))).toEqual([]);
+    // The agent's own report of the cancel is taken as it is (idempotent): the scan stays cancelled.
     const ended = await agentPost(agent.token, `/api/agent/scans/${scanId}/end`, { run_id: run, status: 'cancelled', error: 'Cancelled' });
     expect(ended.status).toBe(200);
     expect(await readJson(ended)).toMatchObject({ scan_id: scanId, status: 'cancelled' });
-    expect((await cancelling).status).toBe(200);
   });
 
   it('results uploaded twice (and at once) are recorded once: one set of devices and changes', async () => {
@@ -294,5 +307,109 @@ describe.each(testDatabases())('agent endpoints ($kind)', (database) => {
     const record = await waitForScan(server, key, started.scan_id, 10_000);
     expect(record).toMatchObject({ status: 'failed' });
     expect(record.error).toMatch(/revoked/);
+  });
+
+  // Issue 19 (CONTRACT §14): bounded input, and agents in their lane -------------------------------
+
+  it('refuses values out of bounds with 400 naming the entry and records nothing; cleans line breaks from hostnames', async () => {
+    const scanId = await takeScan();
+    const upload = (hosts: unknown[], ports: unknown[]) =>
+      agentPost(agent.token, `/api/agent/scans/${scanId}/results`, { run_id: run, engine: 'nmap', hosts, ports });
+    const cases: [unknown[], unknown[], RegExp][] = [
+      [[host('127.0.0.065')], [], /^hosts\.0\.ip: /],
+      [[host('127.0.0.65'), host('0x7f.0.0.66')], [], /^hosts\.1\.ip: /],
+      [[host('127.0.0.65')], [scanned('127.0.0.65', [port(22, 'ssh'), port(70_000, 'x')])], /^ports\.0\.ports\.1\.port: /],
+      [[host('127.0.0.65')], [scanned('127.0.0.65', [port(0, 'x')])], /^ports\.0\.ports\.0\.port: /],
+      [[host('127.0.0.65')], [scanned('127.0.0.65', [port(22, 'ssh', 'p'.repeat(257))])], /^ports\.0\.ports\.0\.product: /],
+      [[host('127.0.0.65')], [scanned('127.0.0.65', [{ ...port(22, 'ssh'), extra_info: 'e'.repeat(257) }])], /^ports\.0\.ports\.0\.extra_info: /],
+      [[host('127.0.0.65')], [scanned('127.0.0.65', [{ ...port(22, 'ssh'), version: 'v'.repeat(257) }])], /^ports\.0\.ports\.0\.version: /],
+      [[{ ...host('127.0.0.65'), hostname: 'h'.repeat(254) }], [], /^hosts\.0\.hostname: /],
+    ];
+    for (const [hosts, ports, detail] of cases) {
+      const res = await upload(hosts, ports);
+      const body = await readJson(res);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(body.detail).toMatch(detail);
+      expect(body.detail).not.toMatch(/sql|constraint|integer|insert|select/i);
+    }
+    expect(await readJson(await server.request('/api/devices', { key }))).toEqual([]);
+    expect(await readJson(await server.request(`/api/scans/${scanId}`, { key }))).toMatchObject({ status: 'running', error: null });
+
+    // At the limits exactly: taken. A hostname's line breaks and control characters are removed, never stored.
+    const ok = await upload(
+      [{ ...host('127.0.0.65'), hostname: 'evil\r\nSubject: forged\u2028line\u0007' }],
+      [scanned('127.0.0.65', [{ ...port(22, 'ssh', 'p'.repeat(256)), version: 'v'.repeat(256), extra_info: 'e'.repeat(256) }])],
+    );
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    const [device] = await readJson(await server.request('/api/devices', { key }));
+    expect(device.hostname).toBe('evil Subject: forged line');
+    const detail = await readJson(await server.request(`/api/devices/${device.id}`, { key }));
+    expect(detail.ports[0]).toMatchObject({ port: 22, product: 'p'.repeat(256), version: 'v'.repeat(256) });
+  });
+
+  it('places hosts only inside the target: a MAC of a device outside it never moves that device', async () => {
+    // A device elsewhere (the lab network, brought in by an import) with its MAC.
+    const lab = `<?xml version="1.0"?><!DOCTYPE nmaprun>
+<nmaprun scanner="nmap" args="nmap -n -sn 10.66.0.11" start="1795656544" version="7.93">
+<host><status state="up"/><address addr="10.66.0.11" addrtype="ipv4"/><address addr="B8:27:EB:66:00:01" addrtype="mac" vendor="Raspberry Pi Foundation"/></host>
+<runstats><finished exit="success"/></runstats></nmaprun>`;
+    const imported = await server.request('/api/scans/import', { method: 'POST', body: lab, headers: { 'Content-Type': 'application/xml' }, key });
+    expect(imported.status, await imported.clone().text()).toBe(201);
+    const [before] = await readJson(await server.request('/api/devices', { key }));
+    expect(before).toMatchObject({ ip_address: '10.66.0.11', mac_address: 'B8:27:EB:66:00:01' });
+
+    const scanId = await takeScan();
+    const res = await agentPost(agent.token, `/api/agent/scans/${scanId}/results`, {
+      run_id: run,
+      engine: 'nmap',
+      hosts: [host('127.0.0.66', 'b8:27:eb:66:00:01'), host('127.0.0.67', 'B8:27:EB:00:00:67')],
+      ports: [scanned('127.0.0.66', [port(22, 'ssh')])],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const record = await readJson(res);
+    expect(record.warnings).toEqual([
+      expect.stringMatching(/^hosts\.0\.mac: B8:27:EB:66:00:01 belongs to device \d+ at 10\.66\.0\.11, outside the scan's target 127\.0\.0\.64\/28/),
+    ]);
+
+    const devices = await readJson(await server.request('/api/devices', { key }));
+    const byIp = new Map<string, any>(devices.map((d: any) => [d.ip_address, d]));
+    expect([...byIp.keys()].sort()).toEqual(['10.66.0.11', '127.0.0.66', '127.0.0.67']);
+    expect(byIp.get('10.66.0.11')).toMatchObject({ id: before.id, mac_address: 'B8:27:EB:66:00:01' });
+    expect(byIp.get('127.0.0.66')).toMatchObject({ mac_address: null, open_ports: [22] });
+    expect(byIp.get('127.0.0.66').id).not.toBe(before.id);
+    expect(byIp.get('127.0.0.67')).toMatchObject({ mac_address: 'B8:27:EB:00:00:67' });
+  });
+
+  it("keeps agents' networks within the allowed scan targets and apart from each other", async () => {
+    const create = (name: string, networks: string[]) => server.request('/api/agents', { method: 'POST', cookie, json: { name, networks } });
+    const refused: [string[], RegExp][] = [
+      [['0.0.0.0/0'], /^networks\.0: 0\.0\.0\.0\/0 is outside the allowed scan targets \(NETWARDEN_SCAN_ALLOW: /],
+      [['127.0.0.96/28', '192.168.1.0/24'], /^networks\.1: 192\.168\.1\.0\/24 is outside the allowed scan targets/],
+      [['127.0.0.0/24'], /^networks\.0: 127\.0\.0\.0\/24 overlaps 127\.0\.0\.64\/28 of agent 'site-b'/],
+      [['127.0.0.64/28'], /^networks\.0: 127\.0\.0\.64\/28 overlaps 127\.0\.0\.64\/28 of agent 'site-b'/],
+      [['127.0.0.72/29'], /^networks\.0: 127\.0\.0\.72\/29 overlaps 127\.0\.0\.64\/28 of agent 'site-b'/],
+    ];
+    for (const [networks, detail] of refused) {
+      const res = await create('elsewhere', networks);
+      expect(res.status, networks.join()).toBe(400);
+      expect((await readJson(res)).detail).toMatch(detail);
+    }
+    expect((await agents()).map((a: any) => a.name)).toEqual(['site-b']);
+    expect((await create('next-door', ['127.0.0.80/28'])).status).toBe(201);
+    // A revoked agent's networks are free again.
+    expect((await server.request(`/api/agents/${agent.id}`, { method: 'DELETE', cookie })).status).toBe(200);
+    expect((await create('successor', ['127.0.0.64/28'])).status).toBe(201);
+  });
+
+  it('revoking an agent needs a session: an API key gets 403 and the agent keeps working', async () => {
+    const byKey = await server.request(`/api/agents/${agent.id}`, { method: 'DELETE', key });
+    expect(byKey.status).toBe(403);
+    expect((await readJson(byKey)).detail).toMatch(/needs a logged-in session/);
+    expect((await poll(agent.token)).status).toBe(204);
+    expect((await agents()).map((a: any) => a.id)).toEqual([agent.id]);
+    const audit = await readJson(await server.request('/api/audit-logs?action=agent_revoked', { key }));
+    expect(audit).toEqual([]);
+    expect((await server.request(`/api/agents/${agent.id}`, { method: 'DELETE', cookie })).status).toBe(200);
+    expect((await poll(agent.token)).status).toBe(401);
   });
 });

@@ -194,6 +194,71 @@ describe.each(testDatabases())('nmap report import ($kind)', (database) => {
     });
   });
 
+  it('refuses values out of bounds with 400 naming the host and element, records nothing, and never shows SQL', async () => {
+    const before = await scanCount();
+    const report = fixture('loopback-sv-1.xml');
+    // Host 2 (127.0.0.21) has 2222 open with OpenSSH 7.4; host 3 (127.0.0.22) has 2121 open.
+    const openPort = (value: string) => report.replace('portid="2222"><state state="open"', `portid="${value}"><state state="open"`);
+    const withName = (name: string) => report.replace('<hostnames>\n</hostnames>', `<hostnames><hostname name="${name}" type="PTR"/></hostnames>`);
+    const cases: [string, string, RegExp][] = [
+      [
+        'octal',
+        report.replace('addr="127.0.0.21"', 'addr="127.0.0.021"'),
+        /^host 2 address "127\.0\.0\.021": must be an IPv4 address in dotted-quad form/,
+      ],
+      ['leading zero', report.replace('addr="127.0.0.22"', 'addr="010.0.0.1"'), /^host 3 address "010\.0\.0\.1": /],
+      ['hex', report.replace('addr="127.0.0.21"', 'addr="0x7f.0.0.21"'), /^host 2 address "0x7f\.0\.0\.21": /],
+      ['not an address', report.replace('addr="127.0.0.21"', 'addr="127.0.0.999"'), /^host 2 address "127\.0\.0\.999": /],
+      ['port too large', openPort('70000'), /^host 2 port "70000": must be a port number from 1 to 65535$/],
+      ['port beyond integers', openPort('99999999999'), /^host 2 port "99999999999": /],
+      ['port 0', openPort('0'), /^host 2 port "0": /],
+      ['port not a number', openPort('abc'), /^host 2 port "abc": /],
+      ['port fraction', openPort('21.5'), /^host 2 port "21\.5": /],
+      ['hostname', withName('a'.repeat(254)), /^host 1 hostname: is 254 characters long; at most 253 are accepted$/],
+      [
+        'product',
+        report.replace('product="OpenSSH"', `product="${'p'.repeat(257)}"`),
+        /^host 2 port 2222 product: is 257 characters long; at most 256/,
+      ],
+      ['version', report.replace('version="7.4"', `version="${'v'.repeat(257)}"`), /^host 2 port 2222 version: /],
+      ['extrainfo', report.replace('extrainfo="protocol 2.0"', `extrainfo="${'e'.repeat(257)}"`), /^host 2 port 2222 extrainfo: /],
+      [
+        'script output',
+        report.replace(
+          '<cpe>cpe:/a:openbsd:openssh:7.4</cpe></service>',
+          `<cpe>cpe:/a:openbsd:openssh:7.4</cpe></service><script id="vulners" output="${'x'.repeat(70_000)}"/>`,
+        ),
+        /^host 2 port 2222 script "vulners" output: is 70000 characters long; at most 65536/,
+      ],
+    ];
+    for (const [name, xml, detail] of cases) {
+      expect(xml, name).not.toBe(report);
+      const res = await importXml(xml);
+      const body = await readJson(res);
+      expect(res.status, `${name}: ${JSON.stringify(body)}`).toBe(400);
+      expect(body.detail, name).toMatch(detail);
+      expect(body.detail, name).not.toMatch(/sql|constraint|integer|insert|select/i);
+    }
+    expect(await scanCount()).toBe(before);
+    expect((await get('/api/scans?limit=100')).filter((x: any) => x.status !== 'completed')).toEqual([]);
+  });
+
+  it('removes line breaks and control characters from hostnames: no forged line reaches a device or a change', async () => {
+    const report = fixture('loopback-sn.xml').replace(
+      '<hostnames>\n</hostnames>',
+      '<hostnames><hostname name="printer&#10;New device: 6.6.6.6&#13;&#x2028;x&#7;" type="PTR"/></hostnames>',
+    );
+    const scan = await imported(report);
+    const devices = await get(`/api/devices?scan_id=${scan.scan_id}`);
+    const named = devices.filter((d: any) => d.hostname !== null);
+    expect(
+      named.map((d: any) => d.hostname),
+      JSON.stringify(named.map((d: any) => d.hostname)),
+    ).toEqual(['printer New device: 6.6.6.6 x']);
+    const changes = await get('/api/changes?limit=1000');
+    expect(JSON.stringify(changes)).not.toMatch(/\\n|\\r|\\u2028|\\u0007/);
+  });
+
   it('refuses well-formed XML that is not an nmap report, and a report with nothing to import', async () => {
     for (const xml of ['<?xml version="1.0"?><html><body>hi</body></html>', '<scan><nmaprun/></scan>', '<nmaprun scanner="nmap"/>']) {
       const res = await importXml(xml);

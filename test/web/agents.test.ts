@@ -34,6 +34,8 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
 
   beforeAll(async () => {
     server = await startTestServer(testDatabases()[0], {
+      // Agents' networks must lie within the allowed targets: the second lab bridge's too (nothing is scanned there).
+      scanAllow: ['127.0.0.0/8', '10.66.0.0/24', '10.66.1.0/24'],
       settings: {
         network: { subnet: `${LOOPBACK}/32` },
         scanning: { os_detection: false, max_hosts: 1, max_parallel_scans: 3 },

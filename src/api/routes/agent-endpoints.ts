@@ -1,14 +1,18 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AGENT_POLL_WAIT_SECONDS, AGENT_UPLOAD_MAX_BYTES } from '../../core/limits.js';
 import { networkContains, parseIpv4Network } from '../../core/net.js';
+import { ForeignMacs, checkUploadedHosts } from '../../core/scan-input.js';
 import { AgentEnd, AgentJob, AgentPoll, AgentProgressAnswer, AgentProgressReport, AgentUpload } from '../../schemas/agent.js';
 import { ScanRecord } from '../../schemas/scan.js';
 import { UploadInProgressError } from '../../scan/errors.js';
 import type { ScanRow } from '../../store/schema.js';
 import { toScanRecord } from '../../store/scans.js';
 import { agentOf } from '../auth.js';
+import { UploadValidator } from '../upload-validation.js';
+import { checkJsonTextForNul, createValidatorCompiler } from '../validation.js';
+import { parseJsonYielding } from '../../util/parse-json.js';
 import { HttpError, badRequest, conflict, notAuthenticated, notFound } from '../errors.js';
 import { Id, errorBody, errorResponses } from '../schemas.js';
 
@@ -32,6 +36,8 @@ const ScanParams = Type.Object({ scan_id: Id });
 export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number }> = async (app, options) => {
   const maxWaitMs = options.maxWaitMs ?? AGENT_POLL_WAIT_SECONDS * 1000;
   const { store, scans, events } = app.services;
+  const compileValidator = createValidatorCompiler();
+  const uploadValidator = new UploadValidator(compileValidator);
   const lastTouch = new Map<number, number>();
   /** Waiting polls, woken when the server closes (they answer 204 at once). */
   const waiting = new Set<() => void>();
@@ -58,11 +64,54 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
     return scan;
   };
 
+  /**
+   * 409 when the scan was cancelled or failed: its end is final (a cancel on the server is
+   * authoritative), so neither results nor progress for it are taken any more.
+   */
+  const refuseEnded = (scan: ScanRow) => {
+    if (scan.status === 'cancelled' || scan.status === 'failed') {
+      throw conflict(`Scan ${scan.id} has ended (${scan.status}${scan.error ? `: ${scan.error}` : ''}); stop it and send nothing more`, {
+        scan_id: scan.id,
+        status: scan.status,
+      });
+    }
+  };
+
+  /**
+   * Before an upload's body is read: 404 for a scan that is not this agent's, 409 for one that has
+   * ended (cancelled or failed). A body nobody will take is refused at once, never read.
+   */
+  const checkBeforeBody = async (request: FastifyRequest) => {
+    const agent = agentOf(request);
+    const id = Number((request.params as { scan_id?: string }).scan_id);
+    if (!Number.isSafeInteger(id) || id < 1) return; // The schema names the problem.
+    refuseEnded(await scanOf(agent.agentId, id));
+  };
+
   /** 409 when the scan runs under another run of this agent (a second `netwarden agent` with the same token, or one restarted since). */
   const refuseOtherRun = (scan: ScanRow, ownerId: string) => {
     if (scan.status === 'running' && scan.owner_id !== ownerId) {
       throw conflict(`Scan ${scan.id} is run by another run of this agent; this run does not hold it`, { scan_id: scan.id });
     }
+  };
+
+  /**
+   * The upload as it is recorded (CONTRACT §14): every value within bounds (400 naming the entry),
+   * hostnames cleaned, every host inside the scan's target, and no MAC that would move a device
+   * from outside the target (withheld, with a warning).
+   */
+  const placed = async (scan: ScanRow, body: AgentUpload): Promise<AgentUpload> => {
+    const hosts = checkUploadedHosts('hosts', body.hosts);
+    const ports = checkUploadedHosts('ports', body.ports);
+    checkInTarget(scan, hosts, ports);
+    const target = parseIpv4Network(scan.subnet);
+    if (!target.ok) return { ...body, hosts, ports };
+    const macs = [...hosts, ...ports].flatMap((h) => (h.mac ? [h.mac.toUpperCase()] : []));
+    const foreign = new ForeignMacs(target.value, macs.length > 0 ? await store.devices.holdersOfMacs(macs) : []);
+    const placedHosts = foreign.withhold('hosts', hosts);
+    const placedPorts = foreign.withhold('ports', ports);
+    const warnings = [...(body.warnings ?? []), ...foreign.warnings];
+    return { ...body, hosts: placedHosts, ports: placedPorts, ...(warnings.length > 0 ? { warnings } : {}) };
   };
 
   /** Resolves after `ms`, when an event says a scan may have become claimable, when the client goes, or when the server closes. */
@@ -138,68 +187,102 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
         summary: "Report a scan's progress (renews its lease)",
         description:
           'Agent token only. Keeps the progress for the API and the live events, and renews the lease of the scan (a scan not reported on for 30 s ends as `failed`). ' +
-          'Answers what to do: `continue`; `cancel` (it was cancelled: stop, and report `cancelled` to /end); `drop` (it ended elsewhere: stop without reporting).',
+          "Answers what to do: `continue`; `cancel` (a cancel was asked: stop, and report `cancelled` to /end); `drop` (it is no longer this run's: stop without reporting). " +
+          'A scan that has ended as `cancelled` or `failed` answers 409 `{"detail","scan_id","status"}`: a cancel on the server ends an agent\'s scan at once, and nothing more is taken for it.',
         params: ScanParams,
         body: AgentProgressReport,
-        response: { 200: AgentProgressAnswer, ...errorResponses(400, 401, 404, 413, 415) },
+        response: { 200: AgentProgressAnswer, ...errorResponses(400, 401, 404, 409, 413, 415) },
       },
     },
     async (request) => {
       const agent = agentOf(request);
-      await scanOf(agent.agentId, request.params.scan_id);
+      refuseEnded(await scanOf(agent.agentId, request.params.scan_id));
       const state = await scans.agentProgress(request.params.scan_id, ownerOf(agent.agentId, request.body.run_id), request.body.progress);
       await touch(agent.agentId);
       return { action: state === 'ok' ? ('continue' as const) : state === 'cancel' ? ('cancel' as const) : ('drop' as const) };
     },
   );
 
-  app.post(
-    '/api/agent/scans/:scan_id/results',
-    {
-      config: { agent: true },
-      bodyLimit: AGENT_UPLOAD_MAX_BYTES,
-      schema: {
-        tags: ['agent'],
-        security,
-        summary: "Upload a scan's results (idempotent, resumable)",
-        description:
-          'Agent token only. Records the hosts and ports the agent found as for a scan run by the server (inventory, risk, CVEs, presence, changes) and completes the scan; answers its record. ' +
-          'Safe to retry after a dropped connection: a scan already recorded answers its record again, one being recorded here waits for it, ' +
-          `and one being recorded by another instance answers 409 with \`Retry-After\` (retry then). Every host must lie in the scan's target. At most ${AGENT_UPLOAD_MAX_BYTES / 1024 / 1024} MiB.`,
-        params: ScanParams,
-        body: AgentUpload,
-        response: {
-          200: ScanRecord,
-          ...errorResponses(400, 401, 404, 409, 415),
-          413: errorBody(`Body larger than ${AGENT_UPLOAD_MAX_BYTES / 1024 / 1024} MiB`),
+  // The upload has a context of its own: its body is decoded as it arrives, counted against the
+  // limit (413 the moment it passes it, or at once when Content-Length says so), and parsed and
+  // checked in pieces with the event loop given back in between (util/parse-json.ts,
+  // api/upload-validation.ts), so the instance keeps answering while a large upload comes in.
+  await app.register(async (plain) => {
+    const child = plain.withTypeProvider<TypeBoxTypeProvider>();
+    child.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: AGENT_UPLOAD_MAX_BYTES },
+      async (request: FastifyRequest, text: string) => {
+        if (text.trim() === '') throw badRequest('body: Content-Type is application/json but the body is empty; send a JSON object');
+        checkJsonTextForNul(request, text);
+        try {
+          return await parseJsonYielding(text);
+        } catch (err) {
+          throw badRequest(`body: malformed JSON (${(err as Error).message.slice(0, 200)})`);
+        }
+      },
+    );
+
+    child.post(
+      '/api/agent/scans/:scan_id/results',
+      {
+        config: { agent: true },
+        bodyLimit: AGENT_UPLOAD_MAX_BYTES,
+        onRequest: checkBeforeBody,
+        // The body is checked against its schema in the handler, in parts (api/upload-validation.ts).
+        validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : compileValidator(route)),
+        schema: {
+          tags: ['agent'],
+          security,
+          summary: "Upload a scan's results (idempotent, resumable)",
+          description:
+            'Agent token only. Records the hosts and ports the agent found as for a scan run by the server (inventory, risk, CVEs, presence, changes) and completes the scan; answers its record. ' +
+            'Safe to retry after a dropped connection: a scan already recorded answers its record again, one being recorded here waits for it, ' +
+            `and one being recorded by another instance answers 409 with \`Retry-After\` (retry then). At most ${AGENT_UPLOAD_MAX_BYTES / 1024 / 1024} MiB (413 beyond it). ` +
+            'A scan of another agent (404) or one that has ended as `cancelled` or `failed` (409) is refused before the body is read. ' +
+            "Every host must lie in the scan's target, and every value within the limits of imported reports (addresses in dotted-quad form, ports 1–65535, " +
+            'hostnames up to 253 characters, product, version and extra_info up to 256): 400 naming the entry (`ports.2.ports.0.port: …`), nothing recorded. ' +
+            'Line breaks and control characters in a hostname are removed. ' +
+            "A MAC that belongs to a device whose address lies outside the scan's target does not move that device: the host is recorded without the MAC, " +
+            'as a device of its own, and the scan carries a warning naming the entry (`hosts.N.mac`).',
+          params: ScanParams,
+          body: AgentUpload,
+          response: {
+            200: ScanRecord,
+            ...errorResponses(400, 401, 404, 409, 415),
+            413: errorBody(`Body larger than ${AGENT_UPLOAD_MAX_BYTES / 1024 / 1024} MiB`),
+          },
         },
       },
-    },
-    async (request) => {
-      const agent = agentOf(request);
-      const scan = await scanOf(agent.agentId, request.params.scan_id);
-      const ownerId = ownerOf(agent.agentId, request.body.run_id);
-      if (scan.status === 'completed') return toScanRecord(scan);
-      refuseOtherRun(scan, ownerId);
-      checkInTarget(scan, request.body);
-      let row: ScanRow;
-      try {
-        row = await scans.recordAgentResults(scan.id, ownerId, request.body);
-      } catch (err) {
-        if (err instanceof UploadInProgressError) {
-          throw new HttpError(
-            409,
-            err.message,
-            { ...err.extra, retry_after_seconds: UPLOAD_RETRY_AFTER_SECONDS },
-            { 'Retry-After': String(UPLOAD_RETRY_AFTER_SECONDS) },
-          );
+      async (request) => {
+        const agent = agentOf(request);
+        const scan = await scanOf(agent.agentId, request.params.scan_id);
+        if (scan.status === 'completed') return toScanRecord(scan);
+        refuseEnded(scan);
+        const body = await uploadValidator.validate(request.body);
+        const ownerId = ownerOf(agent.agentId, body.run_id);
+        refuseOtherRun(scan, ownerId);
+        await yieldToEventLoop();
+        const upload = await placed(scan, body);
+        let row: ScanRow;
+        try {
+          row = await scans.recordAgentResults(scan.id, ownerId, upload);
+        } catch (err) {
+          if (err instanceof UploadInProgressError) {
+            throw new HttpError(
+              409,
+              err.message,
+              { ...err.extra, retry_after_seconds: UPLOAD_RETRY_AFTER_SECONDS },
+              { 'Retry-After': String(UPLOAD_RETRY_AFTER_SECONDS) },
+            );
+          }
+          throw err;
         }
-        throw err;
-      }
-      await touch(agent.agentId, true);
-      return toScanRecord(row);
-    },
-  );
+        await touch(agent.agentId, true);
+        return toScanRecord(row);
+      },
+    );
+  });
 
   app.post(
     '/api/agent/scans/:scan_id/end',
@@ -228,14 +311,19 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
   );
 };
 
+/** Lets waiting I/O (other requests, /health) run before the next long piece of work. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Refuses (400, naming the entry) results for an address outside the scan's target: an agent reports only what it was asked to scan. */
-function checkInTarget(scan: ScanRow, upload: AgentUpload): void {
+function checkInTarget(scan: ScanRow, hosts: readonly { ip: string }[], ports: readonly { ip: string }[]): void {
   const parsed = parseIpv4Network(scan.subnet);
   if (!parsed.ok) return;
   const network = parsed.value;
   for (const [field, list] of [
-    ['hosts', upload.hosts],
-    ['ports', upload.ports],
+    ['hosts', hosts],
+    ['ports', ports],
   ] as const) {
     for (const [i, host] of list.entries()) {
       if (!networkContains(network, host.ip)) throw badRequest(`${field}.${i}.ip: ${host.ip} is outside the scan's target ${scan.subnet}`);

@@ -32,6 +32,10 @@ const DESCRIPTION = [
   'Refused with 400: XML that is not well-formed (a truncated report), well-formed XML that is not an nmap report, a',
   "report with neither an IPv4 target nor an IPv4 host, and any DTD beyond nmap's own `<!DOCTYPE nmaprun>`: an internal",
   'subset, a SYSTEM or PUBLIC identifier, any ENTITY declaration. Entities are never expanded and nothing is fetched.',
+  'Also refused with 400, naming the host (counted from 1 in document order) and the element, with nothing recorded: a value out of bounds',
+  '(`host 3 address "010.0.0.1": …`, `host 2 port "70000": …`, `host 2 port 22 product: …`): addresses must be strict dotted-quad IPv4',
+  '(no octal, hex or leading zeros), ports 1–65535, hostnames at most 253 characters, product, version and extrainfo at most 256, a',
+  "script's output at most 64 KiB. Line breaks and control characters in a hostname are removed.",
   'Another Content-Type → 415. Audited as `scan_imported`.',
 ].join('\n');
 

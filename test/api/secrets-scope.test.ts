@@ -255,6 +255,27 @@ describe.each(testDatabases())('secrets stay secret ($kind)', (database) => {
     }
   });
 
+  it('the update check reads a feed answer within bounds: an endless one ends at once with a short reason', async () => {
+    for (const status of [200, 502]) {
+      const endless = await endlessReceiver(status);
+      try {
+        const put = await server.request('/api/config', { method: 'PUT', key, json: { updates: { feed_url: `${endless.url}/releases/latest` } } });
+        expect(put.status).toBe(200);
+        const started = Date.now();
+        const result = await readJson(await server.request('/api/updates/check?force=true', { key }));
+        await endless.closed;
+        expect(result.error, String(status)).toBe(
+          status === 200 ? 'Could not reach the release feed: the answer is too large' : 'The release feed answered HTTP 502 Bad Gateway',
+        );
+        // Not the 4 s time limit: the read stopped at its bound.
+        expect(Date.now() - started).toBeLessThan(3000);
+        expect(endless.sent()).toBeLessThan(16 * 1024 * 1024);
+      } finally {
+        await endless.close();
+      }
+    }
+  });
+
   it('a lease-file path must be a readable lease file; every failure reads the same', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'nw-leases-'));
     try {

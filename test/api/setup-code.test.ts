@@ -7,7 +7,9 @@
  * address without sending traffic off this machine).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliDatastore, type ServeProcess, cliDatastores, client, startServe } from '../cli/helpers.js';
 import { testDatabases } from '../helpers/databases.js';
+import { waitFor } from '../helpers/wait.js';
 import { ADMIN, readJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 describe.each(testDatabases())('the one-time set-up code ($kind)', (database) => {
@@ -80,5 +82,37 @@ describe.each(testDatabases())('set-up from this machine ($kind)', (database) =>
   it('needs no code from a loopback peer', async () => {
     const res = await server.request('/api/auth/setup', { method: 'POST', json: ADMIN });
     expect(res.status, await res.clone().text()).toBe(201);
+  });
+});
+
+describe.each(cliDatastores())('netwarden serve prints the code ($kind)', ({ create }) => {
+  let ds: CliDatastore;
+  let serve: ServeProcess | undefined;
+  beforeAll(async () => {
+    ds = await create();
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await ds?.cleanup();
+  });
+
+  it('on the console at start-up while no user exists, and that code sets the service up', async () => {
+    serve = await startServe(ds);
+    await waitFor(
+      'the set-up code on standard error',
+      async () => /First-run set-up code: [A-Z2-9]{4}-[A-Z2-9]{4}-[A-Z2-9]{4}/.test(serve!.stderr()),
+      10_000,
+    );
+    const code = /First-run set-up code: (\S+)/.exec(serve.stderr())![1];
+    // From this machine it is not needed; a forwarded request needs it, and this one is accepted.
+    const forwarded = (json: unknown) =>
+      fetch(`${serve!.baseUrl}/api/auth/setup`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': '198.51.100.7' },
+        body: JSON.stringify(json),
+      });
+    expect((await forwarded(ADMIN)).status).toBe(403);
+    expect((await forwarded({ ...ADMIN, setup_code: code })).status).toBe(201);
+    expect((await client(serve.baseUrl)('/api/auth/status')).status).toBe(200);
   });
 });

@@ -117,6 +117,8 @@ export interface ServeProcess {
   stop(): Promise<void>;
   /** SIGKILL (a crash: nothing runs on the way out), then waits for the exit. */
   kill(): Promise<void>;
+  /** Everything the process wrote to standard error so far. */
+  stderr(): string;
 }
 
 /**
@@ -178,6 +180,7 @@ export async function startServe(datastore: CliDatastore, extraEnv: Record<strin
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    stderr: () => stderr,
   };
 }
 

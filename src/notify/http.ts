@@ -39,7 +39,7 @@ export async function post({ url, headers, body }: PostOptions, context: SendCon
   }
   if (res.status >= 200 && res.status < 300) return;
   // Redirects are not followed: tokens and signatures are bound to the configured URL.
-  const text = res.text.replace(/\s+/g, ' ').trim().slice(0, ERROR_BODY_CHARS);
+  const text = reasonText(res.text, res.headers['content-type']);
   const what = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}${text ? `: ${text}` : ''}`;
   if (res.status >= 300 && res.status < 400) {
     throw new DeliveryError(`${what} (redirected to ${locationOf(res.headers.location)}; configure the final URL)`, false);
@@ -47,6 +47,21 @@ export async function post({ url, headers, body }: PostOptions, context: SendCon
   const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
   const retryAfter = res.headers['retry-after'];
   throw new DeliveryError(what, retryable, retryable ? retryAfterMs(typeof retryAfter === 'string' ? retryAfter : null) : null);
+}
+
+/**
+ * What of an error answer is worth showing: the start of a plain-text or JSON message (Slack's
+ * `invalid_token`, a receiver's `{"error":"…"}`), on one line without control characters. Other
+ * bodies (an HTML error page, binary data) are not shown: a reason, not a copy of the page.
+ */
+function reasonText(body: string, contentType: string | undefined): string {
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== '' && type !== 'text/plain' && type !== 'application/json' && !type.endsWith('+json')) return '';
+  return body
+    .replace(/\p{Cc}+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, ERROR_BODY_CHARS);
 }
 
 /** A redirect's target as the log shows it: without any user name, password or query (which may hold a token). */

@@ -233,6 +233,23 @@ describe.each(testDatabases())('secrets stay secret ($kind)', (database) => {
     expect((await readJson(res)).name_sources.unifi.password).toBe('********');
   });
 
+  it('reports a short plain reason: the start of a text or JSON error message, never an HTML page or control characters', async () => {
+    const answers = await startReceiver((i) =>
+      i === 0
+        ? { status: 502, headers: { 'Content-Type': 'text/html' }, body: '<html><body>internal admin console: db=10.0.0.9 user=root</body></html>' }
+        : { status: 400, headers: { 'Content-Type': 'text/plain' }, body: 'bad\r\nX-Forged: header\u0007 line' },
+    );
+    try {
+      const c = await readJson(await create({ name: 'reasons', type: 'webhook', config: { url: `${answers.url}/hook` } }));
+      const html = await readJson(await server.request(`/api/notifications/channels/${c.id}/test`, { method: 'POST', key }));
+      expect(html.last_error).toBe('HTTP 502 Bad Gateway');
+      const plain = await readJson(await server.request(`/api/notifications/channels/${c.id}/test`, { method: 'POST', key }));
+      expect(plain.last_error).toBe('HTTP 400 Bad Request: bad X-Forged: header line');
+    } finally {
+      await answers.close();
+    }
+  });
+
   it('reads an error answer up to 64 KiB, never whole: an endless body fails the delivery at once with a short reason', async () => {
     const endless = await endlessReceiver(500);
     try {

@@ -12,6 +12,7 @@ import { ScanManager } from './scan/manager.js';
 import { startEventRelay, type EventRelay } from './events/relay.js';
 import { openStore, type Store } from './store/index.js';
 import { VERSION } from './version.js';
+import { OutboundGuard } from './util/outbound.js';
 
 /** Log lines are written in chunks of at least this many bytes (one write call per chunk)... */
 const LOG_CHUNK_BYTES = 4096;
@@ -144,6 +145,17 @@ function logSafely(write: () => void): void {
   }
 }
 
+/**
+ * While no user exists, the one-time set-up code goes to the console (standard error, for whoever
+ * started the service) and into the log: set-up from another machine needs it (auth/setup-code.ts).
+ */
+async function announceSetupCode(app: App, logger: Logger): Promise<void> {
+  const { code } = app.services.setupCode;
+  if (code === null || (await app.services.store.users.count()) > 0) return;
+  logger.warn({ setup_code: code }, `first-run set-up code: ${code} (needed to set up from another machine; not needed on this one)`);
+  logSafely(() => process.stderr.write(`\nNetwarden is not set up yet. First-run set-up code: ${code}\n\n`));
+}
+
 /** Seeds the stored configuration on first start and creates the bootstrap admin when asked. */
 export async function initialise(store: Store, config: Pick<ServerConfig, 'settingsSeed' | 'admin'>, log: Logger): Promise<void> {
   if (await seedSettings(store, config.settingsSeed)) log.info('stored the initial configuration');
@@ -203,11 +215,22 @@ export async function startServer(
       log: logger,
       dataDir: config.dataDir,
       scanAllow: config.scanAllow,
+      outboundGuard: new OutboundGuard(config.outboundAllow ?? []),
       queue,
       runsScans: worker,
       ...(options.workerName ? { workerName: options.workerName } : {}),
     });
-    const app = await buildApp({ store, version: VERSION, logger, dataDir: config.dataDir, scanAllow: config.scanAllow, scanManager });
+    const app = await buildApp({
+      store,
+      version: VERSION,
+      logger,
+      dataDir: config.dataDir,
+      scanAllow: config.scanAllow,
+      outboundAllow: config.outboundAllow,
+      // With the administrator from the environment there is nothing to claim.
+      setupCode: config.admin ? null : undefined,
+      scanManager,
+    });
     const { scans, loginThrottle } = app.services;
     // PostgreSQL: this process's live events and cache invalidations reach every other process on
     // the database, and theirs reach this one (SQLite: nothing to relay). Listening before serving.
@@ -226,6 +249,7 @@ export async function startServer(
     app.addHook('preClose', async () => scheduler.stop());
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: VERSION }, 'netwarden listening');
+    await announceSetupCode(app, logger);
     // Whoever started the service waits for this line: do not leave it in the buffer.
     await flushLog(logger);
     let closing: Promise<void> | undefined;

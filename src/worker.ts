@@ -3,6 +3,7 @@ import type { ServerConfig } from './config/environment.js';
 import { EventBus } from './events/bus.js';
 import { startEventRelay } from './events/relay.js';
 import { Notifier } from './notify/notifier.js';
+import { OutboundGuard } from './util/outbound.js';
 import { scanJobQueue } from './queue/index.js';
 import { ScanManager } from './scan/manager.js';
 import { WORKER_NEEDS_POSTGRES, flushLog } from './server.js';
@@ -35,11 +36,14 @@ export async function startWorker(config: ServerConfig, logger: Logger, options:
     const queue = await scanJobQueue(store, logger);
     await queue.start();
     const events = new EventBus();
+    // NETWARDEN_OUTBOUND_ALLOW as `serve` reads it: name sources and deliveries from here obey it too.
+    const outboundGuard = new OutboundGuard(config.outboundAllow ?? []);
     const manager = new ScanManager({
       store,
       log: logger,
       dataDir: config.dataDir,
       scanAllow: config.scanAllow,
+      outboundGuard,
       queue,
       events,
       role: 'worker',
@@ -47,7 +51,7 @@ export async function startWorker(config: ServerConfig, logger: Logger, options:
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     });
     // The notifications of the scans it runs are sent here; their live events reach the API instances through the relay.
-    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: manager.owner.id });
+    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: manager.owner.id, guard: outboundGuard });
     notifier.start();
     const relay = await startEventRelay({ store, bus: events, log: logger });
     const interrupted = await manager.recoverAbandoned();

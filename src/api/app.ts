@@ -16,6 +16,8 @@ import { ScanManager } from '../scan/manager.js';
 import { Reevaluator } from '../scan/reevaluate.js';
 import type { Store } from '../store/index.js';
 import { UpdateChecker } from '../updates/checker.js';
+import { OutboundGuard } from '../util/outbound.js';
+import { SetupCode, newSetupCode } from '../auth/setup-code.js';
 import { Authenticator, registerAuthentication } from './auth.js';
 import { HttpError, errorHandler, notAuthenticated } from './errors.js';
 import { auditRoutes } from './routes/audit.js';
@@ -61,6 +63,16 @@ export interface AppOptions {
    * reads that variable from the environment; null means the stored setting applies.
    */
   scanAllow?: string[] | null;
+  /**
+   * Loopback, link-local or unspecified ranges outbound requests may reach anyway
+   * (NETWARDEN_OUTBOUND_ALLOW). Undefined reads that variable; null allows none of them.
+   */
+  outboundAllow?: string[] | null;
+  /**
+   * The one-time set-up code a set-up from another machine must give (auth/setup-code.ts):
+   * undefined makes a new one; null needs none (the administrator comes from NETWARDEN_ADMIN_*).
+   */
+  setupCode?: string | null;
   /** Folder of the built web UI (default dist/web/ of this package). */
   webRoot?: string;
   /** Notification timing and clock (tests shorten retries and move the clock); contract defaults otherwise. */
@@ -84,6 +96,7 @@ export interface Services {
   loginThrottle: LoginThrottle;
   /** Sends notifications after scans, digests, and the delivery loop (started with the app, stopped on close). */
   notifier: Notifier;
+  setupCode: SetupCode;
   /** Scan schedules: validation, next run, run now (the scheduler in jobs/ fires the slots). */
   schedules: ScheduleService;
   /** Re-evaluates every device in the background after a rule or CVE data change; holds the CVE dataset the API describes matches from. */
@@ -133,6 +146,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
 
   const authenticator = new Authenticator(store);
+  const outboundGuard = options.outboundAllow === undefined ? OutboundGuard.fromEnvironment() : new OutboundGuard(options.outboundAllow ?? []);
   const scans =
     options.scanManager ??
     new ScanManager({
@@ -140,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       log: app.log as unknown as Logger,
       dataDir: options.dataDir ?? null,
       scanAllow: options.scanAllow === undefined ? scanAllowFromEnvironment(process.env) : options.scanAllow,
+      outboundGuard,
     });
   // A scan running when the server stops is ended (recorded as failed) before the store closes.
   app.addHook('onClose', async () => scans.shutdown());
@@ -149,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     log: app.log as unknown as Logger,
     version,
     ownerId: scans.owner.id,
+    guard: outboundGuard,
     ...options.notifier,
   });
   // Pending deliveries from before a restart are resumed here; stopping leaves unsent ones pending for the next start.
@@ -167,9 +183,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
     store,
     version,
     authenticator,
-    updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
+    updateChecker: options.updateChecker ?? new UpdateChecker({ version, guard: outboundGuard }),
     loginThrottle: new LoginThrottle(store.loginFailures),
     notifier,
+    setupCode: new SetupCode(options.setupCode === undefined ? newSetupCode() : options.setupCode),
     schedules: new ScheduleService({ store, scans }),
   } satisfies Services);
 

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCidrList } from '../core/net.js';
 import { isPostgresUrl } from '../store/db.js';
+import { outboundAllowFromEnvironment } from '../util/outbound.js';
 
 export interface ServerConfig {
   port: number;
@@ -21,6 +22,8 @@ export interface ServerConfig {
   admin: { username: string; password: string } | null;
   /** NETWARDEN_SCAN_ALLOW: scan targets that replace scanning.allowed_targets, or null. */
   scanAllow: string[] | null;
+  /** NETWARDEN_OUTBOUND_ALLOW: loopback/link-local ranges outbound requests may reach, or null. */
+  outboundAllow: string[] | null;
 }
 
 export class ConfigError extends Error {}
@@ -66,6 +69,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env, cwd = pro
     settingsSeed: seed,
     admin: username && password ? { username, password } : null,
     scanAllow: scanAllowFromEnvironment(env),
+    outboundAllow: outboundAllowChecked(env),
   };
 }
 
@@ -76,6 +80,15 @@ export function scanAllowFromEnvironment(env: NodeJS.ProcessEnv): string[] | nul
   const parsed = parseCidrList(text);
   if (!parsed.ok) throw new ConfigError(`NETWARDEN_SCAN_ALLOW: ${parsed.error}`);
   return parsed.value;
+}
+
+/** NETWARDEN_OUTBOUND_ALLOW as CIDRs, null when unset; a malformed value is a ConfigError naming it. */
+function outboundAllowChecked(env: NodeJS.ProcessEnv): string[] | null {
+  try {
+    return outboundAllowFromEnvironment(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 function readConfigFile(file: string): Record<string, unknown> {

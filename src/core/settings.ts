@@ -261,11 +261,12 @@ export function defaultSettings(): Settings {
  * they are sent to. Changing the destination without giving the secret again in the same update
  * clears it, so no secret ever follows a new destination.
  */
-const SECRETS: ReadonlyArray<{ path: readonly string[]; key: string; destination: string }> = [
+const SECRETS: ReadonlyArray<{ path: readonly string[]; key: string; destination: string; tls?: string }> = [
   { path: ['updates'], key: 'token', destination: 'feed_url' },
   { path: ['name_sources', 'pihole'], key: 'password', destination: 'url' },
   { path: ['name_sources', 'adguard'], key: 'password', destination: 'url' },
-  { path: ['name_sources', 'unifi'], key: 'password', destination: 'url' },
+  // Turning certificate checks off counts as a new destination: anyone in the path could pose as the controller.
+  { path: ['name_sources', 'unifi'], key: 'password', destination: 'url', tls: 'verify_tls' },
 ];
 
 /** The object at `path` inside a settings document (or a patch), if there is one. */
@@ -391,13 +392,14 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
   if (!isObject(patch)) return { ok: false, error: 'body: must be a JSON object with configuration sections' };
   if (Object.keys(patch).length === 0) return { ok: false, error: 'body: no configuration keys given' };
   const merged = mergeSettings(current, patch) as Record<string, Record<string, unknown>>;
-  for (const { path, key, destination } of SECRETS) {
+  for (const { path, key, destination, tls } of SECRETS) {
     const s = at(merged, path);
     const before = at(current, path);
     if (!s || !before) continue;
     const given = at(patch, path)?.[key];
     const givenAgain = typeof given === 'string' && given !== SECRET_MASK;
-    if (s[destination] !== before[destination] && !givenAgain) s[key] = '';
+    const moved = s[destination] !== before[destination] || (tls !== undefined && before[tls] === true && s[tls] !== true);
+    if (moved && !givenAgain) s[key] = '';
     else if (s[key] === SECRET_MASK) s[key] = before[key];
   }
   return validateSettings(merged);

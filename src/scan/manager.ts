@@ -28,6 +28,7 @@ import { scanPortList } from '../core/top-ports.js';
 import { frequentTcpPorts } from './top-ports.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { NameLookup } from '../names/lookup.js';
+import type { OutboundGuard } from '../util/outbound.js';
 import { ProgressTracker } from './progress.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
 
@@ -105,6 +106,8 @@ export interface ScanManagerOptions {
    * Checked by the caller: CIDRs in canonical form.
    */
   scanAllow?: string[] | null;
+  /** Which addresses the name sources may reach (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  outboundGuard?: OutboundGuard;
   /** This process as the owner of the scans it runs (tests give two managers distinct owners). */
   owner?: ScanOwner;
   /** Where scan_queued, scan_started, scan_progress and scan_finished go; a private bus when not given. */
@@ -184,6 +187,7 @@ export class ScanManager {
   readonly engines: EngineSelector;
   private readonly evaluator: ScanEvaluator;
   private readonly scanAllow: string[] | null;
+  private readonly outboundGuard: OutboundGuard | undefined;
   readonly owner: ScanOwner;
   readonly events: EventBus;
   private orphanTimer: NodeJS.Timeout | null = null;
@@ -208,6 +212,7 @@ export class ScanManager {
     this.engines = options.engines ?? new EngineSelector();
     this.evaluator = new ScanEvaluator(this.store, options.dataDir ?? null);
     this.scanAllow = options.scanAllow ?? null;
+    this.outboundGuard = options.outboundGuard;
     this.owner = options.owner ?? newOwner();
     this.events = options.events ?? new EventBus();
     this.runsScans = options.runsScans ?? true;
@@ -810,7 +815,7 @@ export class ScanManager {
       started: Date.now(),
       ...this.engineOptions(running, scan, settings),
       // Name sources (issue 14): asked now, in parallel with discovery.
-      names: NameLookup.start(settings.name_sources, { signal: running.abort.signal }),
+      names: NameLookup.start(settings.name_sources, { signal: running.abort.signal, guard: this.outboundGuard }),
     };
     const timer = setTimeout(() => {
       running.reason = 'timeout';
@@ -960,7 +965,7 @@ export class ScanManager {
 
   private async recordDiscovery({ scan, names, settings, engineOptions }: ScanRun, discovered: DiscoveredHost[]): Promise<SeenDevice[]> {
     // Hostnames and MACs the scan did not see, from the network's own records (name sources).
-    const lookup = names ?? NameLookup.start(settings.name_sources, { signal: engineOptions.signal });
+    const lookup = names ?? NameLookup.start(settings.name_sources, { signal: engineOptions.signal, guard: this.outboundGuard });
     const { hosts: live, warnings } = await lookup.apply(discovered);
     for (const warning of warnings) this.log.warn({ scan_id: scan.id }, warning);
     await this.store.scans.addWarnings(scan.id, warnings);

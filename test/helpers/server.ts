@@ -6,6 +6,7 @@ import { initialise } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';
 import { createLogger } from '../../src/server.js';
 import type { UpdateChecker } from '../../src/updates/checker.js';
+import { OutboundGuard, outboundAllowFromEnvironment } from '../../src/util/outbound.js';
 import type { NotifierOptions } from '../../src/notify/notifier.js';
 import type { TestDatabase } from './databases.js';
 import type { Logger } from 'pino';
@@ -38,6 +39,11 @@ export interface StartOptions {
   webRoot?: string;
   /** NETWARDEN_SCAN_ALLOW's list; null lets the stored scanning.allowed_targets apply (default: the environment's). */
   scanAllow?: string[] | null;
+  /**
+   * NETWARDEN_OUTBOUND_ALLOW's list (default: the environment's, loopback in the test runs); null
+   * allows no loopback, link-local or unspecified destination, as a server without the variable.
+   */
+  outboundAllow?: string[] | null;
   /** Chooses the scan engine (default: the real one: nmap or the native engine). */
   engines?: EngineSelector;
   /** Answers /api/updates/check (default: the real checker). */
@@ -67,7 +73,10 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
   };
   await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
   const scanAllow = options.scanAllow === undefined ? scanAllowFromEnvironment(process.env) : options.scanAllow;
-  const scanManager = options.engines ? new ScanManager({ store: db.store, log: logger, engines: options.engines, scanAllow }) : undefined;
+  const outboundAllow = options.outboundAllow === undefined ? outboundAllowFromEnvironment(process.env) : options.outboundAllow;
+  const scanManager = options.engines
+    ? new ScanManager({ store: db.store, log: logger, engines: options.engines, scanAllow, outboundGuard: new OutboundGuard(outboundAllow ?? []) })
+    : undefined;
   const app = await buildApp({
     store: db.store,
     version: '0.0.0-test',
@@ -75,6 +84,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     webRoot: options.webRoot,
     scanManager,
     scanAllow,
+    outboundAllow,
     updateChecker: options.updateChecker,
     notifier: options.notifier,
     eventKeepAliveMs: options.eventKeepAliveMs,

@@ -135,6 +135,9 @@ export interface ConditionMatch {
   field: FingerprintField | 'ports';
   value: string;
   where: string | null;
+  /** Where in `value` the pattern matched, and how much of it (for quoting the part that counts). */
+  index: number;
+  length: number;
 }
 
 export interface RuleHit {
@@ -163,7 +166,8 @@ export function matchRule(rule: FingerprintRule, obs: Observation): RuleHit | nu
   for (const condition of rule.when) {
     if ('ports' in condition) {
       if (!condition.ports.every((p) => obs.ports.has(portKey(p)))) return null;
-      matched.push({ field: 'ports', value: condition.ports.map(portKey).join(', '), where: null });
+      const value = condition.ports.map(portKey).join(', ');
+      matched.push({ field: 'ports', value, where: null, index: 0, length: value.length });
       continue;
     }
     let found: ConditionMatch | null = null;
@@ -176,7 +180,7 @@ export function matchRule(rule: FingerprintRule, obs: Observation): RuleHit | nu
           if (cleaned && captures[name] === undefined) captures[name] = cleaned;
         }
         weight = Math.min(weight, observed.weight);
-        found = { field, value: observed.value, where: observed.where };
+        found = { field, value: observed.value, where: observed.where, index: m.index ?? 0, length: m[0].length };
         break;
       }
       if (found) break;
@@ -214,6 +218,9 @@ function fill(template: string | undefined, captures: Record<string, string>): s
 
 /** A CPE with its placeholders filled (CPE-escaped, lower case); a `:{name}` without capture is cut off there. */
 function fillCpe(template: string, captures: Record<string, string>): string | null {
+  // A whole CPE captured as it was written (nmap's own).
+  const whole = template.match(/^\{(\w+)\}$/);
+  if (whole) return captures[whole[1]]?.toLowerCase() ?? null;
   const parts = template.split(':');
   const out: string[] = [];
   for (const part of parts) {
@@ -227,11 +234,13 @@ function fillCpe(template: string, captures: Record<string, string>): string | n
 
 export function yieldOf(hit: RuleHit): HitYield {
   const { rule, captures } = hit;
-  const vendor = fill(rule.vendor, captures);
+  // A vendor taken from what the device said is named by its brand; a rule's own is as written.
+  const filled = fill(rule.vendor, captures);
+  const vendor = filled !== null && rule.vendor?.includes('{') ? cleanVendor(filled) : filled;
   const os = fill(rule.os, captures);
   return {
     device_type: rule.type ?? null,
-    vendor: vendor === null ? null : cleanVendor(vendor),
+    vendor,
     model: fill(rule.model, captures),
     os_name: os === null ? null : canonicalOs(os),
     os_version: fill(rule.osVersion, captures),
@@ -1838,7 +1847,7 @@ export const FINGERPRINT_RULES: readonly FingerprintRule[] = [
   {
     id: 'printer-ty-txt',
     label: "a printer's make and model",
-    when: [{ field: 'mdns_txt', pattern: /^ty=(?<model>.+)$/ }],
+    when: [{ field: 'mdns_txt', pattern: /^ty=(?<model>.+?)(?: series)?$/i }],
     type: 'printer',
     model: '{model}',
     confidence: 75,
@@ -2389,10 +2398,17 @@ export const FINGERPRINT_RULES: readonly FingerprintRule[] = [
   {
     id: 'upnp-model-name',
     label: 'the UPnP description',
-    when: [{ field: 'upnp_model', pattern: /^(?<model>(?!Windows Media|UPnP|Linux\b)\S.{0,60})$/i }],
+    when: [
+      { field: 'upnp_manufacturer', pattern: /^(?<vendor>(?!Linux\b|Microsoft\b|OpenWrt\b|Unknown\b)\S.*)$/i },
+      { field: 'upnp_model', pattern: /^(?<model>(?!Windows Media|UPnP|Linux\b)\S.{0,60})$/i },
+    ],
+    vendor: '{vendor}',
     model: '{model}',
     confidence: 55,
-    examples: { match: ['UE55RU7400', 'Sonos One'], noMatch: ['Windows Media Player Sharing'] },
+    examples: {
+      match: [{ upnp_manufacturer: 'Samsung Electronics', upnp_model: 'UE55RU7400' }],
+      noMatch: [{ upnp_manufacturer: 'Microsoft Corporation', upnp_model: 'Windows Media Player Sharing' }, { upnp_model: 'Sonos One' }],
+    },
   },
   {
     id: 'mdns-model-txt',

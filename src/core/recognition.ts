@@ -256,9 +256,9 @@ function contest(field: ContestField, offers: readonly Offer[]): Outcome | null 
   });
   scored.sort((a, b) => {
     if (Math.abs(a.score - b.score) > 1e-9) return b.score - a.score;
-    // The more specific of two that agree: `camera` before `iot`.
-    if (supports(field, b.value, a.value) && !supports(field, a.value, b.value)) return -1;
-    if (supports(field, a.value, b.value) && !supports(field, b.value, a.value)) return 1;
+    // The more specific of two types or systems that agree: `camera` before `iot`, `DSM` before `Linux`.
+    if ((field === 'device_type' || field === 'os_name') && supports(field, b.value, a.value) && !supports(field, a.value, b.value)) return -1;
+    if ((field === 'device_type' || field === 'os_name') && supports(field, a.value, b.value) && !supports(field, b.value, a.value)) return 1;
     if (a.strongest !== b.strongest) return b.strongest - a.strongest;
     if (a.order !== b.order) return a.order - b.order;
     return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
@@ -363,9 +363,16 @@ export function recognise(input: RecognitionInput, rules: readonly FingerprintRu
 
 const EVIDENCE_FIELDS: readonly YieldField[] = ['device_type', 'vendor', 'model', 'os_name', 'os_version', 'cpe'];
 
-function quote(text: string): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  return `"${t.length > 80 ? `${t.slice(0, 77)}...` : t}"`;
+/** The value in quotes; a long one cut to the part around what matched. */
+function quote(m: ConditionMatch): string {
+  const max = 80;
+  const text = m.value.replace(/\s/g, ' ');
+  if (text.length <= max) return `"${text.trim()}"`;
+  const room = Math.max(0, max - m.length);
+  let start = Math.max(0, m.index - Math.floor(room / 2));
+  const end = Math.min(text.length, start + max);
+  start = Math.max(0, end - max);
+  return `"${start > 0 ? '...' : ''}${text.slice(start, end).trim()}${end < text.length ? '...' : ''}"`;
 }
 
 function describeCondition(m: ConditionMatch): string {
@@ -373,7 +380,7 @@ function describeCondition(m: ConditionMatch): string {
     const list = m.value.split(', ');
     return `${list.length === 1 ? 'open port' : 'open ports'} ${list.join(', ')}`;
   }
-  return `${FIELD_INFO[m.field].label} ${quote(m.value)}${m.where ? ` (${m.where})` : ''}`;
+  return `${FIELD_INFO[m.field].label} ${quote(m)}${m.where ? ` (${m.where})` : ''}`;
 }
 
 /** `SNMP sysDescr "Linux DiskStation 4.4.302+" matches Synology DSM`. */

@@ -84,8 +84,19 @@ export const FIELD_INFO: Readonly<Record<FingerprintField | 'ports', { source: E
 /** A port a rule needs open: a number is TCP, `161/udp` is UDP. */
 export type PortSpec = number | `${number}/udp`;
 
-export type FingerprintCondition =
-  { field: FingerprintField | readonly FingerprintField[]; pattern: RegExp } | { field: 'ports'; ports: readonly PortSpec[] };
+/** A pattern over one text field, or over any of several (the first that matches counts). */
+export interface TextCondition {
+  field: FingerprintField | readonly FingerprintField[];
+  pattern: RegExp;
+}
+
+/** Open ports, all of which must be open. */
+export interface PortsCondition {
+  field: 'ports';
+  ports: readonly PortSpec[];
+}
+
+export type FingerprintCondition = TextCondition | PortsCondition;
 
 /** One field's value as a rule sees it. */
 export interface ObservedValue {
@@ -98,7 +109,7 @@ export interface ObservedValue {
 
 /** Everything known about one host, as the rules read it. */
 export interface Observation {
-  values: Partial<Record<FingerprintField, ObservedValue[]>>;
+  values: ReadonlyMap<FingerprintField, readonly ObservedValue[]>;
   /** Open ports as `22/tcp`, `161/udp`. */
   ports: ReadonlySet<string>;
 }
@@ -154,33 +165,89 @@ export function portKey(spec: PortSpec): string {
   return typeof spec === 'number' ? `${spec}/tcp` : spec;
 }
 
-function fieldsOf(condition: FingerprintCondition): readonly (FingerprintField | 'ports')[] {
-  return typeof condition.field === 'string' ? [condition.field] : condition.field;
+/** A condition as matching uses it: its fields as a list, port specs as keys (compiled once per rule). */
+type CompiledCondition =
+  { kind: 'text'; fields: readonly FingerprintField[]; pattern: RegExp } | { kind: 'ports'; keys: readonly string[]; value: string };
+
+const compiledRules = new WeakMap<FingerprintRule, readonly CompiledCondition[]>();
+
+function compiled(rule: FingerprintRule): readonly CompiledCondition[] {
+  let conditions = compiledRules.get(rule);
+  if (!conditions) {
+    conditions = rule.when.map((c): CompiledCondition => {
+      if (c.field === 'ports') {
+        const keys = c.ports.map(portKey);
+        return { kind: 'ports', keys, value: keys.join(', ') };
+      }
+      const t = c;
+      return { kind: 'text', fields: typeof t.field === 'string' ? [t.field] : t.field, pattern: t.pattern };
+    });
+    compiledRules.set(rule, conditions);
+  }
+  return conditions;
+}
+
+/** A pattern's match on one value: what matching needs of it. */
+interface PatternMatch {
+  groups: Record<string, string>;
+  index: number;
+  length: number;
+}
+
+/**
+ * Each pattern's results by value: across a network the same sysDescr, service types, titles and
+ * vendors recur on many hosts, and matching is the bulk of recognising one. Bounded per pattern.
+ */
+const patternResults = new WeakMap<RegExp, Map<string, PatternMatch | null>>();
+const PATTERN_MEMO_LIMIT = 4096;
+
+function matchPattern(pattern: RegExp, value: string): PatternMatch | null {
+  let memo = patternResults.get(pattern);
+  if (!memo) {
+    memo = new Map();
+    patternResults.set(pattern, memo);
+  }
+  const known = memo.get(value);
+  if (known !== undefined) return known;
+  const m = value.match(pattern);
+  const result: PatternMatch | null = m ? { groups: { ...(m.groups ?? {}) }, index: m.index ?? 0, length: m[0].length } : null;
+  if (memo.size >= PATTERN_MEMO_LIMIT) memo.clear();
+  memo.set(value, result);
+  return result;
 }
 
 /** The rule's hit on an observation, or null when one of its conditions does not hold. */
 export function matchRule(rule: FingerprintRule, obs: Observation): RuleHit | null {
-  const captures: Record<string, string> = {};
+  const conditions = compiled(rule);
+  // Most hosts answer few probes: give up before any work when a condition has nothing to read.
+  for (const c of conditions) {
+    if (c.kind === 'ports') {
+      if (!obs.ports.has(c.keys[0])) return null;
+    } else if (!c.fields.some((f) => obs.values.has(f))) {
+      return null;
+    }
+  }
+  let captures: Record<string, string> | null = null;
   const matched: ConditionMatch[] = [];
   let weight = 1;
-  for (const condition of rule.when) {
-    if ('ports' in condition) {
-      if (!condition.ports.every((p) => obs.ports.has(portKey(p)))) return null;
-      const value = condition.ports.map(portKey).join(', ');
-      matched.push({ field: 'ports', value, where: null, index: 0, length: value.length });
+  for (const c of conditions) {
+    if (c.kind === 'ports') {
+      if (!c.keys.every((k) => obs.ports.has(k))) return null;
+      matched.push({ field: 'ports', value: c.value, where: null, index: 0, length: c.value.length });
       continue;
     }
     let found: ConditionMatch | null = null;
-    for (const field of fieldsOf(condition) as FingerprintField[]) {
-      for (const observed of obs.values[field] ?? []) {
-        const m = observed.value.match(condition.pattern);
+    for (const field of c.fields) {
+      for (const observed of obs.values.get(field) ?? []) {
+        const m = matchPattern(c.pattern, observed.value);
         if (!m) continue;
-        for (const [name, text] of Object.entries(m.groups ?? {})) {
-          const cleaned = cleanCapture(text);
+        for (const name in m.groups) {
+          const cleaned = cleanCapture(m.groups[name]);
+          captures ??= {};
           if (cleaned && captures[name] === undefined) captures[name] = cleaned;
         }
         weight = Math.min(weight, observed.weight);
-        found = { field, value: observed.value, where: observed.where, index: m.index ?? 0, length: m[0].length };
+        found = { field, value: observed.value, where: observed.where, index: m.index, length: m.length };
         break;
       }
       if (found) break;
@@ -188,7 +255,7 @@ export function matchRule(rule: FingerprintRule, obs: Observation): RuleHit | nu
     if (!found) return null;
     matched.push(found);
   }
-  return { rule, captures, matched, weight };
+  return { rule, captures: captures ?? {}, matched, weight };
 }
 
 function cleanCapture(text: string | undefined): string {
@@ -207,6 +274,7 @@ export interface HitYield {
 
 function fill(template: string | undefined, captures: Record<string, string>): string | null {
   if (template === undefined) return null;
+  if (!template.includes('{')) return template;
   let missing = false;
   const text = template.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = captures[name];
@@ -218,6 +286,7 @@ function fill(template: string | undefined, captures: Record<string, string>): s
 
 /** A CPE with its placeholders filled (CPE-escaped, lower case); a `:{name}` without capture is cut off there. */
 function fillCpe(template: string, captures: Record<string, string>): string | null {
+  if (!template.includes('{')) return template;
   // A whole CPE captured as it was written (nmap's own).
   const whole = template.match(/^\{(\w+)\}$/);
   if (whole) return captures[whole[1]]?.toLowerCase() ?? null;
@@ -343,13 +412,17 @@ export function cleanVendor(name: string): string {
 
 /** An example as an observation (the tests use this to run each rule's examples). */
 export function observationOfExample(rule: FingerprintRule, example: FingerprintExample): Observation {
-  const values: Partial<Record<FingerprintField, ObservedValue[]>> = {};
-  const add = (field: FingerprintField, value: string) => (values[field] ??= []).push({ value, weight: 1, where: null });
+  const values = new Map<FingerprintField, ObservedValue[]>();
+  const add = (field: FingerprintField, value: string): void => {
+    const list = values.get(field);
+    if (list) list.push({ value, weight: 1, where: null });
+    else values.set(field, [{ value, weight: 1, where: null }]);
+  };
   let ports: readonly PortSpec[] = [];
   if (typeof example === 'string') {
     const first = rule.when[0];
     if ('ports' in first) throw new Error(`rule ${rule.id}: a string example needs a text condition first`);
-    add(fieldsOf(first)[0] as FingerprintField, example);
+    add(typeof first.field === 'string' ? first.field : first.field[0], example);
   } else {
     for (const [field, value] of Object.entries(example)) {
       if (field === 'ports') ports = value as readonly PortSpec[];

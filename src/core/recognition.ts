@@ -102,12 +102,13 @@ function bestNmapMatch(matches: readonly NmapOsMatch[] | undefined): NmapOsMatch
 }
 
 export function observe(input: RecognitionInput): Observation {
-  const values: Partial<Record<FingerprintField, ObservedValue[]>> = {};
+  const values = new Map<FingerprintField, ObservedValue[]>();
   const add = (field: FingerprintField, value: string | null | undefined, where: string | null = null, weight = 1): void => {
     if (!present(value)) return;
-    const list = (values[field] ??= []);
     const v = value.trim();
-    if (!list.some((o) => o.value === v)) list.push({ value: v, weight, where });
+    const list = values.get(field);
+    if (!list) values.set(field, [{ value: v, weight, where }]);
+    else if (!list.some((o) => o.value === v)) list.push({ value: v, weight, where });
   };
   const { snmp, ssdp, mdns, netbios, http, tls, ssh } = input.probes;
   if (snmp) {
@@ -190,8 +191,17 @@ const OS_BASES: Readonly<Record<string, readonly string[]>> = {
 
 type ContestField = 'device_type' | 'vendor' | 'model' | 'os_name' | 'os_version';
 
+const textKeys = new Map<string, string>();
+
+/** A vendor's or model's letters and digits, lower case (memoised: the same few names recur on every host). */
 function textKey(value: string): string {
-  return value.toLowerCase().replace(/[^a-z0-9]/g, '');
+  let key = textKeys.get(value);
+  if (key === undefined) {
+    key = value.toLowerCase().replace(/[^a-z0-9]/g, '');
+    if (textKeys.size >= 10_000) textKeys.clear();
+    textKeys.set(value, key);
+  }
+  return key;
 }
 
 /** True when a hit for `offered` supports `candidate`: the same, or broader than it. */

@@ -12,6 +12,8 @@ import {
   type FingerprintExample,
   type FingerprintRule,
 } from '../../src/core/fingerprints.js';
+import type { ProbeResults } from '../../src/core/probe-results.js';
+import { recognise, type RecognitionInput } from '../../src/core/recognition.js';
 
 const show = (e: FingerprintExample): string => (typeof e === 'string' ? e : JSON.stringify(e));
 
@@ -105,5 +107,75 @@ describe('the fingerprint table', () => {
     expect(canonicalOs('Mac OS X')).toBe('macOS');
     expect(canonicalOs('DiskStation Manager')).toBe('DSM');
     expect(canonicalOs('Haiku')).toBe('Haiku');
+  });
+});
+
+/**
+ * A rule example as recognise() input: the probe results, MAC, vendor, names and ports that carry
+ * those field values, so the examples also test that recognise() reads every field where the rules
+ * expect it.
+ */
+function inputOfExample(rule: FingerprintRule, example: FingerprintExample): RecognitionInput {
+  const first = rule.when[0];
+  const values: Partial<Record<string, string[]>> = {};
+  let ports: readonly (number | `${number}/udp`)[] = [];
+  if (typeof example === 'string') {
+    if (first.field === 'ports') throw new Error(`${rule.id}: string example for a ports condition`);
+    values[typeof first.field === 'string' ? first.field : first.field[0]] = [example];
+  } else {
+    for (const [field, value] of Object.entries(example)) {
+      if (field === 'ports') ports = value as readonly (number | `${number}/udp`)[];
+      else values[field] = typeof value === 'string' ? [value] : [...(value as readonly string[])];
+    }
+  }
+  const one = (field: string): string | null => values[field]?.[0] ?? null;
+  const probes: ProbeResults = {};
+  if (values.snmp_sysdescr || values.snmp_sysobjectid) {
+    probes.snmp = { community: 'public', sysDescr: one('snmp_sysdescr'), sysObjectID: one('snmp_sysobjectid'), sysName: null, engineId: null };
+  }
+  if (['upnp_manufacturer', 'upnp_model', 'upnp_device_type', 'upnp_friendly_name', 'upnp_server'].some((f) => values[f])) {
+    probes.ssdp = {
+      location: null,
+      server: one('upnp_server'),
+      friendlyName: one('upnp_friendly_name'),
+      manufacturer: one('upnp_manufacturer'),
+      modelName: one('upnp_model'),
+      modelNumber: null,
+      udn: null,
+      deviceType: one('upnp_device_type'),
+    };
+  }
+  if (values.mdns_service || values.mdns_txt || values.mdns_name) {
+    const txt: Record<string, string> = {};
+    for (const kv of values.mdns_txt ?? []) txt[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+    probes.mdns = { names: values.mdns_name ?? [], services: values.mdns_service ?? [], instances: [], txt };
+  }
+  const http = [
+    ...(values.http_title ?? []).map((title) => ({ port: 80, tls: false, status: 200, title, server: null, faviconHash: null })),
+    ...(values.http_server ?? []).map((server) => ({ port: 8080, tls: false, status: 200, title: null, server, faviconHash: null })),
+  ];
+  if (http.length > 0) probes.http = http;
+  const tls = [
+    ...(values.tls_subject ?? []).map((subject) => ({ subject, issuer: null })),
+    ...(values.tls_issuer ?? []).map((issuer) => ({ subject: null, issuer })),
+  ].map((t) => ({ port: 443, ...t, sans: [], notBefore: null, notAfter: null, selfSigned: true, keyHash: null }));
+  if (tls.length > 0) probes.tls = tls;
+  if (values.ssh_banner) probes.ssh = values.ssh_banner.map((banner) => ({ port: 22, banner, keyType: null, fingerprint: null }));
+  if (values.netbios_name) probes.netbios = { name: values.netbios_name[0], workgroup: null, mac: null };
+  if (values.nmap_os_name || values.nmap_os_class || values.nmap_os_cpe) {
+    const [vendor, family, generation, type] = (one('nmap_os_class') ?? '|||').split('|');
+    probes.nmapOs = [{ name: one('nmap_os_name') ?? 'unnamed', accuracy: 100, vendor, family, generation, type, cpe: values.nmap_os_cpe ?? [] }];
+  }
+  const openPorts = [
+    ...ports.map((p) => (typeof p === 'number' ? { port: p, protocol: 'tcp' } : { port: Number(p.split('/')[0]), protocol: 'udp' })),
+    ...(values.port_product ?? []).map((product, i) => ({ port: 40000 + i, protocol: 'tcp', product })),
+  ].map((p) => ({ service: null, product: null, version: null, ...p }));
+  return { probes, mac: one('mac'), ouiVendor: one('oui_vendor'), hostname: one('hostname'), openPorts };
+}
+
+describe('the fingerprint table through recognise()', () => {
+  it.each(cases('match'))('%s is evidence for %s', (id, _shown, rule, example) => {
+    const r = recognise(inputOfExample(rule, example));
+    expect(r.evidence.some((e) => e.rule === id)).toBe(true);
   });
 });

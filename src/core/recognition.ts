@@ -396,7 +396,8 @@ function describeCondition(m: ConditionMatch): string {
 /** `SNMP sysDescr "Linux DiskStation 4.4.302+" matches Synology DSM`. */
 export function detailOf(hit: RuleHit): string {
   const parts = hit.matched.map(describeCondition);
-  const text = `${parts.join(' and ')} ${parts.length === 1 && hit.matched[0].field !== 'ports' ? 'matches' : 'match'} ${hit.rule.label}`;
+  const plural = parts.length > 1 || (hit.matched[0].field === 'ports' && hit.matched[0].value.includes(','));
+  const text = `${parts.join(' and ')} ${plural ? 'match' : 'matches'} ${hit.rule.label}`;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 

@@ -135,6 +135,7 @@ describe('recognise', () => {
     expect(r.type_confidence).toBeGreaterThanOrEqual(95);
     expect(r.cpes).toContain('cpe:/o:apple:iphone_os');
     expect(reasonOf(r)).toBe('Apple phone (mDNS, open ports)');
+    expect(r.evidence.find((e) => e.rule === 'apple-iphone-sync-port')?.detail).toBe('Open port 62078/tcp matches the iPhone/iPad sync port (62078)');
   });
 
   it('tells iPads, Macs, Apple TVs and HomePods apart by their model codes', () => {
@@ -168,6 +169,7 @@ describe('recognise', () => {
     );
     expect(r).toMatchObject({ device_type: 'printer', vendor: 'Brother', model: 'HL-L2350DW' });
     expect(r.type_confidence).toBeGreaterThan(90);
+    expect(r.evidence.find((e) => e.rule === 'printer-ports')?.detail).toBe('Open ports 9100/tcp, 515/tcp match raw printing and LPD ports');
   });
 
   it('prefers the specific type that a broader one supports (Shelly: smart home, not just IoT)', () => {

@@ -11,11 +11,6 @@ export class TargetNotAllowedError extends InvalidInputError {
   override readonly code = 'NW_TARGET_NOT_ALLOWED';
 }
 
-/** The configured engine cannot run here (scanning.engine is nmap, and nmap is not installed). */
-export class EngineUnavailableError extends InvalidInputError {
-  override readonly code = 'NW_ENGINE_UNAVAILABLE';
-}
-
 /** Another scan holds the active slot; `extra.scan_id` names it. */
 export class ScanBusyError extends ConflictError {
   override readonly code = 'NW_SCAN_BUSY';

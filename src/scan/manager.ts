@@ -17,19 +17,19 @@ import { rangesOverlap, startableScans, triggerConflict } from '../core/scan-que
 import type { ImportPlan } from '../core/nmap-import.js';
 import { InProcessQueue } from '../queue/in-process.js';
 import type { JobOutcome, ScanJobQueue } from '../queue/types.js';
-import { EngineSelector } from './engines.js';
+import { EngineSelector } from '../engines/engines.js';
 import { ScanEvaluator } from './evaluate.js';
 import { NetwardenError } from '../util/errors.js';
 import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError, UploadInProgressError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
-import { runPipeline } from './pipeline.js';
+import { runPipeline } from '../engines/pipeline.js';
 import { scanPortList } from '../core/top-ports.js';
 import { frequentTcpPorts } from './top-ports.js';
-import { hasRawSocketPrivilege } from './privileges.js';
+import { hasRawSocketPrivilege } from '../engines/privileges.js';
 import { NameLookup } from '../names/lookup.js';
 import { ProgressTracker } from './progress.js';
-import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from './types.js';
+import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type ScanEngine } from '../engines/types.js';
 
 export interface ScanRequest {
   profile: ScanProfile;
@@ -914,7 +914,7 @@ export class ScanManager {
   }
 
   /**
-   * Discovery and the port scan overlapped (src/scan/pipeline.ts): the hosts online after the
+   * Discovery and the port scan overlapped (src/engines/pipeline.ts): the hosts online after the
    * previous scan are port-scanned from the start, the others as discovery reports them, and
    * results are written while the engine still runs. Records exactly what phases() records.
    */

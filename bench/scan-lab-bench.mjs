@@ -18,7 +18,7 @@
 //   sequential   `nmap -n -sn <block>`, then one `nmap -n -sS -sV -p1-1000 <host>` per live host, one
 //                after another (the naive baseline)
 //   plain_nmap_os, api_nmap_os   the same two with OS detection on
-//   api_native   as api_nmap with scanning.engine native (when dist/scan/native/engine.js exists)
+//   api_native   as api_nmap with scanning.engine native (when dist/engines/native/engine.js exists)
 //   engine_discovery, engine_ports   the two nmap runs the engine makes for api_nmap (arguments from
 //                dist/core/nmap-args.js), run on their own: where the API's time goes
 // Experiments (with BENCH_SCAN_EXPERIMENTS=1, or named in BENCH_SCAN_VARIANTS), for the analysis:
@@ -27,7 +27,7 @@
 //   exp_discovery_no_retry   engine_discovery with --max-retries 0 (no ARP retransmission)
 //
 // The API server is kept between runs, so from the second scan on it knows which hosts were online
-// and port-scans them while discovery runs (src/scan/pipeline.ts), as a scheduled re-scan does.
+// and port-scans them while discovery runs (src/engines/pipeline.ts), as a scheduled re-scan does.
 // Targets (issue 12): api_nmap <= 1.1 x plain_nmap, with OS detection off and on; sequential >= 3 x api_nmap.
 // Results: bench/results/scan-lab.json and bench/results/scan-lab.md. Exit status 1 when a run found other
 // hosts or open ports than the lab has, or a scan did not complete.
@@ -189,8 +189,8 @@ async function main() {
   ensureBuilt({ markers: ['api/app.js'], log, keepOnBuildError: true });
   ({ parseNmapXml } = await import(new URL('core/nmap-xml.js', dist)));
   const { discoveryArgs, portScanArgs } = await import(new URL('core/nmap-args.js', dist));
-  const hasNative = existsSync(new URL('scan/native/engine.js', dist));
-  if (!hasNative) log('dist/scan/native/engine.js does not exist: skipping api_native');
+  const hasNative = existsSync(new URL('engines/native/engine.js', dist));
+  if (!hasNative) log('dist/engines/native/engine.js does not exist: skipping api_native');
 
   const loadBefore = os.loadavg();
   log(`building the lab: ${HOSTS} hosts, ${ABSENT} empty addresses in ${BLOCK} (minus ${EXCLUDE.join(', ')})`);

@@ -6,7 +6,7 @@
  * §14) and reports it neither closed nor, when it is examined again, opened.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { httpListener, type Listener } from '../helpers/listeners.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';

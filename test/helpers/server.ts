@@ -1,6 +1,6 @@
 import { buildApp, type App } from '../../src/api/app.js';
 import { scanAllowFromEnvironment } from '../../src/config/environment.js';
-import type { EngineSelector } from '../../src/scan/engines.js';
+import type { EngineSelector } from '../../src/engines/engines.js';
 import { ScanManager } from '../../src/scan/manager.js';
 import { initialise } from '../../src/server.js';
 import type { Store } from '../../src/store/index.js';

@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { ADMIN } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { BIN, baseEnv, bodyOf, client, sessionCookieOf } from '../cli/helpers.js';

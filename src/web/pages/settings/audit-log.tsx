@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, apiPage } from '../../api';
+import { answer, api, page } from '../../api';
 import { EmptyState, ErrorMessage, Field, Loading, Pager, Time } from '../../components/ui';
 import { humanize } from '../../format';
 import { useResource } from '../../hooks';
-import type { AuditActions, AuditEntry } from '../../types';
+import type { AuditAction, AuditEntry } from '../../types';
 
 const AUDIT_PAGE_SIZE = 25;
 
@@ -16,9 +16,16 @@ function words(value: string): string {
 export function AuditLog() {
   const [action, setAction] = useState('');
   const [offset, setOffset] = useState(0);
-  const actions = useResource((signal) => api<AuditActions>('/api/audit-logs/actions', { signal }), []);
+  const actions = useResource((signal) => answer(api.GET('/api/audit-logs/actions', { signal })), []);
   const entries = useResource(
-    (signal) => apiPage<AuditEntry>('/api/audit-logs', { action, limit: AUDIT_PAGE_SIZE, offset }, signal),
+    (signal) =>
+      // The select offers only the names GET /api/audit-logs/actions gave: the filter's own values.
+      page(
+        api.GET('/api/audit-logs', {
+          params: { query: { action: (action || undefined) as AuditAction | undefined, limit: AUDIT_PAGE_SIZE, offset } },
+          signal,
+        }),
+      ),
     [action, offset],
   );
 

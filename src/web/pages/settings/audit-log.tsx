@@ -14,18 +14,11 @@ function words(value: string): string {
 
 /** The audit log, newest first, filtered by action and paged. */
 export function AuditLog() {
-  const [action, setAction] = useState('');
+  const [action, setAction] = useState<AuditAction | ''>('');
   const [offset, setOffset] = useState(0);
   const actions = useResource((signal) => answer(api.GET('/api/audit-logs/actions', { signal })), []);
   const entries = useResource(
-    (signal) =>
-      // The select offers only the names GET /api/audit-logs/actions gave: the filter's own values.
-      page(
-        api.GET('/api/audit-logs', {
-          params: { query: { action: (action || undefined) as AuditAction | undefined, limit: AUDIT_PAGE_SIZE, offset } },
-          signal,
-        }),
-      ),
+    (signal) => page(api.GET('/api/audit-logs', { params: { query: { action: action || undefined, limit: AUDIT_PAGE_SIZE, offset } }, signal })),
     [action, offset],
   );
 
@@ -37,7 +30,8 @@ export function AuditLog() {
             name="action"
             value={action}
             onChange={(e) => {
-              setAction(e.currentTarget.value);
+              // The options are the names GET /api/audit-logs/actions gave: the filter's own values.
+              setAction(e.currentTarget.value as AuditAction | '');
               setOffset(0);
             }}
           >

@@ -7,8 +7,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identifyService } from '../../../src/core/banners.js';
-import { collectEvidence, respReplyComplete } from '../../../src/scan/native/banners.js';
-import { SocketRegistry } from '../../../src/scan/native/connect-pool.js';
+import { collectEvidence, respReplyComplete } from '../../../src/engines/native/banners.js';
+import { SocketRegistry } from '../../../src/engines/native/connect-pool.js';
 
 const REDIS = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
 /** `Redis server v=7.0.15 sha=…` → `7.0.15`; null when redis-server is not installed. */

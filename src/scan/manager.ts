@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { EventBus } from '../events/bus.js';
 import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
 import { formatPortRanges, ipv4ToInt, networkContains, networkWithin, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
-import { storedCoverage, tcpCoverage, type PortCoverage } from '../core/coverage.js';
+import { formatCoverage, storedCoverage, tcpCoverage, type PortCoverage } from '../core/coverage.js';
 import type { Settings } from '../core/settings.js';
 import type { ActorType } from '../store/audit.js';
 import { nowIso } from '../store/clock.js';
@@ -24,7 +24,7 @@ import { publishScanOutcome } from './events.js';
 import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningError, TargetNotAllowedError, UploadInProgressError } from './errors.js';
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
-import { scanPortList } from '../core/top-ports.js';
+import { scanPortCoverage } from '../core/top-ports.js';
 import { frequentTcpPorts } from './top-ports.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { NameLookup } from '../names/lookup.js';
@@ -613,7 +613,9 @@ export class ScanManager {
         runner: claimed.runner,
       }).catch((err) => this.log.warn({ err, scan_id: claimed.id }, 'could not audit the start of a scan'));
       const exclude = device ? [] : settings.network.exclude;
-      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile));
+      // TCP only for now: an agent's engine may lack the privileges nmap needs for UDP, and what it
+      // leaves out must not be recorded as examined.
+      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile).tcp);
       // The list the agent examines, on the record now: its upload is recorded with it, whatever the settings are then.
       if (ports !== null) await this.store.scans.update(claimed.id, { port_list: ports });
       return {
@@ -735,7 +737,7 @@ export class ScanManager {
       await this.store.scans.addWarnings(scanId, result.warnings ?? []);
       const seen = await this.recordDiscovery(run, result.hosts);
       // The ports the agent was handed when it took the scan (claimForAgent); a quick scan examines none.
-      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile));
+      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile).tcp);
       if (profile !== 'quick') await this.recordPorts(scan, examined, result.ports, result.hosts, seen);
       await this.evaluationPhase(run, seen, examined);
       await this.recordCompleted(run, result.hosts.length, { scan_ms: now - run.started, evaluation_ms: Date.now() - now });
@@ -875,7 +877,7 @@ export class ScanManager {
   }
 
   /** Discovery, then the port scan of the hosts it found (not for quick scans): one after the other. */
-  private async phases(run: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
+  private async phases(run: ScanRun): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortCoverage }> {
     const { live, seen } = await this.discoveryPhase(run);
     const portList = await this.portPhase(run, live, seen);
     return { live, seen, portList };
@@ -896,19 +898,20 @@ export class ScanManager {
   }
 
   /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
-  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortRange[]> {
+  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortCoverage> {
     const { engine, settings, request, engineOptions } = run;
-    const portList = portListOf(settings, request.profile);
-    if (request.profile === 'quick' || live.length === 0) return portList;
+    if (request.profile === 'quick') return portListOf(settings, request.profile);
+    const portList = await this.examinedBy(run, request.profile);
+    if (live.length === 0) return portList;
     const results = await engine.scanPorts({
       hosts: live.map((h) => h.ip),
       profile: request.profile,
-      ports: formatPortRanges(portList),
+      ports: formatCoverage(portList),
       osDetection: settings.scanning.os_detection,
       ...engineOptions,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
-    await this.recordPorts(run.scan, tcpCoverage(portList), results, live, seen);
+    await this.recordPorts(run.scan, portList, results, live, seen);
     return portList;
   }
 
@@ -920,9 +923,9 @@ export class ScanManager {
   private async pipelinedPhases(
     run: ScanRun,
     profile: Exclude<ScanProfile, 'quick'>,
-  ): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
+  ): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortCoverage }> {
     const { engine, settings, network, request, engineOptions } = run;
-    const portList = portListOf(settings, profile);
+    const portList = await this.examinedBy(run, profile);
     const exclude = request.device ? [] : settings.network.exclude;
     engineOptions.onProgress({ phase: 'discovery', percent: 0 });
     let found: { live: DiscoveredHost[]; seen: SeenDevice[] } = { live: [], seen: [] };
@@ -932,7 +935,7 @@ export class ScanManager {
       discovery: { cidr: network.cidr, exclude, ...engineOptions },
       ports: {
         profile,
-        ports: formatPortRanges(portList),
+        ports: formatCoverage(portList),
         osDetection: settings.scanning.os_detection,
         privileged,
         resolveHostnames,
@@ -942,11 +945,25 @@ export class ScanManager {
       recordDiscovery: async (hosts) => {
         found = { live: hosts, seen: await this.recordDiscovery(run, hosts) };
       },
-      recordPorts: (results) => this.recordPorts(run.scan, tcpCoverage(portList), results, found.live, found.seen),
+      recordPorts: (results) => this.recordPorts(run.scan, portList, results, found.live, found.seen),
       onProcessGroups: run.recordProcessGroups,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
     return { ...found, portList };
+  }
+
+  /**
+   * The ports this run's engine examines for `profile`: the configured ones, less what the engine
+   * cannot examine here (nmap's UDP scan unprivileged), which the scan log then names.
+   */
+  private async examinedBy(run: ScanRun, profile: Exclude<ScanProfile, 'quick'>): Promise<PortCoverage> {
+    const configured = portListOf(run.settings, profile);
+    const { coverage, warning } = run.engine.examinable?.(configured, run.engineOptions.privileged) ?? { coverage: configured, warning: null };
+    if (warning) {
+      this.log.warn({ scan_id: run.scan.id }, warning);
+      await this.store.scans.addWarnings(run.scan.id, [warning]);
+    }
+    return coverage;
   }
 
   /** The addresses of the devices online after the previous scan that lie in `network` and outside `exclude`. */
@@ -1206,8 +1223,8 @@ export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
 }
 
 /** The ports a scan examines: scanning.port_range with scanning.top_ports, or every port for intensive scans (core/top-ports.ts). */
-function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
-  return scanPortList(settings.scanning, profile, frequentTcpPorts().ports);
+function portListOf(settings: Settings, profile: ScanProfile): PortCoverage {
+  return scanPortCoverage(settings.scanning, profile, frequentTcpPorts().ports);
 }
 
 /** A recorded scan's subnet as a network (it was validated when the scan was recorded). */

@@ -35,7 +35,7 @@
 // hosts or open ports than the lab has, or a scan did not complete.
 //
 // Environment: BENCH_SCAN_REPEAT (3), BENCH_SCAN_VARIANTS (comma list of the names above; default
-// all but the experiments), BENCH_SCAN_EXPERIMENTS=1, BENCH_SKIP_BUILD=1 (use dist/ as it is), BENCH_LOG_LEVEL (server log level, default silent).
+// all but the experiments), BENCH_SCAN_RESULTS (results name, default scan-lab), BENCH_SCAN_EXPERIMENTS=1, BENCH_SKIP_BUILD=1 (use dist/ as it is), BENCH_LOG_LEVEL (server log level, default silent).
 //
 // The lab is always torn down: try/finally, and SIGINT/SIGTERM/SIGHUP handlers.
 import { execFileSync } from 'node:child_process';
@@ -432,8 +432,9 @@ async function main() {
     breakdown,
     failures,
   };
-  writeResults('scan-lab', report, markdown(report));
-  log(`wrote bench/results/scan-lab.json and bench/results/scan-lab.md`);
+  const name = process.env.BENCH_SCAN_RESULTS ?? 'scan-lab';
+  writeResults(name, report, markdown(report));
+  log(`wrote bench/results/${name}.json and bench/results/${name}.md`);
   console.log(markdown(report));
   if (failures.length) {
     log(`FAILED checks:\n  ${failures.join('\n  ')}`);

@@ -243,13 +243,15 @@ export class NativeEngine implements ScanEngine {
         },
         true,
       );
-      // UDP beside TCP: its silent ports wait out their timeouts while the TCP scan runs.
+      // UDP beside TCP: its silent ports wait out their timeouts while the TCP scan and banner grabs run.
       const udp = udpScan(hosts, udpPorts, {
         concurrency: this.udpConcurrency,
         timeoutMs: this.udpTimeoutMs,
         retries: this.udpRetries,
         signal: udpStop.signal,
       });
+      // Awaited after the banner grabs; an error before then must not go unhandled.
+      udp.catch(() => undefined);
       const results = await connectScan(hosts, ports, {
         maxSockets: this.maxSockets,
         timeouts: this.portTimeouts,
@@ -269,8 +271,6 @@ export class NativeEngine implements ScanEngine {
           });
         },
       });
-      if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
-      const udpResults = new Map((await udp).map((r) => [r.host, r]));
       if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
       emit({ phase: 'ports', percent: 100, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: hosts.length, etaSeconds: 0 }, true);
 
@@ -301,6 +301,9 @@ export class NativeEngine implements ScanEngine {
         () => registry.cancelled,
       );
       if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
+      // The UDP probes ran through the TCP port scan and the banner grabs; their silent ports wait out their timeouts here at the latest.
+      const udpResults = new Map((await udp).map((r) => [r.host, r]));
+      if (request.signal.aborted) throw new ScanAbortedError();
 
       const neighbours = await readNeighbourTable(this.neighbourTablePath);
       const hostnames = request.resolveHostnames ? await this.resolveAll(hosts, request.signal) : new Map<string, string>();

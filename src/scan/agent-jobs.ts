@@ -103,7 +103,9 @@ export class AgentJobs {
         })
         .catch((err) => log.warn({ err, scan_id: claimed.id }, 'could not audit the start of a scan'));
       const exclude = device ? [] : settings.network.exclude;
-      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile));
+      // TCP only for now: an agent's engine may lack the privileges nmap needs for UDP, and what it
+      // leaves out must not be recorded as examined.
+      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile).tcp);
       // The list the agent examines, on the record now: its upload is recorded with it, whatever the settings are then.
       if (ports !== null) await store.scans.update(claimed.id, { port_list: ports });
       return {
@@ -193,7 +195,7 @@ export class AgentJobs {
     const lease = lifecycle.keepLeaseOf(scanId, ownerId);
     try {
       // The ports the agent was handed when it took the scan (claimForAgent); a quick scan examines none.
-      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile));
+      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile).tcp);
       await recorder.recordResults(run, { hosts: result.hosts, ports: result.ports, warnings: result.warnings ?? [], examined });
     } catch (err) {
       // A retry may record the results at once (beginUpload removes what this attempt wrote).

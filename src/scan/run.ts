@@ -6,8 +6,8 @@
 import type { OutboundGuard } from '../util/outbound.js';
 import type { Logger } from 'pino';
 import type { DiscoveredHost, ScanProfile } from '../core/model.js';
-import { formatPortRanges, ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
-import { tcpCoverage } from '../core/coverage.js';
+import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network } from '../core/net.js';
+import { formatCoverage, type PortCoverage } from '../core/coverage.js';
 import type { Settings } from '../core/settings.js';
 import type { EventBus } from '../events/bus.js';
 import { NameLookup } from '../names/lookup.js';
@@ -42,7 +42,7 @@ export interface ScanRunnerDeps {
   outboundGuard?: OutboundGuard;
 }
 
-type Phases = { live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] };
+type Phases = { live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortCoverage };
 
 export class ScanRunner {
   constructor(private readonly deps: ScanRunnerDeps) {}
@@ -193,20 +193,35 @@ export class ScanRunner {
   }
 
   /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
-  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortRange[]> {
+  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortCoverage> {
     const { engine, settings, request, engineOptions } = run;
-    const portList = portListOf(settings, request.profile);
-    if (request.profile === 'quick' || live.length === 0) return portList;
+    if (request.profile === 'quick') return portListOf(settings, request.profile);
+    const portList = await this.examinedBy(run, request.profile);
+    if (live.length === 0) return portList;
     const results = await engine.scanPorts({
       hosts: live.map((h) => h.ip),
       profile: request.profile,
-      ports: formatPortRanges(portList),
+      ports: formatCoverage(portList),
       osDetection: settings.scanning.os_detection,
       ...engineOptions,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
-    await this.deps.recorder.recordPorts(run.scan, tcpCoverage(portList), results, live, seen);
+    await this.deps.recorder.recordPorts(run.scan, portList, results, live, seen);
     return portList;
+  }
+
+  /**
+   * The ports this run's engine examines for `profile`: the configured ones, less what the engine
+   * cannot examine here (nmap's UDP scan unprivileged), which the scan log then names.
+   */
+  private async examinedBy(run: ScanRun, profile: Exclude<ScanProfile, 'quick'>): Promise<PortCoverage> {
+    const configured = portListOf(run.settings, profile);
+    const { coverage, warning } = run.engine.examinable?.(configured, run.engineOptions.privileged) ?? { coverage: configured, warning: null };
+    if (warning) {
+      this.deps.log.warn({ scan_id: run.scan.id }, warning);
+      await this.deps.store.scans.addWarnings(run.scan.id, [warning]);
+    }
+    return coverage;
   }
 
   /**
@@ -217,7 +232,7 @@ export class ScanRunner {
   private async pipelinedPhases(run: ScanRun, profile: Exclude<ScanProfile, 'quick'>): Promise<Phases> {
     const { engine, settings, network, request, engineOptions } = run;
     const { recorder, store } = this.deps;
-    const portList = portListOf(settings, profile);
+    const portList = await this.examinedBy(run, profile);
     const exclude = request.device ? [] : settings.network.exclude;
     engineOptions.onProgress({ phase: 'discovery', percent: 0 });
     let found: { live: DiscoveredHost[]; seen: SeenDevice[] } = { live: [], seen: [] };
@@ -227,7 +242,7 @@ export class ScanRunner {
       discovery: { cidr: network.cidr, exclude, ...engineOptions },
       ports: {
         profile,
-        ports: formatPortRanges(portList),
+        ports: formatCoverage(portList),
         osDetection: settings.scanning.os_detection,
         privileged,
         resolveHostnames,
@@ -237,7 +252,7 @@ export class ScanRunner {
       recordDiscovery: async (hosts) => {
         found = { live: hosts, seen: await recorder.recordDiscovery(run, hosts) };
       },
-      recordPorts: (results) => recorder.recordPorts(run.scan, tcpCoverage(portList), results, found.live, found.seen),
+      recordPorts: (results) => recorder.recordPorts(run.scan, portList, results, found.live, found.seen),
       onProcessGroups: run.recordProcessGroups,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });

@@ -3,12 +3,13 @@
  * of a scan running here, and everything a run's phases and its recording need.
  */
 import type { ScanProfile } from '../core/model.js';
-import type { Ipv4Network, PortRange } from '../core/net.js';
+import type { Ipv4Network } from '../core/net.js';
 import type { Settings } from '../core/settings.js';
 import type { NameLookup } from '../names/lookup.js';
 import type { ActorType } from '../store/audit.js';
 import type { ScanRow } from '../store/schema.js';
-import { scanPortList } from '../core/top-ports.js';
+import { scanPortCoverage } from '../core/top-ports.js';
+import type { PortCoverage } from '../core/coverage.js';
 import type { DiscoveryRequest, ScanEngine } from '../engines/types.js';
 import { ProgressTracker } from './progress.js';
 import { frequentTcpPorts } from './top-ports.js';
@@ -84,6 +85,6 @@ export function recordingRun(run: Omit<ScanRun, 'engineOptions' | 'recordProcess
 }
 
 /** The ports a scan examines: scanning.port_range with scanning.top_ports, or every port for intensive scans (core/top-ports.ts). */
-export function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
-  return scanPortList(settings.scanning, profile, frequentTcpPorts().ports);
+export function portListOf(settings: Settings, profile: ScanProfile): PortCoverage {
+  return scanPortCoverage(settings.scanning, profile, frequentTcpPorts().ports);
 }

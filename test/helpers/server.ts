@@ -67,8 +67,9 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const settings = {
     ...options.settings,
-    // Tests scan the exact port_range they set: scanning.top_ports (default 1000) only when a test asks for it.
-    scanning: { top_ports: 0, ...(options.settings?.scanning as object | undefined) },
+    // Tests scan the exact port_range they set: scanning.top_ports (default 1000) and scanning.udp_ports
+    // (default 53,67,…) only when a test asks for them.
+    scanning: { top_ports: 0, udp_ports: '', ...(options.settings?.scanning as object | undefined) },
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
   await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);

@@ -391,7 +391,9 @@ const OS_NAMES: Readonly<Record<string, string>> = {
 
 /** An operating system name as recognition writes it (`Mac OS X` → `macOS`). */
 export function canonicalOs(name: string): string {
-  return OS_NAMES[name.trim().toLowerCase()] ?? name.trim();
+  const key = name.trim().toLowerCase();
+  // Own keys only: a name such as `constructor` must not find Object's prototype.
+  return Object.hasOwn(OS_NAMES, key) ? OS_NAMES[key] : name.trim();
 }
 
 /**

@@ -211,7 +211,7 @@ function supports(field: ContestField, offered: string, candidate: string): bool
     case 'device_type':
       return isFormOf(candidate as DeviceType, offered as DeviceType);
     case 'os_name':
-      return (OS_BASES[candidate] ?? []).includes(offered);
+      return (Object.hasOwn(OS_BASES, candidate) ? OS_BASES[candidate] : []).includes(offered);
     case 'vendor':
     case 'model': {
       const a = textKey(offered);

@@ -373,3 +373,19 @@ describe('recognise: properties', () => {
     );
   });
 });
+
+describe('recognise() with names that are Object prototype keys', () => {
+  it('treats `constructor` and `valueOf` as plain text, not as Object methods', () => {
+    for (const name of ['constructor', 'valueOf', '__proto__', 'toString']) {
+      const result = recognise({
+        probes: { nmapOs: [{ name, accuracy: 90, vendor: null, family: name, generation: null, type: 'general purpose', cpe: [] }] },
+        mac: null,
+        ouiVendor: null,
+        hostname: name,
+        openPorts: [],
+      });
+      expect(typeof result.device_type).toBe('string');
+      expect(result.os_name === null || typeof result.os_name === 'string').toBe(true);
+    }
+  });
+});

@@ -25,7 +25,6 @@ import { InvalidTargetError, ScanBusyError, ScanNotFoundError, ScanNotRunningErr
 import { LEASE_RENEW_MS, ORPHAN_CHECK_MS, SCAN_LEASE_MS, endOrphanedEngines, newOwner, ownerGone, type ScanOwner } from './owner.js';
 import { runPipeline } from './pipeline.js';
 import { scanPortList } from '../core/top-ports.js';
-import { frequentTcpPorts } from './top-ports.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import { NameLookup } from '../names/lookup.js';
 import { ProgressTracker } from './progress.js';
@@ -614,7 +613,7 @@ export class ScanManager {
         runner: claimed.runner,
       }).catch((err) => this.log.warn({ err, scan_id: claimed.id }, 'could not audit the start of a scan'));
       const exclude = device ? [] : settings.network.exclude;
-      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile));
+      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile, this.engines));
       // The list the agent examines, on the record now: its upload is recorded with it, whatever the settings are then.
       if (ports !== null) await this.store.scans.update(claimed.id, { port_list: ports });
       return {
@@ -736,7 +735,7 @@ export class ScanManager {
       await this.store.scans.addWarnings(scanId, result.warnings ?? []);
       const seen = await this.recordDiscovery(run, result.hosts);
       // The ports the agent was handed when it took the scan (claimForAgent); a quick scan examines none.
-      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile));
+      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile, this.engines));
       if (profile !== 'quick') await this.recordPorts(scan, examined, result.ports, result.hosts, seen);
       await this.evaluationPhase(run, seen, examined);
       await this.recordCompleted(run, result.hosts.length, { scan_ms: now - run.started, evaluation_ms: Date.now() - now });
@@ -899,7 +898,7 @@ export class ScanManager {
   /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
   private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortRange[]> {
     const { engine, settings, request, engineOptions } = run;
-    const portList = portListOf(settings, request.profile);
+    const portList = portListOf(settings, request.profile, this.engines);
     if (request.profile === 'quick' || live.length === 0) return portList;
     const results = await engine.scanPorts({
       hosts: live.map((h) => h.ip),
@@ -923,7 +922,7 @@ export class ScanManager {
     profile: Exclude<ScanProfile, 'quick'>,
   ): Promise<{ live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortRange[] }> {
     const { engine, settings, network, request, engineOptions } = run;
-    const portList = portListOf(settings, profile);
+    const portList = portListOf(settings, profile, this.engines);
     const exclude = request.device ? [] : settings.network.exclude;
     engineOptions.onProgress({ phase: 'discovery', percent: 0 });
     let found: { live: DiscoveredHost[]; seen: SeenDevice[] } = { live: [], seen: [] };
@@ -1207,8 +1206,8 @@ export function actorOf(triggeredBy: string | null): ScanRequest['actor'] {
 }
 
 /** The ports a scan examines: scanning.port_range with scanning.top_ports, or every port for intensive scans (core/top-ports.ts). */
-function portListOf(settings: Settings, profile: ScanProfile): PortRange[] {
-  return scanPortList(settings.scanning, profile, frequentTcpPorts().ports);
+function portListOf(settings: Settings, profile: ScanProfile, engines: EngineSelector): PortRange[] {
+  return scanPortList(settings.scanning, profile, engines.frequentTcpPorts().ports);
 }
 
 /** A recorded scan's subnet as a network (it was validated when the scan was recorded). */

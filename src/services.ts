@@ -23,6 +23,7 @@ import { Notifier, type NotifierOptions } from './notify/notifier.js';
 import { scanJobQueue, type ScanJobQueue } from './queue/index.js';
 import { EngineSelector } from './scan/engines.js';
 import { ScanManager } from './scan/manager.js';
+import { newOwner } from './scan/owner.js';
 import { Reevaluator } from './scan/reevaluate.js';
 import { openStore, type Store } from './store/index.js';
 import { UpdateChecker } from './updates/checker.js';
@@ -252,6 +253,12 @@ export async function openWorkerServices(options: WorkerServicesOptions): Promis
     const events = new EventBus();
     const relay = await startEventRelay({ store, bus: events, log: logger });
     shutdown.add(() => relay.stop());
+    const owner = newOwner();
+    // The notifications of the scans it runs are sent here; their live events reach the API
+    // instances through the relay. Stopped after the scan manager: a scan its shutdown ends is notified.
+    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: owner.id });
+    notifier.start();
+    shutdown.add(() => notifier.stop());
     const scans = new ScanManager({
       store,
       log: logger,
@@ -260,15 +267,12 @@ export async function openWorkerServices(options: WorkerServicesOptions): Promis
       scanAllow: config.scanAllow,
       queue,
       events,
+      owner,
       role: 'worker',
       ...(options.name ? { workerName: options.name } : {}),
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     });
     shutdown.add(() => scans.shutdown());
-    // The notifications of the scans it runs are sent here; their live events reach the API instances through the relay.
-    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: scans.owner.id });
-    notifier.start();
-    shutdown.add(() => notifier.stop());
     const interrupted = await scans.recoverAbandoned();
     if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans whose owner stopped as failed');
     scans.startRecovery();

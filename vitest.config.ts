@@ -6,7 +6,9 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // Scope guard for every server a test starts: loopback and the namespace lab, nothing else.
-    env: { NETWARDEN_SCAN_ALLOW: '127.0.0.0/8,10.66.0.0/24' },
+    // Outbound requests (notification receivers, name sources, the update feed) may reach the
+    // loopback fakes the tests start; without this they would be refused (docs/security.md).
+    env: { NETWARDEN_SCAN_ALLOW: '127.0.0.0/8,10.66.0.0/24', NETWARDEN_OUTBOUND_ALLOW: '127.0.0.0/8' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],

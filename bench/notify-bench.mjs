@@ -85,7 +85,7 @@ async function main() {
   const { openStore } = await dist('store/index.js');
   const { buildApp } = await dist('api/app.js');
   const { ScanManager } = await dist('scan/manager.js');
-  const { EngineSelector } = await dist('scan/engines.js');
+  const { EngineSelector } = await dist('engines/engines.js');
   const { createLogger } = await dist('server.js');
 
   const hosts = [];

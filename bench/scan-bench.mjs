@@ -237,8 +237,8 @@ async function main() {
   ensureBuilt({ markers: ['api/app.js'], log, keepOnBuildError: true });
   ({ parseNmapXml } = await import(new URL('core/nmap-xml.js', dist)));
   const { discoveryArgs, portScanArgs } = await import(new URL('core/nmap-args.js', dist));
-  const hasNative = existsSync(new URL('scan/native/engine.js', dist));
-  if (!hasNative && wanted.has('api_native')) log('dist/scan/native/engine.js does not exist: skipping api_native');
+  const hasNative = existsSync(new URL('engines/native/engine.js', dist));
+  if (!hasNative && wanted.has('api_native')) log('dist/engines/native/engine.js does not exist: skipping api_native');
 
   const loadBefore = os.loadavg();
   log(`starting ${SERVED.length * 3} listeners on ${SERVED[0]}-${SERVED.at(-1)}`);

@@ -121,10 +121,10 @@ export const round = (n, digits = 0) => (n === null || n === undefined ? null : 
 /**
  * The real app from a build's dist/ (`from`, a file URL ending in /) on SQLite in a temporary
  * directory, in this process, with an administrator and an API key: `request` sends the key.
- * Settings: the scanned `subnet` and `exclude`, `ports`, the engine and OS detection; no update
- * check ever leaves the machine.
+ * Settings: the scanned `subnet` and `exclude`, `ports`, `udpPorts` (scanning.udp_ports; undefined:
+ * the default), the engine and OS detection; no update check ever leaves the machine.
  */
-export async function startApiServer({ from, engine, osDetection, subnet, exclude, ports }) {
+export async function startApiServer({ from, engine, osDetection, subnet, exclude, ports, udpPorts }) {
   const { openStore } = await import(new URL('store/index.js', from));
   const { buildApp } = await import(new URL('api/app.js', from));
   const { createLogger, initialise } = await import(new URL('server.js', from));
@@ -134,7 +134,7 @@ export async function startApiServer({ from, engine, osDetection, subnet, exclud
   const store = await openStore({ url: join(dir, 'netwarden.db') });
   const settingsSeed = {
     network: { subnet, exclude, resolve_hostnames: false },
-    scanning: { engine, port_range: ports, os_detection: osDetection },
+    scanning: { engine, port_range: ports, os_detection: osDetection, ...(udpPorts === undefined ? {} : { udp_ports: udpPorts }) },
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest' },
   };
   await initialise(store, { settingsSeed, admin: null }, logger);

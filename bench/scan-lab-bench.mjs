@@ -18,7 +18,9 @@
 //   sequential   `nmap -n -sn <block>`, then one `nmap -n -sS -sV -p1-1000 <host>` per live host, one
 //                after another (the naive baseline)
 //   plain_nmap_os, api_nmap_os   the same two with OS detection on
-//   api_native   as api_nmap with scanning.engine native (when dist/scan/native/engine.js exists)
+//   api_native   as api_nmap with scanning.engine native (when dist/engines/native/engine.js exists)
+//   api_nmap_no_udp, api_native_no_udp   the two with scanning.udp_ports "" (the others examine its
+//                default 9 UDP ports): what UDP costs (issue 21 §2: at most 20 % more)
 //   engine_discovery, engine_ports   the two nmap runs the engine makes for api_nmap (arguments from
 //                dist/core/nmap-args.js), run on their own: where the API's time goes
 // Experiments (with BENCH_SCAN_EXPERIMENTS=1, or named in BENCH_SCAN_VARIANTS), for the analysis:
@@ -27,13 +29,13 @@
 //   exp_discovery_no_retry   engine_discovery with --max-retries 0 (no ARP retransmission)
 //
 // The API server is kept between runs, so from the second scan on it knows which hosts were online
-// and port-scans them while discovery runs (src/scan/pipeline.ts), as a scheduled re-scan does.
+// and port-scans them while discovery runs (src/engines/pipeline.ts), as a scheduled re-scan does.
 // Targets (issue 12): api_nmap <= 1.1 x plain_nmap, with OS detection off and on; sequential >= 3 x api_nmap.
 // Results: bench/results/scan-lab.json and bench/results/scan-lab.md. Exit status 1 when a run found other
 // hosts or open ports than the lab has, or a scan did not complete.
 //
 // Environment: BENCH_SCAN_REPEAT (3), BENCH_SCAN_VARIANTS (comma list of the names above; default
-// all but the experiments), BENCH_SCAN_EXPERIMENTS=1, BENCH_SKIP_BUILD=1 (use dist/ as it is), BENCH_LOG_LEVEL (server log level, default silent).
+// all but the experiments), BENCH_SCAN_RESULTS (results name, default scan-lab), BENCH_SCAN_EXPERIMENTS=1, BENCH_SKIP_BUILD=1 (use dist/ as it is), BENCH_LOG_LEVEL (server log level, default silent).
 //
 // The lab is always torn down: try/finally, and SIGINT/SIGTERM/SIGHUP handlers.
 import { execFileSync } from 'node:child_process';
@@ -64,6 +66,8 @@ const ALL_VARIANTS = [
   'api_nmap_os',
   'sequential',
   'api_native',
+  'api_nmap_no_udp',
+  'api_native_no_udp',
   'engine_discovery',
   'engine_ports',
   'exp_overlap',
@@ -145,8 +149,9 @@ onSignal('tearing the lab down', labDownSync);
 // ---------------------------------------------------------------------------------------------
 // Netwarden through its API
 
-function startServer(engine, osDetection = false) {
-  return startApiServer({ from: dist, engine, osDetection, subnet: BLOCK, exclude: EXCLUDE, ports: PORTS });
+/** `udpPorts` undefined: scanning.udp_ports' default (53,67,69,123,137,161,500,1900,5353); '' for none. */
+function startServer(engine, osDetection = false, udpPorts = undefined) {
+  return startApiServer({ from: dist, engine, osDetection, subnet: BLOCK, exclude: EXCLUDE, ports: PORTS, udpPorts });
 }
 
 /** One `normal` scan through the API: trigger, poll until it ends, check what it found. */
@@ -189,8 +194,8 @@ async function main() {
   ensureBuilt({ markers: ['api/app.js'], log, keepOnBuildError: true });
   ({ parseNmapXml } = await import(new URL('core/nmap-xml.js', dist)));
   const { discoveryArgs, portScanArgs } = await import(new URL('core/nmap-args.js', dist));
-  const hasNative = existsSync(new URL('scan/native/engine.js', dist));
-  if (!hasNative) log('dist/scan/native/engine.js does not exist: skipping api_native');
+  const hasNative = existsSync(new URL('engines/native/engine.js', dist));
+  if (!hasNative) log('dist/engines/native/engine.js does not exist: skipping api_native');
 
   const loadBefore = os.loadavg();
   log(`building the lab: ${HOSTS} hosts, ${ABSENT} empty addresses in ${BLOCK} (minus ${EXCLUDE.join(', ')})`);
@@ -262,6 +267,25 @@ async function main() {
       async run() {
         servers.native ??= await startServer('native');
         const r = await apiScan(servers.native);
+        return { ms: r.ms, found: r.found, serverSeconds: r.serverSeconds };
+      },
+    },
+    api_nmap_no_udp: {
+      label: 'Netwarden API, normal scan, nmap engine, no UDP port (as before issue 21)',
+      command: `as api_nmap with scanning.udp_ports ""`,
+      async run() {
+        servers.nmapNoUdp ??= await startServer('nmap', false, '');
+        const r = await apiScan(servers.nmapNoUdp);
+        return { ms: r.ms, found: r.found, serverSeconds: r.serverSeconds };
+      },
+    },
+    api_native_no_udp: {
+      label: 'Netwarden API, normal scan, native engine, no UDP port (as before issue 21)',
+      command: `as api_native with scanning.udp_ports ""`,
+      skip: !hasNative,
+      async run() {
+        servers.nativeNoUdp ??= await startServer('native', false, '');
+        const r = await apiScan(servers.nativeNoUdp);
         return { ms: r.ms, found: r.found, serverSeconds: r.serverSeconds };
       },
     },
@@ -352,12 +376,17 @@ async function main() {
     sequential_over_api_nmap: ratio(med('sequential'), med('api_nmap')),
     api_native_over_plain_nmap: ratio(med('api_native'), med('plain_nmap')),
     sequential_over_api_native: ratio(med('sequential'), med('api_native')),
+    // Issue 21 §2: the default UDP ports may add at most 20 % to a lab normal scan.
+    udp_cost_nmap: ratio(med('api_nmap'), med('api_nmap_no_udp')),
+    udp_cost_native: ratio(med('api_native'), med('api_native_no_udp')),
     ...(results.exp_overlap ? { exp_overlap_over_plain_nmap: ratio(med('exp_overlap'), med('plain_nmap')) } : {}),
   };
   const targets = {
     api_nmap_at_most_1_1x_plain: ratios.api_nmap_over_plain_nmap === null ? null : ratios.api_nmap_over_plain_nmap <= 1.1,
     api_nmap_os_at_most_1_1x_plain_os: ratios.api_nmap_os_over_plain_nmap_os === null ? null : ratios.api_nmap_os_over_plain_nmap_os <= 1.1,
     api_nmap_at_least_3x_faster_than_sequential: ratios.sequential_over_api_nmap === null ? null : ratios.sequential_over_api_nmap >= 3,
+    udp_adds_at_most_20_percent_nmap: ratios.udp_cost_nmap === null ? null : ratios.udp_cost_nmap <= 1.2,
+    udp_adds_at_most_20_percent_native: ratios.udp_cost_native === null ? null : ratios.udp_cost_native <= 1.2,
   };
   const breakdown =
     med('api_nmap') !== null && med('engine_discovery') !== null && med('engine_ports') !== null
@@ -403,8 +432,9 @@ async function main() {
     breakdown,
     failures,
   };
-  writeResults('scan-lab', report, markdown(report));
-  log(`wrote bench/results/scan-lab.json and bench/results/scan-lab.md`);
+  const name = process.env.BENCH_SCAN_RESULTS ?? 'scan-lab';
+  writeResults(name, report, markdown(report));
+  log(`wrote bench/results/${name}.json and bench/results/${name}.md`);
   console.log(markdown(report));
   if (failures.length) {
     log(`FAILED checks:\n  ${failures.join('\n  ')}`);
@@ -450,6 +480,12 @@ function markdown(r) {
   );
   lines.push(`| API normal scan (native) / plain nmap | ${r.ratios.api_native_over_plain_nmap ?? '–'}× | – |`);
   lines.push(`| sequential / API normal scan (native) | ${r.ratios.sequential_over_api_native ?? '–'}× | – |`);
+  lines.push(
+    `| UDP cost (nmap): API normal scan / the same without UDP ports | ${r.ratios.udp_cost_nmap ?? '–'}× | ≤ 1.2× ${yes(r.targets.udp_adds_at_most_20_percent_nmap)} |`,
+  );
+  lines.push(
+    `| UDP cost (native): API normal scan / the same without UDP ports | ${r.ratios.udp_cost_native ?? '–'}× | ≤ 1.2× ${yes(r.targets.udp_adds_at_most_20_percent_native)} |`,
+  );
   if (r.breakdown) {
     const b = r.breakdown;
     lines.push('', '## Where the API scan spends its time', '');

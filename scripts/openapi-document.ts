@@ -11,7 +11,15 @@ import { openServerServices } from '../src/services.js';
 export async function openApiDocument(): Promise<Record<string, unknown>> {
   const services = await openServerServices({
     // scanAllow null: the document must not depend on NETWARDEN_SCAN_ALLOW in this environment.
-    config: { databaseUrl: ':memory:', dataDir: null, scanAllow: null, nmap: { binary: 'nmap', dataDir: null }, settingsSeed: {}, admin: null },
+    config: {
+      databaseUrl: ':memory:',
+      dataDir: null,
+      scanAllow: null,
+      outboundAllow: null,
+      nmap: { binary: 'nmap', dataDir: null },
+      settingsSeed: {},
+      admin: null,
+    },
     logger: createLogger('silent'),
     background: false,
   });

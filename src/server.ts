@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from './api/app.js';
 import type { ServerConfig } from './config/environment.js';
 import { createLogger, flushLog, logSafely } from './logger.js';
-import { openServerServices } from './services.js';
+import { openServerServices, type ServerServices } from './services.js';
 import type { Store } from './store/index.js';
 
 export interface RunningServer {
@@ -37,6 +37,7 @@ export async function startServer(
     const app = await buildApp({ services, logger });
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, version: services.version }, 'netwarden listening');
+    await announceSetupCode(services, logger);
     // Whoever started the service waits for this line: do not leave it in the buffer.
     await flushLog(logger);
     let closing: Promise<void> | undefined;
@@ -55,6 +56,17 @@ export async function startServer(
     await services.close();
     throw err;
   }
+}
+
+/**
+ * While no user exists, the one-time set-up code goes to the console (standard error, for whoever
+ * started the service) and into the log: set-up from another machine needs it (auth/setup-code.ts).
+ */
+async function announceSetupCode(services: Pick<ServerServices, 'setupCode' | 'store'>, logger: Logger): Promise<void> {
+  const { code } = services.setupCode;
+  if (code === null || (await services.store.users.count()) > 0) return;
+  logger.warn({ setup_code: code }, `first-run set-up code: ${code} (needed to set up from another machine; not needed on this one)`);
+  logSafely(() => process.stderr.write(`\nNetwarden is not set up yet. First-run set-up code: ${code}\n\n`));
 }
 
 /** Longest a shutdown may take before the process exits anyway. */

@@ -11,6 +11,7 @@ import { Authenticator } from './api/auth.js';
 import type { Services as AppServices } from './api/app.js';
 import { Metrics } from './api/metrics.js';
 import { hashPassword, passwordProblem, usernameProblem } from './auth/passwords.js';
+import { SetupCode, newSetupCode } from './auth/setup-code.js';
 import { LoginThrottle } from './auth/throttle.js';
 import type { ServerConfig } from './config/environment.js';
 import { seedSettings } from './config/seed.js';
@@ -21,16 +22,19 @@ import { Scheduler } from './jobs/scheduler.js';
 import { ScheduleService } from './jobs/schedules.js';
 import { Notifier, type NotifierOptions } from './notify/notifier.js';
 import { scanJobQueue, type ScanJobQueue } from './queue/index.js';
-import { EngineSelector } from './scan/engines.js';
+import { EngineSelector } from './engines/engines.js';
 import { ScanManager } from './scan/manager.js';
 import { newOwner } from './scan/owner.js';
 import { Reevaluator } from './scan/reevaluate.js';
 import { openStore, type Store } from './store/index.js';
 import { UpdateChecker } from './updates/checker.js';
+import { OutboundGuard } from './util/outbound.js';
 import { VERSION } from './version.js';
 
 /** What the services are built from: the deployment settings that concern them (no data directory: the shipped CVE dataset only). */
-export type ServicesConfig = Pick<ServerConfig, 'databaseUrl' | 'scanAllow' | 'nmap' | 'settingsSeed' | 'admin'> & { dataDir: string | null };
+export type ServicesConfig = Pick<ServerConfig, 'databaseUrl' | 'scanAllow' | 'outboundAllow' | 'nmap' | 'settingsSeed' | 'admin'> & {
+  dataDir: string | null;
+};
 
 /** Why a process that runs no worker, or a worker alone, refuses SQLite. */
 export const WORKER_NEEDS_POSTGRES = (what: string) =>
@@ -50,6 +54,11 @@ export interface GivenParts {
   notifier?: NotifierOptions;
   /** `/health`'s version (default: this package's). */
   version?: string;
+  /**
+   * The one-time set-up code (auth/setup-code.ts): undefined makes a new one, null needs none.
+   * With the administrator from the environment (`config.admin`) none is needed whatever is given.
+   */
+  setupCode?: string | null;
 }
 
 export interface ServerServicesOptions extends GivenParts {
@@ -124,6 +133,11 @@ function enginesFor(config: Pick<ServicesConfig, 'nmap'>): EngineSelector {
   return new EngineSelector(config.nmap.binary, undefined, config.nmap.dataDir);
 }
 
+/** What outbound requests (name sources, deliveries, the update check) may reach: NETWARDEN_OUTBOUND_ALLOW. */
+function outboundGuardFor(config: Pick<ServicesConfig, 'outboundAllow'>): OutboundGuard {
+  return new OutboundGuard(config.outboundAllow ?? []);
+}
+
 /** The queue given, or the store's (started here); the scan manager's shutdown stops it. */
 async function queueFor(store: Store, logger: Logger, given: ScanJobQueue | undefined): Promise<ScanJobQueue> {
   if (given) return given;
@@ -156,6 +170,7 @@ export async function openServerServices(options: ServerServicesOptions): Promis
     // Scans are jobs (CONTRACT §7): pg-boss on PostgreSQL, in this process on SQLite.
     const queue = await queueFor(store, logger, options.queue);
     const events = new EventBus();
+    const outboundGuard = outboundGuardFor(config);
     if (background) {
       // PostgreSQL: this process's live events and cache invalidations reach every other process on
       // the database, and theirs reach this one (SQLite: nothing to relay). Stopped after the scan
@@ -169,6 +184,7 @@ export async function openServerServices(options: ServerServicesOptions): Promis
       engines: options.engines ?? enginesFor(config),
       dataDir: config.dataDir,
       scanAllow: config.scanAllow,
+      outboundGuard,
       queue,
       events,
       runsScans,
@@ -176,7 +192,7 @@ export async function openServerServices(options: ServerServicesOptions): Promis
     });
     // A scan running when the server stops is ended (recorded as failed) before the store closes.
     shutdown.add(() => scans.shutdown());
-    const notifier = new Notifier({ store, events, log: logger, version, ownerId: scans.owner.id, ...options.notifier });
+    const notifier = new Notifier({ store, events, log: logger, version, ownerId: scans.owner.id, guard: outboundGuard, ...options.notifier });
     // Pending deliveries from before a restart are resumed here; stopping leaves unsent ones pending for the next start.
     notifier.start();
     shutdown.add(() => notifier.stop());
@@ -205,11 +221,13 @@ export async function openServerServices(options: ServerServicesOptions): Promis
       store,
       version,
       authenticator: new Authenticator(store),
-      updateChecker: options.updateChecker ?? new UpdateChecker({ version }),
+      updateChecker: options.updateChecker ?? new UpdateChecker({ version, guard: outboundGuard }),
       scans,
       events,
       loginThrottle,
       notifier,
+      // With the administrator from the environment there is nothing to claim.
+      setupCode: new SetupCode(config.admin ? null : options.setupCode === undefined ? newSetupCode() : options.setupCode),
       schedules: new ScheduleService({ store, scans }),
       reevaluator,
       metrics: new Metrics(store),
@@ -254,9 +272,11 @@ export async function openWorkerServices(options: WorkerServicesOptions): Promis
     const relay = await startEventRelay({ store, bus: events, log: logger });
     shutdown.add(() => relay.stop());
     const owner = newOwner();
+    // NETWARDEN_OUTBOUND_ALLOW as `serve` reads it: name sources and deliveries from here obey it too.
+    const outboundGuard = outboundGuardFor(config);
     // The notifications of the scans it runs are sent here; their live events reach the API
     // instances through the relay. Stopped after the scan manager: a scan its shutdown ends is notified.
-    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: owner.id });
+    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: owner.id, guard: outboundGuard });
     notifier.start();
     shutdown.add(() => notifier.stop());
     const scans = new ScanManager({
@@ -265,6 +285,7 @@ export async function openWorkerServices(options: WorkerServicesOptions): Promis
       engines: enginesFor(config),
       dataDir: config.dataDir,
       scanAllow: config.scanAllow,
+      outboundGuard,
       queue,
       events,
       owner,
@@ -305,6 +326,7 @@ export async function openCommandServices(config: ServicesConfig, logger: Logger
         engines: enginesFor(config),
         dataDir: config.dataDir,
         scanAllow: config.scanAllow,
+        outboundGuard: outboundGuardFor(config),
         runsQueue: false,
       }));
     },

@@ -21,11 +21,11 @@ import { cleanHostname } from '../core/scan-input.js';
 import { networkWithin, parseIpv4Network } from '../core/net.js';
 import type { AgentJob, AgentUpload } from '../schemas/agent.js';
 import type { ScanProgress } from '../schemas/scan.js';
-import type { EngineSelector } from '../scan/engines.js';
-import { runPipeline } from '../scan/pipeline.js';
-import { hasRawSocketPrivilege } from '../scan/privileges.js';
+import type { EngineSelector } from '../engines/engines.js';
+import { runPipeline } from '../engines/pipeline.js';
+import { hasRawSocketPrivilege } from '../engines/privileges.js';
 import { ProgressTracker } from '../scan/progress.js';
-import { ScanAbortedError, type EngineProgress, type ScanEngine } from '../scan/types.js';
+import { ScanAbortedError, type EngineProgress, type ScanEngine } from '../engines/types.js';
 import { AgentRequestError, AgentTokenRefusedError, sleep, type AgentClient } from './client.js';
 
 export type AgentEngineSetting = 'auto' | 'nmap' | 'native';

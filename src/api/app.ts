@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import FindMyWay from 'find-my-way';
 import type { EventBus } from '../events/bus.js';
 import type { LoginThrottle } from '../auth/throttle.js';
+import type { SetupCode } from '../auth/setup-code.js';
 import type { Notifier } from '../notify/notifier.js';
 import type { ScheduleService } from '../jobs/schedules.js';
 import type { ScanManager } from '../scan/manager.js';
@@ -70,6 +71,7 @@ export interface Services {
   loginThrottle: LoginThrottle;
   /** Sends notifications after scans, digests, and the delivery loop (started with the app, stopped on close). */
   notifier: Notifier;
+  setupCode: SetupCode;
   /** Scan schedules: validation, next run, run now (the scheduler in jobs/ fires the slots). */
   schedules: ScheduleService;
   /** Re-evaluates every device in the background after a rule or CVE data change; holds the CVE dataset the API describes matches from. */

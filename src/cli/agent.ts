@@ -4,7 +4,7 @@ import { AgentClient, AgentTokenRefusedError } from '../agent/client.js';
 import { AgentRuntime, type AgentEngineSetting } from '../agent/runtime.js';
 import { looksLikeAgentToken } from '../auth/tokens.js';
 import { ConfigError, LOG_LEVELS, nmapLocation, readEnvironment, scanAllowFromEnvironment, type Environment } from '../config/environment.js';
-import { EngineSelector } from '../scan/engines.js';
+import { EngineSelector } from '../engines/engines.js';
 import { VERSION } from '../version.js';
 import { CliError, EXIT_FAILURE, action, usageError } from './common.js';
 

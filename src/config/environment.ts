@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { Type, type Static, type StringOptions } from '@sinclair/typebox';
 import { parseCidrList } from '../core/net.js';
 import { isPostgresUrl } from '../store/db.js';
+import { outboundAllowFromEnvironment } from '../util/outbound.js';
 
 /** A variable of ENVIRONMENT: a string, with what the docs say about it. */
 interface VariableOptions extends StringOptions {
@@ -82,6 +83,10 @@ export const ENVIRONMENT = Type.Object({
     description:
       'Comma-separated IPv4 CIDR blocks scans may target, replacing `scanning.allowed_targets` for this process; the API cannot change it. A malformed value stops the start with an error naming the variable.',
   }),
+  NETWARDEN_OUTBOUND_ALLOW: variable({
+    description:
+      'Comma-separated IPv4 or IPv6 CIDRs (e.g. `127.0.0.0/8`) that notification deliveries, name sources and the update check may reach although they are loopback, link-local or unspecified addresses, which are refused otherwise ([security.md](security.md#outbound-requests)). Unset: none. The API cannot change it; a malformed value stops the start with an error naming the variable.',
+  }),
   NETWARDEN_PASSWORD: variable({
     description: 'Read only by `netwarden user create` and `user reset-password` when `--password-stdin` is not given.',
   }),
@@ -138,6 +143,8 @@ export interface ServerConfig {
   admin: { username: string; password: string } | null;
   /** NETWARDEN_SCAN_ALLOW: scan targets that replace scanning.allowed_targets, or null. */
   scanAllow: string[] | null;
+  /** NETWARDEN_OUTBOUND_ALLOW: loopback/link-local ranges outbound requests may reach, or null. */
+  outboundAllow: string[] | null;
   /** Where nmap and its data files are. */
   nmap: NmapLocation;
 }
@@ -192,6 +199,7 @@ export function loadServerConfig(environment: NodeJS.ProcessEnv = process.env, c
     settingsSeed: seed,
     admin: username && password ? { username, password } : null,
     scanAllow: scanAllowFromEnvironment(env),
+    outboundAllow: outboundAllowChecked(env),
     nmap: nmapLocation(env),
   };
 }
@@ -203,6 +211,15 @@ export function scanAllowFromEnvironment(env: Environment = readEnvironment()): 
   const parsed = parseCidrList(text);
   if (!parsed.ok) throw new ConfigError(`NETWARDEN_SCAN_ALLOW: ${parsed.error}`);
   return parsed.value;
+}
+
+/** NETWARDEN_OUTBOUND_ALLOW as CIDRs, null when unset; a malformed value is a ConfigError naming it. */
+export function outboundAllowChecked(env: Environment = readEnvironment()): string[] | null {
+  try {
+    return outboundAllowFromEnvironment(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 /** Where nmap is (NETWARDEN_NMAP_PATH, default `nmap` on the PATH) and its data files (NMAPDIR). */

@@ -34,6 +34,11 @@ export interface ServiceEvidence {
   greeting: Uint8Array | null;
   /** The answer to our `HEAD / HTTP/1.0` request. */
   response: Uint8Array | null;
+  /**
+   * The answer to a read-only follow-up question asked once the service is known to be one that
+   * answers it: Redis's `INFO server` (the version, which its greeting never says).
+   */
+  info?: Uint8Array | null;
 }
 
 /** A partial identification: the fields a matcher recognised. */
@@ -236,8 +241,22 @@ const host = (m: RegExpMatchArray): string => `host ${m[1]}`;
 
 /** Mail servers by the first line of their greeting; group 1 is the host name they give. */
 const SMTP_RULES: readonly BannerRule[] = [
-  { pattern: /^220[ -](\S+) E?SMTP Postfix(?: \(([^)]*)\))?/, product: 'Postfix smtpd', cpe: 'postfix:postfix', extra: (m) => [m[2], host(m)] },
-  { pattern: /^220[ -](\S+) .*\bPostfix\b(?: \(([^)]*)\))?/, product: 'Postfix smtpd', cpe: 'postfix:postfix', extra: (m) => [m[2], host(m)] },
+  // Postfix's default banner names no version; `smtpd_banner = $myhostname ESMTP $mail_name ($mail_version)`
+  // puts it in the parentheses, where a distribution build puts its name (`(Debian/GNU)`).
+  {
+    pattern: /^220[ -](\S+) E?SMTP Postfix(?: \((?:(\d+\.\d+(?:\.\d+)?)|([^)]*))\))?/,
+    product: 'Postfix smtpd',
+    version: 2,
+    cpe: 'postfix:postfix',
+    extra: (m) => [m[3], host(m)],
+  },
+  {
+    pattern: /^220[ -](\S+) .*\bPostfix\b(?: \((?:(\d+\.\d+(?:\.\d+)?)|([^)]*))\))?/,
+    product: 'Postfix smtpd',
+    version: 2,
+    cpe: 'postfix:postfix',
+    extra: (m) => [m[3], host(m)],
+  },
   { pattern: /^220[ -](\S+) E?SMTP Exim (V?\d[\w.]*)/, product: 'Exim smtpd', version: 2, cpe: 'exim:exim', extra: (m) => [host(m)] },
   { pattern: /^220[ -](\S+) .*\bExim\b/, product: 'Exim smtpd', cpe: 'exim:exim', extra: (m) => [host(m)] },
   {
@@ -399,6 +418,42 @@ function parseMiscGreeting(text: string, bytes: Uint8Array): ServiceInfo | null 
     return finish({ service: 'rtsp', product: server ? clean(server) : null });
   }
   return null;
+}
+
+/**
+ * True when the answer to the HTTP request is Redis's error for a command it does not know: a Redis,
+ * which answers `INFO` unless it wants a password (Redis checks the command before the password).
+ */
+export function isRedisAnswer(bytes: Uint8Array | null): boolean {
+  if (!bytes || bytes.length === 0) return false;
+  return /^-ERR (?:unknown command|wrong number of arguments)/.test(bytesToText(bytes.subarray(0, 200)));
+}
+
+/** What the native engine asks a Redis (read-only; the server section only). */
+export const REDIS_INFO_REQUEST = 'INFO server\r\n';
+
+/**
+ * Redis's (or Valkey's) answer to `INFO`: a RESP bulk string (`$1234\r\n# Server\r\nredis_version:7.2.4…`)
+ * of `key:value` lines. The version, the mode and the OS line, with the CPE for CVE matching;
+ * null when the text is not an INFO answer.
+ */
+export function parseRedisInfo(text: string): ServiceInfo | null {
+  const body = text.replace(/^\$\d+\r?\n/, '');
+  const fields = new Map<string, string>();
+  for (const line of body.split(/\r?\n/)) {
+    const m = line.match(/^([a-z_]+):(.*)$/);
+    if (m) fields.set(m[1], clean(m[2]));
+  }
+  const redisVersion = fields.get('redis_version');
+  if (!redisVersion || !/^\d+\.\d+(?:\.\d+)?$/.test(redisVersion)) return null;
+  const mode = fields.get('redis_mode');
+  const os = fields.get('os');
+  const extra = [mode ? `mode ${mode}` : null, os ? `os ${os.slice(0, 60)}` : null];
+  const valkey = fields.get('valkey_version');
+  if (fields.get('server_name') === 'valkey' && valkey && /^\d+\.\d+(?:\.\d+)?$/.test(valkey)) {
+    return finish({ service: 'redis', product: 'Valkey', version: valkey, extra: [...extra, `Redis ${redisVersion} compatible`] });
+  }
+  return finish({ service: 'redis', product: 'Redis key-value store', version: redisVersion, extra, cpe: [cpeOf('redislabs:redis', redisVersion)] });
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -602,6 +657,12 @@ export function identifyService(evidence: ServiceEvidence): ServiceInfo {
   if ((!info || info.product === null) && evidence.response && evidence.response.length > 0) {
     const fromResponse = parseGreeting(evidence.response, evidence.port);
     if (fromResponse && (!info || fromResponse.service === info.service || info.service === null)) info = fromResponse;
+  }
+  if (info?.service === 'redis' && evidence.info && evidence.info.length > 0) {
+    const text = bytesToText(evidence.info.subarray(0, 16384));
+    const fromInfo = parseRedisInfo(text);
+    if (fromInfo) info = fromInfo;
+    else if (/^-NOAUTH\b/.test(text)) info = { ...info, extra_info: joinExtra([info.extra_info, 'authentication required']) };
   }
   const recognised = info !== null && info.service !== null;
   if (!info) {

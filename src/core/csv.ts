@@ -1,9 +1,12 @@
 /**
  * CSV as RFC 4180 writes it, for exports: fields separated by commas, records ended by CRLF, a
- * field quoted (with its quotes doubled) when it holds a comma, a quote, CR or LF. Spreadsheets
- * run a cell that starts with `=`, `+`, `-` or `@` as a formula (CSV injection), so such text is
- * written with a leading `'`; so is text starting with a tab or CR, which some spreadsheets skip
- * before looking for one. Pure: values in, text out.
+ * field quoted (with its quotes doubled) when it holds a comma, a semicolon, a tab, a quote, CR or
+ * LF. Spreadsheets run a cell that starts with `=`, `+`, `-` or `@` as a formula (CSV injection),
+ * so such text is written with a leading `'`; so is text starting with a tab or CR, which some
+ * spreadsheets skip before looking for one. The same goes for such a character right after a
+ * separator inside the text (`x;=1+1`, `a,@b`, a line break then `+`): a spreadsheet that splits
+ * on `;` or tab (many locales do), or a parser that ignores quotes, would start a cell there, so a
+ * `'` goes in after the separator too, and the field is quoted. Pure: values in, text out.
  */
 
 /** What a cell may hold: text, numbers and flags as they are, a list of values joined by spaces, nothing for null. */
@@ -13,11 +16,14 @@ export type CsvValue = string | number | boolean | null | undefined | readonly (
 export const CSV_LINE_END = '\r\n';
 
 const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
+/** Where a formula could start inside a text: right after a separator a spreadsheet may split on. */
+const FORMULA_AFTER_SEPARATOR = /(?<=[,;\t\r\n])(?=[=+\-@\t\r])/g;
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 
-/** Text a spreadsheet would read as a formula, defused with a leading `'`. */
+/** Text a spreadsheet would read as a formula, defused with a `'` at its start and after each separator that starts one. */
 export function defuseFormula(text: string): string {
-  return FORMULA_START.test(text) ? `'${text}` : text;
+  const inner = text.replace(FORMULA_AFTER_SEPARATOR, "'");
+  return FORMULA_START.test(inner) ? `'${inner}` : inner;
 }
 
 /** One field: converted to text, defused when it is text, quoted when it must be. */

@@ -24,7 +24,7 @@
  *        other addresses did answer, so they are kept as address-only hosts: identity `ip:<address>`,
  *        recorded without the MAC (the MAC belongs to the first one's device).
  *        The native engine already drops an address whose only evidence is a neighbour entry that
- *        predates the scan when the same MAC answered a probe elsewhere (src/scan/native/discovery.ts).
+ *        predates the scan when the same MAC answered a probe elsewhere (src/engines/native/discovery.ts).
  *  2. A host with a MAC, hosts with MACs first (a MAC is stronger evidence than an address):
  *     a. the device with identity `mac:<MAC>`, wherever it was (an IP change: same device);
  *     b. else the device with identity `ip:<address>` that has no MAC yet (seen there by a scan that

@@ -70,6 +70,11 @@ export const ADDRESS_LIST_MAX_ITEMS = 256;
 export const PORTS: Range = { min: 1, max: 65_535 };
 /** scanning.top_ports: how many of the most frequent TCP ports the normal profile adds to port_range; 0 adds none. */
 export const TOP_PORTS: Range = { min: 0, max: 65_535 };
+/**
+ * Most UDP ports scanning.udp_ports may list: a silent UDP port costs a timeout and retries (no
+ * answer is the usual case), so a long list would make every normal scan slow.
+ */
+export const MAX_UDP_PORTS = 1024;
 
 // Schedules -----------------------------------------------------------------------------------
 

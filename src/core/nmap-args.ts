@@ -2,7 +2,9 @@
  * nmap command lines, built only from validated values as argument arrays (never a shell string).
  * Pure: the shell spawns what these return.
  */
+import { emptyCoverage, parseCoverage, type PortCoverage } from './coverage.js';
 import type { ScanProfile } from './model.js';
+import { formatPortRanges } from './net.js';
 import { NMAP_DISCOVERY_PORTS } from './ports.js';
 
 export interface NmapCommonOptions {
@@ -49,26 +51,39 @@ export function discoveryArgs(cidr: string, exclude: string[], options: NmapComm
 
 export interface PortScanOptions extends NmapCommonOptions {
   profile: Exclude<ScanProfile, 'quick'>;
-  /** Canonical port list (`1-1000`, `22,80`); ignored by intensive, which scans every port. */
+  /**
+   * The ports, as core/coverage.ts writes them (`1-1000,udp:53,161`); intensive scans every TCP
+   * port whatever the TCP part says. UDP ports need privileges: unprivileged, they are left out
+   * (nmapCoverage says so beforehand).
+   */
   ports: string;
   osDetection: boolean;
   /** The hosts are only thought to be up: nmap checks them with the discovery probes instead of `-Pn`. */
   verifyUp?: boolean;
 }
 
+function portsOf(options: PortScanOptions): PortCoverage {
+  const parsed = parseCoverage(options.ports);
+  if (!parsed.ok) throw new Error(`Invalid port list '${options.ports}': ${parsed.error}`);
+  return parsed.value;
+}
+
 /**
- * One run over the hosts read from stdin (`-iL -`): port scan, then version detection on the open
- * ports. Hosts discovery found are known to be up, so nmap skips its own discovery (`-Pn`); hosts
- * only thought to be up (verifyUp) are checked first with the probes discovery uses, so that one
- * gone since is dropped after its ping instead of having every port probed.
+ * One run over the hosts read from stdin (`-iL -`): TCP port scan, then version detection on the
+ * open ports. Hosts discovery found are known to be up, so nmap skips its own discovery (`-Pn`);
+ * hosts only thought to be up (verifyUp) are checked first with the probes discovery uses, so
+ * that one gone since is dropped after its ping instead of having every port probed. The UDP
+ * ports of the list are udpScanArgs' run.
  */
 export function portScanArgs(options: PortScanOptions): string[] {
   const intensive = options.profile === 'intensive';
+  const tcp = intensive ? '1-65535' : formatPortRanges(portsOf(options).tcp);
+  if (tcp === '') throw new Error('No TCP port to scan: the port list is empty');
   const args = [
     options.privileged ? '-sS' : '-sT',
     ...(options.verifyUp ? discoveryProbes(options.privileged) : ['-Pn']),
     '-p',
-    intensive ? '1-65535' : options.ports,
+    tcp,
     '-sV',
     ...(intensive ? ['--version-all'] : ['--version-intensity', '7']),
     '-T4',
@@ -81,6 +96,48 @@ export function portScanArgs(options: PortScanOptions): string[] {
   if (intensive) args.push('--script', 'default and safe');
   args.push(...common(options), '-iL', '-');
   return args;
+}
+
+/**
+ * The UDP run beside portScanArgs' (null when the list has no UDP port, or without privileges:
+ * nmap's UDP scan needs raw sockets). A run of its own, started with the TCP run, and without
+ * version detection: nmap probes every UDP port that stays silent (open|filtered) with each of
+ * its UDP version probes and waits out each one, which took 100 s for a single silent port on
+ * loopback (12 s at intensity 2) against 1.4 s without. nmap-payloads still sends each well-known
+ * port its service's request (DNS, NTP, NBSTAT, SNMP public, SSDP…), so a service answers and its
+ * port is open; the port's name is then nmap-services' (a guess, method="table").
+ */
+export function udpScanArgs(options: PortScanOptions): string[] | null {
+  const udp = formatPortRanges(portsOf(options).udp);
+  if (udp === '' || !options.privileged) return null;
+  return [
+    '-sU',
+    ...(options.verifyUp ? discoveryProbes(options.privileged) : ['-Pn']),
+    '-p',
+    udp,
+    '-T4',
+    '--max-retries',
+    '2',
+    '--min-hostgroup',
+    '64',
+    ...common(options),
+    '-iL',
+    '-',
+  ];
+}
+
+/**
+ * What an nmap port scan of `coverage` really examines: UDP needs raw sockets, so unprivileged
+ * the UDP ports are left out, with the warning the scan records (rather than failing the scan).
+ */
+export function nmapCoverage(coverage: PortCoverage, privileged: boolean): { coverage: PortCoverage; warning: string | null } {
+  if (privileged || coverage.udp.length === 0) return { coverage, warning: null };
+  return {
+    coverage: { ...emptyCoverage(), tcp: coverage.tcp },
+    warning:
+      `UDP ports ${formatPortRanges(coverage.udp)} were not examined: nmap needs root or the CAP_NET_RAW capability for a UDP scan ` +
+      '(run the service as root, give nmap the capability, or use scanning.engine "native", which scans UDP without privileges)',
+  };
 }
 
 /** Maps nmap's task names in <taskprogress> to our phases. */

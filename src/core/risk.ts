@@ -33,6 +33,7 @@
  *   a device with a critical finding is critical and scores at least 70.
  */
 import { TLS_WRAPPED_NAMES, wellKnownService } from './ports.js';
+import { udpPortName } from './udp-probes.js';
 import { BUILTIN_RISK_RULES, type RiskRule, type RulePortView } from './risk-rules.js';
 import {
   RISK_SCORE_BANDS,
@@ -292,8 +293,10 @@ function viewPort(p: RiskPortInput): PortView {
   const extraInfo = text(p.extra_info);
   const protocol = p.protocol.toLowerCase();
   const bare = product === null && version === null && extraInfo === null && !(p.cpe && p.cpe.length > 0);
-  // Only a name, and the one the port table gives for this port: that is a guess, not a detection.
-  const guess = bare && service !== null && protocol === 'tcp' && wellKnownService(p.port)?.toLowerCase() === service;
+  // Only a name, and the one the port table gives for this port: that is a guess, not a detection
+  // (nmap names UDP ports from its table: its UDP run has no version detection).
+  const usual = protocol === 'tcp' ? wellKnownService(p.port) : protocol === 'udp' ? udpPortName(p.port) : null;
+  const guess = bare && service !== null && usual?.toLowerCase() === service;
   return {
     port: p.port,
     protocol,

@@ -7,6 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 import {
   ADDRESS_LIST_MAX_ITEMS,
   HOST_TIMEOUT_SECONDS,
+  MAX_UDP_PORTS,
   MAX_PARALLEL_SCANS,
   OFFLINE_AFTER_SCANS,
   PORTS,
@@ -14,7 +15,7 @@ import {
   TOP_PORTS,
   ZONE_NAME_MAX_LENGTH,
 } from './limits.js';
-import { parseIpv4Network, parsePortRanges } from './net.js';
+import { countPorts, formatPortRanges, parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { LEASE_FILE_FORMATS } from './lease-files.js';
 import { SCAN_PROFILES } from './model.js';
@@ -74,6 +75,12 @@ export const SettingsSchema = Type.Object(
           description:
             "The normal profile also scans this many of the most frequent TCP ports (ranked by the installed nmap's nmap-services file, " +
             'else by a built-in list) plus common home and self-hosted service ports, beside port_range; 0 scans port_range alone. Intensive scans cover every port',
+        }),
+        udp_ports: Type.String({
+          maxLength: 4096,
+          description:
+            'UDP ports the normal and intensive profiles examine, a comma list of ports and ranges (at most ' +
+            `${MAX_UDP_PORTS} ports); "" examines no UDP port. nmap needs root (raw sockets) for UDP: unprivileged, it skips them with a warning`,
         }),
         engine: Type.Union(SCAN_ENGINES.map((e) => Type.Literal(e))),
         default_profile: Type.Union(SCAN_PROFILES.map((p) => Type.Literal(p))),
@@ -223,6 +230,9 @@ export type RiskRuleSetting = Static<typeof RiskRuleSchema>;
  */
 export const DEFAULT_ALLOWED_TARGETS = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '127.0.0.0/8'];
 
+/** DNS, DHCP, TFTP, NTP, NetBIOS names, SNMP, IKE, SSDP and mDNS: what answers on UDP in a home or office network. */
+export const DEFAULT_UDP_PORTS = '53,67,69,123,137,161,500,1900,5353';
+
 export const DEFAULT_UPDATE_FEED = 'https://api.github.com/repos/netwarden/netwarden/releases/latest';
 
 export function defaultSettings(): Settings {
@@ -231,6 +241,7 @@ export function defaultSettings(): Settings {
     scanning: {
       port_range: '1-1000',
       top_ports: 1000,
+      udp_ports: DEFAULT_UDP_PORTS,
       engine: 'auto',
       default_profile: 'normal',
       max_hosts: 65_536,
@@ -261,11 +272,12 @@ export function defaultSettings(): Settings {
  * they are sent to. Changing the destination without giving the secret again in the same update
  * clears it, so no secret ever follows a new destination.
  */
-const SECRETS: ReadonlyArray<{ path: readonly string[]; key: string; destination: string }> = [
+const SECRETS: ReadonlyArray<{ path: readonly string[]; key: string; destination: string; tls?: string }> = [
   { path: ['updates'], key: 'token', destination: 'feed_url' },
   { path: ['name_sources', 'pihole'], key: 'password', destination: 'url' },
   { path: ['name_sources', 'adguard'], key: 'password', destination: 'url' },
-  { path: ['name_sources', 'unifi'], key: 'password', destination: 'url' },
+  // Turning certificate checks off counts as a new destination: anyone in the path could pose as the controller.
+  { path: ['name_sources', 'unifi'], key: 'password', destination: 'url', tls: 'verify_tls' },
 ];
 
 /** The object at `path` inside a settings document (or a patch), if there is one. */
@@ -326,6 +338,18 @@ export function validateSettings(candidate: unknown): SettingsResult {
   }
   const ports = parsePortRanges(settings.scanning.port_range);
   if (!ports.ok) return { ok: false, error: `scanning.port_range: ${ports.error}` };
+  let udpPorts = '';
+  if (settings.scanning.udp_ports.trim() !== '') {
+    const udp = parsePortRanges(settings.scanning.udp_ports);
+    if (!udp.ok) return { ok: false, error: `scanning.udp_ports: ${udp.error}; or "" for no UDP port` };
+    if (countPorts(udp.value) > MAX_UDP_PORTS) {
+      return {
+        ok: false,
+        error: `scanning.udp_ports: lists ${countPorts(udp.value)} ports, more than ${MAX_UDP_PORTS}; each silent UDP port costs a timeout`,
+      };
+    }
+    udpPorts = formatPortRanges(udp.value);
+  }
   if (!isHttpUrl(settings.updates.feed_url)) {
     return { ok: false, error: 'updates.feed_url: must be an http:// or https:// URL' };
   }
@@ -378,7 +402,7 @@ export function validateSettings(candidate: unknown): SettingsResult {
         subnet: subnet.value.cidr,
         exclude: settings.network.exclude.map(canonicalCidr),
       },
-      scanning: { ...settings.scanning, allowed_targets: settings.scanning.allowed_targets.map(canonicalCidr) },
+      scanning: { ...settings.scanning, udp_ports: udpPorts, allowed_targets: settings.scanning.allowed_targets.map(canonicalCidr) },
     },
   };
 }
@@ -391,13 +415,14 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
   if (!isObject(patch)) return { ok: false, error: 'body: must be a JSON object with configuration sections' };
   if (Object.keys(patch).length === 0) return { ok: false, error: 'body: no configuration keys given' };
   const merged = mergeSettings(current, patch) as Record<string, Record<string, unknown>>;
-  for (const { path, key, destination } of SECRETS) {
+  for (const { path, key, destination, tls } of SECRETS) {
     const s = at(merged, path);
     const before = at(current, path);
     if (!s || !before) continue;
     const given = at(patch, path)?.[key];
     const givenAgain = typeof given === 'string' && given !== SECRET_MASK;
-    if (s[destination] !== before[destination] && !givenAgain) s[key] = '';
+    const moved = s[destination] !== before[destination] || (tls !== undefined && before[tls] === true && s[tls] !== true);
+    if (moved && !givenAgain) s[key] = '';
     else if (s[key] === SECRET_MASK) s[key] = before[key];
   }
   return validateSettings(merged);

@@ -1,9 +1,10 @@
 /**
  * The ports a scan examines: `scanning.port_range` plus, for the normal profile, the most
  * frequent TCP ports (`scanning.top_ports`). Pure: the scan layer reads nmap's `nmap-services`
- * file (src/scan/top-ports.ts) and hands its text to parseNmapServices; without one the built-in
+ * file (src/engines/top-ports.ts) and hands its text to parseNmapServices; without one the built-in
  * ranking below stands in.
  */
+import type { PortCoverage } from './coverage.js';
 import type { ScanProfile } from './model.js';
 import { parsePortRanges, type PortRange } from './net.js';
 import { PORTS } from './limits.js';
@@ -107,4 +108,17 @@ export function scanPortList(scanning: { port_range: string; top_ports: number }
   const configured = parsePortRanges(scanning.port_range);
   if (profile === 'intensive' || !configured.ok) return ALL_PORTS.map((r) => ({ ...r }));
   return unionPorts(configured.value, topPorts(scanning.top_ports, ranking));
+}
+
+/**
+ * Every port a scan of `profile` examines, by protocol: the TCP ports of scanPortList and the UDP
+ * ports of `scanning.udp_ports` (none for quick scans, nor when the setting is "" or unreadable).
+ */
+export function scanPortCoverage(
+  scanning: { port_range: string; top_ports: number; udp_ports: string },
+  profile: ScanProfile,
+  ranking: readonly number[],
+): PortCoverage {
+  const udp = scanning.udp_ports.trim() === '' ? null : parsePortRanges(scanning.udp_ports);
+  return { tcp: scanPortList(scanning, profile, ranking), udp: profile !== 'quick' && udp?.ok ? udp.value : [] };
 }

@@ -13,9 +13,7 @@
  * slow work belongs in the listener's own queue.
  */
 import { EVENT_NAMES, type EventName } from '../core/event-names.js';
-import type { Change } from '../schemas/change.js';
-import type { DeviceSummary } from '../schemas/device.js';
-import type { ScanProgress, ScanRecord } from '../schemas/scan.js';
+import type { EventPayloads } from '../schemas/event.js';
 import { boundEventData, EVENT_DATA_MAX_BYTES } from './payload.js';
 
 /** How many past events a reconnecting client can be given. */
@@ -27,18 +25,8 @@ export const EVENT_REPLAY_LIMIT = 1000;
 export const EVENT_REPLAY_MAX_BYTES = 16 * EVENT_DATA_MAX_BYTES;
 export { EVENT_DATA_MAX_BYTES };
 
-interface Payloads {
-  scan_queued: ScanRecord;
-  scan_started: ScanRecord;
-  scan_progress: { scan_id: number; progress: ScanProgress };
-  scan_finished: ScanRecord;
-  change: Change;
-  device_updated: DeviceSummary;
-}
-
-/** Each event's name (core/event-names.ts) and the shape of its data; a name without a payload does not compile. */
-export type EventPayloads = { [K in EventName]: Payloads[K] };
-export { EVENT_NAMES, type EventName };
+/** Each event's name (core/event-names.ts) and the shape of its data (schemas/event.ts, also the API's description of it). */
+export { EVENT_NAMES, type EventName, type EventPayloads };
 
 /**
  * One event: its number in this process, name, data and when it happened. `remote` marks one

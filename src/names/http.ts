@@ -1,12 +1,14 @@
 /**
- * The one HTTP request the name-source clients make: node:http(s) with argument objects, a
- * deadline, the caller's abort signal, a cap on the answer's size, no redirects followed (the
- * credentials are bound to the configured address), and TLS checking that a source may switch off
- * (UniFi controllers ship a self-signed certificate). Every failure is a NameSourceError saying
+ * The one HTTP request the name-source clients make (util/http-request.ts): a deadline, the
+ * caller's abort signal, a cap on the answer's size (an error answer read only up to 64 KiB), no
+ * redirects followed (the credentials are bound to the configured address), the address checked
+ * by the outbound guard, and TLS checking that a source may switch off (UniFi controllers ship a
+ * self-signed certificate). Every failure is a NameSourceError saying
  * what went wrong in words a person can act on.
  */
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import { HttpRequestError, httpRequest } from '../util/http-request.js';
+import { OutboundGuard } from '../util/outbound.js';
 
 export class NameSourceError extends Error {}
 
@@ -20,6 +22,8 @@ export interface SourceRequest {
   signal?: AbortSignal;
   /** Check the server's TLS certificate (default true). */
   verifyTls?: boolean;
+  /** Which addresses may be reached (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
+  guard?: OutboundGuard;
 }
 
 export interface SourceResponse {
@@ -31,58 +35,38 @@ export interface SourceResponse {
 /** Largest answer read: a home network's client list is far below this; more is not a real answer. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-export function request(url: string, options: SourceRequest): Promise<SourceResponse> {
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    return Promise.reject(new NameSourceError(`not a URL: ${url}`));
-  }
+/** Without a guard given: nothing loopback, link-local or unspecified (as without NETWARDEN_OUTBOUND_ALLOW). */
+const refuseAll = new OutboundGuard();
+
+export async function request(url: string, options: SourceRequest): Promise<SourceResponse> {
   const body = options.json === undefined ? undefined : JSON.stringify(options.json);
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'Netwarden', ...options.headers };
-  if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    headers['Content-Length'] = String(Buffer.byteLength(body));
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  try {
+    const res = await httpRequest(url, {
+      method: options.method ?? 'GET',
+      headers,
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      verifyTls: options.verifyTls,
+      guard: options.guard ?? refuseAll,
+      maxBytes: MAX_ANSWER_BYTES,
+    });
+    return { status: res.status, headers: res.headers, text: res.text };
+  } catch (err) {
+    if (!(err instanceof HttpRequestError)) throw err;
+    switch (err.kind) {
+      case 'aborted':
+        throw new NameSourceError('stopped: the scan ended');
+      case 'refused':
+        throw new NameSourceError(`refused: ${err.message}`);
+      case 'bad-url':
+        throw new NameSourceError('url: not an http:// or https:// URL');
+      default:
+        throw new NameSourceError(err.message);
+    }
   }
-  const lib = target.protocol === 'https:' ? https : http;
-  return new Promise<SourceResponse>((resolve, reject) => {
-    let settled = false;
-    const finish = (err: Error | null, value?: SourceResponse) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      if (err) {
-        req.destroy();
-        reject(err);
-      } else resolve(value!);
-    };
-    const onAbort = () => finish(new NameSourceError('stopped: the scan ended'));
-    const timer = setTimeout(() => finish(new NameSourceError(`no answer within ${options.timeoutMs / 1000} s`)), options.timeoutMs);
-    const req = lib.request(
-      target,
-      {
-        method: options.method ?? 'GET',
-        headers,
-        ...(target.protocol === 'https:' ? { rejectUnauthorized: options.verifyTls ?? true } : {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) finish(new NameSourceError(`answer larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`));
-          else chunks.push(chunk);
-        });
-        res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (err) => finish(new NameSourceError(`answer broken off: ${err.message}`)));
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => finish(new NameSourceError(`connection failed: ${err.code ?? err.message}`)));
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-    req.end(body);
-  });
 }
 
 /** The answer as JSON; a non-2xx status or a body that is not JSON is an error naming what was asked. */

@@ -14,6 +14,7 @@ import { readLeaseFile } from './lease-file.js';
 import { fetchPihole } from './pihole.js';
 import type { SourceContext } from './types.js';
 import { fetchUnifi } from './unifi.js';
+import type { OutboundGuard } from '../util/outbound.js';
 
 /** Time a source has to answer, everything included (login, lists, logout). */
 export const NAME_SOURCE_TIMEOUT_MS = 5_000;
@@ -28,6 +29,8 @@ export interface LookupOptions {
   /** The scan's signal: its end stops every source. */
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Which addresses the sources may reach (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
+  guard?: OutboundGuard;
 }
 
 type Client = (ctx: SourceContext) => Promise<NameRecord[]>;
@@ -58,7 +61,7 @@ export async function lookupNames(sources: Settings['name_sources'], options: Lo
         }, timeoutMs);
       });
       try {
-        const records = await Promise.race([run({ signal: stop.signal, timeoutMs }), timeout]);
+        const records = await Promise.race([run({ signal: stop.signal, timeoutMs, guard: options.guard }), timeout]);
         return { records: normalizeRecords(records.filter((r) => r.source === source)), warning: null };
       } catch (err) {
         const why = err instanceof NameSourceError ? err.message : `failed: ${(err as Error).message}`;

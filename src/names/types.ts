@@ -1,5 +1,6 @@
 /** What every name-source client gets and gives. */
 import type { NameRecord } from '../core/name-sources.js';
+import type { OutboundGuard } from '../util/outbound.js';
 
 export type { NameRecord };
 
@@ -8,4 +9,6 @@ export interface SourceContext {
   signal: AbortSignal;
   /** Time allowed for each request. */
   timeoutMs: number;
+  /** Which addresses may be reached (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
+  guard?: OutboundGuard;
 }

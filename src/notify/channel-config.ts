@@ -5,8 +5,11 @@
  * core/settings.ts): sending the mask back keeps the stored secret; changing a destination key
  * without giving the secret again in the same request clears it (reads back null).
  *
- * A URL with credentials in it (`https://user:pass@host/…`) is a secret too: it reads back as the
- * mask, and sending the mask back keeps it.
+ * Some URLs are secrets themselves: a Slack or Discord incoming-webhook URL (whoever has it can
+ * post), an ntfy URL with an `?auth=` token (the driver's `secretUrl`). They read back as the
+ * mask, and sending the mask back keeps them. A URL with credentials in it
+ * (`https://user:pass@host/…`) is refused: they go in the type's own secret fields. (One stored
+ * before that rule reads back masked too.)
  */
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -29,11 +32,36 @@ export function hasCredentials(value: unknown): boolean {
   }
 }
 
+/** Whether a config value is a URL that is itself a secret (credentials in it, or the driver says so). */
+export function isSecretUrl(driver: AnyDriver, key: string, value: unknown): boolean {
+  return typeof value === 'string' && value !== '' && (hasCredentials(value) || (driver.secretUrl?.(key, value) ?? false));
+}
+
+/**
+ * Every secret value of a config, for scrubbing text that may echo them: the secret keys' values,
+ * secret URLs whole, and their parts (a password, a user name, an `auth` parameter, the path of a
+ * Slack or Discord webhook URL).
+ */
+export function secretsOf(driver: AnyDriver, config: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const key of driver.secretKeys) if (typeof config[key] === 'string' && config[key] !== '') out.push(config[key]);
+  for (const [key, value] of Object.entries(config)) {
+    if (!isSecretUrl(driver, key, value)) continue;
+    const url = new URL(value as string);
+    out.push(value as string, url.pathname, url.search.slice(1));
+    if (url.password) out.push(decodeURIComponent(url.password));
+    if (url.username) out.push(decodeURIComponent(url.username));
+    for (const [, param] of url.searchParams) out.push(param);
+  }
+  // Longest first, so a whole URL is replaced before its parts.
+  return [...new Set(out.filter((s) => s.length > 1))].sort((a, b) => b.length - a.length);
+}
+
 /** The config as clients see it: secrets set read `********`, unset ones null. */
 export function maskConfig(driver: AnyDriver, config: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const key of driver.secretKeys) out[key] = typeof out[key] === 'string' && out[key] !== '' ? SECRET_MASK : null;
-  for (const [key, value] of Object.entries(out)) if (hasCredentials(value)) out[key] = SECRET_MASK;
+  for (const [key, value] of Object.entries(out)) if (isSecretUrl(driver, key, value)) out[key] = SECRET_MASK;
   return out;
 }
 
@@ -53,6 +81,14 @@ export function normalizeConfig(driver: AnyDriver, candidate: unknown): ConfigRe
   if (first) return { ok: false, error: `${configPath(first.path)}: ${describe(first.schema, first.message, first.value)}` };
   const problem = driver.check(filled);
   if (problem) return { ok: false, error: problem };
+  for (const [key, value] of Object.entries(filled)) {
+    if (hasCredentials(value)) {
+      return {
+        ok: false,
+        error: `config.${key}: must not carry a user name or password (https://user:pass@…); give the secret in the channel's own fields`,
+      };
+    }
+  }
   return { ok: true, config: filled };
 }
 
@@ -75,15 +111,18 @@ export function updateConfig(driver: AnyDriver, current: Record<string, unknown>
   if (!isObject(patch)) return { ok: false, error: 'config: must be a JSON object' };
   const defaults = Value.Default(driver.configSchema, {}) as Record<string, unknown>;
   const merged = mergeSettings(current, patch, defaults) as Record<string, unknown>;
-  // A masked URL (it had credentials) sent back is the stored URL.
+  // A masked URL (a secret itself) sent back is the stored URL.
   for (const [key, value] of Object.entries(patch)) {
     if (value === SECRET_MASK && !driver.secretKeys.includes(key)) {
-      if (!hasCredentials(current[key]))
+      if (!isSecretUrl(driver, key, current[key]))
         return { ok: false, error: `config.${key}: give the value itself; ${SECRET_MASK} only keeps a stored secret` };
       merged[key] = current[key];
     }
   }
-  const moved = driver.destinationKeys.some((key) => JSON.stringify(merged[key]) !== JSON.stringify(current[key]));
+  // Turning TLS off counts as a new destination: the secret would travel where it was not saved to go.
+  const moved =
+    driver.destinationKeys.some((key) => JSON.stringify(merged[key]) !== JSON.stringify(current[key])) ||
+    (driver.tlsKeys ?? []).some((key) => current[key] === true && merged[key] !== true);
   for (const key of driver.secretKeys) {
     const given = patch[key];
     const givenAgain = given !== undefined && given !== SECRET_MASK;

@@ -12,6 +12,8 @@ import type { Logger } from 'pino';
 import type { Delivery } from '../schemas/notification.js';
 import type { Store } from '../store/index.js';
 import type { StoredDelivery } from '../store/notifications.js';
+import type { OutboundGuard } from '../util/outbound.js';
+import { secretsOf } from './channel-config.js';
 import { unpackMessage } from './compose.js';
 import type { DriverRegistry } from './channels/index.js';
 import { DeliveryError } from './types.js';
@@ -56,6 +58,8 @@ export interface DeliveryWorkerOptions {
   ownerId: string;
   now: () => Date;
   policy: RetryPolicy;
+  /** Where deliveries may go. */
+  guard: OutboundGuard;
   /** Called once when a delivery fails for good (after its last attempt). */
   onFailed: (delivery: Delivery, channelName: string | null) => Promise<void>;
 }
@@ -202,7 +206,7 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: StoredDelivery, mode: { retries: boolean; audit: boolean; shutdown?: AbortSignal }): Promise<Delivery | undefined> {
-    const { store, drivers, ownerId, policy, log, version } = this.options;
+    const { store, drivers, ownerId, policy, log, version, guard } = this.options;
     const channel = await store.notifications.getChannel(delivery.channel_id);
     const started = this.options.now();
     const attempts = delivery.attempts + 1;
@@ -224,7 +228,7 @@ export class DeliveryWorker {
     const message = { ...unpackMessage(delivery.payload), deliveryId: delivery.id, sentAt: started.toISOString() };
     let error: DeliveryError | null = null;
     try {
-      await drivers[channel.type].send(channel.config, message, { signal, version, timeoutMs: policy.timeoutMs });
+      await drivers[channel.type].send(channel.config, message, { signal, version, timeoutMs: policy.timeoutMs, guard });
     } catch (err) {
       if (mode.shutdown?.aborted) {
         // Not the destination's fault: the next process tries again, and this one does not count.
@@ -246,7 +250,9 @@ export class DeliveryWorker {
     }
     const failedAt = this.options.now();
     const next = mode.retries && error.retryable ? nextAttemptAt(policy, attempts, new Date(first), failedAt, error.retryAfterMs) : null;
-    const text = error.message.slice(0, 1000);
+    // A destination may echo what it was sent (a token in a header, its own secret URL): the
+    // channel's secrets never reach the delivery log, the audit log or the server log.
+    const text = redactSecrets(error.message, secretsOf(drivers[channel.type], channel.config)).slice(0, 1000);
     if (next) {
       log.info(
         { delivery_id: delivery.id, channel_id: channel.id, attempts, error: text, next_attempt_at: next.toISOString() },
@@ -260,4 +266,15 @@ export class DeliveryWorker {
       await this.options.onFailed(final, channel.name).catch((err) => log.warn({ err }, 'could not audit a failed notification'));
     return final;
   }
+}
+
+/** `text` with every occurrence of a secret (and its URL-encoded form) replaced by `[redacted]`. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    // Short values (a 1-character "secret") would redact ordinary words; they protect nothing anyway.
+    if (secret.length < 4) continue;
+    for (const form of new Set([secret, encodeURIComponent(secret)])) out = out.split(form).join('[redacted]');
+  }
+  return out;
 }

@@ -23,6 +23,7 @@ import { DRIVERS, type DriverRegistry } from './channels/index.js';
 import { composeMessage, packMessage, type ComposedMessage } from './compose.js';
 import { DEFAULT_RETRY_POLICY, DeliveryWorker, type RetryPolicy } from './delivery.js';
 import type { NetworkState } from './types.js';
+import { OutboundGuard } from '../util/outbound.js';
 
 export interface NotifierOptions {
   /** Retry timing; tests shorten it, production keeps the contract's defaults. */
@@ -33,6 +34,8 @@ export interface NotifierOptions {
   digestCheckMs?: number;
   /** The drivers by type (default: all of notify/channels). */
   drivers?: DriverRegistry;
+  /** Where deliveries may go (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
+  guard?: OutboundGuard;
 }
 
 export interface NotifierDeps extends NotifierOptions {
@@ -53,6 +56,7 @@ export class Notifier {
   private readonly drivers: DriverRegistry;
   private readonly now: () => Date;
   private readonly policy: RetryPolicy;
+  private readonly guard: OutboundGuard;
   readonly worker: DeliveryWorker;
   private unsubscribe: (() => void) | null = null;
   private digestTimer: NodeJS.Timeout | null = null;
@@ -67,6 +71,7 @@ export class Notifier {
     this.drivers = deps.drivers ?? DRIVERS;
     this.now = deps.now ?? (() => new Date());
     this.policy = { ...DEFAULT_RETRY_POLICY, ...deps.policy };
+    this.guard = deps.guard ?? new OutboundGuard();
     this.worker = new DeliveryWorker({
       store: deps.store,
       drivers: this.drivers,
@@ -75,6 +80,7 @@ export class Notifier {
       ownerId: deps.ownerId,
       now: this.now,
       policy: this.policy,
+      guard: this.guard,
       onFailed: (delivery, channelName) => this.auditFailure(delivery, channelName),
     });
   }
@@ -279,6 +285,7 @@ export class Notifier {
             signal,
             version: this.deps.version,
             timeoutMs: this.policy.timeoutMs,
+            guard: this.guard,
           });
         } catch (err) {
           this.log.warn({ err, channel_id: channel.id }, 'could not publish network state');

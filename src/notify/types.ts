@@ -8,6 +8,7 @@ import type { TObject } from '@sinclair/typebox';
 import type { Severity } from '../core/severity.js';
 import type { Change } from '../schemas/change.js';
 import type { ScanRecord } from '../schemas/scan.js';
+import type { OutboundGuard } from '../util/outbound.js';
 
 // Defined in core (the record schemas need them too, and schemas/ may not import notify/).
 import type { ChannelType, MessageEvent } from '../core/notify-rules.js';
@@ -49,6 +50,8 @@ export interface SendContext {
   version: string;
   /** Milliseconds one attempt may take (10 s by default). */
   timeoutMs: number;
+  /** Which addresses may be reached (loopback, link-local and unspecified only when allowed). */
+  guard: OutboundGuard;
 }
 
 /**
@@ -83,6 +86,16 @@ export interface ChannelDriver<C extends object = Record<string, unknown>> {
   readonly secretKeys: readonly string[];
   /** Config keys naming the destination the secrets are bound to. */
   readonly destinationKeys: readonly string[];
+  /**
+   * Optional: whether a URL-valued key holds a secret in itself (a Slack webhook URL, an ntfy URL
+   * with `?auth=`): masked on read like `secretKeys`, kept when the mask is sent back.
+   */
+  secretUrl?(key: string, value: string): boolean;
+  /**
+   * Optional: keys whose change from `true` to `false` turns TLS protection off (email `secure`,
+   * `require_tls`): that counts as a new destination, so the secrets are cleared unless given again.
+   */
+  readonly tlsKeys?: readonly string[];
   /** Checks beyond the schema; returns `"config.<key>: <problem>"` or null. */
   check(config: C): string | null;
   /** Sends one message; throws DeliveryError on failure. */

@@ -1,20 +1,8 @@
 /** Why the scan layer refuses a request; `api/errors.ts` and the CLI map these by class. */
-import { ConflictError, InvalidInputError, NotFoundError } from '../util/errors.js';
+import { ConflictError, NotFoundError } from '../util/errors.js';
 
-/** The subnet or address is not a valid scan target (malformed, or larger than scanning.max_hosts). */
-export class InvalidTargetError extends InvalidInputError {
-  override readonly code = 'NW_INVALID_TARGET';
-}
-
-/** The target is valid but outside scanning.allowed_targets / NETWARDEN_SCAN_ALLOW. */
-export class TargetNotAllowedError extends InvalidInputError {
-  override readonly code = 'NW_TARGET_NOT_ALLOWED';
-}
-
-/** The configured engine cannot run here (scanning.engine is nmap, and nmap is not installed). */
-export class EngineUnavailableError extends InvalidInputError {
-  override readonly code = 'NW_ENGINE_UNAVAILABLE';
-}
+/** A target the rules of core/scan-target.ts refuse: malformed, too large, or not allowed. */
+export { InvalidTargetError, TargetNotAllowedError } from '../core/scan-target.js';
 
 /** Another scan holds the active slot; `extra.scan_id` names it. */
 export class ScanBusyError extends ConflictError {

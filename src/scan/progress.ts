@@ -1,6 +1,6 @@
 /** Turning engine progress events into one overall progress record. Pure apart from the clock passed in. */
 import type { ScanProgress } from '../schemas/scan.js';
-import type { EngineProgress, ScanPhase } from './types.js';
+import type { EngineProgress, ScanPhase } from '../engines/types.js';
 import type { ScanProfile } from '../core/model.js';
 
 /** Share of the overall bar each phase covers, as [start, end] percent. */

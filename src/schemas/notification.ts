@@ -14,11 +14,12 @@ export const CHANNEL_NAME_MAX_LENGTH = 100;
 
 const CONFIG_DESCRIPTION =
   'Depends on `type` (secrets read back as `********`; send the mask back to keep one): ' +
-  'webhook `{url, secret?}`; ntfy `{url (server and topic), token?, priority? 1–5}`; gotify `{url, token}`; ' +
-  'discord and slack `{url}` (their incoming-webhook URL); email `{host, port (587), secure (false), require_tls (false), ' +
+  'webhook `{url, secret?}`; ntfy `{url (server and topic; with `?auth=` a secret), token?, priority? 1–5}`; gotify `{url, token}`; ' +
+  'discord and slack `{url}` (their incoming-webhook URL, itself a secret); email `{host, port (587), secure (false), require_tls (false), ' +
   'username?, password?, from, to: [address]}`; mqtt `{url (mqtt:// or mqtts://), username?, password?, ' +
   'topic_prefix ("netwarden"), ha_discovery (true), discovery_prefix ("homeassistant")}`. ' +
-  'Changing the destination (url, host) without giving the secret again clears it (reads back null).';
+  'No URL may carry a user name or password (400). ' +
+  'Changing the destination (url, host), or turning email TLS off, without giving the secret again clears it (reads back null).';
 
 export const ChannelConfig = Type.Record(Type.String(), Type.Unknown(), { description: CONFIG_DESCRIPTION });
 

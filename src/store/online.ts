@@ -4,7 +4,7 @@ import type { Database } from './schema.js';
 /**
  * The addresses of the devices online after the last completed scan whose address lies in
  * [low, high] (as integers, devices.ip_sort): the hosts a scan of that block expects to find up,
- * which the scan manager port-scans while discovery still runs (src/scan/pipeline.ts).
+ * which the scan manager port-scans while discovery still runs (src/engines/pipeline.ts).
  */
 export async function onlineAddressesBetween(db: Kysely<Database>, low: number, high: number): Promise<string[]> {
   const rows = await db

@@ -1,5 +1,7 @@
 import { compareSemver, parseReleaseFeed } from '../core/release.js';
 import type { Settings } from '../core/settings.js';
+import { HttpRequestError, httpRequest, type HttpAnswer } from '../util/http-request.js';
+import { OutboundGuard } from '../util/outbound.js';
 
 export interface UpdateCheckResult {
   current_version: string;
@@ -16,6 +18,8 @@ export interface UpdateCheckerOptions {
   version: string;
   /** Upper bound on one feed request, so the endpoint always answers within a few seconds. */
   timeoutMs?: number;
+  /** Which addresses the feed may be on (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
+  guard?: OutboundGuard;
 }
 
 /** A failed check is retried sooner than a successful one is refreshed. */
@@ -54,13 +58,12 @@ export class UpdateChecker {
     if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
     let body: unknown;
     try {
-      const response = await fetchKeepingSecret(settings.feed_url, headers, AbortSignal.timeout(this.options.timeoutMs ?? 4000));
-      if (!response.ok) {
+      const guard = this.options.guard ?? new OutboundGuard();
+      const response = await fetchKeepingSecret(settings.feed_url, headers, this.options.timeoutMs ?? 4000, guard);
+      if (response.status < 200 || response.status >= 300) {
         return this.result({ error: `The release feed answered HTTP ${response.status} ${response.statusText}`.trim() });
       }
-      const text = await response.text();
-      if (text.length > MAX_FEED_BYTES) return this.result({ error: 'The release feed answer is too large' });
-      body = JSON.parse(text);
+      body = JSON.parse(response.text);
     } catch (err) {
       return this.result({ error: `Could not reach the release feed: ${describeFetchError(err)}` });
     }
@@ -95,16 +98,20 @@ const MAX_REDIRECTS = 5;
 /**
  * GET that follows redirects itself so that the Authorization header (the feed token) is sent
  * only to the origin of the URL it was saved with: a redirect elsewhere is followed without it.
+ * Every hop is checked by the outbound guard; an answer is read up to MAX_FEED_BYTES (an error
+ * answer up to 64 KiB), never whole.
  */
-async function fetchKeepingSecret(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+async function fetchKeepingSecret(url: string, headers: Record<string, string>, timeoutMs: number, guard: OutboundGuard): Promise<HttpAnswer> {
   const origin = new URL(url).origin;
+  const deadline = Date.now() + timeoutMs;
   let current = url;
   for (let hop = 0; ; hop++) {
     const sent = new URL(current).origin === origin ? headers : withoutAuthorization(headers);
-    const response = await fetch(current, { headers: sent, redirect: 'manual', signal });
-    const location = response.headers.get('location');
+    const left = deadline - Date.now();
+    if (left <= 0) throw new HttpRequestError('timeout', 'timed out');
+    const response = await httpRequest(current, { headers: sent, timeoutMs: left, guard, maxBytes: MAX_FEED_BYTES });
+    const location = response.headers.location;
     if (response.status < 300 || response.status >= 400 || !location || hop >= MAX_REDIRECTS) return response;
-    await response.body?.cancel();
     current = new URL(location, current).toString();
   }
 }
@@ -114,13 +121,14 @@ function withoutAuthorization(headers: Record<string, string>): Record<string, s
   return rest;
 }
 
+/** A short, plain reason: never a stack or the answer's text. */
 function describeFetchError(err: unknown): string {
   if (err instanceof SyntaxError) return 'the answer is not JSON';
-  if (err instanceof Error) {
-    if (err.name === 'TimeoutError') return 'timed out';
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+  if (err instanceof HttpRequestError) {
+    if (err.kind === 'timeout') return 'timed out';
+    if (err.kind === 'too-large') return 'the answer is too large';
     return err.message;
   }
-  return String(err);
+  if (err instanceof TypeError) return 'the redirect is not a valid URL';
+  return 'unknown error';
 }

@@ -1,6 +1,6 @@
 import { LocationProvider, Route, Router } from 'preact-iso';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, SESSION_ENDED, api } from './api';
+import { ApiError, SESSION_ENDED, answer, api } from './api';
 import { Layout } from './components/layout';
 import { ErrorMessage, Loading } from './components/ui';
 import { AgentsPage } from './pages/agents';
@@ -15,16 +15,16 @@ import { SchedulesPage } from './pages/schedules';
 import { SettingsPage } from './pages/settings';
 import { SetupPage } from './pages/setup';
 import { SessionContext, type Session } from './session';
-import type { AuthStatus, Me } from './types';
+import type { Me } from './types';
 
 type AuthState = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'setup' } | { kind: 'login' } | { kind: 'in'; me: Me };
 
 /** Decides between first-run set-up, login and the app, from the public status and the session. */
 async function loadAuthState(): Promise<AuthState> {
-  const status = await api<AuthStatus>('/api/auth/status');
+  const status = await answer(api.GET('/api/auth/status'));
   if (status.setup_required) return { kind: 'setup' };
   try {
-    return { kind: 'in', me: await api<Me>('/api/auth/me') };
+    return { kind: 'in', me: await answer(api.GET('/api/auth/me')) };
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return { kind: 'login' };
     throw error;
@@ -47,7 +47,7 @@ export function App() {
 
   const logout = useCallback(async () => {
     try {
-      await api('/api/auth/logout', { method: 'POST' });
+      await api.POST('/api/auth/logout');
     } finally {
       setState({ kind: 'login' });
     }

@@ -8,20 +8,14 @@
 // RETRY_MS, and the components fall back to polling meanwhile (`live` is false). Polling is the
 // right answer behind proxies that break streaming too, so the fallback stays.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { EVENT_NAMES, type EventName } from '../core/event-names.js';
-import type { Change, DeviceSummary, Scan, ScanProgress } from './types';
+import { EVENT_NAMES as NAMES, type EventName } from '../core/event-names.js';
+import { everyValue, type StreamedEvent } from './types';
 
-interface Payloads {
-  scan_queued: Scan;
-  scan_started: Scan;
-  scan_progress: { scan_id: number; progress: ScanProgress };
-  scan_finished: Scan;
-  change: Change;
-  device_updated: DeviceSummary;
-}
+/** The names listened for (core/event-names.ts), checked against the events the API describes. */
+const EVENT_NAMES = everyValue<StreamedEvent['event']>()(NAMES);
 
-/** Each event's name (core/event-names.ts) and the shape of its data, as the API sends them. */
-export type EventPayloads = { [K in EventName]: Payloads[K] };
+/** Each event's name and the shape of its data, as the API describes them (GET /api/events). */
+export type EventPayloads = { [K in EventName]: Extract<StreamedEvent, { event: K }>['data'] };
 export type { EventName };
 export type LiveEvent = { [K in EventName]: { name: K; data: EventPayloads[K] } }[EventName];
 

@@ -1,6 +1,6 @@
 // Hooks that keep a page current from live events, and poll instead while the stream is down.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api } from './api';
+import { answer, api } from './api';
 import { useEvents, type EventName, type LiveEvent } from './events';
 import { useInterval, useResource } from './hooks';
 import type { ScanState } from './types';
@@ -35,7 +35,7 @@ export interface LiveScanState {
  * scan runs. `onFinished` gets the id of a scan this page saw running once it has ended.
  */
 export function useScanState(onFinished?: (scanId: number) => void): LiveScanState {
-  const status = useResource((signal) => api<ScanState>('/api/scan/status', { signal }), []);
+  const status = useResource((signal) => answer(api.GET('/api/scan/status', { signal })), []);
   const [state, setState] = useState<ScanState | undefined>(undefined);
   const finishedRef = useRef(onFinished);
   finishedRef.current = onFinished;

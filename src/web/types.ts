@@ -1,6 +1,7 @@
-// The API's shapes under the names the UI uses. Every record type is taken from api-types.ts,
-// which scripts/generate-api-types.mjs generates from the server's OpenAPI document: a field
-// renamed or retyped in a route schema is a type error here or where the UI uses it.
+// The API's shapes under the names the UI uses (props, state). Every record type is taken from
+// api-types.ts, which scripts/generate-api-types.mjs generates from the server's OpenAPI document:
+// a field renamed or retyped in a route schema is a type error here or where the UI uses it. The
+// calls themselves need no names from here: the client (api.ts) types each answer by its route.
 // Lists of values the UI offers (filters, selects) come from the server's import-free modules in
 // src/core/ where they are defined there, and are written out here otherwise; either way they are
 // checked against the API's enums (`everyValue`).
@@ -17,17 +18,16 @@ type Answer<P extends keyof paths, M extends Method = 'get'> = paths[P][M] exten
     }[keyof R]
   : never;
 
+/** The JSON body `method` on `path` takes. */
+type Body<P extends keyof paths, M extends Method> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+
 /** The query parameters `GET path` accepts. */
 type QueryOf<P extends keyof paths> = paths[P]['get'] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
-export type AuthStatus = Answer<'/api/auth/status'>;
 export type Me = Answer<'/api/auth/me'>;
-export type PasswordChanged = Answer<'/api/auth/password', 'post'>;
 
 export type DeviceSummary = Answer<'/api/devices'>[number];
 export type DeviceDetail = Answer<'/api/devices/{device_id}'>;
-export type DeviceUpdate = NonNullable<paths['/api/devices/{device_id}']['put']['requestBody']>['content']['application/json'];
-export type BulkUpdateResult = Answer<'/api/devices/bulk', 'post'>;
 export type Port = DeviceDetail['ports'][number];
 export type Finding = DeviceDetail['risk_details']['findings'][number];
 export type Cve = DeviceDetail['cves'][number];
@@ -40,21 +40,21 @@ export type ScanProgress = NonNullable<Scan['progress']>;
 export type ScanState = Answer<'/api/scan/status'>;
 export type ScanStarted = Answer<'/api/scan/trigger', 'post'>;
 export type ScanProfile = ScanStarted['profile'];
-export type ScanDevice = Answer<'/api/scans/{scan_id}/devices'>[number];
 
 export type Change = Answer<'/api/changes'>[number];
 export type ChangeType = Change['change_type'];
 export type Severity = Change['severity'];
 
+/** One live event as GET /api/events describes it (`id`, `event`, `data` parsed): a union by `event`. */
+export type StreamedEvent = paths['/api/events']['get']['responses'][200]['content']['text/event-stream'];
+
 export type Stats = Answer<'/api/stats'>;
 export type Trends = Answer<'/api/trends'>;
-export type TrendPoint = Trends['points'][number];
 
 export type ApiKey = Answer<'/api/keys'>[number];
 export type NewApiKey = Answer<'/api/keys', 'post'>;
 export type AuditEntry = Answer<'/api/audit-logs'>[number];
-export type AuditActions = Answer<'/api/audit-logs/actions'>;
-export type UpdateCheck = Answer<'/api/updates/check'>;
+export type AuditAction = NonNullable<QueryOf<'/api/audit-logs'>['action']>;
 export type NetworkDetection = Answer<'/api/network/detect'>;
 export type Zones = Answer<'/api/zones'>;
 
@@ -93,9 +93,7 @@ export const SCAN_ENGINES = everyValue<ScanEngine>()(['auto', 'nmap', 'native'])
 
 export type Schedule = Answer<'/api/schedules'>[number];
 /** The body of `POST /api/schedules` (and, each field optional, of `PUT`). */
-export type ScheduleInput = Pick<Schedule, 'name' | 'cron' | 'timezone' | 'profile' | 'subnet' | 'enabled'>;
-export type ScheduleRun = Answer<'/api/schedules/{schedule_id}/run', 'post'>;
-export type CronPreview = Answer<'/api/schedules/preview'>;
+export type ScheduleInput = Body<'/api/schedules', 'post'>;
 
 export type Channel = Answer<'/api/notifications/channels'>[number];
 export type ChannelType = Channel['type'];
@@ -103,10 +101,10 @@ export type ScanOutcome = Channel['filters']['scan_events'][number];
 export type Delivery = Answer<'/api/notifications/deliveries'>[number];
 
 export const CHANNEL_TYPES = everyValue<ChannelType>()(['webhook', 'ntfy', 'gotify', 'discord', 'slack', 'email', 'mqtt']);
+export const DELIVERY_STATUSES = everyValue<Delivery['status']>()(['pending', 'sent', 'failed']);
 
 // Agents (CONTRACT §12).
 
 export type Agent = Answer<'/api/agents'>[number];
-export type AgentStatus = Agent['status'];
-export type NewAgent = NonNullable<paths['/api/agents']['post']['requestBody']>['content']['application/json'];
+export type NewAgent = Body<'/api/agents', 'post'>;
 export type CreatedAgent = Answer<'/api/agents', 'post'>;

@@ -42,7 +42,7 @@ describe.each(testDatabases())('first-run set-up ($kind)', (database) => {
   it('reports that set-up is required while no user exists', async () => {
     const res = await server.request('/api/auth/status');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ setup_required: true });
+    expect(await res.json()).toEqual({ setup_required: true, setup_code_required: false });
   });
 
   it('refuses protected endpoints before set-up with the seed 401 body', async () => {
@@ -73,7 +73,7 @@ describe.each(testDatabases())('first-run set-up ($kind)', (database) => {
     expect(await missing.json()).toEqual({ detail: 'password: is required' });
 
     // None of these created a user.
-    expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: true });
+    expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: true, setup_code_required: false });
   });
 
   it('creates the administrator: 201, the username and an HttpOnly SameSite=Lax session cookie for /', async () => {
@@ -93,7 +93,7 @@ describe.each(testDatabases())('first-run set-up ($kind)', (database) => {
   });
 
   it('reports set-up as done afterwards', async () => {
-    expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: false });
+    expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: false, setup_code_required: false });
   });
 
   it('answers 409 to a second set-up, even with other credentials, and does not replace the admin', async () => {
@@ -175,7 +175,7 @@ describe.each(testDatabases())('administrator from the environment ($kind)', (da
   afterAll(() => server?.close());
 
   it('exists at start-up, so set-up is not required and the set-up endpoint answers 409', async () => {
-    expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: false });
+    expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: false, setup_code_required: false });
     const res = await server.request('/api/auth/setup', { method: 'POST', json: ADMIN });
     expect(res.status).toBe(409);
   });

@@ -56,7 +56,15 @@ const CHANGE_COLUMNS = [
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (Array.isArray(value)) return value.join(' ');
-  if (typeof value === 'string') return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  if (typeof value === 'string') {
+    // A formula character at the start, or right after a separator (, ; tab CR LF) inside the text, gets a ' before it.
+    let out = '';
+    for (const [i, ch] of [...value].entries()) {
+      if ('=+-@\t\r'.includes(ch) && (i === 0 || ',;\t\r\n'.includes(value[i - 1]))) out += "'";
+      out += ch;
+    }
+    return out;
+  }
   return typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
@@ -175,10 +183,16 @@ describe.each(testDatabases())('export API ($kind)', (database) => {
     const { text } = await exported(`/api/export/devices?format=csv&q=${encodeURIComponent('HYPERLINK')}`);
     // The raw text: the quote doubled, the whole field quoted, the formula prefixed.
     expect(text).toContain(`"'=HYPERLINK(""http://evil.example"",""click""),1"`);
-    expect(text).toContain('"line one\r\nline ""two"", with comma\n+SUM(1)"');
+    // A formula after a line break is defused too: a parser that splits there would start a cell with it.
+    expect(text).toContain(`"line one\r\nline ""two"", with comma\n'+SUM(1)"`);
     const [, row] = parseCsv(text);
     expect(row[DEVICE_COLUMNS.indexOf('label')]).toBe(`'${label}`);
-    expect(row[DEVICE_COLUMNS.indexOf('notes')]).toBe(notes);
+    expect(row[DEVICE_COLUMNS.indexOf('notes')]).toBe(notes.replace('\n+', "\n'+"));
+    // After a separator (a spreadsheet splitting on ';' would start a cell there): quoted and defused.
+    await server.request(`/api/devices/${device.id}`, { method: 'PUT', key, json: { label: 'x;=1+1', notes: 'a,@SUM(A1)\t-2' } });
+    const split = await exported(`/api/export/devices?format=csv&q=${encodeURIComponent(device.ip_address)}`);
+    expect(split.text).toContain(`"x;'=1+1"`);
+    expect(split.text).toContain(`"a,'@SUM(A1)\t'-2"`);
     for (const start of ['-2+3', '@SUM(A1)', '+1', '\tcmd']) {
       await server.request(`/api/devices/${device.id}`, { method: 'PUT', key, json: { label: start, notes: null } });
       const rows = parseCsv((await exported(`/api/export/devices?format=csv&q=${encodeURIComponent(device.ip_address)}`)).text);

@@ -186,10 +186,10 @@ describe.each(testDatabases())('login and set-up refuse cross-site requests ($ki
   it('refuses a cross-origin set-up with 403 and creates no user', async () => {
     const res = await server.request('/api/auth/setup', { method: 'POST', json: ADMIN, headers: foreign });
     await expectDetail(res, 403, /Origin/);
-    expect(await readJson(await server.request('/api/auth/status'))).toEqual({ setup_required: true });
+    expect(await readJson(await server.request('/api/auth/status'))).toEqual({ setup_required: true, setup_code_required: false });
     const crossSite = await server.request('/api/auth/setup', { method: 'POST', json: ADMIN, headers: { 'Sec-Fetch-Site': 'cross-site' } });
     expect(crossSite.status).toBe(403);
-    expect(await readJson(await server.request('/api/auth/status'))).toEqual({ setup_required: true });
+    expect(await readJson(await server.request('/api/auth/status'))).toEqual({ setup_required: true, setup_code_required: false });
   });
 
   it('accepts a same-origin set-up', async () => {

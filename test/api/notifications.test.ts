@@ -233,16 +233,26 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
     await update(c.id, { config: { secret: 'x' } });
     expect((await readJson(await update(c.id, { config: { secret: null } }))).config.secret).toBeNull();
 
-    // A URL with credentials is itself a secret.
-    const creds = await created({ name: 'creds', type: 'ntfy', config: { url: 'https://alice:pw@ntfy.example.lan/topic', token: 'tok' } });
+    // A URL with credentials in it is refused: the secret goes in the type's own fields.
+    for (const [type, config] of [
+      ['webhook', { url: 'https://alice:pw@hooks.example.lan/x' }],
+      ['ntfy', { url: 'https://alice@ntfy.example.lan/topic' }],
+      ['slack', { url: 'https://:pw@hooks.slack.example/services/x' }],
+    ] as const) {
+      const refused = await create({ name: 'creds', type, config });
+      expect(refused.status, type).toBe(400);
+      expect((await readJson(refused)).detail).toMatch(/^config\.url: must not carry a user name or password/);
+    }
+    // An ntfy URL with an ?auth= token is itself a secret: masked, kept when the mask comes back.
+    const creds = await created({ name: 'creds', type: 'ntfy', config: { url: 'https://ntfy.example.lan/topic?auth=tk_in_url', token: 'tok' } });
     expect(creds.config).toEqual({ url: '********', token: '********', priority: null });
     shown = await readJson(await update(creds.id, { config: { url: '********', priority: 5 } }));
     expect(shown.config).toEqual({ url: '********', token: '********', priority: 5 });
     const stored = (await server.app.services.store.notifications.getChannel(creds.id))!.config;
-    expect(stored).toMatchObject({ url: 'https://alice:pw@ntfy.example.lan/topic', token: 'tok' });
+    expect(stored).toMatchObject({ url: 'https://ntfy.example.lan/topic?auth=tk_in_url', token: 'tok' });
     shown = await readJson(await update(creds.id, { config: { url: 'https://ntfy.example.lan/other' } }));
     expect(shown.config).toEqual({ url: 'https://ntfy.example.lan/other', token: null, priority: 5 });
-    // The mask for a URL that has no credentials stands for nothing.
+    // The mask for a URL that is no secret stands for nothing.
     const res = await update(creds.id, { config: { url: '********' } });
     expect(res.status).toBe(400);
     expect((await readJson(res)).detail).toContain('config.url:');

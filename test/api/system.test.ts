@@ -371,7 +371,7 @@ describe.each(testDatabases())('two instances side by side ($kind)', (database) 
       try {
         for (const server of [first, second]) {
           expect((await server.request('/health')).status).toBe(200);
-          expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: true });
+          expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: true, setup_code_required: false });
         }
       } finally {
         await second.close();

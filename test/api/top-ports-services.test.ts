@@ -2,11 +2,11 @@
  * scanning.top_ports and friendlier services end to end: a web server answering
  * `Server: Apache/2.4.49 (Unix)` on 8080 (outside 1-1000, among the most frequent ports) is found
  * by a normal scan with either engine, described in plain words, matched to its CVE and flagged as
- * an admin page over plain HTTP; a scan that does not examine 8080 reports it neither closed nor,
- * when it is examined again, opened.
+ * an admin page over plain HTTP; a scan that does not examine 8080 keeps it listed (stale, CONTRACT
+ * §14) and reports it neither closed nor, when it is examined again, opened.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { httpListener, type Listener } from '../helpers/listeners.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
@@ -58,17 +58,24 @@ for (const engine of engines) {
       );
     }, 300_000);
 
-    it('reports 8080 neither closed when a scan does not examine it, nor opened when one examines it again', async () => {
+    it('keeps 8080 listed (stale) when a scan does not examine it, reporting it neither closed nor, examined again, opened', async () => {
+      const first = await scanOnce();
       const off = await server.request('/api/config', { method: 'PUT', key, json: { scanning: { top_ports: 0 } } });
       expect(off.status).toBe(200);
       const narrow = await scanOnce();
-      expect(narrow.device.open_ports).not.toContain(WEB_PORT);
+      // Not examined, so still known open from the first scan, marked stale with that scan's verification.
+      expect(narrow.device.open_ports).toContain(WEB_PORT);
+      expect(narrow.detail.ports.find((p: { port: number }) => p.port === WEB_PORT)).toMatchObject({
+        stale: true,
+        verified_by_scan_id: first.scanId,
+      });
       expect(narrow.changes.filter((c: { port: number | null }) => c.port === WEB_PORT)).toEqual([]);
 
       const on = await server.request('/api/config', { method: 'PUT', key, json: { scanning: { top_ports: 1000 } } });
       expect(on.status).toBe(200);
       const wide = await scanOnce();
       expect(wide.device.open_ports).toContain(WEB_PORT);
+      expect(wide.detail.ports.find((p: { port: number }) => p.port === WEB_PORT)).toMatchObject({ stale: false, verified_by_scan_id: wide.scanId });
       expect(wide.changes.filter((c: { port: number | null }) => c.port === WEB_PORT)).toEqual([]);
     }, 600_000);
   });

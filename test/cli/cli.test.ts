@@ -38,12 +38,12 @@ describe.each(cliDatastores())('netwarden CLI against a running server ($kind)',
   });
 
   it('creates a user (password from stdin) who can then log in over HTTP', async () => {
-    expect(await bodyOf(await http('/api/auth/status'))).toEqual({ setup_required: true });
+    expect(await bodyOf(await http('/api/auth/status'))).toEqual({ setup_required: true, setup_code_required: false });
     const result = await runCli(ds, ['user', 'create', 'alice', '--password-stdin'], { input: 'correct horse battery\n' });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/Created user 'alice'/);
 
-    expect(await bodyOf(await http('/api/auth/status'))).toEqual({ setup_required: false });
+    expect(await bodyOf(await http('/api/auth/status'))).toEqual({ setup_required: false, setup_code_required: false });
     const res = await login('alice', 'correct horse battery');
     expect(res.status).toBe(200);
     expect(await bodyOf(res)).toEqual({ username: 'alice' });

@@ -39,7 +39,8 @@ export interface CliDatastore {
 
 /**
  * The environment of the test process without any NETWARDEN_* setting that could leak in, except
- * the scan scope guard: every program a test starts may scan only loopback and the namespace lab.
+ * the scan scope guard (every program a test starts may scan only loopback and the namespace lab)
+ * and the outbound allowance (its notification receivers and fakes listen on loopback).
  */
 export function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -47,10 +48,12 @@ export function baseEnv(): Record<string, string> {
     if (value !== undefined && !name.startsWith('NETWARDEN_')) env[name] = value;
   }
   env.NETWARDEN_SCAN_ALLOW = TEST_SCAN_ALLOW;
+  env.NETWARDEN_OUTBOUND_ALLOW = TEST_OUTBOUND_ALLOW;
   return env;
 }
 
 export const TEST_SCAN_ALLOW = '127.0.0.0/8,10.66.0.0/24';
+export const TEST_OUTBOUND_ALLOW = '127.0.0.0/8';
 
 /** Runs `netwarden <args>` with the datastore's variables; never throws for a non-zero exit. */
 export function runCli(datastore: CliDatastore, args: string[], options: CliOptions = {}): Promise<CliResult> {
@@ -121,6 +124,8 @@ export interface ServeProcess {
   kill(): Promise<void>;
   /** SIGKILL of its whole process group (with `processGroup`: what systemd or a container stop does), then waits for the exit. */
   killGroup(): Promise<void>;
+  /** Everything the process wrote to standard error so far. */
+  stderr(): string;
 }
 
 export interface ServeOptions {
@@ -212,6 +217,7 @@ export async function startServe(
       }
       await exited;
     },
+    stderr: () => stderr,
   };
 }
 

@@ -8,6 +8,7 @@ import {
   parseHttpHead,
   parseHttpResponse,
   parseMysqlHandshake,
+  parseRedisInfo,
   parseServerHeader,
   parseSshBanner,
   type ServiceEvidence,
@@ -125,6 +126,10 @@ describe('parseGreeting: FTP, SMTP, POP3, IMAP and others', () => {
     // SMTP
     ['220 mail.example.com ESMTP Postfix (Debian/GNU)\r\n', 25, 'smtp', 'Postfix smtpd', null, ['cpe:/a:postfix:postfix']],
     ['220 mx.example.org ESMTP Postfix\r\n', 2525, 'smtp', 'Postfix smtpd', null, ['cpe:/a:postfix:postfix']],
+    ['220 mail.example.com ESMTP Postfix (3.7.6)\r\n', 25, 'smtp', 'Postfix smtpd', '3.7.6', ['cpe:/a:postfix:postfix:3.7.6']],
+    ['220 mail.example.com ESMTP Postfix (2.11)\r\n', 587, 'smtp', 'Postfix smtpd', '2.11', ['cpe:/a:postfix:postfix:2.11']],
+    ['220 mx.example.net Mail Service (Postfix) ready Postfix (3.8.1)\r\n', 25, 'smtp', 'Postfix smtpd', '3.8.1', ['cpe:/a:postfix:postfix:3.8.1']],
+    ['220 mail.example.com ESMTP Postfix (Ubuntu)\r\n', 25, 'smtp', 'Postfix smtpd', null, ['cpe:/a:postfix:postfix']],
     ['220 mx1.example.net ESMTP Exim 4.96 Mon, 01 Jan 2024 10:00:00 +0000\r\n', 25, 'smtp', 'Exim smtpd', '4.96', ['cpe:/a:exim:exim:4.96']],
     [
       '220 host.example.com ESMTP Sendmail 8.15.2/8.15.2; Mon, 1 Jan 2024 10:00:00 GMT\r\n',
@@ -446,5 +451,60 @@ describe('helpers', () => {
     const text = bytesToText(all);
     expect(text.length).toBe(256);
     expect(Buffer.from(text, 'latin1').equals(Buffer.from(all))).toBe(true);
+  });
+});
+
+describe('parseRedisInfo', () => {
+  const INFO =
+    '$412\r\n# Server\r\nredis_version:7.2.4\r\nredis_git_sha1:00000000\r\nredis_mode:standalone\r\nos:Linux 6.1.0-18-amd64 x86_64\r\narch_bits:64\r\ntcp_port:6379\r\n\r\n';
+
+  it('reads the version, mode and OS of INFO server', () => {
+    expect(parseRedisInfo(INFO)).toEqual({
+      service: 'redis',
+      product: 'Redis key-value store',
+      version: '7.2.4',
+      extra_info: 'mode standalone; os Linux 6.1.0-18-amd64 x86_64',
+      cpe: ['cpe:/a:redislabs:redis:7.2.4'],
+    });
+  });
+
+  it('tells Valkey from Redis', () => {
+    expect(
+      parseRedisInfo('# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.0.1\r\nredis_mode:standalone\r\n'),
+    ).toMatchObject({
+      product: 'Valkey',
+      version: '8.0.1',
+      extra_info: 'mode standalone; Redis 7.2.4 compatible',
+    });
+  });
+
+  it('gives up on what is not an INFO answer', () => {
+    expect(parseRedisInfo('-NOAUTH Authentication required.\r\n')).toBeNull();
+    expect(parseRedisInfo('redis_version:banana\r\n')).toBeNull();
+    expect(parseRedisInfo('')).toBeNull();
+  });
+
+  it('gives identifyService the version when the native engine asked', () => {
+    const base: ServiceEvidence = {
+      port: 6379,
+      tls: null,
+      greeting: null,
+      response: bytes("-ERR unknown command 'HEAD', with args beginning with: '/' 'HTTP/1.0' \r\n"),
+    };
+    expect(identifyService({ ...base, info: bytes(INFO) })).toMatchObject({
+      service: 'redis',
+      version: '7.2.4',
+      cpe: ['cpe:/a:redislabs:redis:7.2.4'],
+    });
+    expect(identifyService({ ...base, info: bytes('-NOAUTH Authentication required.\r\n') })).toMatchObject({
+      service: 'redis',
+      version: null,
+      extra_info: 'authentication required',
+    });
+    expect(identifyService(base)).toMatchObject({ service: 'redis', version: null, extra_info: null });
+    // INFO text on a port that is not Redis is not read.
+    expect(
+      identifyService({ port: 8080, tls: null, greeting: null, response: bytes('HTTP/1.1 200 OK\r\n\r\n'), info: bytes(INFO) }).version,
+    ).toBeNull();
   });
 });

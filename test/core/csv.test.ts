@@ -27,6 +27,24 @@ describe('CSV (RFC 4180, formulas defused)', () => {
     expect(csvField(-5)).toBe('-5');
   });
 
+  it('defuses a formula after a separator inside the text, and quotes the field', () => {
+    // A spreadsheet splitting on ';' or tab (or a parser ignoring quotes) would start a cell there.
+    expect(defuseFormula('x;=1+1')).toBe("x;'=1+1");
+    expect(csvField('x;=1+1')).toBe(`"x;'=1+1"`);
+    expect(csvField('a,@SUM(A1)')).toBe(`"a,'@SUM(A1)"`);
+    expect(csvField('a\t-2')).toBe(`"a\t'-2"`);
+    expect(csvField('ok\n+cmd')).toBe(`"ok\n'+cmd"`);
+    expect(csvField('ok\r\n=cmd')).toBe(`"ok\r\n'=cmd"`);
+    expect(csvField('x;\t=1')).toBe(`"x;'\t'=1"`);
+    expect(csvField('=a;+b')).toBe(`"'=a;'+b"`);
+    // Lists are text too.
+    expect(csvField(['a;=1', 'b'])).toBe(`"a;'=1 b"`);
+    // A separator followed by anything else is left as written (and quoted: it may split a cell).
+    expect(csvField('a;b')).toBe('"a;b"');
+    expect(csvField('a; =b')).toBe('"a; =b"');
+    expect(csvField('1+1=2')).toBe('1+1=2');
+  });
+
   it('writes rows of objects in column order, with the header row when asked', () => {
     const rows = [
       { id: 1, name: 'a', ports: [1, 2] },

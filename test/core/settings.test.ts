@@ -116,3 +116,32 @@ describe('withDefaults', () => {
     expect(settings.scanning.port_range).toBe('1-1000');
   });
 });
+
+describe('scanning.udp_ports', () => {
+  it('defaults to the common UDP services, and an older stored document gets them', () => {
+    expect(defaultSettings().scanning.udp_ports).toBe('53,67,69,123,137,161,500,1900,5353');
+    const older = defaultSettings() as unknown as { scanning: Record<string, unknown> };
+    delete older.scanning.udp_ports;
+    expect(withDefaults(older).scanning.udp_ports).toBe('53,67,69,123,137,161,500,1900,5353');
+  });
+
+  it('takes a port list (stored canonical) or "" for no UDP port', () => {
+    const set = (udp_ports: unknown) => applySettingsPatch(defaultSettings(), { scanning: { udp_ports } });
+    expect(set(' 161, 53,54,55 ')).toMatchObject({ ok: true, settings: { scanning: { udp_ports: '53-55,161' } } });
+    expect(set('')).toMatchObject({ ok: true, settings: { scanning: { udp_ports: '' } } });
+    expect(set('  ')).toMatchObject({ ok: true, settings: { scanning: { udp_ports: '' } } });
+  });
+
+  it.each([
+    ['abc', 'scanning.udp_ports:'],
+    ['0', 'scanning.udp_ports:'],
+    ['70000', 'scanning.udp_ports:'],
+    ['udp:53', 'scanning.udp_ports:'],
+    [53, 'scanning.udp_ports:'],
+    ['1-2000', 'scanning.udp_ports: lists 2000 ports, more than 1024'],
+  ])('refuses %j, naming the key', (udp_ports, message) => {
+    const result = applySettingsPatch(defaultSettings(), { scanning: { udp_ports } });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toContain(message);
+  });
+});

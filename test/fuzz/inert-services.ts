@@ -4,10 +4,10 @@
  * can point the update feed anywhere, so the scan engine and the update checker are replaced by
  * stand-ins that do the bookkeeping of the real ones without sending a packet.
  */
-import type { EngineInfo, EngineSetting } from '../../src/scan/engines.js';
-import { EngineSelector } from '../../src/scan/engines.js';
+import type { EngineInfo, EngineSetting } from '../../src/engines/engines.js';
+import { EngineSelector } from '../../src/engines/engines.js';
 import type { DiscoveredHost, ScannedHost } from '../../src/core/model.js';
-import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from '../../src/scan/types.js';
+import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from '../../src/engines/types.js';
 import type { Settings } from '../../src/core/settings.js';
 import { UpdateChecker, type UpdateCheckResult } from '../../src/updates/checker.js';
 import { DRIVERS, type DriverRegistry } from '../../src/notify/channels/index.js';

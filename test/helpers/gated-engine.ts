@@ -4,7 +4,7 @@
  * at once with no host found. Nothing is sent on the network.
  */
 import type { DiscoveredHost, ScannedHost } from '../../src/core/model.js';
-import { ScanAbortedError, type DiscoveryRequest, type ScanEngine } from '../../src/scan/types.js';
+import { ScanAbortedError, type DiscoveryRequest, type ScanEngine } from '../../src/engines/types.js';
 
 export class GatedEngine implements ScanEngine {
   readonly name = 'native' as const;

@@ -1,8 +1,8 @@
 import { buildApp, type App } from '../../src/api/app.js';
-import { nmapLocation, readEnvironment, scanAllowFromEnvironment } from '../../src/config/environment.js';
+import { nmapLocation, outboundAllowChecked, readEnvironment, scanAllowFromEnvironment } from '../../src/config/environment.js';
 import { createLogger } from '../../src/logger.js';
 import { InProcessQueue } from '../../src/queue/in-process.js';
-import type { EngineSelector } from '../../src/scan/engines.js';
+import type { EngineSelector } from '../../src/engines/engines.js';
 import { openServerServices } from '../../src/services.js';
 import type { Store } from '../../src/store/index.js';
 import type { UpdateChecker } from '../../src/updates/checker.js';
@@ -38,6 +38,11 @@ export interface StartOptions {
   webRoot?: string;
   /** NETWARDEN_SCAN_ALLOW's list; null lets the stored scanning.allowed_targets apply (default: the environment's). */
   scanAllow?: string[] | null;
+  /**
+   * NETWARDEN_OUTBOUND_ALLOW's list (default: the environment's, loopback in the test runs); null
+   * allows no loopback, link-local or unspecified destination, as a server without the variable.
+   */
+  outboundAllow?: string[] | null;
   /** Chooses the scan engine (default: the real one: nmap or the native engine). */
   engines?: EngineSelector;
   /** Answers /api/updates/check (default: the real checker). */
@@ -64,8 +69,9 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const settings = {
     ...options.settings,
-    // Tests scan the exact port_range they set: scanning.top_ports (default 1000) only when a test asks for it.
-    scanning: { top_ports: 0, ...(options.settings?.scanning as object | undefined) },
+    // Tests scan the exact port_range they set: scanning.top_ports (default 1000) and scanning.udp_ports
+    // (default 53,67,…) only when a test asks for them.
+    scanning: { top_ports: 0, udp_ports: '', ...(options.settings?.scanning as object | undefined) },
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
   const environment = readEnvironment(process.env);
@@ -74,6 +80,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
       databaseUrl: db.url,
       dataDir: null,
       scanAllow: options.scanAllow === undefined ? scanAllowFromEnvironment(environment) : options.scanAllow,
+      outboundAllow: options.outboundAllow === undefined ? outboundAllowChecked(environment) : options.outboundAllow,
       nmap: nmapLocation(environment),
       settingsSeed: settings,
       admin: options.admin ?? null,

@@ -19,8 +19,9 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { ADMIN } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { BIN, baseEnv, bodyOf, client, sessionCookieOf } from '../cli/helpers.js';
 import { labUnavailableReason } from './lab.js';
 
@@ -138,7 +139,14 @@ describe.skipIf(unavailable !== null || !hasNmap)('a routed network scanned thro
     );
     const port = (server as Proc & { value: string }).value;
     http = client(`http://${SERVER_FOR_TEST}:${port}`);
-    const setup = await http('/api/auth/setup', { method: 'POST', json: ADMIN });
+    // The test sets the server up from the bridge, not from its own loopback: that needs the
+    // one-time set-up code the server logged at start-up (docs/security.md, "First-run set-up").
+    const setupCode = await waitFor(
+      'the set-up code in the server log',
+      async () => server!.log.find((line) => typeof line.setup_code === 'string')?.setup_code as string | undefined,
+      10_000,
+    );
+    const setup = await http('/api/auth/setup', { method: 'POST', json: { ...ADMIN, setup_code: setupCode } });
     expect(setup.status).toBe(201);
     const cookie = sessionCookieOf(setup);
     key = (await bodyOf(await http('/api/keys', { method: 'POST', cookie, json: { name: 'agent-lab' } }))).key;

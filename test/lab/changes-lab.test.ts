@@ -21,7 +21,7 @@
  * run every probe against it (about 2.5 minutes); the rule matches either way (port 23 + telnet).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';

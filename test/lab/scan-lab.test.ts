@@ -10,7 +10,7 @@
  *   10.66.0.8, .9, .10 and .15: no host.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';

@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import { makeSelfSignedCert, type SelfSignedCert } from '../scan/native/listeners.js';
 import type { Change } from '../../src/schemas/change.js';
 import type { ScanRecord } from '../../src/schemas/scan.js';
+import { OutboundGuard } from '../../src/util/outbound.js';
 import { DeliveryError, type OutgoingMessage, type SendContext } from '../../src/notify/types.js';
 
 export const SUBNET = '192.168.77.0/24';
@@ -93,7 +94,8 @@ export function sampleMessage(overrides: Partial<OutgoingMessage> = {}): Outgoin
 
 /** A SendContext whose signal aborts at `timeoutMs`, as the delivery loop's does. */
 export function sendContext(timeoutMs = 5000): SendContext {
-  return { signal: AbortSignal.timeout(timeoutMs), version: '0.1.0-test', timeoutMs };
+  // The allowance the test servers get (NETWARDEN_OUTBOUND_ALLOW: loopback).
+  return { signal: AbortSignal.timeout(timeoutMs), version: '0.1.0-test', timeoutMs, guard: OutboundGuard.fromEnvironment(process.env) };
 }
 
 /** What a send that must fail rejected with, checked to be a DeliveryError. */

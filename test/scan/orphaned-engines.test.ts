@@ -1,11 +1,11 @@
 /**
  * Crash recovery ends every nmap a scan left behind: a scan overlaps discovery with port runs
- * (src/scan/pipeline.ts), so its record lists several process groups. Real nmap processes, each
+ * (src/engines/pipeline.ts), so its record lists several process groups. Real nmap processes, each
  * in its own group, scanning only 127.0.0.1 with -n and a scan delay that keeps them running.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { endOrphanedEngines, newOwner } from '../../src/scan/owner.js';
 
 const hasNmap = (await nmapVersion()) !== null;

@@ -1,13 +1,13 @@
 /**
- * The overlapped scan (src/scan/pipeline.ts) with the real nmap engine against loopback listeners,
+ * The overlapped scan (src/engines/pipeline.ts) with the real nmap engine against loopback listeners,
  * through the real server: it records the same devices, ports and changes as the same scans run
  * one phase after the other, and a cancel in the middle leaves no nmap running.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DiscoveredHost, ScannedHost } from '../../src/core/model.js';
-import { EngineSelector } from '../../src/scan/engines.js';
-import { NmapEngine, nmapVersion } from '../../src/scan/nmap.js';
-import type { DiscoveryRequest, PortScanRequest, ProcessListener, ScanEngine } from '../../src/scan/types.js';
+import { EngineSelector } from '../../src/engines/engines.js';
+import { NmapEngine, nmapVersion } from '../../src/engines/nmap.js';
+import type { DiscoveryRequest, PortScanRequest, ProcessListener, ScanEngine } from '../../src/engines/types.js';
 import { testDatabases } from '../helpers/databases.js';
 import { bannerListener, closedPort, httpListener, silentListener, type Listener } from '../helpers/listeners.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';

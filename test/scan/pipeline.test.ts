@@ -1,12 +1,12 @@
 /**
- * The overlapped discovery and port scan (src/scan/pipeline.ts) with a scripted engine: which host
+ * The overlapped discovery and port scan (src/engines/pipeline.ts) with a scripted engine: which host
  * is port-scanned by which run, what is recorded, and how a failure or a cancel stops every run.
  * Nothing is sent on the network; the loopback tests with nmap are in pipeline-nmap.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import type { DiscoveredHost, ScannedHost } from '../../src/core/model.js';
-import { runPipeline, type PipelineInput } from '../../src/scan/pipeline.js';
-import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from '../../src/scan/types.js';
+import { runPipeline, type PipelineInput } from '../../src/engines/pipeline.js';
+import { ScanAbortedError, type DiscoveryRequest, type PortScanRequest, type ScanEngine } from '../../src/engines/types.js';
 
 const host = (ip: string): DiscoveredHost => ({ ip, mac: null, vendor: null, hostname: null });
 const scanned = (ip: string): ScannedHost => ({ ...host(ip), os_name: null, device_type: null, ports: [] });

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DiscoveredHost } from '../../src/core/model.js';
-import { EngineSelector } from '../../src/scan/engines.js';
-import { ScanAbortedError, type DiscoveryRequest, type ScanEngine } from '../../src/scan/types.js';
+import { EngineSelector } from '../../src/engines/engines.js';
+import { ScanAbortedError, type DiscoveryRequest, type ScanEngine } from '../../src/engines/types.js';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';

@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import type { Store } from '../../src/store/index.js';
 import { type CliDatastore, type ServeProcess, bodyOf, cliDatastores, client, openDatastore, sessionCookieOf, startServe } from '../cli/helpers.js';
 import { ADMIN } from '../helpers/server.js';

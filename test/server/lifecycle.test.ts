@@ -39,7 +39,7 @@ describe('the server process', () => {
 
     const second = await start(dataDir);
     const status = await (await fetch(`${second.baseUrl}/api/auth/status`)).json();
-    expect(status).toEqual({ setup_required: false });
+    expect(status).toEqual({ setup_required: false, setup_code_required: false });
   });
 
   it('marks a scan left running by a crash as failed at the next start', async () => {

@@ -8,7 +8,7 @@
  * processes runs on PostgreSQL (instances sharing a SQLite file hear only their own events).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nmapVersion } from '../../src/scan/nmap.js';
+import { nmapVersion } from '../../src/engines/nmap.js';
 import { type CliDatastore, type ServeProcess, bodyOf, client, postgresDatastore, sessionCookieOf, startServe } from '../cli/helpers.js';
 import { httpListener } from '../helpers/listeners.js';
 import { startReceiver, type Receiver } from '../helpers/receivers.js';

@@ -2,7 +2,8 @@
  * The web UI takes the API's record shapes from types generated from the OpenAPI document
  * (scripts/generate-api-types.mjs). Type-checks the UI (src/web/tsconfig.json) against types
  * generated here from the current route schemas, and shows that a field renamed in a route
- * schema is a type error in the UI, the guarantee the generation exists for.
+ * schema (or in a live event's data, schemas/event.ts) is a type error in the UI, the guarantee
+ * the generation exists for.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +44,29 @@ describe('web UI types generated from the OpenAPI document', () => {
     },
     60_000,
   );
+
+  it('a renamed field in a live event’s data (GET /api/events) breaks the UI type-check', async () => {
+    const changed = structuredClone(document) as unknown as EventsDocument;
+    const stream = changed.paths['/api/events'].get.responses['200'].content['text/event-stream'].schema;
+    const progress = stream.anyOf.find((event) => event.properties.event.enum?.[0] === 'scan_progress');
+    expect(progress, 'the stream describes no scan_progress event').toBeDefined();
+    renameProperty(progress!.properties.data, 'progress', 'progress_renamed');
+    const errors = typeCheck(await apiTypesSource(changed));
+    expect(errors.join('\n')).toContain(`'progress'`);
+  }, 60_000);
 });
+
+/** GET /api/events as the document describes it: one schema per event, `event` naming it. */
+type EventsDocument = {
+  paths: Record<
+    string,
+    {
+      get: {
+        responses: Record<string, { content: Record<string, { schema: { anyOf: { properties: { event: { enum?: string[] }; data: Schema } }[] } }> }>;
+      };
+    }
+  >;
+};
 
 function renameProperty(schema: Schema, from: string, to: string): void {
   const properties = schema.properties!;

@@ -16,7 +16,7 @@ const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 const UserBody = Type.Object({ username: Type.String() });
 
 export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { store, loginThrottle } = app.services;
+  const { store, loginThrottle, setupCode } = app.services;
   /** Throttled logins are audited at most once a minute per client address. */
   const throttledAudit = new RateGate(60_000);
 
@@ -27,11 +27,18 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         summary: 'Whether first-run set-up is still needed (public)',
+        description:
+          '`setup_code_required`: whether `POST /api/auth/setup` from this client must give `setup_code`, the one-time code the ' +
+          'service prints on its console and in its log at start-up (false once set-up is complete, from this machine itself, ' +
+          'and when the administrator comes from NETWARDEN_ADMIN_USERNAME/PASSWORD).',
         security: [],
-        response: { 200: Type.Object({ setup_required: Type.Boolean() }) },
+        response: { 200: Type.Object({ setup_required: Type.Boolean(), setup_code_required: Type.Boolean() }) },
       },
     },
-    async () => ({ setup_required: (await store.users.count()) === 0 }),
+    async (request) => {
+      const setup_required = (await store.users.count()) === 0;
+      return { setup_required, setup_code_required: setup_required && setupCode.required(request.socket.remoteAddress, request.headers) };
+    },
   );
 
   app.post(
@@ -41,17 +48,42 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['auth'],
         summary: 'Create the first administrator (only while no user exists)',
-        description: 'Answers 409 once a user exists. Sets the session cookie.',
+        description:
+          'Answers 409 once a user exists. Sets the session cookie. From another machine (not a loopback peer, or any request ' +
+          'a proxy forwarded) `setup_code` is required: the one-time code the service printed on its console and in its log ' +
+          'at start-up (`first-run set-up code`); without it, or with another, the answer is 403. Not needed from this machine ' +
+          'itself, nor when the administrator comes from NETWARDEN_ADMIN_USERNAME/PASSWORD.',
         security: [],
-        body: Type.Object({ username: Username, password: Password, remember: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-        response: { 201: UserBody, ...errorResponses(400, 409, 413, 415) },
+        body: Type.Object(
+          {
+            username: Username,
+            password: Password,
+            remember: Type.Optional(Type.Boolean()),
+            setup_code: Type.Optional(
+              Type.String({ maxLength: 64, description: 'The one-time set-up code from the service log, e.g. `K7QW-M3XP-9TRV`' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: UserBody, ...errorResponses(400, 403, 409, 413, 415) },
       },
     },
     async (request, reply) => {
-      const { username, password, remember } = request.body;
+      const { username, password, remember, setup_code } = request.body;
       const problem = passwordProblem(password, username);
       if (problem) throw badRequest(`password: ${problem}`);
       if ((await store.users.count()) > 0) throw conflict('Set-up is already complete; log in instead');
+      if (setupCode.required(request.socket.remoteAddress, request.headers)) {
+        if (setup_code === undefined || setup_code.trim() === '') {
+          throw new HttpError(
+            403,
+            'setup_code: required when setting up from another machine; the service printed it on its console and in its log at start-up ("first-run set-up code")',
+          );
+        }
+        if (!setupCode.matches(setup_code)) {
+          throw new HttpError(403, 'setup_code: does not match the code in the service log; copy it from the latest start-up');
+        }
+      }
       const user = await store.users.createFirst(username, await hashPassword(password));
       if (!user) throw conflict('Set-up is already complete; log in instead');
       await startSession(request, reply, user.id, remember === true);

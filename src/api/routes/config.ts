@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { SettingsSchema, applySettingsPatch, maskSettings, type Settings } from '../../core/settings.js';
+import { leaseFileProblem } from '../../names/lease-file.js';
 import { audit } from '../audit.js';
+import { requireSession } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 import { isObject } from '../../util/is-object.js';
@@ -38,7 +40,11 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
           '`null` resets a key to its default, and a masked secret (`********`) sent back keeps its stored value. ' +
           "A secret never follows a new destination: changing `updates.feed_url` or a name source's `url` without giving its token or " +
           'password again in the same request clears it. ' +
-          'Unknown keys and invalid values give 400 naming the path, e.g. `scanning.port_range: ...`. Returns the whole new configuration.',
+          'Unknown keys and invalid values give 400 naming the path, e.g. `scanning.port_range: ...`. ' +
+          'Enabling `name_sources.dhcp_leases` (or changing its path or format) needs a readable lease file that parses, else 400 ' +
+          '(one message whatever the cause, so the API cannot be used to probe which files exist). ' +
+          'Destructive changes need a logged-in session (an API key gets 403): `retention.days` from 1 to 6. ' +
+          'Returns the whole new configuration.',
         body: Type.Record(Type.String(), Type.Unknown(), { description: 'A partial configuration, same shape as GET /api/config' }),
         response: { 200: SettingsSchema, ...errorResponses(400, 401, 403, 413, 415) },
       },
@@ -47,6 +53,16 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const current = await store.settings.get();
       const result = applySettingsPatch(current, request.body);
       if (!result.ok) throw badRequest(result.error);
+      const leases = result.settings.name_sources.dhcp_leases;
+      const before = current.name_sources.dhcp_leases;
+      if (leases.enabled && (!before.enabled || leases.path !== before.path || leases.format !== before.format)) {
+        // Checked when set, so a mistake shows now rather than as a warning at the next scan.
+        const problem = await leaseFileProblem(leases);
+        if (problem) throw badRequest(`name_sources.dhcp_leases.path: ${problem}`);
+      }
+      const destructive = destructiveChange(current, result.settings);
+      // A leaked automation key must not be able to wipe the history (or the audit log that would show it).
+      if (destructive) requireSession(request, destructive);
       const override = scans.scanAllowOverride;
       if (override) {
         // Sending back what GET showed is fine; changing it is not: the environment decides.
@@ -66,6 +82,21 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/** Below this many days, retention counts as destructive: it deletes recent scans, changes and audit entries. */
+export const RETENTION_SESSION_DAYS = 7;
+
+/**
+ * What a change would destroy, worded for the 403 an API key gets, or null. Today one setting:
+ * `retention.days` set from 1 to 6 (0 keeps everything and is not destructive).
+ */
+function destructiveChange(before: Settings, after: Settings): string | null {
+  const days = after.retention.days;
+  if (days !== before.retention.days && days > 0 && days < RETENTION_SESSION_DAYS) {
+    return `retention.days below ${RETENTION_SESSION_DAYS} (it deletes recent scans, changes and audit entries)`;
+  }
+  return null;
+}
 
 /** `{ "scanning.port_range": { old, new } }` for every leaf that differs. */
 function diff(before: Settings, after: Settings): Record<string, { old: unknown; new: unknown }> {

@@ -8,18 +8,9 @@
  */
 import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from '@sinclair/typebox';
-import {
-  EVENT_DATA_MAX_BYTES,
-  EVENT_NAMES,
-  EVENT_REPLAY_LIMIT,
-  EVENT_REPLAY_MAX_BYTES,
-  type EventName,
-  type NetwardenEvent,
-} from '../../events/bus.js';
-import { Change } from '../../schemas/change.js';
-import { DeviceSummary } from '../../schemas/device.js';
-import { ScanProgress, ScanRecord } from '../../schemas/scan.js';
+import { Type } from '@sinclair/typebox';
+import { EVENT_DATA_MAX_BYTES, EVENT_NAMES, EVENT_REPLAY_LIMIT, EVENT_REPLAY_MAX_BYTES, type NetwardenEvent } from '../../events/bus.js';
+import { LiveEvent } from '../../schemas/event.js';
 import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 
@@ -36,44 +27,6 @@ export const EVENT_KEEP_ALIVE_MS = 15_000;
  * A whole replay (the kept events' data plus their id and name lines) always fits.
  */
 const MAX_UNSENT_BYTES = Math.max(4 * 1024 * 1024, EVENT_REPLAY_MAX_BYTES + 1024 * 1024);
-
-/** What each event's `data:` holds. */
-const EVENT_DATA: Record<EventName, { schema: TSchema; description: string }> = {
-  scan_queued: { schema: ScanRecord, description: 'A scan was queued (it starts when the running one ends)' },
-  scan_started: { schema: ScanRecord, description: 'A scan started' },
-  scan_progress: {
-    schema: Type.Object({ scan_id: Type.Integer(), progress: ScanProgress }),
-    description: 'Progress of the running scan, at most twice a second',
-  },
-  scan_finished: {
-    schema: ScanRecord,
-    description: 'A scan ended: completed, failed or cancelled (`status`); it follows the scan’s change and device_updated events',
-  },
-  change: { schema: Change, description: 'A change a completed scan detected, as GET /api/changes shows it (with its id)' },
-  device_updated: {
-    schema: DeviceSummary,
-    description: `A device's summary after it was edited (PUT /api/devices/{id}, bulk edits) or after a scan changed it (it has changes, or came online or went offline; at most 500 per scan)`,
-  },
-};
-
-/** One event as the OpenAPI document describes it: the three SSE fields, `data` parsed. */
-const EventSchema = Type.Union(
-  EVENT_NAMES.map((name) =>
-    Type.Object(
-      {
-        id: Type.Integer({ description: 'The SSE `id:` field: increases by one per event in this process' }),
-        event: Type.Literal(name, { description: 'The SSE `event:` field' }),
-        data: EVENT_DATA[name].schema,
-      },
-      { title: name, description: EVENT_DATA[name].description },
-    ),
-  ),
-  {
-    description:
-      'The stream is `text/event-stream`: each event is an `id: <n>` line, an `event: <name>` line and a `data: <JSON on one line>` line, ' +
-      'then a blank line. Lines starting with `:` are comments (keep-alive). Shown here: one event with its `data` parsed.',
-  },
-);
 
 const DESCRIPTION = [
   'Server-Sent Events of this server process: ' + EVENT_NAMES.map((n) => `\`${n}\``).join(', ') + ' (schemas under the 200 response).',
@@ -137,7 +90,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRoutesOptions> = async 
         response: {
           200: {
             description: 'The event stream (`text/event-stream`), open until the client or the server closes it',
-            content: { 'text/event-stream': { schema: EventSchema } },
+            content: { 'text/event-stream': { schema: LiveEvent } },
           },
           ...errorResponses(400, 401),
         },

@@ -26,8 +26,10 @@ const COMMON = [
   '100,000 devices takes no more memory than one of 100. Sent as an attachment (`Content-Disposition: attachment; filename=…`).',
   '',
   '`format=json` (the default) is one JSON array; `format=csv` is RFC 4180: a header row, CRLF line ends, fields quoted when they',
-  "hold a comma, a quote or a line break. A text field starting with `=`, `+`, `-`, `@`, a tab or CR gets a leading `'` so a",
-  'spreadsheet does not run it as a formula. Empty values are empty fields; flags are `true`/`false`. Any other `format` → 400.',
+  "hold a comma, a semicolon, a tab, a quote or a line break. A text field starting with `=`, `+`, `-`, `@`, a tab or CR gets a leading `'` so a",
+  'spreadsheet does not run it as a formula, and so does such a character right after a separator inside the text (`x;=1+1` →',
+  '`"x;\'=1+1"`: a spreadsheet splitting on `;` or tab would start a cell there). Empty values are empty fields; flags are',
+  '`true`/`false`. Any other `format` → 400.',
   '',
   'Rows changed while the export runs appear as they are when their page is read.',
 ].join('\n');

@@ -14,7 +14,8 @@ const tags = ['notifications'];
 const ChannelParams = Type.Object({ channel_id: Id });
 
 const CHANNEL_RULES =
-  'Secrets in `config` (`secret`, `token`, `password`, and any URL with a user name or password in it) read back as `********`. ' +
+  'Secrets in `config` (`secret`, `token`, `password`, a Slack or Discord webhook URL, an ntfy URL with `?auth=`) read back as ' +
+  "`********`. A URL with a user name or password in it is refused (400): credentials go in the type's own fields. " +
   'Filters select the changes a channel hears about: `change_types` (null: all), `min_severity` (default low), `zones` (null: all), ' +
   '`untrusted_only` (default false), `scan_events` (default ["failed"]). After each scan a channel gets at most one message carrying ' +
   'all matching changes (`scan.changes`), or `scan.completed` / `scan.failed` when asked and nothing matched; with `digest` the ' +
@@ -105,8 +106,9 @@ export const notificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Partial and deep-merged: only the fields given change; inside `config`, `filters` and `quiet_hours` only the keys given change ' +
           '(`null` resets a config key to its default; `quiet_hours: null` or `digest: null` removes them). Sending a masked secret ' +
-          '(`********`) back keeps it; changing the destination (`url`, `host`) without giving the secret again in the same request ' +
-          'clears the secret (it reads back null). `type` cannot change.',
+          '(`********`) back keeps it; changing the destination (`url`, `host`), or turning email TLS off (`secure`, `require_tls` ' +
+          'from true to false), without giving the secret again in the same request clears the secret (it reads back null). ' +
+          '`type` cannot change.',
         params: ChannelParams,
         body: ChannelUpdate,
         response: { 200: Channel, ...errorResponses(400, 401, 403, 404, 413, 415) },
@@ -174,7 +176,9 @@ export const notificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Send a test message now and return its delivery record',
         description:
           'One attempt, sent at once (also when the channel is disabled or in quiet hours), with the usual 10 s timeout and no retries. ' +
-          'The answer is 200 whether or not the destination accepted it: `status` is `sent` or `failed`, with `last_error` saying why.',
+          'The answer is 200 whether or not the destination accepted it: `status` is `sent` or `failed`, with `last_error` saying why ' +
+          "in one short line (an error answer is read only up to 64 KiB; the channel's secrets are redacted). Loopback, link-local " +
+          '(cloud metadata) and unspecified addresses are refused (`refused: …`) unless NETWARDEN_OUTBOUND_ALLOW allows them.',
         params: ChannelParams,
         response: { 200: Delivery, ...errorResponses(400, 401, 403, 404) },
       },

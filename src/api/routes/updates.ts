@@ -22,7 +22,9 @@ export const updateRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Whether a newer release exists',
         description:
           'Reads the release feed named by config `updates.feed_url` (cached for `updates.cache_minutes`). Always answers 200 within a few seconds; ' +
-          'an unreachable feed gives `error` text. `force=true` bypasses the cache.',
+          "an unreachable feed gives `error` text, one short line (never the answer's body or a stack). A feed on a loopback, " +
+          'link-local or unspecified address is refused unless NETWARDEN_OUTBOUND_ALLOW allows it; the answer is read up to 2 MiB ' +
+          '(an error answer up to 64 KiB). `force=true` bypasses the cache.',
         querystring: Type.Object({ force: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: { 200: UpdateCheck, ...errorResponses(400, 401) },
       },

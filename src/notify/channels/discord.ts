@@ -64,6 +64,8 @@ export const discordDriver: ChannelDriver<DiscordConfig> = {
   configSchema: DiscordConfig,
   secretKeys: [],
   destinationKeys: ['url'],
+  // Whoever has an incoming-webhook URL can post with it: the URL is the secret.
+  secretUrl: (key) => key === 'url',
   check: (config) => (isHttpUrl(config.url) ? null : 'config.url: must be the http:// or https:// incoming-webhook URL Discord gives'),
   async send(config, message, context) {
     await post({ url: config.url, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(discordPayload(message)) }, context);

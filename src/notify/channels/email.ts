@@ -12,12 +12,14 @@
  *   encrypted but not authenticated: anyone in the path can read the password).
  *
  * The password is bound to where it was saved for: `host`, `port`, `username`, `tls_ca` and
- * `tls_reject_unauthorized` are destination keys, so changing any of them without giving the
+ * `tls_reject_unauthorized` are destination keys, and turning `secure` or `require_tls` off counts
+ * as a change too (the password could then travel in the clear), so either without giving the
  * password again clears it (docs/security.md, "Secrets and where they go").
  */
 import { isIP } from 'node:net';
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable } from '../../schemas/common.js';
+import { resolveDestination } from '../http.js';
 import { type ChannelDriver, DeliveryError, type OutgoingMessage, type SendContext } from '../types.js';
 import { parseEmailAddress } from './email-address.js';
 import { messageId, oneLine, renderEmail } from './email-message.js';
@@ -101,6 +103,7 @@ export const emailDriver: ChannelDriver<EmailConfig> = {
   configSchema: EmailConfig,
   secretKeys: ['password'],
   destinationKeys: ['host', 'port', 'username', 'tls_ca', 'tls_reject_unauthorized'],
+  tlsKeys: ['secure', 'require_tls'],
   check: checkEmailConfig,
   send: sendEmail,
 };
@@ -115,9 +118,12 @@ async function sendEmail(config: EmailConfig, message: OutgoingMessage, context:
   const from = parseEmailAddress(config.from);
   const timeout = Math.max(1, context.timeoutMs);
   // Loaded on first use: most installations never send email, and the service starts faster without it.
+  // The server's address is checked here and connected to as checked (the name stays the TLS name).
+  const address = await resolveDestination(config.host, context);
   const { createTransport } = await import('nodemailer');
   const transport = createTransport({
-    host: config.host,
+    host: address,
+    ...(isIP(config.host) === 0 ? { servername: config.host } : {}),
     port: config.port ?? 587,
     secure: config.secure ?? false,
     requireTLS: config.require_tls ?? false,

@@ -15,6 +15,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { DeliveryError } from '../types.js';
 import { type Publication, statusTopic } from './mqtt-topics.js';
@@ -27,6 +28,8 @@ export interface MqttConnectionConfig {
   topicPrefix: string;
   tlsCa: string | null;
   tlsRejectUnauthorized: boolean;
+  /** The broker's address as the outbound guard checked it (connected to instead of the name). */
+  address?: string;
 }
 
 /** A connection unused this long is closed (its status then reads offline until the next use). */
@@ -108,6 +111,12 @@ export class MqttConnections {
       ca: config.tlsCa ?? undefined,
       rejectUnauthorized: config.tlsRejectUnauthorized,
     };
+    const hostname = new URL(config.url).hostname.replace(/^\[|\]$/g, '');
+    if (config.address && config.address !== hostname) {
+      // Connect to the address the outbound guard checked; the name is still the one TLS verifies.
+      options.host = config.address;
+      if (isIP(hostname) === 0) options.servername = hostname;
+    }
     const client = mqttLibrary().connect(config.url, options);
     const entry: Entry = {
       key,

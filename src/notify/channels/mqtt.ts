@@ -14,6 +14,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { isIpv4Address, networkContains, parseIpv4Network } from '../../core/net.js';
 import { Nullable } from '../../schemas/common.js';
 import { type ChannelDriver, DeliveryError, type NetworkState, type OutgoingMessage, type SendContext } from '../types.js';
+import { resolveDestination } from '../http.js';
 import { type MqttConnection, type MqttConnectionConfig, MqttConnections } from './mqtt-connections.js';
 import {
   discoveryPublications,
@@ -160,13 +161,16 @@ async function publishState(config: MqttConfig, networks: NetworkState[], contex
   rememberSubnets(connection, networks);
 }
 
-function connect(config: MqttConfig, context: SendContext): Promise<MqttConnection> {
+async function connect(config: MqttConfig, context: SendContext): Promise<MqttConnection> {
   if (hasText(config.username) && !hasText(config.password)) {
     // Cleared when the destination changed (or never given): the broker would refuse anyway.
-    return Promise.reject(new DeliveryError('config.password: not set (it is cleared when url or username change); enter it again', false));
+    throw new DeliveryError('config.password: not set (it is cleared when url or username change); enter it again', false);
   }
+  // The broker's address is checked here and connected to as checked (the name stays the TLS name).
+  const address = await resolveDestination(new URL(config.url).hostname, context);
   const connection: MqttConnectionConfig = {
     url: config.url,
+    address,
     username: hasText(config.username) ? config.username : null,
     password: hasText(config.password) ? config.password : null,
     topicPrefix: config.topic_prefix ?? MQTT_DEFAULT_TOPIC_PREFIX,

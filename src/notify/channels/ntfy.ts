@@ -49,18 +49,32 @@ export function splitTopic(url: string): { server: string; topic: string } | nul
   }
 }
 
+/** Whether a ntfy URL carries a token in its query (`?auth=…`). */
+export function hasAuthParameter(url: string): boolean {
+  try {
+    return new URL(url).searchParams.has('auth');
+  } catch {
+    return false;
+  }
+}
+
 export const ntfyDriver: ChannelDriver<NtfyConfig> = {
   type: 'ntfy',
   configSchema: NtfyConfig,
   secretKeys: ['token'],
   destinationKeys: ['url'],
+  // ntfy accepts an access token in the URL (`?auth=`): such a URL is a secret.
+  secretUrl: (key, value) => key === 'url' && hasAuthParameter(value),
   check(config) {
     if (!isHttpUrl(config.url)) return 'config.url: must be an http:// or https:// URL of the server and topic, e.g. https://ntfy.sh/my-topic';
     if (!splitTopic(config.url)) return 'config.url: must end with the topic, e.g. https://ntfy.sh/my-topic';
     return null;
   },
   async send(config, message, context) {
-    const { server, topic } = splitTopic(config.url)!;
+    const { server: root, topic } = splitTopic(config.url)!;
+    // A token given in the URL (`?auth=`) goes with the request, as ntfy reads it there.
+    const auth = new URL(config.url).searchParams.get('auth');
+    const server = auth === null ? root : `${root}?auth=${encodeURIComponent(auth)}`;
     const firstLink = message.groups.find((g) => g.url)?.url;
     const body = {
       topic,

@@ -63,6 +63,8 @@ export const slackDriver: ChannelDriver<SlackConfig> = {
   configSchema: SlackConfig,
   secretKeys: [],
   destinationKeys: ['url'],
+  // Whoever has an incoming-webhook URL can post with it: the URL is the secret.
+  secretUrl: (key) => key === 'url',
   check: (config) => (isHttpUrl(config.url) ? null : 'config.url: must be the http:// or https:// incoming-webhook URL Slack gives'),
   async send(config, message, context) {
     await post({ url: config.url, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(slackPayload(message)) }, context);

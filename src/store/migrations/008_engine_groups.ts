@@ -1,7 +1,7 @@
 /**
  * `scans.engine_pgids`: every process group the scan's engine runs at once (a JSON array of
  * integers), not only the newest (`engine_pgid`). A scan overlaps discovery with port runs
- * (src/scan/pipeline.ts), so after a crash more than one nmap may be left behind to end.
+ * (src/engines/pipeline.ts), so after a crash more than one nmap may be left behind to end.
  */
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from './context.js';

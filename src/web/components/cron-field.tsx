@@ -1,6 +1,5 @@
 import { useEffect, useId, useState } from 'preact/hooks';
-import { ApiError, api } from '../api';
-import type { CronPreview } from '../types';
+import { ApiError, answer, api } from '../api';
 import { Field } from './ui';
 
 /** How long typing must pause before the next run times are asked for. */
@@ -65,10 +64,12 @@ export function useCronPreview(cron: string, timeZone: string): { runs: string[]
     const controller = new AbortController();
     setState((s) => ({ ...s, checking: true }));
     const timer = setTimeout(() => {
-      api<CronPreview>('/api/schedules/preview', {
-        query: { cron: cron.trim(), timezone: timeZone.trim() || 'UTC', count: PREVIEW_COUNT },
-        signal: controller.signal,
-      }).then(
+      answer(
+        api.GET('/api/schedules/preview', {
+          params: { query: { cron: cron.trim(), timezone: timeZone.trim() || 'UTC', count: PREVIEW_COUNT } },
+          signal: controller.signal,
+        }),
+      ).then(
         (preview) => setState({ runs: preview.next_runs, error: null, checking: false }),
         (err: unknown) => {
           if (controller.signal.aborted) return;

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
-import { api } from '../api';
+import { answer, api } from '../api';
 import { useAction } from '../hooks';
 import type { NetworkDetection } from '../types';
 import { ErrorMessage, Notice } from './ui';
@@ -13,7 +13,7 @@ export function SubnetField({ value, onChange, hint }: { value: string; onChange
   const id = useId();
   const [detected, setDetected] = useState<NetworkDetection | null>(null);
   const detect = useAction(async () => {
-    const result = await api<NetworkDetection>('/api/network/detect');
+    const result = await answer(api.GET('/api/network/detect'));
     setDetected(result);
     if (result.suggested_subnet) onChange(result.suggested_subnet);
   });

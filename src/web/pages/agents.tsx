@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { AGENT_NAME_MAX_LENGTH, AGENT_NETWORKS_MAX_ITEMS, AGENT_OFFLINE_AFTER_SECONDS } from '../../core/limits.js';
-import { api } from '../api';
+import { answer, api } from '../api';
 import { CopyText } from '../components/copy-text';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time, RevokeConfirm } from '../components/ui';
 import { plural } from '../format';
@@ -25,8 +25,8 @@ export function serverUrlOf(config: Config | undefined): string {
  */
 export function AgentsPage() {
   useTitle('Agents');
-  const agents = useResource((signal) => api<Agent[]>('/api/agents', { signal }), []);
-  const config = useResource((signal) => api<Config>('/api/config', { signal }), []);
+  const agents = useResource((signal) => answer(api.GET('/api/agents', { signal })), []);
+  const config = useResource((signal) => answer(api.GET('/api/config', { signal })), []);
   const [created, setCreated] = useState<CreatedAgent | null>(null);
   const [revoking, setRevoking] = useState<Agent | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -187,9 +187,9 @@ function CreateAgentForm({ onCreated }: { onCreated: (agent: CreatedAgent) => vo
   const [name, setName] = useState('');
   const [networks, setNetworks] = useState('');
   const create = useAction(async () => {
-    const json = checkNewAgent(name, networks);
-    const agent = await api<CreatedAgent>('/api/agents', { method: 'POST', json }).catch((err: unknown) => {
-      throw withListEntry(err, { networks: json.networks });
+    const body = checkNewAgent(name, networks);
+    const agent = await answer(api.POST('/api/agents', { body })).catch((err: unknown) => {
+      throw withListEntry(err, { networks: body.networks });
     });
     setName('');
     setNetworks('');
@@ -255,7 +255,7 @@ function NewAgentToken({ created, serverUrl, onDone }: { created: CreatedAgent; 
 
 function RevokeAgent({ agent, onCancel, onRevoked }: { agent: Agent; onCancel: () => void; onRevoked: () => void }) {
   const revoke = async () => {
-    await api(`/api/agents/${agent.id}`, { method: 'DELETE' });
+    await api.DELETE('/api/agents/{agent_id}', { params: { path: { agent_id: agent.id } } });
     onRevoked();
   };
   return (

@@ -1,5 +1,5 @@
 import { useLocation } from 'preact-iso';
-import { apiPage, withQuery } from '../api';
+import { api, idParam, page, withQuery } from '../api';
 import { ChangeList } from '../components/change-list';
 import { HumanizedOptions } from '../components/form-parts';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, SeverityBadge, Time } from '../components/ui';
@@ -7,13 +7,13 @@ import { formatDateTime, humanize } from '../format';
 import { NARROW_QUERY, useMediaQuery, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import { ExportLinks } from '../components/export-links';
-import { CHANGE_TYPES, SEVERITIES, isOneOf, type Change, type Scan } from '../types';
+import { CHANGE_TYPES, SEVERITIES, isOneOf, type Change, type ChangeType, type Severity } from '../types';
 
 const PAGE_SIZE = 50;
 /** Scans offered in the scan filter; older ones stay reachable through links that carry scan_id. */
 const SCANS_OFFERED = 100;
 
-type Filters = { scan_id: string; device_id: string; change_type: string; severity: string; offset: number };
+type Filters = { scan_id: string; device_id: string; change_type: ChangeType | ''; severity: Severity | ''; offset: number };
 
 function filtersOf(query: Record<string, string>): Filters {
   const offset = Number(query.offset);
@@ -31,25 +31,29 @@ export function ChangesPage() {
   useTitle('Changes');
   const { query, path, route } = useLocation();
   const filters = filtersOf(query);
-  const setFilters = (next: Partial<Filters>) => {
+  // What is chosen goes to the address bar as it is; filtersOf reads it back from there.
+  const setFilters = (next: Partial<Record<keyof Filters, string | number>>) => {
     const merged = { ...filters, offset: 0, ...next };
     route(withQuery(path, { ...merged, offset: merged.offset || undefined }), true);
   };
 
-  const scans = useResource((signal) => apiPage<Scan>('/api/scans', { limit: SCANS_OFFERED }, signal), []);
+  const scans = useResource((signal) => page(api.GET('/api/scans', { params: { query: { limit: SCANS_OFFERED } }, signal })), []);
   const changes = useResource(
     (signal) =>
-      apiPage<Change>(
-        '/api/changes',
-        {
-          scan_id: filters.scan_id,
-          device_id: filters.device_id,
-          change_type: filters.change_type,
-          severity: filters.severity,
-          limit: PAGE_SIZE,
-          offset: filters.offset,
-        },
-        signal,
+      page(
+        api.GET('/api/changes', {
+          params: {
+            query: {
+              scan_id: idParam(filters.scan_id),
+              device_id: idParam(filters.device_id),
+              change_type: filters.change_type || undefined,
+              severity: filters.severity || undefined,
+              limit: PAGE_SIZE,
+              offset: filters.offset,
+            },
+          },
+          signal,
+        }),
       ),
     [filters.scan_id, filters.device_id, filters.change_type, filters.severity, filters.offset],
   );

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, apiPage } from '../api';
+import { answer, api, page } from '../api';
 import { ChangeList } from '../components/change-list';
 import { LineChart } from '../components/chart';
 import { ProgressBar, ScanStatusBadge, scanFailure } from '../components/scan-status';
@@ -7,7 +7,7 @@ import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, Time }
 import { formatDuration, formatNumber, humanize } from '../format';
 import { useResource, useTitle } from '../hooks';
 import { useRefreshOn, useScanState } from '../live';
-import type { Change, DeviceSummary, Scan, Stats, Trends } from '../types';
+import type { Scan, Stats, Trends } from '../types';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;
@@ -16,7 +16,7 @@ const TREND_PERIODS = [7, 30, 90, 365];
 /** The daily overview: counts, trends, what changed, what needs attention, the last scan. */
 export function DashboardPage() {
   useTitle('Dashboard');
-  const stats = useResource((signal) => api<Stats>('/api/stats', { signal }), []);
+  const stats = useResource((signal) => answer(api.GET('/api/stats', { signal })), []);
   // Live: the counts follow scans and changes as they happen. Without the stream, they are
   // loaded again when the scan this page watched ends (below).
   const { live } = useRefreshOn(['scan_finished', 'change'], stats.reload);
@@ -68,7 +68,7 @@ function Tiles({ stats }: { stats: Stats }) {
 
 /** The running scan with its progress, or the last finished one. */
 function ScanStatusCard({ onFinished }: { onFinished?: () => void }) {
-  const last = useResource((signal) => apiPage<Scan>('/api/scans', { limit: 1 }, signal), []);
+  const last = useResource((signal) => page(api.GET('/api/scans', { params: { query: { limit: 1 } }, signal })), []);
   const scan = useScanState(() => {
     last.reload();
     onFinished?.();
@@ -133,7 +133,7 @@ function LastScan({ scan }: { scan: Scan }) {
 
 function Trends() {
   const [days, setDays] = useState(30);
-  const trends = useResource((signal) => api<Trends>('/api/trends', { query: { days }, signal }), [days]);
+  const trends = useResource((signal) => answer(api.GET('/api/trends', { params: { query: { days } }, signal })), [days]);
   useRefreshOn(['scan_finished'], trends.reload);
   const points = trends.data?.points ?? [];
   const labels = axisLabels(points.map((p) => p.timestamp));
@@ -193,7 +193,7 @@ function axisLabels(timestamps: string[]): string[] {
 
 function AtRisk() {
   const devices = useResource(
-    (signal) => apiPage<DeviceSummary>('/api/devices', { sort: 'risk_score', order: 'desc', limit: AT_RISK_SHOWN }, signal),
+    (signal) => page(api.GET('/api/devices', { params: { query: { sort: 'risk_score', order: 'desc', limit: AT_RISK_SHOWN } }, signal })),
     [],
   );
   useRefreshOn(['scan_finished', 'device_updated'], devices.reload);
@@ -229,7 +229,7 @@ function AtRisk() {
 }
 
 function RecentChanges() {
-  const changes = useResource((signal) => apiPage<Change>('/api/changes', { limit: CHANGES_SHOWN }, signal), []);
+  const changes = useResource((signal) => page(api.GET('/api/changes', { params: { query: { limit: CHANGES_SHOWN } }, signal })), []);
   useRefreshOn(['change'], changes.reload);
   return (
     <section class="card">

@@ -2,7 +2,7 @@ import { useRoute } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { NAME_SOURCE_LABELS } from '../../core/model.js';
-import { ApiError, api, apiPage } from '../api';
+import { ApiError, answer, api, page } from '../api';
 import { SaveCancelButtons } from '../components/form-parts';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, StaleMarker, Time } from '../components/ui';
 import { missingText, plural } from '../format';
@@ -11,20 +11,7 @@ import { coverageOf, describePorts, type Coverage } from '../coverage';
 import { useEvents } from '../events';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
-import {
-  SEVERITIES,
-  isOneOf,
-  type Change,
-  type Cve,
-  type DeviceDetail,
-  type DeviceUpdate,
-  type Finding,
-  type Port,
-  type Scan,
-  type ScanStarted,
-  type Severity,
-  type Zones,
-} from '../types';
+import { SEVERITIES, isOneOf, type Cve, type DeviceDetail, type Finding, type Port, type Scan, type Severity } from '../types';
 
 /** The API states findings' and CVEs' severities as plain strings; anything unexpected shows as info. */
 const severityOf = (text: string): Severity => (isOneOf(SEVERITIES, text) ? text : 'info');
@@ -55,7 +42,7 @@ function NotFound({ id }: { id: string }) {
 }
 
 function DeviceView({ id }: { id: number }) {
-  const device = useResource((signal) => api<DeviceDetail>(`/api/devices/${id}`, { signal }), [id]);
+  const device = useResource((signal) => answer(api.GET('/api/devices/{device_id}', { params: { path: { device_id: id } }, signal })), [id]);
   // What a save answered, shown until the reload it triggers arrives.
   const [saved, setSaved] = useState<DeviceDetail | null>(null);
   useEffect(() => setSaved(null), [device.data]);
@@ -250,7 +237,7 @@ function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: 
 
 /** Label, zone, trust and notes: the fields that belong to the user and survive every scan. */
 function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCancel: () => void; onSaved: (device: DeviceDetail) => void }) {
-  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
+  const zones = useResource((signal) => answer(api.GET('/api/zones', { signal })), []);
   const [label, setLabel] = useState(device.label ?? '');
   const [zone, setZone] = useState(device.zone ?? '');
   const [trusted, setTrusted] = useState(device.is_trusted);
@@ -262,8 +249,8 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
   if (device.zone && !zoneOptions.includes(device.zone)) zoneOptions.push(device.zone);
 
   const save = useAction(async () => {
-    const json: DeviceUpdate = { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null };
-    const updated = await api<DeviceDetail>(`/api/devices/${device.id}`, { method: 'PUT', json });
+    const body = { label: label.trim() || null, zone: zone || null, is_trusted: trusted, notes: notes.trim() ? notes : null };
+    const updated = await answer(api.PUT('/api/devices/{device_id}', { params: { path: { device_id: device.id } }, body }));
     onSaved(updated);
   });
   const submit = (event: Event) => {
@@ -316,7 +303,7 @@ function useDeviceScan(ip: string, onFinished: () => void) {
   const running = run !== null && (run.scan === null || isActive(run.scan));
   const startScan = useAction(async () => {
     setRun(null);
-    const started = await api<ScanStarted>(`/api/scan/device/${encodeURIComponent(ip)}`, { method: 'POST' });
+    const started = await answer(api.POST('/api/scan/device/{ip_address}', { params: { path: { ip_address: ip } } }));
     // Its events may have come before this answer (a short scan): keep what they said.
     setRun((r) => (r?.id === started.scan_id ? r : { id: started.scan_id, scan: null }));
   });
@@ -346,7 +333,7 @@ function useDeviceScan(ip: string, onFinished: () => void) {
   useInterval(
     () => {
       if (!run) return;
-      api<Scan>(`/api/scans/${run.id}`).then(follow, (err: unknown) => {
+      answer(api.GET('/api/scans/{scan_id}', { params: { path: { scan_id: run.id } } })).then(follow, (err: unknown) => {
         startScan.setError(err);
         setRun(null);
       });
@@ -609,7 +596,10 @@ function ExternalLink({ url }: { url: string }) {
 
 function ChangeHistory({ deviceId, version }: { deviceId: number; version: number }) {
   const [limit, setLimit] = useState(CHANGES_PAGE);
-  const changes = useResource((signal) => apiPage<Change>('/api/changes', { device_id: deviceId, limit }, signal), [deviceId, limit, version]);
+  const changes = useResource(
+    (signal) => page(api.GET('/api/changes', { params: { query: { device_id: deviceId, limit } }, signal })),
+    [deviceId, limit, version],
+  );
   const items = changes.data?.items ?? [];
   const total = changes.data?.total ?? 0;
   return (

@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, api, apiPage } from '../api';
+import { ApiError, answer, api, page } from '../api';
 import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, StaleMarker, Time } from '../components/ui';
 import { formatNumber, humanize, missingText, plural, presenceText } from '../format';
@@ -8,17 +8,7 @@ import { coverageOf } from '../coverage';
 import { ExportLinks } from '../components/export-links';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
-import {
-  RISK_LEVELS,
-  everyValue,
-  isOneOf,
-  type BulkUpdateResult,
-  type DeviceSort,
-  type DeviceSummary,
-  type RiskLevel,
-  type Scan,
-  type Zones,
-} from '../types';
+import { RISK_LEVELS, everyValue, isOneOf, type DeviceSort, type DeviceSummary, type RiskLevel } from '../types';
 import './devices.css';
 
 /** Rows per page; the API would give up to 1000, but one screen of rows keeps the page light. */
@@ -72,6 +62,11 @@ function readQuery(query: Record<string, string>): ListQuery {
   };
 }
 
+/** A yes/no filter of the address bar as the API takes it. */
+function yesNo(value: 'true' | 'false' | undefined): boolean | undefined {
+  return value === undefined ? undefined : value === 'true';
+}
+
 /**
  * Changes some query parameters in place (history.replaceState), starting from the address bar as
  * it is now, so a late debounced search never undoes a sort clicked in the meantime. Any change
@@ -105,8 +100,8 @@ export function DevicesPage() {
     q: query.q.trim(),
     risk_level: query.risk_level,
     zone: query.zone,
-    is_trusted: query.is_trusted,
-    online: query.online,
+    is_trusted: yesNo(query.is_trusted),
+    online: yesNo(query.online),
     scan_id: query.scan_id,
     sort: query.sort === 'ip_address' ? undefined : query.sort,
     order: query.order === 'asc' ? undefined : query.order,
@@ -114,7 +109,7 @@ export function DevicesPage() {
     offset: query.offset,
   };
   const listKey = JSON.stringify(apiQuery);
-  const list = useResource((signal) => apiPage<DeviceSummary>('/api/devices', apiQuery, signal), [listKey]);
+  const list = useResource((signal) => page(api.GET('/api/devices', { params: { query: apiQuery }, signal })), [listKey]);
   // New devices and changed ones appear without a reload: the page on screen is asked for again,
   // with its filters and position, and replaced without dimming (a quiet refresh).
   const [quiet, setQuiet] = useState(false);
@@ -125,7 +120,7 @@ export function DevicesPage() {
   useEffect(() => {
     if (!list.loading) setQuiet(false);
   }, [list.loading]);
-  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
+  const zones = useResource((signal) => answer(api.GET('/api/zones', { signal })), []);
 
   const [selected, setSelected] = useState<Map<number, string>>(new Map());
   const [notice, setNotice] = useState<string | null>(null);
@@ -145,9 +140,9 @@ export function DevicesPage() {
   };
 
   // After a failed request the old rows would no longer match the filters shown: only the error stays.
-  const answer = list.error ? undefined : list.data;
-  const rows = answer?.items ?? [];
-  const total = answer?.total ?? 0;
+  const listed = list.error ? undefined : list.data;
+  const rows = listed?.items ?? [];
+  const total = listed?.total ?? 0;
 
   return (
     <>
@@ -181,8 +176,8 @@ export function DevicesPage() {
           }}
         />
       )}
-      {list.loading && !answer && <Loading label="Loading devices…" />}
-      {answer && rows.length === 0 && (
+      {list.loading && !listed && <Loading label="Loading devices…" />}
+      {listed && rows.length === 0 && (
         <NoRows
           total={total}
           offset={query.offset}
@@ -203,7 +198,7 @@ export function DevicesPage() {
           onSelect={setSelected}
         />
       )}
-      {answer && total > 0 && (
+      {listed && total > 0 && (
         <Pager
           total={total}
           limit={PAGE_SIZE}
@@ -225,7 +220,7 @@ function explainListError(error: unknown, scanId: number | undefined): unknown {
 }
 
 function ScanFilterNote({ scanId, listFailed }: { scanId: number; listFailed: boolean }) {
-  const scan = useResource((signal) => api<Scan>(`/api/scans/${scanId}`, { signal }), [scanId]);
+  const scan = useResource((signal) => answer(api.GET('/api/scans/{scan_id}', { params: { path: { scan_id: scanId } }, signal })), [scanId]);
   const s = scan.data;
   return (
     <>
@@ -523,7 +518,7 @@ function BulkBar({
   const [zone, setZone] = useState('');
   const bulk = useAction(async (fields: { is_trusted?: boolean; zone?: string | null }) => {
     const ids = [...selected.keys()];
-    const result = await api<BulkUpdateResult>('/api/devices/bulk', { method: 'POST', json: { device_ids: ids, ...fields } });
+    const result = await answer(api.POST('/api/devices/bulk', { body: { device_ids: ids, ...fields } }));
     const unchanged = ids.length - result.updated;
     onDone(`Updated ${plural(result.updated, 'device')}.${unchanged > 0 ? ` ${plural(unchanged, 'device')} already had that setting.` : ''}`);
   });

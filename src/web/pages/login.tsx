@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { answer, api } from '../api';
 import { ThemeToggle } from '../components/layout';
 import { ErrorMessage } from '../components/ui';
 import { useAction, useTitle } from '../hooks';
@@ -11,8 +11,8 @@ export function LoginPage({ onLoggedIn }: { onLoggedIn: (me: Me) => void }) {
   const [password, setPassword] = useState('');
   const [remember, setRemember] = useState(false);
   const login = useAction(async () => {
-    await api('/api/auth/login', { method: 'POST', json: { username, password, remember } });
-    onLoggedIn(await api<Me>('/api/auth/me'));
+    await api.POST('/api/auth/login', { body: { username, password, remember } });
+    onLoggedIn(await answer(api.GET('/api/auth/me')));
   });
   const submit = (event: Event) => {
     event.preventDefault();

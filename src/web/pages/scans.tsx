@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiPage, withQuery } from '../api';
+import { answer, api, asIs, fileBody, page, withQuery } from '../api';
 import { ProfileSelect } from '../components/profile-select';
 import { ProgressBar, ScanStatusBadge, isActive, scanFailure } from '../components/scan-status';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, Time } from '../components/ui';
@@ -34,11 +34,11 @@ export function ScansPage() {
   const [resultId, setResultId] = useState<number | null>(linked);
   useEffect(() => setResultId(linked), [linked]);
 
-  const config = useResource((signal) => api<Config>('/api/config', { signal }), []);
-  const history = useResource((signal) => apiPage<Scan>('/api/scans', { limit: PAGE_SIZE, offset }, signal), [offset]);
-  const recent = useResource((signal) => apiPage<Scan>('/api/scans', { limit: QUEUE_WINDOW }, signal), []);
+  const config = useResource((signal) => answer(api.GET('/api/config', { signal })), []);
+  const history = useResource((signal) => page(api.GET('/api/scans', { params: { query: { limit: PAGE_SIZE, offset } }, signal })), [offset]);
+  const recent = useResource((signal) => page(api.GET('/api/scans', { params: { query: { limit: QUEUE_WINDOW } }, signal })), []);
   // Only to name agents: without them (an older server, say) a queued scan names the agent's id.
-  const agents = useResource((signal) => api<Agent[]>('/api/agents', { signal }).catch(() => [] as Agent[]), []);
+  const agents = useResource((signal) => answer(api.GET('/api/agents', { signal })).catch((): Agent[] => []), []);
   const agentNames: AgentNames = new Map((agents.data ?? []).map((a) => [a.id, a]));
   const reloadLists = () => {
     history.reload();
@@ -111,7 +111,7 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
   const chosen = profile ?? config?.scanning.default_profile ?? 'normal';
 
   const start = useAction(async () => {
-    const started = await api<ScanStarted>('/api/scan/trigger', { method: 'POST', query: { profile: chosen, subnet: subnet.trim() || undefined } });
+    const started = await answer(api.POST('/api/scan/trigger', { params: { query: { profile: chosen, subnet: subnet.trim() || undefined } } }));
     onStarted(started);
   });
   const submit = (event: Event) => {
@@ -164,7 +164,9 @@ function ImportForm({ onImported }: { onImported: (scan: Scan) => void }) {
   const upload = useAction(async () => {
     if (!file) return;
     if (file.size > IMPORT_MAX_BYTES) throw new Error(`${file.name} is larger than the 50 MiB an import accepts.`);
-    const scan = await api<Scan>('/api/scans/import', { method: 'POST', file: { content: file, type: 'application/xml' } });
+    const scan = await answer(
+      api.POST('/api/scans/import', { body: fileBody(file), bodySerializer: asIs, headers: { 'Content-Type': 'application/xml' } }),
+    );
     setFile(null);
     // A new input: the same file can be chosen again.
     setInputKey((k) => k + 1);
@@ -206,7 +208,7 @@ function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled?: (
   const progress = state.progress;
   const cancel = useAction(async () => {
     if (state.scan_id === null) return;
-    await api(`/api/scans/${state.scan_id}/cancel`, { method: 'POST' });
+    await api.POST('/api/scans/{scan_id}/cancel', { params: { path: { scan_id: state.scan_id } } });
     onCancelled?.();
   });
 
@@ -253,7 +255,7 @@ function hostsText(progress: ScanProgress | null): string {
 
 /** The outcome of the scan just watched (or linked to), with where to look next. */
 function ScanResult({ scanId, agents }: { scanId: number; agents: AgentNames }) {
-  const scan = useResource((signal) => api<Scan>(`/api/scans/${scanId}`, { signal }), [scanId]);
+  const scan = useResource((signal) => answer(api.GET('/api/scans/{scan_id}', { params: { path: { scan_id: scanId } }, signal })), [scanId]);
   if (scan.error) return <ErrorMessage error={scan.error} onRetry={scan.reload} />;
   if (!scan.data) return <Loading />;
   const s = scan.data;
@@ -375,7 +377,7 @@ function ScanRow({
   const active = isActive(scan);
   const failure = scanFailure(scan);
   const cancel = useAction(async () => {
-    await api(`/api/scans/${scan.scan_id}/cancel`, { method: 'POST' });
+    await api.POST('/api/scans/{scan_id}/cancel', { params: { path: { scan_id: scan.scan_id } } });
     onCancelled();
   });
   return (
@@ -531,7 +533,7 @@ function Queue({
 
 function QueueRow({ scan, position, agents, onCancelled }: { scan: Scan; position: number; agents: AgentNames; onCancelled: () => void }) {
   const cancel = useAction(async () => {
-    await api(`/api/scans/${scan.scan_id}/cancel`, { method: 'POST' });
+    await api.POST('/api/scans/{scan_id}/cancel', { params: { path: { scan_id: scan.scan_id } } });
     onCancelled();
   });
   return (

@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { api } from '../api';
+import { answer, api } from '../api';
 import { CronChooser, TimeZoneField, browserTimeZone, presetOf } from '../components/cron-field';
 import { SaveCancelButtons } from '../components/form-parts';
 import { ProfileSelect } from '../components/profile-select';
@@ -7,15 +7,15 @@ import { ScanStatusBadge } from '../components/scan-status';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
 import { useAction, useResource, useSavedToggle, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
-import type { Config, Schedule, ScheduleInput, ScheduleRun, ScanProfile } from '../types';
+import type { Config, Schedule, ScheduleInput, ScanProfile } from '../types';
 
 const NAME_MAX_LENGTH = 100;
 
 /** Scans that run by themselves: a list with next and last runs, and the form to add or edit one. */
 export function SchedulesPage() {
   useTitle('Schedules');
-  const schedules = useResource((signal) => api<Schedule[]>('/api/schedules', { signal }), []);
-  const config = useResource((signal) => api<Config>('/api/config', { signal }), []);
+  const schedules = useResource((signal) => answer(api.GET('/api/schedules', { signal })), []);
+  const config = useResource((signal) => answer(api.GET('/api/config', { signal })), []);
   // A schedule's last run and status change when its scan starts and ends.
   useRefreshOn(['scan_queued', 'scan_started', 'scan_finished'], schedules.reload);
   const [editing, setEditing] = useState<Schedule | 'new' | null>(null);
@@ -137,15 +137,15 @@ function ScheduleRow({
   onNotice: (text: string) => void;
 }) {
   const toggle = useSavedToggle(s.enabled, async (enabled) => {
-    await api<Schedule>(`/api/schedules/${s.id}`, { method: 'PUT', json: { enabled } });
+    await api.PUT('/api/schedules/{schedule_id}', { params: { path: { schedule_id: s.id } }, body: { enabled } });
     onChanged();
   });
   const run = useAction(async () => {
-    const answer = await api<ScheduleRun>(`/api/schedules/${s.id}/run`, { method: 'POST' });
+    const started = await answer(api.POST('/api/schedules/{schedule_id}/run', { params: { path: { schedule_id: s.id } } }));
     onNotice(
-      answer.status === 'queued'
-        ? `“${s.name}” is queued as scan #${answer.scan_id}: it starts when the running scan ends.`
-        : `“${s.name}” started as scan #${answer.scan_id}.`,
+      started.status === 'queued'
+        ? `“${s.name}” is queued as scan #${started.scan_id}: it starts when the running scan ends.`
+        : `“${s.name}” started as scan #${started.scan_id}.`,
     );
     onChanged();
   });
@@ -212,7 +212,7 @@ function ScheduleRow({
 function DeleteDialog({ schedule, onClose, onDeleted }: { schedule: Schedule | null; onClose: () => void; onDeleted: (s: Schedule) => void }) {
   const remove = useAction(async () => {
     if (!schedule) return;
-    await api(`/api/schedules/${schedule.id}`, { method: 'DELETE' });
+    await api.DELETE('/api/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } } });
     onDeleted(schedule);
   });
   return (
@@ -263,7 +263,7 @@ function ScheduleForm({
   const profile = form.profile ?? config?.scanning.default_profile ?? 'normal';
 
   const save = useAction(async () => {
-    const json: ScheduleInput = {
+    const body: ScheduleInput = {
       name: form.name.trim(),
       cron: form.cron.trim(),
       timezone: form.timezone.trim(),
@@ -272,8 +272,8 @@ function ScheduleForm({
       enabled: form.enabled,
     };
     const saved = schedule
-      ? await api<Schedule>(`/api/schedules/${schedule.id}`, { method: 'PUT', json })
-      : await api<Schedule>('/api/schedules', { method: 'POST', json });
+      ? await answer(api.PUT('/api/schedules/{schedule_id}', { params: { path: { schedule_id: schedule.id } }, body }))
+      : await answer(api.POST('/api/schedules', { body }));
     onSaved(saved, schedule === null);
   });
   const submit = (event: Event) => {

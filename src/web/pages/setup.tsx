@@ -1,13 +1,13 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '../../core/limits.js';
-import { api } from '../api';
+import { answer, api } from '../api';
 import { ThemeToggle } from '../components/layout';
 import { ProfileSelect } from '../components/profile-select';
 import { SubnetField } from '../components/subnet-field';
 import { ErrorMessage, Field } from '../components/ui';
 import { useAction, useTitle } from '../hooks';
-import type { Config, Me, ScanProfile, ScanStarted } from '../types';
+import type { Me, ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
@@ -53,11 +53,20 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
   const [username, setUsername] = useState('admin');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
+  // From another machine the service asks for the one-time code it printed in its log at start-up.
+  const [codeRequired, setCodeRequired] = useState(false);
+  const [setupCode, setSetupCode] = useState('');
   const create = useAction(async () => {
     if (password !== confirm) throw new Error('The two passwords differ; type the same password in both fields.');
-    await api('/api/auth/setup', { method: 'POST', json: { username, password } });
-    onCreated(await api<Me>('/api/auth/me'));
+    const body = codeRequired ? { username, password, setup_code: setupCode.trim() } : { username, password };
+    await api.POST('/api/auth/setup', { body });
+    onCreated(await answer(api.GET('/api/auth/me')));
   });
+
+  useEffect(() => {
+    answer(api.GET('/api/auth/status')).then((status) => setCodeRequired(status.setup_code_required), create.setError);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- asks once, on mount
+  }, []);
   const submit = (event: Event) => {
     event.preventDefault();
     void create.run();
@@ -67,6 +76,22 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
     <form onSubmit={submit}>
       <p>Create the administrator account. You will use it to log in to this web interface.</p>
       <ErrorMessage error={create.error} />
+      {codeRequired && (
+        <Field
+          label="Set-up code"
+          hint="Printed by the service when it started (its console and log: “first-run set-up code”). Only someone who can read them can set it up from another machine."
+        >
+          <input
+            name="setup_code"
+            autocomplete="one-time-code"
+            required
+            spellcheck={false}
+            placeholder="XXXX-XXXX-XXXX"
+            value={setupCode}
+            onInput={(e) => setSetupCode(e.currentTarget.value)}
+          />
+        </Field>
+      )}
       <Field label="Username" hint={`${USERNAME_MIN_LENGTH}–${USERNAME_MAX_LENGTH} letters, digits, dots, dashes or underscores.`}>
         <input
           name="username"
@@ -110,12 +135,12 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
 function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
   const [subnet, setSubnet] = useState('');
   const save = useAction(async () => {
-    const config = await api<Config>('/api/config', { method: 'PUT', json: { network: { subnet: subnet.trim() } } });
+    const config = await answer(api.PUT('/api/config', { body: { network: { subnet: subnet.trim() } } }));
     onSaved(config.network.subnet);
   });
 
   useEffect(() => {
-    api<Config>('/api/config').then((config) => setSubnet((s) => s || config.network.subnet), save.setError);
+    answer(api.GET('/api/config')).then((config) => setSubnet((s) => s || config.network.subnet), save.setError);
     // eslint-disable-next-line react-hooks/exhaustive-deps -- loads the saved subnet once, on mount
   }, []);
 
@@ -140,7 +165,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
   const { route } = useLocation();
   const [profile, setProfile] = useState<ScanProfile>('normal');
   const start = useAction(async () => {
-    const started = await api<ScanStarted>('/api/scan/trigger', { method: 'POST', query: { profile } });
+    const started = await answer(api.POST('/api/scan/trigger', { params: { query: { profile } } }));
     route(`/scans?scan=${started.scan_id}`);
     onDone();
   });

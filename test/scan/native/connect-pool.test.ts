@@ -10,7 +10,7 @@ import {
   runPool,
   withoutOwnConnections,
   DEFAULT_PORT_TIMEOUTS,
-} from '../../../src/scan/native/connect-pool.js';
+} from '../../../src/engines/native/connect-pool.js';
 import { greetingServer, listeningPorts, unansweringPort, type Listener } from './listeners.js';
 
 /** A port on `host` nobody listens on right now (listen on port 0, note it, close). */

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NativeEngine, type NativeEngineOptions } from '../../../src/scan/native/engine.js';
-import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest } from '../../../src/scan/types.js';
+import { NativeEngine, type NativeEngineOptions } from '../../../src/engines/native/engine.js';
+import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest } from '../../../src/engines/types.js';
 import { type ScannedHost } from '../../../src/core/model.js';
 import {
   greetingServer,

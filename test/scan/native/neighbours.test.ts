@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseIpNeighJson, parseProcNetArp, readNeighbourTable } from '../../../src/scan/native/neighbours.js';
+import { parseIpNeighJson, parseProcNetArp, readNeighbourTable } from '../../../src/engines/native/neighbours.js';
 
 const SAMPLE = `IP address       HW type     Flags       HW address            Mask     Device
 192.168.1.1      0x1         0x2         a4:91:b1:0c:22:33     *        eth0

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expandTargets } from '../../../src/scan/native/targets.js';
+import { expandTargets } from '../../../src/engines/native/targets.js';
 
 describe('expandTargets', () => {
   it('lists the hosts of a block without its network and broadcast addresses', () => {

@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { API_KEY_NAME_MAX_LENGTH } from '../../../core/limits.js';
-import { api } from '../../api';
+import { answer, api } from '../../api';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Time, RevokeConfirm } from '../../components/ui';
 import { formatDateTime } from '../../format';
 import { useAction, useResource } from '../../hooks';
@@ -15,7 +15,7 @@ const EXPIRY_CHOICES: { days: number | null; label: string }[] = [
 
 /** The API keys: list, create (the key shown once), revoke. */
 export function ApiKeys() {
-  const keys = useResource((signal) => api<ApiKey[]>('/api/keys', { signal }), []);
+  const keys = useResource((signal) => answer(api.GET('/api/keys', { signal })), []);
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('');
   const [created, setCreated] = useState<NewApiKey | null>(null);
@@ -25,8 +25,8 @@ export function ApiKeys() {
   const create = useAction(async () => {
     setMessage('');
     if (!name.trim()) throw new Error('Type a name for the key first, such as the script or service that will use it.');
-    const json = expiry ? { name: name.trim(), expires_in_days: Number(expiry) } : { name: name.trim() };
-    setCreated(await api<NewApiKey>('/api/keys', { method: 'POST', json }));
+    const body = expiry ? { name: name.trim(), expires_in_days: Number(expiry) } : { name: name.trim() };
+    setCreated(await answer(api.POST('/api/keys', { body })));
     setName('');
     keys.reload();
   });
@@ -192,7 +192,7 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
 
 function RevokeKey({ apiKey, onCancel, onRevoked }: { apiKey: ApiKey; onCancel: () => void; onRevoked: () => void }) {
   const revoke = async () => {
-    await api(`/api/keys/${apiKey.id}`, { method: 'DELETE' });
+    await api.DELETE('/api/keys/{key_id}', { params: { path: { key_id: apiKey.id } } });
     onRevoked();
   };
   return (

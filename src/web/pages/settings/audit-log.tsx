@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, apiPage } from '../../api';
+import { answer, api, page } from '../../api';
 import { EmptyState, ErrorMessage, Field, Loading, Pager, Time } from '../../components/ui';
 import { humanize } from '../../format';
 import { useResource } from '../../hooks';
-import type { AuditActions, AuditEntry } from '../../types';
+import type { AuditAction, AuditEntry } from '../../types';
 
 const AUDIT_PAGE_SIZE = 25;
 
@@ -14,11 +14,11 @@ function words(value: string): string {
 
 /** The audit log, newest first, filtered by action and paged. */
 export function AuditLog() {
-  const [action, setAction] = useState('');
+  const [action, setAction] = useState<AuditAction | ''>('');
   const [offset, setOffset] = useState(0);
-  const actions = useResource((signal) => api<AuditActions>('/api/audit-logs/actions', { signal }), []);
+  const actions = useResource((signal) => answer(api.GET('/api/audit-logs/actions', { signal })), []);
   const entries = useResource(
-    (signal) => apiPage<AuditEntry>('/api/audit-logs', { action, limit: AUDIT_PAGE_SIZE, offset }, signal),
+    (signal) => page(api.GET('/api/audit-logs', { params: { query: { action: action || undefined, limit: AUDIT_PAGE_SIZE, offset } }, signal })),
     [action, offset],
   );
 
@@ -30,7 +30,8 @@ export function AuditLog() {
             name="action"
             value={action}
             onChange={(e) => {
-              setAction(e.currentTarget.value);
+              // The options are the names GET /api/audit-logs/actions gave: the filter's own values.
+              setAction(e.currentTarget.value as AuditAction | '');
               setOffset(0);
             }}
           >

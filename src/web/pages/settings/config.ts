@@ -1,5 +1,5 @@
 // What the sections that edit the configuration share: one PUT /api/config per save.
-import { api } from '../../api';
+import { answer, api } from '../../api';
 import type { Config, ConfigPatch } from '../../types';
 
 /** A section of the page that edits part of the configuration. */
@@ -11,5 +11,5 @@ export interface ConfigSectionProps {
 
 /** Saves part of the configuration; the server merges it and answers with the whole of it. */
 export function saveConfig(patch: ConfigPatch): Promise<Config> {
-  return api<Config>('/api/config', { method: 'PUT', json: patch });
+  return answer(api.PUT('/api/config', { body: patch }));
 }

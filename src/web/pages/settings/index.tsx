@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useId, useState } from 'preact/hooks';
-import { api } from '../../api';
+import { answer, api } from '../../api';
 import { ErrorMessage, Loading, PageHeader } from '../../components/ui';
 import { useResource, useTitle } from '../../hooks';
 import type { Config } from '../../types';
@@ -19,7 +19,7 @@ import './settings.css';
 /** The settings page: one card per section, each saving on its own and showing its own errors. */
 export function SettingsPage() {
   useTitle('Settings');
-  const loaded = useResource((signal) => api<Config>('/api/config', { signal }), []);
+  const loaded = useResource((signal) => answer(api.GET('/api/config', { signal })), []);
   // The answer of the last successful PUT wins over the first load.
   const [saved, setSaved] = useState<Config | null>(null);
   const config = saved ?? loaded.data;

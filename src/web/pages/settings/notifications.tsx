@@ -2,7 +2,7 @@
 // button per channel, and the delivery log. CONTRACT §9 and §13 are the rules; the API checks
 // every value and its 400 detail shows where the action was taken.
 import { useRef, useState } from 'preact/hooks';
-import { api, apiPage } from '../../api';
+import { answer, api, idParam, page } from '../../api';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
 import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
@@ -11,14 +11,15 @@ import { useAction, useResource, useSavedToggle } from '../../hooks';
 import {
   CHANGE_TYPES,
   CHANNEL_TYPES,
+  DELIVERY_STATUSES,
   SEVERITIES,
+  isOneOf,
   type Channel,
   type ChannelType,
   type ChangeType,
   type Delivery,
   type ScanOutcome,
   type Severity,
-  type Zones,
 } from '../../types';
 
 /** What a secret (or a URL with credentials in it) reads back as once stored. */
@@ -87,7 +88,7 @@ const CONFIG_FIELDS: Record<ChannelType, ConfigField[]> = {
 
 /** The notification channels, a form to add or edit one, and the delivery log. */
 export function NotificationSettings() {
-  const channels = useResource((signal) => api<Channel[]>('/api/notifications/channels', { signal }), []);
+  const channels = useResource((signal) => answer(api.GET('/api/notifications/channels', { signal })), []);
   const [editing, setEditing] = useState<Channel | ChannelType | null>(null);
   const [newType, setNewType] = useState<ChannelType>('webhook');
   const [logVersion, setLogVersion] = useState(0);
@@ -187,15 +188,15 @@ function ChannelItem({
   const [deleting, setDeleting] = useState(false);
   const test = useAction(async () => {
     setResult(null);
-    setResult(await api<Delivery>(`/api/notifications/channels/${c.id}/test`, { method: 'POST' }));
+    setResult(await answer(api.POST('/api/notifications/channels/{channel_id}/test', { params: { path: { channel_id: c.id } } })));
     onChanged();
   });
   const toggle = useSavedToggle(c.enabled, async (enabled) => {
-    await api<Channel>(`/api/notifications/channels/${c.id}`, { method: 'PUT', json: { enabled } });
+    await api.PUT('/api/notifications/channels/{channel_id}', { params: { path: { channel_id: c.id } }, body: { enabled } });
     onChanged();
   });
   const remove = useAction(async () => {
-    await api(`/api/notifications/channels/${c.id}`, { method: 'DELETE' });
+    await api.DELETE('/api/notifications/channels/{channel_id}', { params: { path: { channel_id: c.id } } });
     setDeleting(false);
     onDeleted();
   });
@@ -364,7 +365,7 @@ function ChannelForm({
   onSaved: (saved: Channel, created: boolean) => void;
 }) {
   const [form, setForm] = useState(() => initialForm(channel, type));
-  const zones = useResource((signal) => api<Zones>('/api/zones', { signal }), []);
+  const zones = useResource((signal) => answer(api.GET('/api/zones', { signal })), []);
   const update = (patch: Partial<FormState>) => setForm((f) => ({ ...f, ...patch }));
   const setConfig = (key: string, value: string | boolean) => setForm((f) => ({ ...f, config: { ...f.config, [key]: value } }));
   const toggleRemoved = (key: string, on: boolean) =>
@@ -376,9 +377,9 @@ function ChannelForm({
     });
 
   const save = useAction(async () => {
-    const json = {
+    // The type is chosen once, when the channel is created.
+    const body = {
       name: form.name.trim(),
-      ...(channel ? {} : { type }),
       enabled: form.enabled,
       config: configPayload(type, channel, form),
       filters: {
@@ -392,8 +393,8 @@ function ChannelForm({
       quiet_hours: form.quiet ? { start: form.quietStart, end: form.quietEnd, timezone: form.quietZone.trim() } : null,
     };
     const saved = channel
-      ? await api<Channel>(`/api/notifications/channels/${channel.id}`, { method: 'PUT', json })
-      : await api<Channel>('/api/notifications/channels', { method: 'POST', json });
+      ? await answer(api.PUT('/api/notifications/channels/{channel_id}', { params: { path: { channel_id: channel.id } }, body }))
+      : await answer(api.POST('/api/notifications/channels', { body: { type, ...body } }));
     onSaved(saved, channel === null);
   });
   const submit = (event: Event) => {
@@ -609,7 +610,20 @@ function DeliveryLog({ channels, version }: { channels: Channel[]; version: numb
   const [channelId, setChannelId] = useState('');
   const [status, setStatus] = useState('');
   const log = useResource(
-    (signal) => apiPage<Delivery>('/api/notifications/deliveries', { channel_id: channelId, status, limit: DELIVERIES_PAGE, offset }, signal),
+    (signal) =>
+      page(
+        api.GET('/api/notifications/deliveries', {
+          params: {
+            query: {
+              channel_id: idParam(channelId),
+              status: isOneOf(DELIVERY_STATUSES, status) ? status : undefined,
+              limit: DELIVERIES_PAGE,
+              offset,
+            },
+          },
+          signal,
+        }),
+      ),
     [channelId, status, offset, version],
   );
   const names = new Map(channels.map((c) => [c.id, c.name]));

@@ -1,10 +1,9 @@
 import { useState } from 'preact/hooks';
 import { PASSWORD_MIN_LENGTH } from '../../../core/limits.js';
-import { ApiError, api } from '../../api';
+import { ApiError, answer, api } from '../../api';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
 import { plural } from '../../format';
 import { useAction } from '../../hooks';
-import type { PasswordChanged } from '../../types';
 
 /** "new_password: must be …" → "New password: must be …", in the words of the form. */
 function withFieldLabels(error: unknown): unknown {
@@ -23,10 +22,7 @@ export function PasswordChange() {
   const change = useAction(async () => {
     setMessage('');
     if (next !== confirm) throw new Error('The new passwords differ; type the same new password in both fields.');
-    const result = await api<PasswordChanged>('/api/auth/password', {
-      method: 'POST',
-      json: { current_password: current, new_password: next },
-    }).catch((err: unknown) => {
+    const result = await answer(api.POST('/api/auth/password', { body: { current_password: current, new_password: next } })).catch((err: unknown) => {
       throw withFieldLabels(err);
     });
     setCurrent('');

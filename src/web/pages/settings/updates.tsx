@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api } from '../../api';
+import { answer, api } from '../../api';
 import { ErrorMessage, Loading, Notice, Time } from '../../components/ui';
 import { formatDateTime } from '../../format';
 import { useResource } from '../../hooks';
-import type { UpdateCheck } from '../../types';
 
 /** Only http(s) links from the release feed become clickable. */
 function safeUrl(url: string | null): string | null {
@@ -15,7 +14,7 @@ export function Updates() {
   // Each "Check now" bumps the count; any count above zero asks the server to bypass its cache.
   const [forced, setForced] = useState(0);
   const check = useResource(
-    (signal) => api<UpdateCheck>('/api/updates/check', { query: { force: forced > 0 ? true : undefined }, signal }),
+    (signal) => answer(api.GET('/api/updates/check', { params: { query: { force: forced > 0 ? true : undefined } }, signal })),
     [forced],
   );
   const data = check.data;

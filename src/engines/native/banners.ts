@@ -1,11 +1,12 @@
 /**
  * Banner grabbing for the native engine: collects what an open port says (its greeting, its
  * answer to `HEAD / HTTP/1.0`, its TLS certificate) for src/core/banners.ts to identify.
- * Only passive reads and one HTTP HEAD request are ever sent: nothing that changes a service.
+ * Only passive reads, one HTTP HEAD request and, to a Redis that answered it, the read-only
+ * `INFO server` (for its version) are ever sent: nothing that changes a service.
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import { looksLikeTlsOnly, type ServiceEvidence, type TlsEvidence } from '../../core/banners.js';
+import { REDIS_INFO_REQUEST, isRedisAnswer, looksLikeTlsOnly, type ServiceEvidence, type TlsEvidence } from '../../core/banners.js';
 import { GREETING_PORTS, HTTP_PORTS, TLS_PORTS } from '../../core/ports.js';
 import type { SocketRegistry } from './connect-pool.js';
 
@@ -121,6 +122,14 @@ export function httpHeadComplete(data: Buffer): boolean {
   return text.includes('\r\n\r\n') || text.includes('\n\n');
 }
 
+/** A RESP reply is complete: a bulk string (`$<n>\r\n` and n bytes) in full, or a one-line reply. */
+export function respReplyComplete(data: Buffer): boolean {
+  const text = data.toString('latin1');
+  const bulk = text.match(/^\$(-?\d+)\r\n/);
+  if (bulk) return Number(bulk[1]) < 0 || data.length >= bulk[0].length + Number(bulk[1]) + 2;
+  return text.includes('\r\n');
+}
+
 function track(socket: net.Socket, registry: SocketRegistry): () => void {
   registry.add(socket);
   return () => {
@@ -204,7 +213,7 @@ async function converse(
   port: number,
   timeouts: BannerTimeouts,
   registry: SocketRegistry,
-): Promise<{ greeting: Buffer | null; response: Buffer | null; peerClosed: boolean }> {
+): Promise<{ greeting: Buffer | null; response: Buffer | null; info: Buffer | null; peerClosed: boolean }> {
   const untrack = track(socket, registry);
   const conv = new Conversation(socket);
   try {
@@ -221,7 +230,14 @@ async function converse(
       const got = await conv.read(from, timeouts.responseMs, timeouts.idleMs, httpHeadComplete);
       if (got.length > 0) response = Buffer.from(got);
     }
-    return { greeting, response, peerClosed: conv.closed };
+    let info: Buffer | null = null;
+    if (isRedisAnswer(response) && !conv.closed && !registry.cancelled) {
+      const from = conv.received;
+      conv.write(Buffer.from(REDIS_INFO_REQUEST, 'latin1'));
+      const got = await conv.read(from, timeouts.responseMs, timeouts.idleMs, respReplyComplete);
+      if (got.length > 0) info = Buffer.from(got);
+    }
+    return { greeting, response, info, peerClosed: conv.closed };
   } finally {
     untrack();
   }
@@ -243,8 +259,8 @@ export async function collectEvidence(
     const socket = await connectTls(host, port, timeouts, registry);
     if (!socket) return null;
     const tlsInfo = tlsEvidenceOf(socket);
-    const { greeting, response } = await converse(socket, port, timeouts, registry);
-    return { port, tls: tlsInfo, greeting, response };
+    const { greeting, response, info } = await converse(socket, port, timeouts, registry);
+    return { port, tls: tlsInfo, greeting, response, info };
   };
 
   const tlsFirst = TLS_PORTS.has(port);
@@ -254,8 +270,8 @@ export async function collectEvidence(
   }
   const socket = await connectPlain(host, port, timeouts.connectMs, registry);
   if (!socket) return empty;
-  const { greeting, response, peerClosed } = await converse(socket, port, timeouts, registry);
-  const plain: ServiceEvidence = { port, tls: null, greeting, response };
+  const { greeting, response, info, peerClosed } = await converse(socket, port, timeouts, registry);
+  const plain: ServiceEvidence = { port, tls: null, greeting, response, info };
   if (!tlsFirst && !registry.cancelled && greeting === null && (looksLikeTlsOnly(response) || (response === null && peerClosed))) {
     const evidence = await viaTls();
     if (evidence) return evidence;

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { discoveryArgs, phaseOfTask, portScanArgs } from '../core/nmap-args.js';
+import type { PortCoverage } from '../core/coverage.js';
+import { discoveryArgs, nmapCoverage, phaseOfTask, portScanArgs, udpScanArgs } from '../core/nmap-args.js';
 import { NmapXmlReader, type NmapReadEvent, type NmapRun } from '../core/nmap-xml.js';
 import { engineCommand } from './engine-process.js';
 import { vendorForMac } from './oui.js';
@@ -43,19 +44,41 @@ export class NmapEngine implements ScanEngine {
     return run.hosts.map((h) => ({ ip: h.ip, mac: h.mac, vendor: h.vendor ?? (h.mac ? vendorForMac(h.mac) : null), hostname: h.hostname }));
   }
 
+  examinable(coverage: PortCoverage, privileged: boolean): { coverage: PortCoverage; warning: string | null } {
+    return nmapCoverage(coverage, privileged);
+  }
+
   async scanPorts(request: PortScanRequest): Promise<ScannedHost[]> {
     if (request.hosts.length === 0) return [];
     const args = portScanArgs(request);
+    const stdin = `${request.hosts.join('\n')}\n`;
+    // The UDP ports: a run of their own beside the TCP run (udpScanArgs says why), stopped with it.
+    // Its process is not reported to onProcess (one process per call there); it dies with this service anyway.
+    const udpArgs = udpScanArgs(request);
+    const stopUdp = new AbortController();
+    const udpRun = udpArgs ? this.run(udpArgs, stdin, { signal: AbortSignal.any([request.signal, stopUdp.signal]) }, () => {}) : null;
+    udpRun?.catch(() => undefined);
     let done = 0;
-    const run = await this.run(args, `${request.hosts.join('\n')}\n`, request, (event) => {
-      if (event.kind === 'host') {
-        done++;
-        request.onProgress({ phase: 'services', percent: -1, hostsDone: done, hostsTotal: request.hosts.length, currentHost: event.ip });
-      } else {
-        request.onProgress({ phase: phaseOfTask(event.task), percent: event.percent, hostsDone: done, etaSeconds: event.remaining });
-      }
-    });
-    return run.hosts.map((h) => ({ ...h, vendor: h.vendor ?? (h.mac ? vendorForMac(h.mac) : null) }));
+    let run: NmapRun;
+    try {
+      run = await this.run(args, stdin, request, (event) => {
+        if (event.kind === 'host') {
+          done++;
+          request.onProgress({ phase: 'services', percent: -1, hostsDone: done, hostsTotal: request.hosts.length, currentHost: event.ip });
+        } else {
+          request.onProgress({ phase: phaseOfTask(event.task), percent: event.percent, hostsDone: done, etaSeconds: event.remaining });
+        }
+      });
+    } catch (err) {
+      stopUdp.abort();
+      throw err;
+    }
+    const udpPorts = new Map(((await udpRun)?.hosts ?? []).map((h) => [h.ip, h.ports]));
+    return run.hosts.map((h) => ({
+      ...h,
+      vendor: h.vendor ?? (h.mac ? vendorForMac(h.mac) : null),
+      ports: [...h.ports, ...(udpPorts.get(h.ip) ?? [])],
+    }));
   }
 
   /**

@@ -1,4 +1,5 @@
 /** The scan engine interface: what an engine is asked to do and how it reports progress. */
+import type { PortCoverage } from '../core/coverage.js';
 import type { DiscoveredHost, ScanProfile, ScannedHost } from '../core/model.js';
 
 export type ScanPhase = 'queued' | 'discovery' | 'ports' | 'services' | 'os' | 'saving' | 'done';
@@ -49,7 +50,10 @@ export interface PortScanRequest {
    */
   verifyUp?: boolean;
   profile: Exclude<ScanProfile, 'quick'>;
-  /** Canonical port list such as `1-1000` or `22,80,443`; intensive uses 1-65535. */
+  /**
+   * The ports as core/coverage.ts writes them: `1-1000`, `22,80,443`, `1-1000,udp:53,161`;
+   * intensive scans every TCP port (and the UDP ports listed).
+   */
   ports: string;
   privileged: boolean;
   osDetection: boolean;
@@ -72,6 +76,11 @@ export interface ScanEngine {
   discover(request: DiscoveryRequest): Promise<DiscoveredHost[]>;
   /** Port scan, then service/version detection on open ports, of hosts known to be live. */
   scanPorts(request: PortScanRequest): Promise<ScannedHost[]>;
+  /**
+   * What a port scan of `coverage` really examines with this engine, and a warning for the scan
+   * log when it must leave ports out (nmap's UDP scan without privileges). Absent: all of it.
+   */
+  examinable?(coverage: PortCoverage, privileged: boolean): { coverage: PortCoverage; warning: string | null };
 }
 
 /** Thrown by an engine when its AbortSignal fires. */

@@ -7,8 +7,10 @@
 import { Resolver } from 'node:dns/promises';
 import { performance } from 'node:perf_hooks';
 import { identifyService } from '../../core/banners.js';
+import { parseCoverage } from '../../core/coverage.js';
 import { DISCOVERY_PORTS, wellKnownService } from '../../core/ports.js';
-import { parsePortRanges, type PortRange } from '../../core/net.js';
+import { type PortRange } from '../../core/net.js';
+import { answeredUdpPort, silentUdpPort } from '../../core/udp-probes.js';
 import { vendorForMac } from '../oui.js';
 import { ScanAbortedError, type DiscoveryRequest, type EngineProgress, type PortScanRequest, type ScanEngine } from '../types.js';
 import { type DiscoveredHost, type ScannedHost, type ScannedPort } from '../../core/model.js';
@@ -17,6 +19,7 @@ import { DEFAULT_PORT_TIMEOUTS, SocketRegistry, connectScan, runPool, type Timeo
 import { discoverLiveHosts } from './discovery.js';
 import { PROC_NET_ARP, readNeighbourStatus, readNeighbourTable, type NeighbourStatusReader } from './neighbours.js';
 import { expandTargets } from './targets.js';
+import { udpScan } from './udp.js';
 
 export interface NativeEngineOptions {
   /** Where a progress listener's failure is reported (default: a process warning). */
@@ -38,6 +41,12 @@ export interface NativeEngineOptions {
   /** Banner grabs in parallel (default 64). */
   bannerConcurrency?: number;
   bannerTimeouts?: Partial<BannerTimeouts>;
+  /** UDP probes in flight at most (default 64); they run beside the TCP scan, in sockets of their own. */
+  udpConcurrency?: number;
+  /** How long one UDP try waits for an answer in ms (default 1000). */
+  udpTimeoutMs?: number;
+  /** UDP tries after the first for a silent port (default 1). */
+  udpRetries?: number;
   /** The kernel neighbour table (default /proc/net/arp). */
   neighbourTablePath?: string;
   /** How often the neighbour table is read during discovery in ms (default 250). */
@@ -108,6 +117,9 @@ export class NativeEngine implements ScanEngine {
   private readonly filteredReportLimit: number;
   private readonly bannerConcurrency: number;
   private readonly bannerTimeouts: BannerTimeouts;
+  private readonly udpConcurrency: number;
+  private readonly udpTimeoutMs: number;
+  private readonly udpRetries: number;
   private readonly neighbourTablePath: string;
   private readonly neighbourPollMs: number;
   private readonly staleVerifyMs: number;
@@ -134,6 +146,9 @@ export class NativeEngine implements ScanEngine {
     this.filteredReportLimit = options.filteredReportLimit ?? 20;
     this.bannerConcurrency = Math.max(1, options.bannerConcurrency ?? 64);
     this.bannerTimeouts = { ...DEFAULT_BANNER_TIMEOUTS, ...options.bannerTimeouts };
+    this.udpConcurrency = Math.max(1, Math.floor(options.udpConcurrency ?? 64));
+    this.udpTimeoutMs = Math.max(1, options.udpTimeoutMs ?? 1000);
+    this.udpRetries = Math.max(0, Math.floor(options.udpRetries ?? 1));
     this.neighbourTablePath = options.neighbourTablePath ?? PROC_NET_ARP;
     this.neighbourPollMs = options.neighbourPollMs ?? 250;
     this.staleVerifyMs = options.staleNeighbourVerifyMs ?? 9000;
@@ -202,16 +217,17 @@ export class NativeEngine implements ScanEngine {
 
   async scanPorts(request: PortScanRequest): Promise<ScannedHost[]> {
     if (request.signal.aborted) throw new ScanAbortedError();
-    let ranges = FULL_RANGE;
-    if (request.profile !== 'intensive') {
-      const parsed = parsePortRanges(request.ports);
-      if (!parsed.ok) throw new Error(`Invalid port list '${request.ports}': ${parsed.error}`);
-      ranges = parsed.value;
-    }
-    const ports = expandPorts(ranges);
+    const parsed = parseCoverage(request.ports);
+    if (!parsed.ok) throw new Error(`Invalid port list '${request.ports}': ${parsed.error}`);
+    const ports = expandPorts(request.profile === 'intensive' ? FULL_RANGE : parsed.value.tcp);
+    const udpPorts = expandPorts(parsed.value.udp);
     const hosts = [...new Set(request.hosts)];
     const emit = throttle(request.onProgress, this.progressIntervalMs, this.warn);
     const registry = new SocketRegistry(request.signal);
+    // The UDP probes stop with the scan, and when the call ends early (an error of the TCP scan).
+    const udpStop = new AbortController();
+    const stopUdp = (): void => udpStop.abort();
+    request.signal.addEventListener('abort', stopUdp, { once: true });
     try {
       // Ports.
       const portsStarted = performance.now();
@@ -227,6 +243,15 @@ export class NativeEngine implements ScanEngine {
         },
         true,
       );
+      // UDP beside TCP: its silent ports wait out their timeouts while the TCP scan and banner grabs run.
+      const udp = udpScan(hosts, udpPorts, {
+        concurrency: this.udpConcurrency,
+        timeoutMs: this.udpTimeoutMs,
+        retries: this.udpRetries,
+        signal: udpStop.signal,
+      });
+      // Awaited after the banner grabs; an error before then must not go unhandled.
+      udp.catch(() => undefined);
       const results = await connectScan(hosts, ports, {
         maxSockets: this.maxSockets,
         timeouts: this.portTimeouts,
@@ -276,6 +301,9 @@ export class NativeEngine implements ScanEngine {
         () => registry.cancelled,
       );
       if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
+      // The UDP probes ran through the TCP port scan and the banner grabs; their silent ports wait out their timeouts here at the latest.
+      const udpResults = new Map((await udp).map((r) => [r.host, r]));
+      if (request.signal.aborted) throw new ScanAbortedError();
 
       const neighbours = await readNeighbourTable(this.neighbourTablePath);
       const hostnames = request.resolveHostnames ? await this.resolveAll(hosts, request.signal) : new Map<string, string>();
@@ -323,7 +351,12 @@ export class NativeEngine implements ScanEngine {
             });
           }
         }
-        list.sort((a, b) => a.port - b.port);
+        const u = udpResults.get(r.host);
+        if (u) {
+          for (const [port, reply] of u.open) list.push(answeredUdpPort(port, reply));
+          if (u.silent.length <= this.filteredReportLimit) for (const port of u.silent) list.push(silentUdpPort(port));
+        }
+        list.sort((a, b) => a.protocol.localeCompare(b.protocol) || a.port - b.port);
         return {
           ip: r.host,
           mac,
@@ -338,6 +371,8 @@ export class NativeEngine implements ScanEngine {
       // Nothing may outlive the call: after an error, sockets still in flight are destroyed too.
       registry.cancel();
       registry.dispose();
+      request.signal.removeEventListener('abort', stopUdp);
+      udpStop.abort();
     }
   }
 

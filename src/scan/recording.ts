@@ -1,0 +1,266 @@
+/**
+ * Recording a scan's results and its end: the one path by which what a scan found reaches the
+ * inventory, evaluation and the scan record, whether the scan ran here (its engine reported
+ * hosts and ports as it went), on an agent (an upload) or in an nmap report (an import). Also the
+ * end of a scan that did not complete, its audit entries and its scan_finished event.
+ */
+import type { OutboundGuard } from '../util/outbound.js';
+import type { Logger } from 'pino';
+import type { DiscoveredHost, ScannedHost } from '../core/model.js';
+import type { PortRange } from '../core/net.js';
+import { tcpCoverage, type PortCoverage } from '../core/coverage.js';
+import { actorOf } from '../core/scan-target.js';
+import type { EventBus } from '../events/bus.js';
+import { NameLookup } from '../names/lookup.js';
+import { nowIso } from '../store/clock.js';
+import type { Store } from '../store/index.js';
+import type { InventoryWriter, SeenDevice } from '../store/inventory.js';
+import type { ScanRow } from '../store/schema.js';
+import { toScanRecord } from '../store/scans.js';
+import { ScanAbortedError } from '../engines/types.js';
+import type { ScanEvaluator } from './evaluate.js';
+import { publishScanOutcome } from './events.js';
+import type { ScanOwner } from './owner.js';
+import type { ScanRequest, ScanRun } from './scan-run.js';
+
+/** What a scan found, for recordResults. */
+export type ScanResults = {
+  /** The hosts discovery found. */
+  hosts: DiscoveredHost[];
+  /** The ports examined on them (for a quick scan, none are). */
+  examined: PortCoverage | readonly PortRange[];
+} & (
+  | {
+      /** The scan's own run: its hosts and ports were recorded as its engine reported them; these are the devices recorded. */
+      seen: SeenDevice[];
+    }
+  | {
+      /** Results gathered elsewhere (an agent's upload, an imported report), recorded now. */
+      seen?: undefined;
+      ports: ScannedHost[];
+      warnings: string[];
+    }
+);
+
+export interface ScanRecorderDeps {
+  store: Store;
+  log: Logger;
+  events: EventBus;
+  owner: ScanOwner;
+  inventory: InventoryWriter;
+  evaluator: ScanEvaluator;
+  /** Which addresses the name sources may reach (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
+  outboundGuard?: OutboundGuard;
+}
+
+type AuditAction = 'scan_started' | 'scan_completed' | 'scan_failed' | 'scan_cancelled';
+
+export class ScanRecorder {
+  constructor(private readonly deps: ScanRecorderDeps) {}
+
+  /**
+   * Records what a scan found and completes it: the hosts and ports (unless its own run recorded
+   * them already), then risk, CVEs, presence and changes against the baseline, the snapshots,
+   * the live events for what changed, and the completed record with its audit entry.
+   */
+  async recordResults(run: ScanRun, results: ScanResults): Promise<void> {
+    const { scan, request } = run;
+    let seen: SeenDevice[];
+    if (results.seen === undefined) {
+      await this.deps.store.scans.addWarnings(scan.id, results.warnings);
+      seen = await this.recordDiscovery(run, results.hosts);
+      if (request.profile !== 'quick') await this.recordPorts(scan, coverageOf(results.examined), results.ports, results.hosts, seen);
+    } else {
+      seen = results.seen;
+    }
+    // Where the time went, for the log line of the completed scan.
+    const recordedAt = Date.now();
+    await this.evaluate(run, seen, results.examined);
+    await this.recordCompleted(run, results.hosts.length, { scan_ms: recordedAt - run.started, evaluation_ms: Date.now() - recordedAt });
+  }
+
+  /** Records the hosts discovery found (with the names the network's records give them); returns the devices recorded. */
+  async recordDiscovery({ scan, names, settings, engineOptions }: ScanRun, discovered: DiscoveredHost[]): Promise<SeenDevice[]> {
+    const { store, log, inventory } = this.deps;
+    // Hostnames and MACs the scan did not see, from the network's own records (name sources).
+    const lookup = names ?? NameLookup.start(settings.name_sources, { signal: engineOptions.signal, guard: this.deps.outboundGuard });
+    const { hosts: live, warnings } = await lookup.apply(discovered);
+    for (const warning of warnings) log.warn({ scan_id: scan.id }, warning);
+    await store.scans.addWarnings(scan.id, warnings);
+    const { seen, notes } = await inventory.recordDiscovery(scan.id, live, nowIso());
+    for (const n of notes) log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
+    return seen;
+  }
+
+  /**
+   * Records port results of hosts discovery recorded, as examined by `scan` (only the `examined`
+   * ports of the hosts in `results` change); the MAC discovery saw stands in for one the port scan did not.
+   */
+  async recordPorts(
+    scan: Pick<ScanRow, 'id'>,
+    examined: PortCoverage,
+    results: ScannedHost[],
+    live: DiscoveredHost[],
+    seen: SeenDevice[],
+  ): Promise<void> {
+    const deviceByIp = new Map(seen.map((d) => [d.ip, d.deviceId]));
+    const discoveredByIp = new Map(live.map((h) => [h.ip, h]));
+    await this.deps.inventory.recordPorts(
+      results
+        .filter((h) => deviceByIp.has(h.ip))
+        .map((h) => ({ deviceId: deviceByIp.get(h.ip)!, host: { ...h, mac: h.mac ?? discoveredByIp.get(h.ip)?.mac ?? null } })),
+      nowIso(),
+      { id: scan.id, examined },
+    );
+  }
+
+  /**
+   * Risk, CVEs, presence and changes against the baseline, then the snapshots of this scan; then
+   * the live events for what changed (before scan_finished, which closes the scan's events).
+   */
+  private async evaluate(
+    { scan, settings, request, engineOptions, exclude }: ScanRun,
+    seen: SeenDevice[],
+    portList: PortCoverage | readonly PortRange[],
+  ): Promise<void> {
+    const { store, log, events, inventory, evaluator } = this.deps;
+    engineOptions.onProgress({ phase: 'saving', percent: 50 });
+    const seenDeviceIds = seen.map((d) => d.deviceId);
+    const outcome = await evaluator.evaluate({
+      scan,
+      seenDeviceIds,
+      portsScanned: request.profile !== 'quick',
+      portList,
+      exclude: exclude ?? (request.device ? [] : settings.network.exclude),
+    });
+    await inventory.recordSnapshots(scan.id, seenDeviceIds);
+    await publishScanOutcome(events, store, outcome).catch((err) => log.warn({ err, scan_id: scan.id }, 'could not publish the changes of a scan'));
+  }
+
+  private async recordCompleted(
+    { running, scan, engine, request, started, ownerId }: ScanRun,
+    devicesFound: number,
+    timing: { scan_ms: number; evaluation_ms: number },
+  ): Promise<void> {
+    const progress = running.progress.update({ phase: 'done', percent: 100 });
+    const recorded = await this.deps.store.scans.finish(scan.id, ownerId ?? this.deps.owner.id, {
+      status: 'completed',
+      completed_at: nowIso(),
+      duration_seconds: (Date.now() - started) / 1000,
+      devices_found: devicesFound,
+      progress: JSON.stringify(progress),
+    });
+    if (!recorded) {
+      this.deps.log.warn({ scan_id: scan.id }, 'scan finished, but another instance had already ended its record');
+      return;
+    }
+    await this.publishFinished(scan.id);
+    await this.audit('scan_completed', scan, request.actor, true, {
+      devices_found: devicesFound,
+      duration_seconds: Math.round((Date.now() - started) / 100) / 10,
+      engine: engine.name,
+    });
+    this.deps.log.info({ scan_id: scan.id, devices: devicesFound, ms: Date.now() - started, ...timing, engine: engine.name }, 'scan completed');
+  }
+
+  /** Records how a scan run here that did not complete ended: cancelled, timed out, interrupted or failed. */
+  async recordEnded({ running, scan, engine, settings, request, started }: ScanRun, err: unknown): Promise<void> {
+    const { store, log, owner } = this.deps;
+    const aborted = err instanceof ScanAbortedError || running.abort.signal.aborted;
+    const reason = running.reason;
+    if (aborted && reason === 'lost') {
+      // Another instance ended the record (it took this process for dead): nothing left to write.
+      log.warn({ scan_id: scan.id }, 'scan stopped: another instance ended its record');
+      return;
+    }
+    const status = aborted && reason === 'cancelled' ? 'cancelled' : 'failed';
+    const message = !aborted
+      ? `Scan engine ${engine.name} failed: ${(err as Error).message}`
+      : reason === 'timeout'
+        ? `Scan exceeded its time limit of ${settings.scanning.scan_timeout_minutes} minutes (scanning.scan_timeout_minutes)`
+        : reason === 'shutdown'
+          ? 'Interrupted: the server stopped while this scan was running'
+          : 'Cancelled';
+    if (!aborted) log.error({ err, scan_id: scan.id }, 'scan failed');
+    const recorded = await store.scans
+      .finish(scan.id, owner.id, {
+        status,
+        error: message,
+        completed_at: nowIso(),
+        duration_seconds: (Date.now() - started) / 1000,
+        progress: JSON.stringify(running.progress.current),
+      })
+      .catch((e) => {
+        log.error({ err: e, scan_id: scan.id }, 'could not record the end of a scan');
+        return false;
+      });
+    if (!recorded) return;
+    await this.publishFinished(scan.id);
+    await this.audit(status === 'cancelled' ? 'scan_cancelled' : 'scan_failed', scan, request.actor, status === 'cancelled', {
+      error: message,
+    }).catch((e) => log.warn({ err: e, scan_id: scan.id }, 'could not audit the end of a scan'));
+  }
+
+  /**
+   * Ends a scan that does not run in this process (queued, an agent's, one whose owner is gone,
+   * or one taken here that cannot start) as `status`, unless it ended already; owner `ownerId`
+   * (null: a queued scan, which has none). Publishes scan_finished and writes the audit entry
+   * (`details`; by default the error). Returns whether this call ended it.
+   */
+  async endElsewhere(
+    scan: ScanRow,
+    ownerId: string | null,
+    status: 'failed' | 'cancelled',
+    error: string,
+    details: Record<string, unknown> = { error },
+  ): Promise<boolean> {
+    if (!(await this.deps.store.scans.finish(scan.id, ownerId, { ...ending(scan), status, error }))) return false;
+    await this.publishFinished(scan.id);
+    await this.audit(
+      status === 'cancelled' ? 'scan_cancelled' : 'scan_failed',
+      scan,
+      actorOf(scan.triggered_by),
+      status === 'cancelled',
+      details,
+    ).catch((err) => this.deps.log.warn({ err, scan_id: scan.id }, 'could not audit the end of a scan'));
+    return true;
+  }
+
+  /** Publishes the final record of a scan that just ended (scan_finished); never throws. */
+  async publishFinished(scanId: number): Promise<void> {
+    try {
+      const row = await this.deps.store.scans.get(scanId);
+      if (row) this.deps.events.publish('scan_finished', toScanRecord(row));
+    } catch (err) {
+      this.deps.log.warn({ err, scan_id: scanId }, 'could not publish the end of a scan');
+    }
+  }
+
+  /** The audit entry of a scan's start (by its actor) or end (by the system, naming who it was for). */
+  async audit(action: AuditAction, scan: ScanRow, actor: ScanRequest['actor'], success: boolean, details: Record<string, unknown>): Promise<void> {
+    const own = action === 'scan_started';
+    await this.deps.store.audit.write({
+      action,
+      actor: own ? actor.name : 'system',
+      actorType: own ? actor.type : 'system',
+      resourceType: 'scan',
+      resourceId: scan.id,
+      details: { subnet: scan.subnet, profile: scan.profile, scan_type: scan.scan_type, ...(own ? {} : { triggered_by: actor.name }), ...details },
+      ipAddress: own ? (actor.ip ?? null) : null,
+      userAgent: own ? (actor.userAgent ?? null) : null,
+      success,
+    });
+  }
+}
+
+/** completed_at and duration of a scan ended now. */
+function ending(scan: ScanRow): { completed_at: string; duration_seconds: number | null } {
+  const completedAt = nowIso();
+  const started = scan.started_at ? Date.parse(scan.started_at) : NaN;
+  return { completed_at: completedAt, duration_seconds: Number.isNaN(started) ? null : Math.max(0, (Date.parse(completedAt) - started) / 1000) };
+}
+
+/** The ports examined as coverage: a port list of the scan's own run is TCP. */
+function coverageOf(examined: PortCoverage | readonly PortRange[]): PortCoverage {
+  return Array.isArray(examined) ? tcpCoverage(examined) : (examined as PortCoverage);
+}

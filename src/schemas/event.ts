@@ -1,0 +1,51 @@
+/**
+ * The live events (SSE `GET /api/events`, CONTRACT §10): what each event's `data:` holds, the one
+ * definition for the event bus (events/bus.ts types what it publishes from it), the events route
+ * (its OpenAPI description) and so the web UI (its types are generated from that description).
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { EVENT_NAMES, type EventName } from '../core/event-names.js';
+import { Change } from './change.js';
+import { DeviceSummary } from './device.js';
+import { ScanProgress, ScanRecord } from './scan.js';
+
+/** `scan_progress`: the running scan's progress, by its id. */
+export const ScanProgressEvent = Type.Object({ scan_id: Type.Integer(), progress: ScanProgress });
+
+/** Each event's data and what the event means; a name of core/event-names.ts without one does not compile. */
+export const EVENT_DATA = {
+  scan_queued: { schema: ScanRecord, description: 'A scan was queued (it starts when the running one ends)' },
+  scan_started: { schema: ScanRecord, description: 'A scan started' },
+  scan_progress: { schema: ScanProgressEvent, description: 'Progress of the running scan, at most twice a second' },
+  scan_finished: {
+    schema: ScanRecord,
+    description: 'A scan ended: completed, failed or cancelled (`status`); it follows the scan’s change and device_updated events',
+  },
+  change: { schema: Change, description: 'A change a completed scan detected, as GET /api/changes shows it (with its id)' },
+  device_updated: {
+    schema: DeviceSummary,
+    description: `A device's summary after it was edited (PUT /api/devices/{id}, bulk edits) or after a scan changed it (it has changes, or came online or went offline; at most 500 per scan)`,
+  },
+} satisfies Record<EventName, { schema: TSchema; description: string }>;
+
+/** Each event's name and the shape of its data. */
+export type EventPayloads = { [K in EventName]: Static<(typeof EVENT_DATA)[K]['schema']> };
+
+/** One event as the OpenAPI document describes it: the three SSE fields, `data` parsed. */
+export const LiveEvent = Type.Union(
+  EVENT_NAMES.map((name) =>
+    Type.Object(
+      {
+        id: Type.Integer({ description: 'The SSE `id:` field: increases by one per event in this process' }),
+        event: Type.Literal(name, { description: 'The SSE `event:` field' }),
+        data: EVENT_DATA[name].schema,
+      },
+      { title: name, description: EVENT_DATA[name].description },
+    ),
+  ),
+  {
+    description:
+      'The stream is `text/event-stream`: each event is an `id: <n>` line, an `event: <name>` line and a `data: <JSON on one line>` line, ' +
+      'then a blank line. Lines starting with `:` are comments (keep-alive). Shown here: one event with its `data` parsed.',
+  },
+);

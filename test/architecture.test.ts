@@ -56,6 +56,7 @@ const ALLOWED: Record<string, string[]> = {
     'config',
     'core',
     'cve',
+    'engines',
     'events',
     'jobs',
     'names',

@@ -45,11 +45,12 @@ const pgUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL ||
 const stores = (process.env.BENCH_STORES ?? (pgUrl ? 'sqlite,postgres' : 'sqlite')).split(',').map((s) => s.trim());
 if (stores.includes('postgres') && !pgUrl) throw new Error('BENCH_STORES names postgres but neither BENCH_DATABASE_URL nor TEST_DATABASE_URL is set');
 
-ensureBuilt({ markers: ['server.js', 'api/export-stream.js'], log });
+ensureBuilt({ markers: ['services.js', 'api/export-stream.js'], log });
 const dist = new URL('../dist/', import.meta.url);
 const { openStore } = await import(new URL('store/index.js', dist));
 const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
-const { initialise, createLogger } = await import(new URL('server.js', dist));
+const { initialise } = await import(new URL('services.js', dist));
+const { createLogger } = await import(new URL('logger.js', dist));
 const { generateApiKey } = await import(new URL('auth/tokens.js', dist));
 const { Reevaluator } = await import(new URL('scan/reevaluate.js', dist));
 

@@ -6,6 +6,7 @@
 // child → parent  { type: 'ready', port, memory } | { type: 'error', message } | { type: 'sampled', ... }
 // parent → child  { type: 'sample-start' } | { type: 'sample-stop' } | { type: 'materialize', format } | { type: 'stop' }
 import { readFileSync } from 'node:fs';
+import { openBenchApp } from './app.mjs';
 
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
 
@@ -54,13 +55,12 @@ class Sampler {
 async function main() {
   const dist = new URL('../dist/', import.meta.url);
   const { openStore } = await import(new URL('store/index.js', dist));
-  const { buildApp } = await import(new URL('api/app.js', dist));
-  const { createLogger } = await import(new URL('server.js', dist));
+  const { createLogger } = await import(new URL('logger.js', dist));
   const { VERSION } = await import(new URL('version.js', dist));
   const { exportChunks } = await import(new URL('api/export-stream.js', dist));
 
   const store = await openStore({ url: config.url, ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}) });
-  const app = await buildApp({ store, version: VERSION, logger: createLogger('warn') });
+  const { app, close } = await openBenchApp(dist, { store, logger: createLogger('warn'), version: VERSION });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const sampler = new Sampler();
 
@@ -81,7 +81,7 @@ async function main() {
         const again = JSON.stringify(whole);
         send({ type: 'sampled', ...sampler.stop(), rows: whole.length, bytes: again.length });
       } else if (message?.type === 'stop') {
-        await app.close();
+        await close();
         await store.close();
         send({ type: 'stopped' });
         process.disconnect?.();

@@ -535,7 +535,7 @@ function markdown(results) {
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  ensureBuilt({ markers: ['api/app.js', 'server.js'], log });
+  ensureBuilt({ markers: ['api/app.js', 'services.js'], log });
   const stores = [];
   if (storeFilter.includes('sqlite')) stores.push('sqlite');
   if (storeFilter.includes('postgres')) {

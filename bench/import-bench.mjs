@@ -25,6 +25,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
 import { mulberry32 } from './prng.mjs';
+import { openBenchApp } from './app.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab (this one scans nothing).
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -53,8 +54,7 @@ const { planImport } = await import(new URL('core/nmap-import.js', dist));
 const { readNmapReport } = await import(new URL('scan/report-reader.js', dist));
 const { openStore } = await import(new URL('store/index.js', dist));
 const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
-const { buildApp } = await import(new URL('api/app.js', dist));
-const { createLogger, initialise } = await import(new URL('server.js', dist));
+const { createLogger } = await import(new URL('logger.js', dist));
 
 // ---------------------------------------------------------------------------------------------
 // The reports
@@ -254,8 +254,12 @@ async function oneRound(kind, pgUrl) {
   const logger = createLogger('warn');
   try {
     // The release feed at a closed loopback port: nothing leaves the machine.
-    await initialise(store, { settingsSeed: { updates: { feed_url: 'http://127.0.0.1:9/releases/latest' } }, admin: null }, logger);
-    const app = await buildApp({ store, version: 'bench', logger });
+    const { app, close } = await openBenchApp(dist, {
+      store,
+      logger,
+      version: 'bench',
+      settingsSeed: { updates: { feed_url: 'http://127.0.0.1:9/releases/latest' } },
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${app.server.address().port}`;
     try {
@@ -286,7 +290,7 @@ async function oneRound(kind, pgUrl) {
       check(`${kind} second import detected changes`, changeCount > 0, `${changeCount}`);
       return { times, changes: changeCount, devices: records.second.devices_found };
     } finally {
-      await app.close();
+      await close();
     }
   } finally {
     await cleanup();

@@ -29,6 +29,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
+import { openBenchApp } from './app.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -83,10 +84,8 @@ const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 async function main() {
   ensureBuilt({ markers: ['notify/notifier.js'], log, keepOnBuildError: true });
   const { openStore } = await dist('store/index.js');
-  const { buildApp } = await dist('api/app.js');
-  const { ScanManager } = await dist('scan/manager.js');
   const { EngineSelector } = await dist('engines/engines.js');
-  const { createLogger } = await dist('server.js');
+  const { createLogger } = await dist('logger.js');
 
   const hosts = [];
   for (let n = 1; hosts.length < HOSTS; n++) if (n % 256 !== 0 && n % 256 !== 255) hosts.push(`127.1.${n >> 8}.${n & 255}`);
@@ -125,16 +124,24 @@ async function main() {
   const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent');
   const store = await openStore({ url: join(dir, 'netwarden.db') });
   const receivers = [];
-  let app;
+  let closeApp;
   try {
     await store.settings.put({
       ...(await store.settings.get()),
       scanning: { ...(await store.settings.get()).scanning, port_range: '80', os_detection: false },
       server: { ...(await store.settings.get()).server, public_url: 'http://netwarden.bench.lan' },
     });
-    const scanManager = new ScanManager({ store, log: logger, engines: new FixedEngines(), scanAllow: ['127.0.0.0/8'] });
-    app = await buildApp({ store, version: 'bench', logger, scanManager, scanAllow: ['127.0.0.0/8'] });
-    const { notifier, events } = app.services;
+    // The synthetic hosts and the receivers are on loopback: scans and deliveries may reach it.
+    const opened = await openBenchApp(new URL('../dist/', import.meta.url), {
+      store,
+      logger,
+      version: 'bench',
+      config: { scanAllow: ['127.0.0.0/8'], outboundAllow: ['127.0.0.0/8'] },
+      parts: { engines: new FixedEngines() },
+    });
+    closeApp = opened.close;
+    const { app } = opened;
+    const { notifier, events, scans: scanManager } = app.services;
 
     // 20 channels, one receiver each.
     const channels = [];
@@ -278,7 +285,7 @@ async function main() {
       `scan median ${round(without)} ms without channels, ${round(withCh)} ms with 20 (${round(overhead, 2)} %); last delivery ${median(toLast)} ms (max ${Math.max(...toLast)} ms) after the scan was recorded`,
     );
   } finally {
-    await app?.close();
+    await closeApp?.();
     await store.close();
     await Promise.all(receivers.map((r) => r.close()));
     rmSync(dir, { recursive: true, force: true });

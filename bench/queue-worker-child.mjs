@@ -10,7 +10,7 @@ const dist = new URL('../dist/', import.meta.url);
 const { openStore } = await import(new URL('store/index.js', dist));
 const { scanJobQueue } = await import(new URL('queue/index.js', dist));
 const { ScanManager } = await import(new URL('scan/manager.js', dist));
-const { createLogger } = await import(new URL('server.js', dist));
+const { createLogger } = await import(new URL('logger.js', dist));
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Answers every discovery with the first address of its target, after engineMs. */

@@ -50,16 +50,16 @@ if (!pgUrl) {
 }
 const log = (...args) => console.log(...args);
 const { failures, check } = sanityChecks(log);
-ensureBuilt({ markers: ['server.js', 'queue/index.js'], log });
+ensureBuilt({ markers: ['services.js', 'queue/index.js'], log });
 
 const { openStore } = await import(new URL('store/index.js', dist));
 const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
 const { generateApiKey } = await import(new URL('auth/tokens.js', dist));
 const { hashPassword } = await import(new URL('auth/passwords.js', dist));
-const { initialise } = await import(new URL('server.js', dist));
+const { initialise } = await import(new URL('services.js', dist));
 const { scanJobQueue } = await import(new URL('queue/index.js', dist));
 const { insertQueued } = await import(new URL('store/scans.js', dist));
-const { createLogger } = await import(new URL('server.js', dist));
+const { createLogger } = await import(new URL('logger.js', dist));
 
 const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

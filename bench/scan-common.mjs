@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { openBenchApp } from './app.mjs';
 
 /** A positive integer from the environment variable `name`, or `fallback` when it is unset. */
 export function positive(name, fallback) {
@@ -126,8 +127,7 @@ export const round = (n, digits = 0) => (n === null || n === undefined ? null : 
  */
 export async function startApiServer({ from, engine, osDetection, subnet, exclude, ports, udpPorts }) {
   const { openStore } = await import(new URL('store/index.js', from));
-  const { buildApp } = await import(new URL('api/app.js', from));
-  const { createLogger, initialise } = await import(new URL('server.js', from));
+  const { createLogger } = await import(new URL('logger.js', from));
   const { VERSION } = await import(new URL('version.js', from));
   const dir = mkdtempSync(join(os.tmpdir(), 'netwarden-scan-bench-'));
   const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent');
@@ -137,8 +137,7 @@ export async function startApiServer({ from, engine, osDetection, subnet, exclud
     scanning: { engine, port_range: ports, os_detection: osDetection, ...(udpPorts === undefined ? {} : { udp_ports: udpPorts }) },
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest' },
   };
-  await initialise(store, { settingsSeed, admin: null }, logger);
-  const app = await buildApp({ store, version: VERSION, logger });
+  const { app, close } = await openBenchApp(from, { store, logger, settingsSeed, version: VERSION });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}`;
   const request = (path, init = {}) => fetch(base + path, init);
@@ -169,7 +168,7 @@ export async function startApiServer({ from, engine, osDetection, subnet, exclud
     key,
     request: (path, init = {}) => request(path, { ...init, headers: { ...init.headers, 'X-API-Key': key } }),
     async close() {
-      await app.close();
+      await close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },

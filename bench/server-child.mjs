@@ -10,6 +10,7 @@
 //   parent → child  { type: 'rss' }  |  { type: 'cpu' }  |  { type: 'stop' }
 import { readFileSync } from 'node:fs';
 import { seedInventory } from './inventory.mjs';
+import { openBenchApp } from './app.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -58,8 +59,8 @@ async function startBare() {
 async function startNetwarden() {
   const dist = new URL('../dist/', import.meta.url);
   const { openStore } = await import(new URL('store/index.js', dist));
-  const { buildApp } = await import(new URL('api/app.js', dist));
-  const { createLogger, initialise } = await import(new URL('server.js', dist));
+  const { createLogger } = await import(new URL('logger.js', dist));
+  const { initialise } = await import(new URL('services.js', dist));
   const { generateApiKey } = await import(new URL('auth/tokens.js', dist));
   const { hashPassword } = await import(new URL('auth/passwords.js', dist));
   const { VERSION } = await import(new URL('version.js', dist));
@@ -98,7 +99,7 @@ async function startNetwarden() {
     // the first measured target does not pay for it.
     globalThis.gc?.();
     const afterSeed = memory();
-    const app = await buildApp({ store, version: VERSION, logger });
+    const { app, close } = await openBenchApp(dist, { store, logger, version: VERSION });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return {
       app,
@@ -106,7 +107,7 @@ async function startNetwarden() {
       key,
       info: { database: store.handle.description, seeded, afterSeed },
       close: async () => {
-        await app.close();
+        await close();
         await store.close();
       },
     };

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { seedInventory } from './inventory.mjs';
+import { openBenchApp } from './app.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -50,8 +51,8 @@ if (!process.env.BENCH_SKIP_BUILD) {
 
 const dist = new URL('../dist/', import.meta.url);
 const { openStore } = await import(new URL('store/index.js', dist));
-const { buildApp } = await import(new URL('api/app.js', dist));
-const { createLogger, initialise } = await import(new URL('server.js', dist));
+const { createLogger } = await import(new URL('logger.js', dist));
+const { initialise } = await import(new URL('services.js', dist));
 
 const stats = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -89,12 +90,13 @@ function bundleSizes() {
 const tmp = mkdtempSync(join(os.tmpdir(), 'netwarden-ui-bench-'));
 const store = await openStore({ url: join(tmp, 'netwarden.db') });
 let app;
+let closeApp;
 let context;
 try {
   await initialise(store, { settingsSeed: { updates: { feed_url: 'http://127.0.0.1:9/releases/latest' } }, admin: ADMIN }, createLogger('silent'));
   const seeded = await seedInventory(store, DEVICES, 1);
   log(`seeded ${seeded.devices} devices and ${seeded.ports} ports in ${seeded.ms} ms`);
-  app = await buildApp({ store, version: 'bench', logger: false });
+  ({ app, close: closeApp } = await openBenchApp(dist, { store, logger: createLogger('silent'), version: 'bench', appOptions: { logger: false } }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}`;
 
@@ -213,7 +215,7 @@ try {
   log('results in bench/results/ui.{json,md}');
 } finally {
   await context?.close();
-  await app?.close();
+  await closeApp?.();
   await store.close();
   rmSync(tmp, { recursive: true, force: true });
 }

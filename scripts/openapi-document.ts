@@ -1,18 +1,30 @@
 /**
  * The OpenAPI document the server serves at /openapi.json, produced without a server: the app is
- * built in-process over an empty in-memory SQLite store and never listens. Used by
+ * built in-process over the services of an empty in-memory SQLite store and never listens. Used by
  * generate-api-types.mjs (loaded through Vite's module runner, so it runs from the TypeScript
  * sources, with or without a dist/) and by the test that type-checks the web UI against it.
  */
 import { buildApp } from '../src/api/app.js';
-import { openStore } from '../src/store/index.js';
-import { VERSION } from '../src/version.js';
+import { createLogger } from '../src/logger.js';
+import { openServerServices } from '../src/services.js';
 
 export async function openApiDocument(): Promise<Record<string, unknown>> {
-  const store = await openStore({ url: ':memory:' });
-  try {
+  const services = await openServerServices({
     // scanAllow null: the document must not depend on NETWARDEN_SCAN_ALLOW in this environment.
-    const app = await buildApp({ store, version: VERSION, logger: false, scanAllow: null });
+    config: {
+      databaseUrl: ':memory:',
+      dataDir: null,
+      scanAllow: null,
+      outboundAllow: null,
+      nmap: { binary: 'nmap', dataDir: null },
+      settingsSeed: {},
+      admin: null,
+    },
+    logger: createLogger('silent'),
+    background: false,
+  });
+  try {
+    const app = await buildApp({ services, logger: false });
     try {
       await app.ready();
       return app.swagger() as unknown as Record<string, unknown>;
@@ -20,6 +32,6 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
       await app.close();
     }
   } finally {
-    await store.close();
+    await services.close();
   }
 }

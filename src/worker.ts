@@ -1,13 +1,8 @@
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config/environment.js';
-import { EventBus } from './events/bus.js';
-import { startEventRelay } from './events/relay.js';
-import { Notifier } from './notify/notifier.js';
-import { OutboundGuard } from './util/outbound.js';
-import { scanJobQueue } from './queue/index.js';
-import { ScanManager } from './scan/manager.js';
-import { WORKER_NEEDS_POSTGRES, flushLog } from './server.js';
-import { openStore } from './store/index.js';
+import { flushLog } from './logger.js';
+import type { ScanManager } from './scan/manager.js';
+import { openWorkerServices } from './services.js';
 import { VERSION } from './version.js';
 
 export interface WorkerOptions {
@@ -29,49 +24,9 @@ export interface RunningWorker {
  * migrated here too, so either may start first).
  */
 export async function startWorker(config: ServerConfig, logger: Logger, options: WorkerOptions = {}): Promise<RunningWorker> {
-  const store = await openStore({ url: config.databaseUrl, warn: (context, message) => logger.warn(context, message) });
-  try {
-    if (!store.handle.postgres) throw new Error(WORKER_NEEDS_POSTGRES('netwarden worker'));
-    store.shareWrites();
-    const queue = await scanJobQueue(store, logger);
-    await queue.start();
-    const events = new EventBus();
-    // NETWARDEN_OUTBOUND_ALLOW as `serve` reads it: name sources and deliveries from here obey it too.
-    const outboundGuard = new OutboundGuard(config.outboundAllow ?? []);
-    const manager = new ScanManager({
-      store,
-      log: logger,
-      dataDir: config.dataDir,
-      scanAllow: config.scanAllow,
-      outboundGuard,
-      queue,
-      events,
-      role: 'worker',
-      ...(options.name ? { workerName: options.name } : {}),
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-    });
-    // The notifications of the scans it runs are sent here; their live events reach the API instances through the relay.
-    const notifier = new Notifier({ store, events, log: logger, version: VERSION, ownerId: manager.owner.id, guard: outboundGuard });
-    notifier.start();
-    const relay = await startEventRelay({ store, bus: events, log: logger });
-    const interrupted = await manager.recoverAbandoned();
-    if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans whose owner stopped as failed');
-    manager.startRecovery();
-    logger.info({ worker: manager.runnerName, version: VERSION, queue: queue.kind }, 'netwarden worker ready');
-    await flushLog(logger);
-    let closing: Promise<void> | undefined;
-    return {
-      manager,
-      close: () =>
-        (closing ??= (async () => {
-          await manager.shutdown();
-          await notifier.stop();
-          await relay.stop();
-          await store.close();
-        })()),
-    };
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
+  const services = await openWorkerServices({ config, logger, ...options });
+  const { scans: manager, queue } = services;
+  logger.info({ worker: manager.runnerName, version: VERSION, queue: queue.kind }, 'netwarden worker ready');
+  await flushLog(logger);
+  return { manager, close: () => services.close() };
 }

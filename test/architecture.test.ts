@@ -28,9 +28,9 @@ const ALLOWED: Record<string, string[]> = {
   notify: ['core', 'events', 'schemas', 'store', 'util'],
   agent: ['core', 'engines', 'scan', 'schemas', 'util'],
   jobs: ['auth', 'core', 'events', 'notify', 'queue', 'scan', 'schemas', 'store', 'util'],
-  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util', '(root)'],
-  cli: [
-    'agent',
+  api: ['auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util'],
+  /** src/services.ts, the composition root: builds the parts of every layer below it, once. */
+  services: [
     'api',
     'auth',
     'config',
@@ -47,9 +47,52 @@ const ALLOWED: Record<string, string[]> = {
     'store',
     'updates',
     'util',
+    'version',
+  ],
+  cli: [
+    'agent',
+    'api',
+    'auth',
+    'config',
+    'core',
+    'cve',
+    'engines',
+    'events',
+    'jobs',
+    'names',
+    'notify',
+    'queue',
+    'scan',
+    'schemas',
+    'store',
+    'services',
+    'updates',
+    'util',
+    'version',
     '(root)',
   ],
-  '(root)': ['api', 'auth', 'config', 'core', 'cve', 'events', 'jobs', 'names', 'notify', 'queue', 'scan', 'schemas', 'store', 'updates', 'util'],
+  /** server.ts, worker.ts (the processes over the services) and logger.ts. */
+  '(root)': [
+    'api',
+    'auth',
+    'config',
+    'core',
+    'cve',
+    'events',
+    'jobs',
+    'names',
+    'notify',
+    'queue',
+    'scan',
+    'schemas',
+    'services',
+    'store',
+    'updates',
+    'util',
+    'version',
+  ],
+  /** src/version.ts: the package's version, which imports nothing of ours. */
+  version: [],
 };
 
 function* sources(dir: string): Generator<string> {
@@ -63,9 +106,12 @@ function* sources(dir: string): Generator<string> {
   }
 }
 
+/** Files at the top of src/ with a layer of their own; the others there are '(root)'. */
+const ROOT_LAYERS: Record<string, string> = { 'services.ts': 'services', 'version.ts': 'version' };
+
 function layerOf(file: string): string {
   const parts = relative(SRC, file).split('/');
-  return parts.length === 1 ? '(root)' : parts[0];
+  return parts.length === 1 ? (ROOT_LAYERS[parts[0]] ?? '(root)') : parts[0];
 }
 
 /** Relative imports (static, dynamic and type-only) of a file, resolved to source paths. */
@@ -133,6 +179,14 @@ describe('architecture', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it('reads the environment only in config/, which passes the values on', () => {
+    // One description of every variable (config/environment.ts), and no setting a module looks up
+    // for itself: what a part needs from the environment reaches it as an argument.
+    const reads = /\bprocess\s*\.\s*env\b|\bprocess\s*\[\s*['"]env['"]\s*\]|\bimport\s*\{[^}]*\benv\b[^}]*\}\s*from\s*'(node:)?process'/;
+    const outside = files.filter((f) => layerOf(f) !== 'config' && reads.test(readFileSync(f, 'utf8'))).map((f) => relative(SRC, f));
+    expect(outside).toEqual([]);
   });
 
   it('has no import cycles', () => {

@@ -1,24 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type HTTPMethods } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { LoginThrottle } from '../auth/throttle.js';
-import { scanAllowFromEnvironment } from '../config/environment.js';
 import type { EventBus } from '../events/bus.js';
+import type { LoginThrottle } from '../auth/throttle.js';
+import type { SetupCode } from '../auth/setup-code.js';
+import type { Notifier } from '../notify/notifier.js';
+import type { ScheduleService } from '../jobs/schedules.js';
+import type { ScanManager } from '../scan/manager.js';
+import type { Reevaluator } from '../scan/reevaluate.js';
+import type { UpdateChecker } from '../updates/checker.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
-import { Notifier, type NotifierOptions } from '../notify/notifier.js';
-import { ScheduleService } from '../jobs/schedules.js';
-import { ScanManager } from '../scan/manager.js';
-import { Reevaluator } from '../scan/reevaluate.js';
 import type { Store } from '../store/index.js';
-import { UpdateChecker } from '../updates/checker.js';
-import { OutboundGuard } from '../util/outbound.js';
-import { SetupCode, newSetupCode } from '../auth/setup-code.js';
-import { Authenticator, registerAuthentication } from './auth.js';
+import { registerAuthentication, type Authenticator } from './auth.js';
 import { HttpError, errorHandler, notAuthenticated } from './errors.js';
 import { auditRoutes } from './routes/audit.js';
 import { authRoutes } from './routes/auth.js';
@@ -42,48 +39,26 @@ import { eventRoutes } from './routes/events.js';
 import { evaluationRoutes } from './routes/evaluation.js';
 import { exportRoutes } from './routes/export.js';
 import { metricsRoutes } from './routes/metrics.js';
-import { Metrics } from './metrics.js';
+import type { Metrics } from './metrics.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 export interface AppOptions {
-  store: Store;
-  version: string;
+  /** What the routes work on, built by the composition root (services.ts); the app creates none. */
+  services: Services;
   /** Passed to Fastify: `false` for silence, a pino options object or instance otherwise. */
   logger?: FastifyServerOptions['logger'] | FastifyServerOptions['loggerInstance'];
-  updateChecker?: UpdateChecker;
-  /** Runs scans; one is created over the store when not given. */
-  scanManager?: ScanManager;
-  /** Data directory (imported CVE data lives there); null for the shipped dataset only. */
-  dataDir?: string | null;
-  /**
-   * Scan targets allowed regardless of scanning.allowed_targets (NETWARDEN_SCAN_ALLOW). Undefined
-   * reads that variable from the environment; null means the stored setting applies.
-   */
-  scanAllow?: string[] | null;
-  /**
-   * Loopback, link-local or unspecified ranges outbound requests may reach anyway
-   * (NETWARDEN_OUTBOUND_ALLOW). Undefined reads that variable; null allows none of them.
-   */
-  outboundAllow?: string[] | null;
-  /**
-   * The one-time set-up code a set-up from another machine must give (auth/setup-code.ts):
-   * undefined makes a new one; null needs none (the administrator comes from NETWARDEN_ADMIN_*).
-   */
-  setupCode?: string | null;
   /** Folder of the built web UI (default dist/web/ of this package). */
   webRoot?: string;
-  /** Notification timing and clock (tests shorten retries and move the clock); contract defaults otherwise. */
-  notifier?: NotifierOptions;
   /** Interval of the keep-alive comment on /api/events streams (default 15 s; tests shorten it). */
   eventKeepAliveMs?: number;
   /** Longest an agent's long poll waits, whatever it asks (default AGENT_POLL_WAIT_SECONDS; the fuzzer shortens it). */
   agentPollMaxWaitMs?: number;
 }
 
-/** What route plugins share: one instance per app. */
+/** What route plugins share: one instance per app, built by services.ts and stopped there (after the app closes). */
 export interface Services {
   store: Store;
   version: string;
@@ -116,12 +91,10 @@ export type App = FastifyInstance;
 export const BODY_LIMIT = 1024 * 1024;
 const MAX_PARAM_LENGTH = 200;
 
+/** The HTTP API over `options.services`: hooks, OpenAPI, the route plugins and the web UI. */
 export async function buildApp(options: AppOptions): Promise<App> {
-  const { store, version } = options;
-  // Other instances on the database learn of this one's writes (their cached counts), and it of theirs.
-  store.shareWrites();
-  // Loaded before the first request: the proxy-trust decision below reads it synchronously.
-  await store.settings.get();
+  const { services } = options;
+  const { store, version, authenticator, metrics } = services;
 
   const loggerOption =
     options.logger && typeof (options.logger as { child?: unknown }).child === 'function'
@@ -145,50 +118,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Only JSON bodies: text/plain would otherwise reach handlers as a string.
   app.removeContentTypeParser('text/plain');
 
-  const authenticator = new Authenticator(store);
-  const outboundGuard = options.outboundAllow === undefined ? OutboundGuard.fromEnvironment() : new OutboundGuard(options.outboundAllow ?? []);
-  const scans =
-    options.scanManager ??
-    new ScanManager({
-      store,
-      log: app.log as unknown as Logger,
-      dataDir: options.dataDir ?? null,
-      scanAllow: options.scanAllow === undefined ? scanAllowFromEnvironment(process.env) : options.scanAllow,
-      outboundGuard,
-    });
-  // A scan running when the server stops is ended (recorded as failed) before the store closes.
-  app.addHook('onClose', async () => scans.shutdown());
-  const notifier = new Notifier({
-    store,
-    events: scans.events,
-    log: app.log as unknown as Logger,
-    version,
-    ownerId: scans.owner.id,
-    guard: outboundGuard,
-    ...options.notifier,
-  });
-  // Pending deliveries from before a restart are resumed here; stopping leaves unsent ones pending for the next start.
-  notifier.start();
-  app.addHook('onClose', async () => notifier.stop());
-  // Started with the app (once across instances, by lease), stopped before the store closes.
-  const reevaluator = new Reevaluator({ store, log: app.log as unknown as Logger, ownerId: scans.owner.id, dataDir: options.dataDir ?? null });
-  reevaluator.start();
-  app.addHook('onClose', async () => reevaluator.stop());
-  const metrics = new Metrics(store);
-  app.decorate('services', {
-    metrics,
-    reevaluator,
-    scans,
-    events: scans.events,
-    store,
-    version,
-    authenticator,
-    updateChecker: options.updateChecker ?? new UpdateChecker({ version, guard: outboundGuard }),
-    loginThrottle: new LoginThrottle(store.loginFailures),
-    notifier,
-    setupCode: new SetupCode(options.setupCode === undefined ? newSetupCode() : options.setupCode),
-    schedules: new ScheduleService({ store, scans }),
-  } satisfies Services);
+  app.decorate('services', services);
 
   // One hook for every response's fixed headers: computed once (security-headers.ts), not per request.
   app.addHook('onRequest', (request, reply, done) => {

@@ -3,13 +3,12 @@ import type { Command } from 'commander';
 import { AgentClient, AgentTokenRefusedError } from '../agent/client.js';
 import { AgentRuntime, type AgentEngineSetting } from '../agent/runtime.js';
 import { looksLikeAgentToken } from '../auth/tokens.js';
-import { ConfigError, scanAllowFromEnvironment } from '../config/environment.js';
+import { ConfigError, LOG_LEVELS, nmapLocation, readEnvironment, scanAllowFromEnvironment, type Environment } from '../config/environment.js';
 import { EngineSelector } from '../engines/engines.js';
 import { VERSION } from '../version.js';
 import { CliError, EXIT_FAILURE, action, usageError } from './common.js';
 
 const ENGINES: readonly AgentEngineSetting[] = ['auto', 'nmap', 'native'];
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 interface AgentOptions {
   server?: string;
@@ -50,7 +49,7 @@ export function parseServerUrl(text: string | undefined): URL {
 }
 
 /** The agent token from --token or NETWARDEN_AGENT_TOKEN, checked for its form. */
-export function agentToken(option: string | undefined, env: NodeJS.ProcessEnv): string {
+export function agentToken(option: string | undefined, env: Environment): string {
   const token = (option ?? env.NETWARDEN_AGENT_TOKEN ?? '').trim();
   if (!token) throw usageError('no agent token: give --token nwa_… or set NETWARDEN_AGENT_TOKEN (it is shown once when the agent is created)');
   if (!looksLikeAgentToken(token)) {
@@ -63,20 +62,22 @@ export function agentToken(option: string | undefined, env: NodeJS.ProcessEnv): 
 
 async function runAgent(options: AgentOptions): Promise<void> {
   const server = parseServerUrl(options.server);
-  const token = agentToken(options.token, process.env);
+  const env = readEnvironment();
+  const token = agentToken(options.token, env);
   if (!ENGINES.includes(options.engine as AgentEngineSetting))
     throw usageError(`--engine must be one of ${ENGINES.join(', ')}, not '${options.engine}'`);
-  const level = process.env.NETWARDEN_LOG_LEVEL?.trim() || 'info';
+  const level = env.NETWARDEN_LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(level)) throw usageError(`NETWARDEN_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   let scanAllow: string[] | null;
   try {
-    scanAllow = scanAllowFromEnvironment(process.env);
+    scanAllow = scanAllowFromEnvironment(env);
   } catch (err) {
     if (err instanceof ConfigError) throw usageError(err.message);
     throw err;
   }
 
-  const { createLogger, handleShutdown } = await import('../server.js');
+  const { createLogger } = await import('../logger.js');
+  const { handleShutdown } = await import('../server.js');
   const logger = createLogger(level).child({ component: 'agent' });
   if (server.protocol === 'http:' && !isLoopback(server.hostname)) {
     logger.warn(
@@ -96,7 +97,7 @@ async function runAgent(options: AgentOptions): Promise<void> {
   });
   const runtime = new AgentRuntime({
     client,
-    engines: new EngineSelector(),
+    engines: new EngineSelector(nmapLocation(env).binary),
     engine: options.engine as AgentEngineSetting,
     version: VERSION,
     hostname: hostname(),

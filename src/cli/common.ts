@@ -4,10 +4,12 @@
  */
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { ConfigError, loadServerConfig, type ServerConfig } from '../config/environment.js';
+import { ConfigError, loadServerConfig, readEnvironment, type ServerConfig } from '../config/environment.js';
 import { seedSettings } from '../config/seed.js';
 import { isPostgresUrl, openDatabase, type DatabaseHandle } from '../store/db.js';
-import { openStore, type Store } from '../store/index.js';
+import { commandLogger } from '../logger.js';
+import type { CommandServices } from '../services.js';
+import type { Store } from '../store/index.js';
 import { markRunning } from '../store/run-markers.js';
 
 /** Exit status for bad arguments or values (the usage was wrong). */
@@ -35,7 +37,7 @@ export const CLI_ACTOR = { actor: 'cli', actorType: 'system' } as const;
 /** Reads the deployment configuration (environment, config file) the same way `serve` does. */
 export function loadConfig(): ServerConfig {
   try {
-    return loadServerConfig(process.env);
+    return loadServerConfig();
   } catch (err) {
     if (err instanceof ConfigError) throw usageError(err.message);
     throw err;
@@ -67,25 +69,35 @@ export function describeDatabase(url: string): string {
 
 /** Opens (and migrates) the configured datastore, runs `fn`, and always closes the store. */
 export async function withStore<T>(fn: (store: Store, config: ServerConfig) => Promise<T>): Promise<T> {
+  return withServices((services, config) => fn(services.store, config));
+}
+
+/**
+ * Opens the command's services (services.ts: the store, migrated and seeded, and a scan manager
+ * when asked for), runs `fn`, and always closes them.
+ */
+export async function withServices<T>(fn: (services: CommandServices, config: ServerConfig) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  let store: Store;
+  let services: CommandServices;
   try {
     // Writes by a command (a scan, a key revoked) reach the running service's cached counts.
-    store = (await openStore({ url: config.databaseUrl, poolSize: 2 })).shareWrites();
+    // Loaded here, not at the top: commands that open no store start faster without it.
+    const { openCommandServices } = await import('../services.js');
+    services = await openCommandServices(config, commandLogger());
   } catch (err) {
     throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
   }
   const release = markUsing(config);
   try {
     try {
-      await seedSettings(store, config.settingsSeed);
+      await seedSettings(services.store, config.settingsSeed);
     } catch (err) {
       throw new CliError(messageOf(err), EXIT_USAGE);
     }
-    return await fn(store, config);
+    return await fn(services, config);
   } finally {
     release?.();
-    await store.close().catch(() => {});
+    await services.close().catch(() => {});
   }
 }
 
@@ -157,7 +169,7 @@ export async function readNewPassword(options: PasswordOptions): Promise<string>
     if (line === null || line === '') throw usageError('--password-stdin: no password on standard input');
     return line;
   }
-  const fromEnv = process.env.NETWARDEN_PASSWORD;
+  const fromEnv = readEnvironment().NETWARDEN_PASSWORD;
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   if (process.stdin.isTTY) {
     const first = await promptHidden('New password: ');

@@ -1,12 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
-import pino from 'pino';
 import { NMAP_REPORT_MAX_BYTES } from '../core/limits.js';
-import { ScanManager } from '../scan/manager.js';
 import { readNmapReport } from '../scan/report-reader.js';
 import { toScanRecord } from '../store/scans.js';
 import { InvalidInputError, NetwardenError } from '../util/errors.js';
-import { CLI_ACTOR, CliError, action, messageOf, printable, usageError, withStore } from './common.js';
+import { CLI_ACTOR, CliError, action, messageOf, printable, usageError, withServices } from './common.js';
 
 /** Reads the report: a file, or standard input for `-`; refused beyond the API's limit (50 MiB). */
 async function readReport(path: string): Promise<string> {
@@ -43,9 +41,7 @@ export function registerImportCommand(program: Command): void {
     .action(
       action(async (file: string, options: { json?: boolean }) => {
         const xml = await readReport(file);
-        await withStore(async (store, config) => {
-          const log = pino({ level: 'warn' }, pino.destination(2));
-          const manager = new ScanManager({ store, log, dataDir: config.dataDir, scanAllow: config.scanAllow, runsQueue: false });
+        await withServices(async ({ store, scans: manager }) => {
           let scan;
           try {
             const plan = await readNmapReport(xml);

@@ -1,11 +1,9 @@
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import pino from 'pino';
 import { SCAN_PROFILES } from '../core/model.js';
 import { InvalidInputError, NetwardenError } from '../util/errors.js';
-import { ScanManager } from '../scan/manager.js';
 import type { ScanProfile } from '../core/model.js';
-import { CLI_ACTOR, CliError, action, printable, usageError, withStore } from './common.js';
+import { CLI_ACTOR, CliError, action, printable, usageError, withServices } from './common.js';
 
 export function registerScanCommand(program: Command): void {
   program
@@ -19,9 +17,7 @@ export function registerScanCommand(program: Command): void {
         if (!(SCAN_PROFILES as readonly string[]).includes(options.profile)) {
           throw usageError(`--profile must be one of ${SCAN_PROFILES.join(', ')}`);
         }
-        await withStore(async (store, config) => {
-          const log = pino({ level: 'warn' }, pino.destination(2));
-          const manager = new ScanManager({ store, log, dataDir: config.dataDir, scanAllow: config.scanAllow, runsQueue: false });
+        await withServices(async ({ store, scans: manager }) => {
           let scan;
           try {
             scan = await manager.trigger({

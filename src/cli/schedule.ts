@@ -1,13 +1,10 @@
 import type { Command } from 'commander';
-import pino from 'pino';
 import { SCAN_PROFILES } from '../core/model.js';
 import { CRON_HELP } from '../core/schedule.js';
 import { ScheduleService, type ScheduleActor } from '../jobs/schedules.js';
-import { ScanManager } from '../scan/manager.js';
-import type { Store } from '../store/index.js';
-import type { ServerConfig } from '../config/environment.js';
+import type { CommandServices } from '../services.js';
 import { InvalidInputError, NetwardenError } from '../util/errors.js';
-import { CLI_ACTOR, CliError, action, printable, shortTime, table, usageError, withStore } from './common.js';
+import { CLI_ACTOR, CliError, action, printable, shortTime, table, usageError, withServices } from './common.js';
 
 const ACTOR: ScheduleActor = { ...CLI_ACTOR, triggeredBy: CLI_ACTOR.actor };
 
@@ -16,9 +13,7 @@ const ACTOR: ScheduleActor = { ...CLI_ACTOR, triggeredBy: CLI_ACTOR.actor };
  * same scope guard (NETWARDEN_SCAN_ALLOW or scanning.allowed_targets), the same audit entries. Its
  * scan manager never starts a scan: a running server does that.
  */
-function service(store: Store, config: ServerConfig): ScheduleService {
-  const log = pino({ level: 'warn' }, pino.destination(2));
-  const scans = new ScanManager({ store, log, dataDir: config.dataDir, scanAllow: config.scanAllow, runsQueue: false });
+function service({ store, scans }: CommandServices): ScheduleService {
   return new ScheduleService({ store, scans });
 }
 
@@ -37,8 +32,8 @@ export function registerScheduleCommands(program: Command): void {
     .option('--json', 'print a JSON array shaped like GET /api/schedules')
     .action(
       action(async (options: { json?: boolean }) => {
-        await withStore(async (store, config) => {
-          const records = await service(store, config).list();
+        await withServices(async (services) => {
+          const records = await service(services).list();
           if (options.json) {
             process.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
             return;
@@ -74,10 +69,10 @@ export function registerScheduleCommands(program: Command): void {
     .option('--disabled', 'save it without firing until enabled')
     .action(
       action(async (options: { name: string; cron: string; timezone: string; profile?: string; subnet?: string; disabled?: boolean }) => {
-        await withStore(async (store, config) => {
+        await withServices(async (services) => {
           let created;
           try {
-            created = await service(store, config).create(
+            created = await service(services).create(
               {
                 name: options.name,
                 cron: options.cron,
@@ -104,8 +99,8 @@ export function registerScheduleCommands(program: Command): void {
     .action(
       action(async (ref: string) => {
         if (ref.trim() === '') throw usageError('schedule: give an id or a name');
-        await withStore(async (store, config) => {
-          const schedules = service(store, config);
+        await withServices(async (services) => {
+          const schedules = service(services);
           const found = await schedules.find(ref);
           if (!found) throw new CliError(`no schedule with id or name '${printable(ref)}' (see: netwarden schedule list)`);
           try {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ConfigError, loadServerConfig } from '../config/environment.js';
+import { ConfigError, loadServerConfig, readEnvironment } from '../config/environment.js';
 import { markUsing } from './common.js';
 
 export function registerServeCommand(program: Command): void {
@@ -14,7 +14,7 @@ export function registerServeCommand(program: Command): void {
       let config;
       try {
         config = loadServerConfig({
-          ...process.env,
+          ...readEnvironment(),
           ...(options.port ? { NETWARDEN_PORT: options.port } : {}),
           ...(options.host ? { NETWARDEN_HOST: options.host } : {}),
         });
@@ -26,7 +26,8 @@ export function registerServeCommand(program: Command): void {
         throw err;
       }
       // Loaded here, not at the top: the other commands start faster without the HTTP stack.
-      const { createLogger, handleShutdown, startServer } = await import('../server.js');
+      const { createLogger } = await import('../logger.js');
+      const { handleShutdown, startServer } = await import('../server.js');
       const logger = createLogger(config.logLevel);
       // Before the database is opened: `netwarden restore` refuses while this marker is live.
       if (!markUsing(config, 'serve'))

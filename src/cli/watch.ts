@@ -9,6 +9,7 @@
  * Once connected it runs until interrupted, however often the connection drops.
  */
 import type { Command } from 'commander';
+import { readEnvironment } from '../config/environment.js';
 import { CliError, action, loadConfig, messageOf, printable, usageError } from './common.js';
 import { SseParser, type SseMessage } from './sse.js';
 
@@ -40,7 +41,7 @@ export function registerWatchCommand(program: Command): void {
     .option('--last-event-id <id>', 'start by printing the events after this id (of the last 1,000 the server kept)')
     .action(
       action(async (options: WatchOptions) => {
-        const key = options.apiKey ?? process.env.NETWARDEN_API_KEY;
+        const key = options.apiKey ?? readEnvironment().NETWARDEN_API_KEY;
         if (!key) throw usageError('no API key: give --api-key KEY or set NETWARDEN_API_KEY (create one with `netwarden key create`)');
         const endpoint = eventsUrl(options.server ?? `http://127.0.0.1:${loadConfig().port}`);
         const lastEventId = options.lastEventId;

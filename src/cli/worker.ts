@@ -23,7 +23,7 @@ export function registerWorkerCommand(program: Command): void {
       }
       let config;
       try {
-        config = loadServerConfig(process.env);
+        config = loadServerConfig();
       } catch (err) {
         if (err instanceof ConfigError) {
           console.error(`netwarden: ${err.message}`);
@@ -31,7 +31,8 @@ export function registerWorkerCommand(program: Command): void {
         }
         throw err;
       }
-      const { createLogger, handleShutdown } = await import('../server.js');
+      const { createLogger } = await import('../logger.js');
+      const { handleShutdown } = await import('../server.js');
       const { startWorker } = await import('../worker.js');
       const logger = createLogger(config.logLevel);
       try {

@@ -1,7 +1,7 @@
 /**
  * The ports a scan examines: `scanning.port_range` plus, for the normal profile, the most
  * frequent TCP ports (`scanning.top_ports`). Pure: the scan layer reads nmap's `nmap-services`
- * file (src/scan/top-ports.ts) and hands its text to parseNmapServices; without one the built-in
+ * file (src/engines/top-ports.ts) and hands its text to parseNmapServices; without one the built-in
  * ranking below stands in.
  */
 import type { PortCoverage } from './coverage.js';

@@ -2,6 +2,7 @@ import { nmapVersion, NmapEngine } from './nmap.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import type { ScanEngine } from './types.js';
 import { EngineUnavailableError } from './errors.js';
+import { frequentTcpPorts, nmapServicesCandidates, type PortRanking } from './top-ports.js';
 
 export type EngineSetting = 'auto' | 'nmap' | 'native';
 
@@ -19,10 +20,20 @@ const DETECT_TTL_MS = 30_000;
 export class EngineSelector {
   private detected: { at: number; version: string | null } | undefined;
 
+  /**
+   * `nmapBinary` and `nmapDataDir` come from NETWARDEN_NMAP_PATH and NMAPDIR (config/environment.ts);
+   * the defaults are nmap on the PATH and its usual data folders.
+   */
   constructor(
-    private readonly nmapBinary = process.env.NETWARDEN_NMAP_PATH || 'nmap',
+    private readonly nmapBinary = 'nmap',
     private readonly createNative: () => Promise<ScanEngine> = async () => new (await import('./native/engine.js')).NativeEngine(),
+    private readonly nmapDataDir: string | null = null,
   ) {}
+
+  /** The frequent-port ranking of this nmap's `nmap-services` (the built-in one without it): `scanning.top_ports`. */
+  frequentTcpPorts(): PortRanking {
+    return frequentTcpPorts(nmapServicesCandidates({ NMAPDIR: this.nmapDataDir ?? undefined, NETWARDEN_NMAP_PATH: this.nmapBinary }));
+  }
 
   async nmapVersion(): Promise<string | null> {
     if (!this.detected || Date.now() - this.detected.at > DETECT_TTL_MS) {

@@ -22,7 +22,7 @@ export interface SourceRequest {
   signal?: AbortSignal;
   /** Check the server's TLS certificate (default true). */
   verifyTls?: boolean;
-  /** Which addresses may be reached (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses may be reached (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   guard?: OutboundGuard;
 }
 
@@ -35,7 +35,8 @@ export interface SourceResponse {
 /** Largest answer read: a home network's client list is far below this; more is not a real answer. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-let environmentGuard: OutboundGuard | undefined;
+/** Without a guard given: nothing loopback, link-local or unspecified (as without NETWARDEN_OUTBOUND_ALLOW). */
+const refuseAll = new OutboundGuard();
 
 export async function request(url: string, options: SourceRequest): Promise<SourceResponse> {
   const body = options.json === undefined ? undefined : JSON.stringify(options.json);
@@ -49,7 +50,7 @@ export async function request(url: string, options: SourceRequest): Promise<Sour
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       verifyTls: options.verifyTls,
-      guard: options.guard ?? (environmentGuard ??= OutboundGuard.fromEnvironment()),
+      guard: options.guard ?? refuseAll,
       maxBytes: MAX_ANSWER_BYTES,
     });
     return { status: res.status, headers: res.headers, text: res.text };

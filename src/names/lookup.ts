@@ -29,7 +29,7 @@ export interface LookupOptions {
   /** The scan's signal: its end stops every source. */
   signal?: AbortSignal;
   timeoutMs?: number;
-  /** Which addresses the sources may reach (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses the sources may reach (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   guard?: OutboundGuard;
 }
 

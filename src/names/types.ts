@@ -9,6 +9,6 @@ export interface SourceContext {
   signal: AbortSignal;
   /** Time allowed for each request. */
   timeoutMs: number;
-  /** Which addresses may be reached (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses may be reached (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   guard?: OutboundGuard;
 }

@@ -34,7 +34,7 @@ export interface NotifierOptions {
   digestCheckMs?: number;
   /** The drivers by type (default: all of notify/channels). */
   drivers?: DriverRegistry;
-  /** Where deliveries may go (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Where deliveries may go (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   guard?: OutboundGuard;
 }
 
@@ -71,7 +71,7 @@ export class Notifier {
     this.drivers = deps.drivers ?? DRIVERS;
     this.now = deps.now ?? (() => new Date());
     this.policy = { ...DEFAULT_RETRY_POLICY, ...deps.policy };
-    this.guard = deps.guard ?? OutboundGuard.fromEnvironment();
+    this.guard = deps.guard ?? new OutboundGuard();
     this.worker = new DeliveryWorker({
       store: deps.store,
       drivers: this.drivers,

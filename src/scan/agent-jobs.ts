@@ -18,6 +18,7 @@ import type { ScanRow } from '../store/schema.js';
 import { toScanRecord, type ScanLease } from '../store/scans.js';
 import { NetwardenError } from '../util/errors.js';
 import type { ScanEngine } from '../engines/types.js';
+import type { EngineSelector } from '../engines/engines.js';
 import { ScanNotFoundError, ScanNotRunningError, UploadInProgressError } from './errors.js';
 import type { ScanLifecycle } from './lifecycle.js';
 import type { ScanRecorder } from './recording.js';
@@ -62,6 +63,8 @@ export interface AgentJobsDeps {
   events: EventBus;
   lifecycle: ScanLifecycle;
   recorder: ScanRecorder;
+  /** Whose nmap-services ranks the frequent ports (scanning.top_ports) an agent is handed. */
+  engines: EngineSelector;
   allowedTargets: (settings: Settings) => AllowedTargets;
 }
 
@@ -105,7 +108,7 @@ export class AgentJobs {
       const exclude = device ? [] : settings.network.exclude;
       // TCP only for now: an agent's engine may lack the privileges nmap needs for UDP, and what it
       // leaves out must not be recorded as examined.
-      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile).tcp);
+      const ports = profile === 'quick' ? null : formatPortRanges(portListOf(settings, profile, this.deps.engines).tcp);
       // The list the agent examines, on the record now: its upload is recorded with it, whatever the settings are then.
       if (ports !== null) await store.scans.update(claimed.id, { port_list: ports });
       return {
@@ -195,7 +198,7 @@ export class AgentJobs {
     const lease = lifecycle.keepLeaseOf(scanId, ownerId);
     try {
       // The ports the agent was handed when it took the scan (claimForAgent); a quick scan examines none.
-      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile).tcp);
+      const examined = storedCoverage(scan.port_list) ?? tcpCoverage(portListOf(settings, profile, this.deps.engines).tcp);
       await recorder.recordResults(run, { hosts: result.hosts, ports: result.ports, warnings: result.warnings ?? [], examined });
     } catch (err) {
       // A retry may record the results at once (beginUpload removes what this attempt wrote).

@@ -43,7 +43,7 @@ export interface ScanManagerOptions {
    * Checked by the caller: CIDRs in canonical form.
    */
   scanAllow?: string[] | null;
-  /** Which addresses the name sources may reach (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses the name sources may reach (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   outboundGuard?: OutboundGuard;
   /** This process as the owner of the scans it runs (tests give two managers distinct owners). */
   owner?: ScanOwner;
@@ -119,7 +119,17 @@ export class ScanManager {
       outboundGuard: options.outboundGuard,
     });
     const lifecycle = new ScanLifecycle({ store, log, owner, recorder, wake });
-    const runner = new ScanRunner({ store, log, events, recorder, lifecycle, runnerName, wake, outboundGuard: options.outboundGuard });
+    const runner = new ScanRunner({
+      store,
+      log,
+      events,
+      recorder,
+      lifecycle,
+      engines: this.engines,
+      runnerName,
+      wake,
+      outboundGuard: options.outboundGuard,
+    });
     this.lifecycle = lifecycle;
     this.dispatch = new ScanDispatch({
       store,
@@ -136,7 +146,7 @@ export class ScanManager {
       concurrency: options.concurrency ?? Number.POSITIVE_INFINITY,
       runnerName,
     });
-    this.agents = new AgentJobs({ store, log, events, lifecycle, recorder, allowedTargets: allowed });
+    this.agents = new AgentJobs({ store, log, events, lifecycle, recorder, engines: this.engines, allowedTargets: allowed });
     this.imports = new ScanImports({ store, log, events, lifecycle, recorder, wake });
   }
 

@@ -49,7 +49,7 @@ export interface ScanRecorderDeps {
   owner: ScanOwner;
   inventory: InventoryWriter;
   evaluator: ScanEvaluator;
-  /** Which addresses the name sources may reach (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses the name sources may reach (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   outboundGuard?: OutboundGuard;
 }
 

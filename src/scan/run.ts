@@ -19,6 +19,7 @@ import { toScanRecord } from '../store/scans.js';
 import { runPipeline } from '../engines/pipeline.js';
 import { hasRawSocketPrivilege } from '../engines/privileges.js';
 import { ScanAbortedError, type EngineProgress, type ScanEngine } from '../engines/types.js';
+import type { EngineSelector } from '../engines/engines.js';
 import type { ScanLifecycle } from './lifecycle.js';
 import type { ScanRecorder } from './recording.js';
 import { portListOf, runningScan, type RunningScan, type ScanRequest, type ScanRun } from './scan-run.js';
@@ -34,11 +35,13 @@ export interface ScanRunnerDeps {
   events: EventBus;
   recorder: ScanRecorder;
   lifecycle: ScanLifecycle;
+  /** Whose nmap-services ranks the frequent ports (scanning.top_ports). */
+  engines: EngineSelector;
   /** `worker <name>`, written on the scans this process runs. */
   runnerName: string;
   /** Called as a scan ends here: the next queued scan may start. */
   wake: () => void;
-  /** Which addresses the name sources may reach (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses the name sources may reach (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   outboundGuard?: OutboundGuard;
 }
 
@@ -195,7 +198,7 @@ export class ScanRunner {
   /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
   private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortCoverage> {
     const { engine, settings, request, engineOptions } = run;
-    if (request.profile === 'quick') return portListOf(settings, request.profile);
+    if (request.profile === 'quick') return portListOf(settings, request.profile, this.deps.engines);
     const portList = await this.examinedBy(run, request.profile);
     if (live.length === 0) return portList;
     const results = await engine.scanPorts({
@@ -215,7 +218,7 @@ export class ScanRunner {
    * cannot examine here (nmap's UDP scan unprivileged), which the scan log then names.
    */
   private async examinedBy(run: ScanRun, profile: Exclude<ScanProfile, 'quick'>): Promise<PortCoverage> {
-    const configured = portListOf(run.settings, profile);
+    const configured = portListOf(run.settings, profile, this.deps.engines);
     const { coverage, warning } = run.engine.examinable?.(configured, run.engineOptions.privileged) ?? { coverage: configured, warning: null };
     if (warning) {
       this.deps.log.warn({ scan_id: run.scan.id }, warning);

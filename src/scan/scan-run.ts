@@ -11,8 +11,8 @@ import type { ScanRow } from '../store/schema.js';
 import { scanPortCoverage } from '../core/top-ports.js';
 import type { PortCoverage } from '../core/coverage.js';
 import type { DiscoveryRequest, ScanEngine } from '../engines/types.js';
+import type { EngineSelector } from '../engines/engines.js';
 import { ProgressTracker } from './progress.js';
-import { frequentTcpPorts } from './top-ports.js';
 
 export interface ScanRequest {
   profile: ScanProfile;
@@ -85,6 +85,6 @@ export function recordingRun(run: Omit<ScanRun, 'engineOptions' | 'recordProcess
 }
 
 /** The ports a scan examines: scanning.port_range with scanning.top_ports, or every port for intensive scans (core/top-ports.ts). */
-export function portListOf(settings: Settings, profile: ScanProfile): PortCoverage {
-  return scanPortCoverage(settings.scanning, profile, frequentTcpPorts().ports);
+export function portListOf(settings: Settings, profile: ScanProfile, engines: EngineSelector): PortCoverage {
+  return scanPortCoverage(settings.scanning, profile, engines.frequentTcpPorts().ports);
 }

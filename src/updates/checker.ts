@@ -18,7 +18,7 @@ export interface UpdateCheckerOptions {
   version: string;
   /** Upper bound on one feed request, so the endpoint always answers within a few seconds. */
   timeoutMs?: number;
-  /** Which addresses the feed may be on (default: NETWARDEN_OUTBOUND_ALLOW's allowance). */
+  /** Which addresses the feed may be on (default: no loopback, link-local or unspecified address, as without NETWARDEN_OUTBOUND_ALLOW; services.ts passes the configured one). */
   guard?: OutboundGuard;
 }
 
@@ -58,7 +58,7 @@ export class UpdateChecker {
     if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
     let body: unknown;
     try {
-      const guard = this.options.guard ?? OutboundGuard.fromEnvironment();
+      const guard = this.options.guard ?? new OutboundGuard();
       const response = await fetchKeepingSecret(settings.feed_url, headers, this.options.timeoutMs ?? 4000, guard);
       if (response.status < 200 || response.status >= 300) {
         return this.result({ error: `The release feed answered HTTP ${response.status} ${response.statusText}`.trim() });

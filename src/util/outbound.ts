@@ -57,7 +57,7 @@ export function parseAllowList(text: string): CidrParse {
 }
 
 /** The allowance from the environment: null when unset; a malformed value throws naming the variable. */
-export function outboundAllowFromEnvironment(env: NodeJS.ProcessEnv): string[] | null {
+export function outboundAllowFromEnvironment(env: Readonly<Record<string, string | undefined>>): string[] | null {
   const text = env[OUTBOUND_ALLOW_VARIABLE];
   if (text === undefined || text.trim() === '') return null;
   const parsed = parseAllowList(text);
@@ -95,8 +95,8 @@ export class OutboundGuard {
     this.allowed = blockListOf(allowedCidrs);
   }
 
-  /** From NETWARDEN_OUTBOUND_ALLOW (nothing allowed when unset). */
-  static fromEnvironment(env: NodeJS.ProcessEnv = process.env): OutboundGuard {
+  /** From NETWARDEN_OUTBOUND_ALLOW as config/environment.ts reads it (nothing allowed when unset). */
+  static fromEnvironment(env: Readonly<Record<string, string | undefined>>): OutboundGuard {
     return new OutboundGuard(outboundAllowFromEnvironment(env) ?? []);
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/auth/tokens.js';
-import { createLogger, initialise } from '../../src/server.js';
+import { createLogger } from '../../src/logger.js';
+import { initialise } from '../../src/services.js';
 import { itRejectsBadBodies } from '../helpers/bad-input.js';
 import { testDatabases } from '../helpers/databases.js';
 import { ADMIN, readJson, sessionCookie, startServerWithAdmin, startTestServer, type RequestOptions, type TestServer } from '../helpers/server.js';

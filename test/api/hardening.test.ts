@@ -7,9 +7,7 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../../src/api/app.js';
 import { SECURITY_HEADERS } from '../../src/api/security-headers.js';
-import { initialise } from '../../src/server.js';
 import { testDatabases, type TestDatabase } from '../helpers/databases.js';
 import { seedInventory, type Seed } from '../helpers/seed.js';
 import { ADMIN, adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -86,17 +84,13 @@ describe.each(testDatabases())('NUL characters in text input ($kind)', (database
   });
 });
 
-interface LoggedServer {
-  app: App;
-  baseUrl: string;
+interface LoggedServer extends TestServer {
   /** Request log lines written so far (parsed). */
   requests(): Array<Record<string, unknown>>;
-  close(): Promise<void>;
 }
 
-/** The real app with its log captured, so tests can see the one line each request must leave. */
+/** The real server with its log captured, so tests can see the one line each request must leave. */
 async function startLoggedServer(database: TestDatabase): Promise<LoggedServer> {
-  const db = await database.open();
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -104,20 +98,10 @@ async function startLoggedServer(database: TestDatabase): Promise<LoggedServer> 
       done();
     },
   });
-  const logger = pino({ level: 'info' }, sink);
-  await initialise(db.store, { settingsSeed: { updates: { feed_url: 'http://127.0.0.1:9/' } }, admin: ADMIN }, logger);
-  const app = await buildApp({ store: db.store, version: '0.0.0-test', logger });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no TCP port');
+  const server = await startTestServer(database, { logger: pino({ level: 'info' }, sink), admin: ADMIN });
   return {
-    app,
-    baseUrl: `http://127.0.0.1:${address.port}`,
+    ...server,
     requests: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === 'request'),
-    async close() {
-      await app.close();
-      await db.cleanup();
-    },
   };
 }
 

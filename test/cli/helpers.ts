@@ -116,6 +116,8 @@ export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create: ()
 export interface ServeProcess {
   baseUrl: string;
   child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
   /** SIGKILL (a crash: nothing runs on the way out), then waits for the exit. */
@@ -158,7 +160,12 @@ export async function startServe(
     detached: options.processGroup === true,
   });
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    output += chunk.toString();
+  });
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const baseUrl = await new Promise<string>((resolve, reject) => {
@@ -192,6 +199,7 @@ export async function startServe(
   return {
     baseUrl,
     child,
+    output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

@@ -1,12 +1,11 @@
 import { buildApp, type App } from '../../src/api/app.js';
-import { scanAllowFromEnvironment } from '../../src/config/environment.js';
+import { nmapLocation, outboundAllowChecked, readEnvironment, scanAllowFromEnvironment } from '../../src/config/environment.js';
+import { createLogger } from '../../src/logger.js';
+import { InProcessQueue } from '../../src/queue/in-process.js';
 import type { EngineSelector } from '../../src/engines/engines.js';
-import { ScanManager } from '../../src/scan/manager.js';
-import { initialise } from '../../src/server.js';
+import { openServerServices } from '../../src/services.js';
 import type { Store } from '../../src/store/index.js';
-import { createLogger } from '../../src/server.js';
 import type { UpdateChecker } from '../../src/updates/checker.js';
-import { OutboundGuard, outboundAllowFromEnvironment } from '../../src/util/outbound.js';
 import type { NotifierOptions } from '../../src/notify/notifier.js';
 import type { TestDatabase } from './databases.js';
 import type { Logger } from 'pino';
@@ -59,7 +58,10 @@ export interface StartOptions {
 }
 
 /**
- * Starts the real server on a free loopback port over a fresh database. The update feed is
+ * Starts the real server on a free loopback port over a fresh database: the services of
+ * src/services.ts (as `netwarden serve` builds them) with the HTTP API on them. Each test server is
+ * an instance of its own: no event relay, recovery, maintenance or scheduler (tests that need
+ * those start them), and its queue is in this process on either database. The update feed is
  * pointed at a closed loopback port so no test ever reaches outside this machine.
  */
 export async function startTestServer(database: TestDatabase, options: StartOptions = {}): Promise<TestServer> {
@@ -72,26 +74,41 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     scanning: { top_ports: 0, udp_ports: '', ...(options.settings?.scanning as object | undefined) },
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest', ...(options.settings?.updates as object | undefined) },
   };
-  await initialise(db.store, { settingsSeed: settings, admin: options.admin ?? null }, logger);
-  const scanAllow = options.scanAllow === undefined ? scanAllowFromEnvironment(process.env) : options.scanAllow;
-  const outboundAllow = options.outboundAllow === undefined ? outboundAllowFromEnvironment(process.env) : options.outboundAllow;
-  const scanManager = options.engines
-    ? new ScanManager({ store: db.store, log: logger, engines: options.engines, scanAllow, outboundGuard: new OutboundGuard(outboundAllow ?? []) })
-    : undefined;
-  const app = await buildApp({
-    store: db.store,
-    version: '0.0.0-test',
+  const environment = readEnvironment(process.env);
+  const services = await openServerServices({
+    config: {
+      databaseUrl: db.url,
+      dataDir: null,
+      scanAllow: options.scanAllow === undefined ? scanAllowFromEnvironment(environment) : options.scanAllow,
+      outboundAllow: options.outboundAllow === undefined ? outboundAllowChecked(environment) : options.outboundAllow,
+      nmap: nmapLocation(environment),
+      settingsSeed: settings,
+      admin: options.admin ?? null,
+    },
     logger,
-    webRoot: options.webRoot,
-    scanManager,
-    scanAllow,
-    outboundAllow,
-    updateChecker: options.updateChecker,
-    notifier: options.notifier,
-    eventKeepAliveMs: options.eventKeepAliveMs,
-    agentPollMaxWaitMs: options.agentPollMaxWaitMs,
+    background: false,
+    store: db.store,
+    queue: new InProcessQueue(logger),
+    version: '0.0.0-test',
+    ...(options.engines ? { engines: options.engines } : {}),
+    ...(options.updateChecker ? { updateChecker: options.updateChecker } : {}),
+    ...(options.notifier ? { notifier: options.notifier } : {}),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  let app: App;
+  try {
+    app = await buildApp({
+      services,
+      logger,
+      webRoot: options.webRoot,
+      eventKeepAliveMs: options.eventKeepAliveMs,
+      agentPollMaxWaitMs: options.agentPollMaxWaitMs,
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (err) {
+    await services.close();
+    await db.cleanup();
+    throw err;
+  }
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
   const baseUrl = `http://127.0.0.1:${address.port}`;
@@ -113,6 +130,7 @@ export async function startTestServer(database: TestDatabase, options: StartOpti
     },
     async close() {
       await app.close();
+      await services.close();
       await db.cleanup();
     },
   };

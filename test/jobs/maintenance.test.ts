@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { LoginThrottle } from '../../src/auth/throttle.js';
 import { Maintenance } from '../../src/jobs/maintenance.js';
-import { createLogger } from '../../src/server.js';
+import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/index.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 

@@ -10,13 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultSettings, type Settings } from '../../src/core/settings.js';
 import { fetchAdGuard } from '../../src/names/adguard.js';
 import { readLeaseFile } from '../../src/names/lease-file.js';
-import { lookupNames, NameLookup } from '../../src/names/lookup.js';
+import { lookupNames as lookupNamesWith, NameLookup, type LookupOptions } from '../../src/names/lookup.js';
+import { OutboundGuard } from '../../src/util/outbound.js';
 import { fetchPihole } from '../../src/names/pihole.js';
 import { fetchUnifi } from '../../src/names/unifi.js';
 import { closedPort } from '../helpers/listeners.js';
 import { startFakeAdGuard, startFakePihole, startFakeUnifi, type Fake, type FakePihole } from '../helpers/name-source-fakes.js';
 
-const ctx = () => ({ signal: new AbortController().signal, timeoutMs: 5_000 });
+// The allowance the test servers get (NETWARDEN_OUTBOUND_ALLOW: loopback): the fakes listen there.
+const guard = OutboundGuard.fromEnvironment(process.env);
+const ctx = () => ({ signal: new AbortController().signal, timeoutMs: 5_000, guard });
+const lookupNames = (s: Settings['name_sources'], options: LookupOptions = {}) => lookupNamesWith(s, { guard, ...options });
 
 function sources(patch: Partial<{ [K in keyof Settings['name_sources']]: Partial<Settings['name_sources'][K]> }>): Settings['name_sources'] {
   const s = defaultSettings().name_sources;
@@ -214,6 +218,7 @@ describe('a source that is down, slow or answers garbage never fails the lookup'
       const lookup = NameLookup.start(sources({ pihole: { enabled: true, url: pihole.url, password: 'pw' } }), {
         signal: stop.signal,
         timeoutMs: 60_000,
+        guard,
       });
       stop.abort();
       const first = await lookup.apply([{ ip: '127.0.0.1', mac: null, vendor: null, hostname: null }]);

@@ -1,3 +1,4 @@
+import { OutboundGuard } from '../../src/util/outbound.js';
 /**
  * The delivery loop against real receivers on 127.0.0.1: retries on 500, 429 (Retry-After),
  * timeouts and refused connections, no retry on other 4xx, the failure in the delivery log and
@@ -28,7 +29,7 @@ describe.each(testDatabases())('delivery loop ($kind)', { timeout: 90_000 }, (da
 
   function notifier(owner = 'instance-a', policy = FAST_RETRIES): { notifier: Notifier; events: EventBus } {
     const events = new EventBus();
-    const n = new Notifier({ store, events, log, version: '9.9.9', ownerId: owner, policy });
+    const n = new Notifier({ store, events, log, version: '9.9.9', ownerId: owner, policy, guard: OutboundGuard.fromEnvironment(process.env) });
     notifiers.push(n);
     n.start();
     return { notifier: n, events };

@@ -1,3 +1,4 @@
+import { OutboundGuard } from '../../src/util/outbound.js';
 /**
  * Digests and quiet hours with the notifier's clock moved by the test (no waiting for wall-clock
  * hours): changes collected into one digest at the cron's slot, each slot sent once across
@@ -32,7 +33,17 @@ describe.each(testDatabases())('digests and quiet hours ($kind)', (database) => 
   });
 
   function notifier(owner: string, bus = events): Notifier {
-    const n = new Notifier({ store, events: bus, log, version: '1.0.0', ownerId: owner, policy: FAST_RETRIES, now, digestCheckMs: 3_600_000 });
+    const n = new Notifier({
+      store,
+      events: bus,
+      log,
+      version: '1.0.0',
+      ownerId: owner,
+      policy: FAST_RETRIES,
+      now,
+      digestCheckMs: 3_600_000,
+      guard: OutboundGuard.fromEnvironment(process.env),
+    });
     notifiers.push(n);
     n.start();
     return n;

@@ -95,7 +95,7 @@ export function sampleMessage(overrides: Partial<OutgoingMessage> = {}): Outgoin
 /** A SendContext whose signal aborts at `timeoutMs`, as the delivery loop's does. */
 export function sendContext(timeoutMs = 5000): SendContext {
   // The allowance the test servers get (NETWARDEN_OUTBOUND_ALLOW: loopback).
-  return { signal: AbortSignal.timeout(timeoutMs), version: '0.1.0-test', timeoutMs, guard: OutboundGuard.fromEnvironment() };
+  return { signal: AbortSignal.timeout(timeoutMs), version: '0.1.0-test', timeoutMs, guard: OutboundGuard.fromEnvironment(process.env) };
 }
 
 /** What a send that must fail rejected with, checked to be a DeliveryError. */

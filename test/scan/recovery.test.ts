@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ScanManager } from '../../src/scan/manager.js';
 import { hostIdentity, newOwner } from '../../src/scan/owner.js';
-import { createLogger } from '../../src/server.js';
+import { createLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/index.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 import { startScan } from '../helpers/queue.js';

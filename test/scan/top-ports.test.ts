@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_FREQUENT_PORTS } from '../../src/core/top-ports.js';
-import { frequentTcpPorts, nmapServicesCandidates } from '../../src/scan/top-ports.js';
+import { frequentTcpPorts, nmapServicesCandidates } from '../../src/engines/top-ports.js';
 
 describe('frequentTcpPorts', () => {
   const dir = mkdtempSync(join(tmpdir(), 'netwarden-top-ports-'));

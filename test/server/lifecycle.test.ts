@@ -1,79 +1,44 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-
-const BIN = new URL('../../bin/netwarden.js', import.meta.url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      const res = await fetch(`${url}/health`);
-      if (res.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not become healthy');
-}
+import { startServe, type ServeProcess } from '../cli/helpers.js';
 
 describe('the server process', () => {
   const dirs: string[] = [];
-  const children: ChildProcess[] = [];
-  afterEach(() => {
-    for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  const servers: ServeProcess[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.kill();
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  async function start(dataDir: string) {
-    const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'serve'], {
-      env: { ...process.env, NETWARDEN_DATA_DIR: dataDir, NETWARDEN_PORT: String(port), NETWARDEN_HOST: '127.0.0.1', NETWARDEN_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout?.on('data', (d) => (output += d));
-    child.stderr?.on('data', (d) => (output += d));
-    const url = `http://127.0.0.1:${port}`;
-    await waitForHealth(url, child);
-    return { child, url, output: () => output };
+  /** `netwarden serve` over the SQLite database in `dataDir` (the shared helper: a free port, waited for until healthy). */
+  async function start(dataDir: string): Promise<ServeProcess> {
+    const server = await startServe({ kind: 'sqlite', env: { NETWARDEN_DATA_DIR: dataDir }, cleanup: async () => {} });
+    servers.push(server);
+    return server;
   }
 
   it('stops cleanly on SIGTERM and keeps its data', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'netwarden-life-'));
     dirs.push(dataDir);
     const first = await start(dataDir);
-    const setup = await fetch(`${first.url}/api/auth/setup`, {
+    const setup = await fetch(`${first.baseUrl}/api/auth/setup`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ username: 'admin', password: 'correct horse battery' }),
     });
     expect(setup.status).toBe(201);
-    const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
-    first.child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    await first.stop();
+    expect(first.child.exitCode).toBe(0);
     expect(first.output()).toContain('"msg":"stopped"');
     // Logs carry request ids and no secrets.
     expect(first.output()).not.toContain('correct horse battery');
     expect(first.output()).not.toMatch(/netwarden_session=/);
 
     const second = await start(dataDir);
-    const status = await (await fetch(`${second.url}/api/auth/status`)).json();
+    const status = await (await fetch(`${second.baseUrl}/api/auth/status`)).json();
     expect(status).toEqual({ setup_required: false, setup_code_required: false });
   });
 

@@ -12,10 +12,9 @@ import type { Page } from 'playwright-core';
 import { testDatabases } from '../helpers/databases.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const LOOPBACK = '127.0.0.1';
 /** The networks of the agent made through the API; scans of them wait for it (it never runs). */
@@ -25,7 +24,7 @@ const AGENT_TARGETS = ['10.66.0.5/32', '10.66.0.6/32'];
 
 describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan queue', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let key: string;
@@ -47,11 +46,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
     const res = await server.request('/api/agents', { method: 'POST', cookie, json: { name: 'lab-agent', networks: [AGENT_NETWORK] } });
     expect(res.status).toBe(201);
     labAgentId = (await readJson(res)).id;
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const at = cookie.indexOf('=');
-    await browser.context.addCookies([{ name: cookie.slice(0, at), value: cookie.slice(at + 1), url: server.baseUrl }]);
+    errors = browser.errors;
   }, 120_000);
 
   afterAll(async () => {

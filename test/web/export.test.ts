@@ -12,14 +12,13 @@ import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../helpers/csv.js';
 import { seedInventory, type Seed } from '../helpers/seed.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 describe.skipIf(skipReason !== null).sequential('web UI: export buttons', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let key: string;
@@ -30,11 +29,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: export buttons', () => 
     const admin = await adminWithKey(server);
     key = admin.key;
     seed = await seedInventory(server.store);
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, admin.cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const at = admin.cookie.indexOf('=');
-    await browser.context.addCookies([{ name: admin.cookie.slice(0, at), value: admin.cookie.slice(at + 1), url: server.baseUrl }]);
+    errors = browser.errors;
   }, 120_000);
 
   afterAll(async () => {

@@ -9,16 +9,15 @@ import type { Page } from 'playwright-core';
 import { seedInventory } from '../../bench/inventory.mjs';
 import { testDatabases } from '../helpers/databases.js';
 import { readJson, setupAdmin, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const COUNT = 10_000;
 
 describe.skipIf(skipReason !== null)('device list with 10,000 devices', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let cookie: string;
   const deviceRequests: URL[] = [];
@@ -27,10 +26,8 @@ describe.skipIf(skipReason !== null)('device list with 10,000 devices', () => {
     server = await startTestServer(testDatabases()[0]);
     await seedInventory(server.store, COUNT, 7);
     cookie = await setupAdmin(server);
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, cookie);
     page = browser.page;
-    const [name, value] = cookie.split('=');
-    await browser.context.addCookies([{ name, value, url: server.baseUrl }]);
     page.on('request', (request) => {
       const url = new URL(request.url());
       if (url.pathname === '/api/devices') deviceRequests.push(url);

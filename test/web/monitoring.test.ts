@@ -12,11 +12,10 @@ import { seedInventory, type Seed } from '../helpers/seed.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitForScan } from '../helpers/scans.js';
 import type { Listener } from '../helpers/listeners.js';
-import { browserUnavailable, countRequests, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, countRequests, openUi, type UiBrowser } from '../helpers/browser.js';
 import { silentListener } from './receivers.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 /** The addresses these tests scan: nothing else, ever. */
 const LOOPBACK = '127.0.0.1';
@@ -29,7 +28,7 @@ const DESKTOP = { width: 1280, height: 900 };
 
 describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let key: string;
@@ -47,11 +46,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
     const admin = await adminWithKey(server);
     key = admin.key;
     seed = await seedInventory(server.store);
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, admin.cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const at = admin.cookie.indexOf('=');
-    await browser.context.addCookies([{ name: admin.cookie.slice(0, at), value: admin.cookie.slice(at + 1), url: server.baseUrl }]);
+    errors = browser.errors;
   }, 120_000);
 
   afterAll(async () => {

@@ -10,14 +10,13 @@ import { testDatabases } from '../helpers/databases.js';
 import { startFakePihole, type FakePihole } from '../helpers/name-source-fakes.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 describe.skipIf(skipReason !== null).sequential('name sources in the web UI', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let pihole: FakePihole;
@@ -30,11 +29,9 @@ describe.skipIf(skipReason !== null).sequential('name sources in the web UI', ()
     });
     const admin = await adminWithKey(server);
     key = admin.key;
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, admin.cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const [name, value] = admin.cookie.split('=');
-    await browser.context.addCookies([{ name, value, url: server.baseUrl }]);
+    errors = browser.errors;
   }, 60_000);
 
   afterAll(async () => {

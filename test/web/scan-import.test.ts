@@ -10,16 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { testDatabases } from '../helpers/databases.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'nmap-import');
 
 describe.skipIf(skipReason !== null).sequential('web UI: importing an nmap report', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let key: string;
@@ -28,11 +27,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: importing an nmap repor
     server = await startTestServer(testDatabases()[0], { settings: { network: { subnet: '127.0.0.1/32' } } });
     const admin = await adminWithKey(server);
     key = admin.key;
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, admin.cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const at = admin.cookie.indexOf('=');
-    await browser.context.addCookies([{ name: admin.cookie.slice(0, at), value: admin.cookie.slice(at + 1), url: server.baseUrl }]);
+    errors = browser.errors;
   }, 120_000);
 
   afterAll(async () => {

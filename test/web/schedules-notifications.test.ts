@@ -11,12 +11,11 @@ import type { Page } from 'playwright-core';
 import { testDatabases } from '../helpers/databases.js';
 import { waitForScan } from '../helpers/scans.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 import { silentListener, webhookReceiver, type Receiver } from './receivers.js';
 import type { Listener } from '../helpers/listeners.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const LOOPBACK = '127.0.0.1';
 /** Holds a listener that never answers, so that a scan of it runs until cancelled. */
@@ -24,7 +23,7 @@ const SLOW_HOST = '127.0.0.43';
 
 describe.skipIf(skipReason !== null).sequential('web UI: schedules and notifications', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let key: string;
@@ -42,11 +41,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     });
     const admin = await adminWithKey(server);
     key = admin.key;
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, admin.cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const at = admin.cookie.indexOf('=');
-    await browser.context.addCookies([{ name: admin.cookie.slice(0, at), value: admin.cookie.slice(at + 1), url: server.baseUrl }]);
+    errors = browser.errors;
   }, 120_000);
 
   afterAll(async () => {

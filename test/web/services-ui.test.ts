@@ -9,16 +9,15 @@ import { testDatabases } from '../helpers/databases.js';
 import { httpListener, type Listener } from '../helpers/listeners.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const HOST = '127.0.0.215';
 
 describe.skipIf(skipReason !== null).sequential('web UI: service descriptions and top ports', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let key: string;
@@ -34,11 +33,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: service descriptions an
     });
     const admin = await adminWithKey(server);
     key = admin.key;
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl, admin.cookie);
     page = browser.page;
-    errors = watchPageErrors(page);
-    const at = admin.cookie.indexOf('=');
-    await browser.context.addCookies([{ name: admin.cookie.slice(0, at), value: admin.cookie.slice(at + 1), url: server.baseUrl }]);
+    errors = browser.errors;
   }, 120_000);
 
   afterAll(async () => {

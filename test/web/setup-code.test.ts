@@ -9,24 +9,23 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const ADMIN = { username: 'admin', password: 'a long test password' };
 
 describe.skipIf(skipReason !== null).sequential('set-up code in the web wizard', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
 
   beforeAll(async () => {
     server = await startTestServer(testDatabases()[0]);
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl);
     page = browser.page;
-    errors = watchPageErrors(page);
+    errors = browser.errors;
     await page.setExtraHTTPHeaders({ 'X-Forwarded-For': '203.0.113.20' });
   }, 60_000);
 

@@ -9,10 +9,9 @@ import type { Page } from 'playwright-core';
 import { testDatabases } from '../helpers/databases.js';
 import { bannerListener, httpListener, type Listener } from '../helpers/listeners.js';
 import { readJson, startTestServer, type TestServer } from '../helpers/server.js';
-import { browserUnavailable, launchBrowser, watchPageErrors, type Browser } from './browser.js';
+import { browserSkipReason, openUi, type UiBrowser } from '../helpers/browser.js';
 
-const skipReason = browserUnavailable();
-if (skipReason) console.warn(skipReason);
+const skipReason = browserSkipReason();
 
 const HOST = '127.0.0.41';
 const ADMIN = { username: 'admin', password: 'a long test password' };
@@ -20,7 +19,7 @@ const XSS_LABEL = '<script>window.__xss = 1</script><img src=x onerror="window._
 
 describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
   let server: TestServer;
-  let browser: Browser;
+  let browser: UiBrowser;
   let page: Page;
   let errors: string[];
   let ftp: Listener;
@@ -37,9 +36,9 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
         scanning: { port_range: `${ftp.port},${http.port}`, os_detection: false, max_hosts: 1 },
       },
     });
-    browser = await launchBrowser();
+    browser = await openUi(server.baseUrl);
     page = browser.page;
-    errors = watchPageErrors(page);
+    errors = browser.errors;
   }, 60_000);
 
   afterAll(async () => {

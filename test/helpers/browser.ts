@@ -1,6 +1,8 @@
 /**
- * Headless Chromium for the web UI tests, driven by playwright-core. Uses the system's Chromium
- * (Debian's package: /usr/bin/chromium, installed by .ci/run), never a downloaded browser.
+ * Headless Chromium for the web UI tests, driven by playwright-core: the one browser set-up of
+ * test/web/. Uses the system's Chromium (Debian's package: /usr/bin/chromium, installed by
+ * .ci/run), never a downloaded browser. A test file starts the real server (helpers/server.ts),
+ * then `openUi(server.baseUrl, cookie)`.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,13 @@ export function browserUnavailable(): string | null {
   if (existsSync(CHROMIUM_PATH)) return null;
   const reason = `web UI browser tests skipped: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`;
   if (process.env.NETWARDEN_REQUIRE_BROWSER) throw new Error(reason);
+  return reason;
+}
+
+/** browserUnavailable(), said on the console when the file's tests are skipped: `describe.skipIf(skipReason !== null)`. */
+export function browserSkipReason(): string | null {
+  const reason = browserUnavailable();
+  if (reason) console.warn(reason);
   return reason;
 }
 
@@ -86,4 +95,31 @@ export function countRequests(page: Page, path: string): { count: () => number; 
   };
   page.on('request', listener);
   return { count: () => n, stop: () => page.off('request', listener) };
+}
+
+export interface UiBrowser extends Browser {
+  /** Uncaught page errors and failed loads so far (watchPageErrors): a test asserts there were none. */
+  errors: string[];
+  /** The server's address of a path: `url('/devices')`. */
+  url(path: string): string;
+}
+
+/**
+ * Chromium with a fresh profile on the server at `baseUrl`, signed in with the session `cookie`
+ * (`netwarden_session=…`, as setupAdmin or adminWithKey return it) when one is given, its page
+ * errors collected from the start.
+ */
+export async function openUi(baseUrl: string, cookie?: string): Promise<UiBrowser> {
+  const browser = await launchBrowser();
+  try {
+    const errors = watchPageErrors(browser.page);
+    if (cookie) {
+      const at = cookie.indexOf('=');
+      await browser.context.addCookies([{ name: cookie.slice(0, at), value: cookie.slice(at + 1), url: baseUrl }]);
+    }
+    return { ...browser, errors, url: (path) => `${baseUrl}${path}` };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }

@@ -16,9 +16,10 @@ export interface PortRanking {
 
 /**
  * Where nmap keeps its data files: `$NMAPDIR`, beside the binary NETWARDEN_NMAP_PATH names
- * (`<prefix>/bin/nmap` → `<prefix>/share/nmap`), then the usual install locations.
+ * (`<prefix>/bin/nmap` → `<prefix>/share/nmap`), then the usual install locations. The two
+ * variables are read by config/environment.ts and passed in (the scan engines hold them).
  */
-export function nmapServicesCandidates(env: NodeJS.ProcessEnv = process.env): string[] {
+export function nmapServicesCandidates(env: { NMAPDIR?: string; NETWARDEN_NMAP_PATH?: string } = {}): string[] {
   const dirs: string[] = [];
   if (env.NMAPDIR) dirs.push(env.NMAPDIR);
   const binary = env.NETWARDEN_NMAP_PATH;

@@ -1,0 +1,8 @@
+/** docs/configuration.md, absolute. */
+export const CONFIGURATION_DOC: string;
+/** The markers around the generated table. */
+export const TABLE_START: string;
+export const TABLE_END: string;
+
+/** `text` with the part between the markers replaced by `table`. */
+export function withEnvironmentTable(text: string, table: string): string;

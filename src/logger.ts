@@ -1,0 +1,144 @@
+/**
+ * The logger, set up once per process: `createLogger` for the service, the worker and the agent
+ * (JSON lines on stdout), `commandLogger` for the one-off commands (warnings on stderr). Nothing
+ * else configures pino.
+ */
+import { fstatSync } from 'node:fs';
+import { Socket } from 'node:net';
+import pino, { type Logger } from 'pino';
+
+/** Log lines are written in chunks of at least this many bytes (one write call per chunk)... */
+const LOG_CHUNK_BYTES = 4096;
+/** ...and no later than this after they were logged, so an idle service's log is never stale. */
+const LOG_FLUSH_MS = 200;
+/** Most bytes held for a stdout that does not take them. */
+const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+/** At exit, a stdout nobody reads (a full pipe) is retried this long before its lines are dropped. */
+const LOG_EXIT_RETRY_MS = 2000;
+
+/**
+ * The production logger: JSON lines to stdout through an asynchronous, buffered destination, so a
+ * request never waits for a write(2) and busy periods cost one write per 4 KiB rather than one per
+ * line. Nothing is lost on the way out: `flushLog()` runs on shutdown, and the destination is
+ * flushed synchronously when the process exits (pino registers that; see flushLogSync below for
+ * the guard around it). A level of `silent` opens no destination at all.
+ */
+export function createLogger(level: string): Logger {
+  const options: pino.LoggerOptions = {
+    level,
+    base: { service: 'netwarden' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    // Defence in depth: nothing logs these today, and nothing should start to.
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.key'],
+      censor: '[redacted]',
+    },
+  };
+  if (level === 'silent') return pino(options);
+  makeStdoutNonBlocking();
+  let exiting = false;
+  let exitRetryUntil = 0;
+  const destination = pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: LOG_CHUNK_BYTES,
+    // A reader that stops for good must not make the service grow without bound: lines beyond this are dropped.
+    maxLength: LOG_BUFFER_MAX_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
+    // EAGAIN: stdout is a pipe whose reader is not keeping up. While running, retrying is
+    // asynchronous and harmless; at exit it would block the process for as long as the reader
+    // stalls (a shutdown once hung for 13 minutes that way), so it gives up after a while.
+    retryEAGAIN: () => {
+      if (!exiting) return true;
+      exitRetryUntil ||= Date.now() + LOG_EXIT_RETRY_MS;
+      return Date.now() < exitRetryUntil;
+    },
+  });
+  // Put ahead of pino's own exit flush (which would write synchronously whatever the state of
+  // stdout), and never throws: a closed stdout (EPIPE) or a stalled one must not turn a clean exit
+  // into a crash or a hang.
+  process.prependOnceListener('exit', () => {
+    exiting = true;
+    flushDestinationSync(destination);
+  });
+  const logger = pino(options, destination);
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/**
+ * A pipe or socket as stdout (systemd, Docker, a parent process) is usually in blocking mode: an
+ * asynchronous write to it then sits in a libuv worker thread for as long as the reader stalls,
+ * and the process cannot exit until it returns (exit joins those threads). Opening it as a libuv
+ * pipe switches the descriptor to non-blocking, so a stalled reader gives EAGAIN (retried later
+ * without blocking anything) instead. The handle is kept (closing it would close stdout) and
+ * does not keep the process alive. Files and terminals are left as they are.
+ */
+function makeStdoutNonBlocking(): void {
+  if (stdoutOpened) return;
+  try {
+    const stat = fstatSync(1);
+    if (!stat.isFIFO() && !stat.isSocket()) return;
+    stdoutOpened = new Socket({ fd: 1, readable: false, writable: true });
+    stdoutOpened.unref();
+    // Errors surface through the log destination; this handle never writes.
+    stdoutOpened.on('error', () => {});
+  } catch {
+    // No stdout, or one libuv cannot open: keep the default behaviour.
+  }
+}
+let stdoutOpened: Socket | undefined;
+
+type Destination = ReturnType<typeof pino.destination>;
+const destinations = new WeakMap<Logger, Destination>();
+
+/**
+ * The exit-time flush. When an earlier write has not returned, stdout is a pipe nobody reads (and,
+ * as a child's stdout usually is, in blocking mode): a synchronous write would hang the exit for
+ * as long as the reader stalls, so the remaining lines are dropped instead.
+ */
+function flushDestinationSync(destination: Destination): void {
+  const stalled = (destination as unknown as { _writing?: boolean })._writing === true;
+  try {
+    if (!stalled) destination.flushSync();
+  } catch {
+    // EPIPE (stdout closed) or a reader that never drained: the lines cannot be delivered.
+  }
+  // Keeps pino's own exit flush, which runs next, from trying again.
+  destination.flushSync = () => {};
+}
+
+/**
+ * Writes out what the logger has buffered; resolves when written, or after `limitMs` when stdout
+ * does not take it (the exit-time synchronous flush then has its own, bounded, try).
+ */
+export function flushLog(logger: Logger, limitMs = 1000): Promise<void> {
+  const destination = destinations.get(logger);
+  if (!destination) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, limitMs);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    try {
+      destination.flush(done);
+    } catch {
+      done();
+    }
+  });
+}
+
+/** Logs without ever throwing: used on the way out, when stdout may already be gone. */
+export function logSafely(write: () => void): void {
+  try {
+    write();
+  } catch {
+    // stdout closed under us: nothing more to say.
+  }
+}
+
+/** The logger of a one-off command (`netwarden scan`, `import`, `schedule`): warnings and worse, on stderr, so stdout stays the command's output. */
+export function commandLogger(): Logger {
+  return pino({ level: 'warn' }, pino.destination(2));
+}

@@ -14,7 +14,8 @@ export interface UdpProbe {
   /** The service's name (nmap-services' name for the port). */
   service: string;
   /** The request; built per send (some carry a random id). */
-  payload(): Buffer;
+  /** The request for `host` (the scanned address: SSDP's HOST names it). */
+  payload(host: string): Buffer;
   /** Reads an answer: what it says when it is this service's, null when it is not (something else answered). */
   read(reply: Buffer): UdpServiceInfo | null;
 }
@@ -159,10 +160,10 @@ function readNtp(reply: Buffer): UdpServiceInfo | null {
   return info('ntp', `NTP v${version}, stratum ${reply[1]}`);
 }
 
-/** SSDP M-SEARCH sent to the host itself (unicast), as UPnP control points search. */
-function mSearch(): Buffer {
+/** SSDP M-SEARCH sent to the host itself: a unicast search (UPnP 1.1), whose HOST names that host. */
+function mSearch(host: string): Buffer {
   return Buffer.from(
-    'M-SEARCH * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\nMAN: "ssdp:discover"\r\nMX: 1\r\nST: ssdp:all\r\nUSER-AGENT: Netwarden UDP probe\r\n\r\n',
+    `M-SEARCH * HTTP/1.1\r\nHOST: ${host}:1900\r\nMAN: "ssdp:discover"\r\nMX: 1\r\nST: ssdp:all\r\nUSER-AGENT: Netwarden UDP probe\r\n\r\n`,
     'ascii',
   );
 }
@@ -221,9 +222,9 @@ export const UDP_PROBES: Readonly<Record<number, UdpProbe>> = {
   },
 };
 
-/** What to send to UDP `port`: its service's request, else an empty datagram. */
-export function udpPayload(port: number): Buffer {
-  return UDP_PROBES[port]?.payload() ?? Buffer.alloc(0);
+/** What to send to UDP `port` of `host`: its service's request, else an empty datagram. */
+export function udpPayload(port: number, host: string): Buffer {
+  return UDP_PROBES[port]?.payload(host) ?? Buffer.alloc(0);
 }
 
 /** The name a UDP port usually carries, or null. */

@@ -53,7 +53,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /**
  * Whether `ip` is one host's unicast address: an IP literal that is not multicast (224.0.0.0/4,
  * ff00::/8), broadcast, or unspecified. Probes address nothing else, so no probe can ever send to
- * a group (mDNS's 224.0.0.251, SSDP's 239.255.255.250) from this machine.
+ * a group (mDNS's or SSDP's multicast group) from this machine.
  */
 export function isUnicastHost(ip: string): boolean {
   const family = isIP(ip);

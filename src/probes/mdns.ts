@@ -1,7 +1,7 @@
 /**
  * mDNS / DNS-SD, asked by unicast: DNS queries sent straight to the host's UDP 5353 from an
  * ephemeral port ("legacy unicast", RFC 6762 §6.7), which responders answer to that port alone.
- * Nothing is sent to the group 224.0.0.251 and the socket joins no group: the datagram goes to
+ * Nothing is sent to the mDNS multicast group and the socket joins no group: the datagram goes to
  * the host's own address, with multicast-dns (its packet codec, dns-packet) on a socket of ours.
  *
  * Three rounds, one question per datagram (small responders answer only a packet's first):

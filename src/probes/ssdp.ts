@@ -1,6 +1,6 @@
 /**
  * SSDP / UPnP, asked by unicast: an M-SEARCH sent straight to the host's UDP 1900 (UPnP 1.1
- * allows a unicast search; its HOST names the device, not the group 239.255.255.250, which is
+ * allows a unicast search; its HOST names the device, not the SSDP multicast group, which is
  * never addressed), then the device description its LOCATION points to, fetched only when that
  * URL is on the probed host itself (a description elsewhere is someone else's, and following it
  * would send traffic where the scan was not asked to go). The XML is read without entity

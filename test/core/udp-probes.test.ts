@@ -3,22 +3,24 @@ import { UDP_PROBES, answeredUdpPort, silentUdpPort, udpPayload } from '../../sr
 
 describe('UDP probes', () => {
   it('sends each well-known port its service request, and other ports an empty datagram', () => {
-    const dns = udpPayload(53);
+    const dns = udpPayload(53, '127.0.0.1');
     expect(dns.readUInt16BE(2)).toBe(0x0100); // a standard query, recursion desired
     expect(dns.readUInt16BE(4)).toBe(1);
-    expect(udpPayload(123)[0]).toBe(0x23); // NTP v4, client
-    expect(udpPayload(123)).toHaveLength(48);
-    const snmp = udpPayload(161);
+    expect(udpPayload(123, '127.0.0.1')[0]).toBe(0x23); // NTP v4, client
+    expect(udpPayload(123, '127.0.0.1')).toHaveLength(48);
+    const snmp = udpPayload(161, '127.0.0.1');
     expect(snmp[0]).toBe(0x30);
     expect(snmp[1]).toBe(snmp.length - 2); // the BER length covers the message
     expect(snmp.includes(Buffer.from('public'))).toBe(true);
-    expect(udpPayload(137).includes(Buffer.from('CKAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'))).toBe(true);
-    expect(udpPayload(1900).toString()).toMatch(/^M-SEARCH \* HTTP\/1\.1\r\n[\s\S]*ST: ssdp:all\r\n[\s\S]*\r\n\r\n$/);
-    expect(udpPayload(5353).includes(Buffer.from('_services'))).toBe(true);
-    expect(udpPayload(69).subarray(0, 2)).toEqual(Buffer.from([0, 1])); // TFTP read request
-    expect(udpPayload(500)).toHaveLength(28);
-    expect(udpPayload(67)).toHaveLength(0); // no DHCP request: open only if something answers anyway
-    expect(udpPayload(40000)).toHaveLength(0);
+    expect(udpPayload(137, '127.0.0.1').includes(Buffer.from('CKAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'))).toBe(true);
+    expect(udpPayload(1900, '127.0.0.1').toString()).toMatch(
+      /^M-SEARCH \* HTTP\/1\.1\r\nHOST: 127\.0\.0\.1:1900\r\n[\s\S]*ST: ssdp:all\r\n[\s\S]*\r\n\r\n$/,
+    );
+    expect(udpPayload(5353, '127.0.0.1').includes(Buffer.from('_services'))).toBe(true);
+    expect(udpPayload(69, '127.0.0.1').subarray(0, 2)).toEqual(Buffer.from([0, 1])); // TFTP read request
+    expect(udpPayload(500, '127.0.0.1')).toHaveLength(28);
+    expect(udpPayload(67, '127.0.0.1')).toHaveLength(0); // no DHCP request: open only if something answers anyway
+    expect(udpPayload(40000, '127.0.0.1')).toHaveLength(0);
   });
 
   it('recognises a service in its own answer', () => {

@@ -95,7 +95,7 @@ export function probeUdpPort(
     const onAbort = (): void => finish({ state: 'silent' });
     const send = (): void => {
       tries += 1;
-      socket.send(udpPayload(port), (err) => {
+      socket.send(udpPayload(port, host), (err) => {
         if (err) finish(refused(err) ? { state: 'closed' } : { state: 'silent' });
       });
       timer = setTimeout(() => (tries > retries ? finish({ state: 'silent' }) : send()), timeoutMs);

@@ -71,11 +71,19 @@ teardown() {
     pids+=($(ip netns pids "$ns" 2>/dev/null || true))
   done
   kill_pids "${pids[@]}"
+  # The root-side link first (its peer goes with it): deleting a namespace only starts the kernel's
+  # clean-up, which can leave nwa-r0 and its 10.66.0.249/30 behind for seconds on a busy machine,
+  # and the nwlab0 lab refuses to start while any interface holds an address in 10.66.0.0/24.
+  ip link del nwa-r0 2>/dev/null || true
   for ns in $(lab_namespaces); do
     ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
   done
-  # Its peer went with nwa-server; removed here should that namespace have been lost some other way.
-  ip link del nwa-r0 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    ip link show nwa-r0 >/dev/null 2>&1 || break
+    ip link del nwa-r0 2>/dev/null || true
+    sleep 0.2
+  done
+  ! ip link show nwa-r0 >/dev/null 2>&1 || log "nwa-r0 is still there after 20 s"
   rm -rf "$STATE"
 }
 

@@ -149,7 +149,14 @@ check_address_space() {
   # Another interface with an address in 10.66.0.0/24 would make the lab route traffic elsewhere.
   local clash
   clash=$(ip -4 -o addr show 2>/dev/null | awk -v br="$BRIDGE" '$2 != br && $4 ~ /^10\.66\.0\./ {print $2 " " $4}' || true)
-  [[ -z $clash ]] || die "refusing to build the lab: 10.66.0.0/24 is already used by: $clash"
+  [[ -z $clash ]] && return 0
+  # The agent lab's root-side link (nwa-r0, 10.66.0.249/30) is a sibling lab still in use or being
+  # torn down: busy (exit 3, callers wait and retry), not an error.
+  if ! grep -qv '^nwa-' <<<"$clash"; then
+    echo "$LAB_NAME: the agent lab still holds $clash; wait for it, or run agent-lab.sh down" >&2
+    exit 3
+  fi
+  die "refusing to build the lab: 10.66.0.0/24 is already used by: $clash"
 }
 
 per_iface_sysctl() {

@@ -229,7 +229,9 @@ export function compareScans(
   const order = new Map(COMPARE_STATUSES.map((s, i) => [s, i]));
   out.sort(
     (a, b) =>
-      order.get(a.status)! - order.get(b.status)! || ipSort(a.ip_after ?? a.ip_before) - ipSort(b.ip_after ?? b.ip_before) || a.device_id - b.device_id,
+      order.get(a.status)! - order.get(b.status)! ||
+      ipSort(a.ip_after ?? a.ip_before) - ipSort(b.ip_after ?? b.ip_before) ||
+      a.device_id - b.device_id,
   );
   return { summary, devices: out };
 }
@@ -286,7 +288,12 @@ function riskText(r: Risk | null): string {
  * scan's, `+` the current one's, a space both. One block per device that differs (or every device
  * when `unchanged` ones are given), then the summary.
  */
-export function formatCompareText(comparison: { current: TextScan; previous: TextScan; summary: CompareSummary; devices: readonly DeviceComparison[] }): string {
+export function formatCompareText(comparison: {
+  current: TextScan;
+  previous: TextScan;
+  summary: CompareSummary;
+  devices: readonly DeviceComparison[];
+}): string {
   const lines: string[] = [`-${scanLine(comparison.previous)}`, `+${scanLine(comparison.current)}`, ''];
   for (const d of comparison.devices) {
     switch (d.status) {

@@ -48,7 +48,8 @@ export const Comparison = Type.Object({
   previous: ScanRecord,
   summary: CompareSummary,
   devices: Type.Array(DeviceComparison, {
-    description: 'Devices whose status is not `unchanged` (all with `include_unchanged=true`): added, removed, moved, changed (then unchanged), each by address',
+    description:
+      'Devices whose status is not `unchanged` (all with `include_unchanged=true`): added, removed, moved, changed (then unchanged), each by address',
   }),
 });
 

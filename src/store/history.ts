@@ -99,11 +99,7 @@ export class HistoryStore {
    * `offlineAfterScans` is presence.offline_after_scans.
    */
   async timeline(deviceId: number, days: number, now: string, offlineAfterScans: number): Promise<Timeline | undefined> {
-    const device = await this.db
-      .selectFrom('devices')
-      .select(['id', 'ip_sort', 'first_seen'])
-      .where('id', '=', deviceId)
-      .executeTakeFirst();
+    const device = await this.db.selectFrom('devices').select(['id', 'ip_sort', 'first_seen']).where('id', '=', deviceId).executeTakeFirst();
     if (!device) return undefined;
     const since = new Date(Date.parse(now) - days * 86_400_000).toISOString();
     const seenBy = this.db.selectFrom('device_snapshots').select('scan_id').where('device_id', '=', deviceId);

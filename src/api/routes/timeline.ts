@@ -11,11 +11,11 @@ const DESCRIPTION = [
   '',
   "- `scans`: the completed network scans in the window whose target held the device's address, and any completed scan that saw it,",
   '  oldest first, each with `seen` true or false.',
-  '- `presence`: online/offline intervals from those scans, oldest first, with their `duration_seconds`. The rule is presence\'s:',
+  "- `presence`: online/offline intervals from those scans, oldest first, with their `duration_seconds`. The rule is presence's:",
   '  seen is online; the device goes offline at the scan that makes `presence.offline_after_scans` consecutive misses. Each',
   '  boundary is the time that scan completed; the current interval has `to: null` (its duration runs to now). Misses before the',
   '  device was first seen are left out.',
-  '- `changes`: the device\'s changes detected in the window, oldest first.',
+  "- `changes`: the device's changes detected in the window, oldest first.",
   '',
   '`days` is 1–3650 (default 30); anything else → 400. Unknown device → 404.',
 ].join('\n');

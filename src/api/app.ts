@@ -43,6 +43,8 @@ import type { Metrics } from './metrics.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
+import { compareRoutes } from './routes/compare.js';
+import { timelineRoutes } from './routes/timeline.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
 export interface AppOptions {
@@ -209,6 +211,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(deviceRoutes);
   await app.register(scanRoutes);
   await app.register(scanImportRoutes);
+  await app.register(compareRoutes);
+  await app.register(timelineRoutes);
   await app.register(changeRoutes);
   await app.register(exportRoutes);
   await app.register(metricsRoutes);

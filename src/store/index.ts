@@ -4,6 +4,7 @@ import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
 import { DeviceStore } from './devices.js';
 import { EvaluationStore } from './evaluation.js';
+import { HistoryStore } from './history.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
 import { MetricsStore } from './metrics.js';
@@ -33,6 +34,8 @@ export class Store {
   readonly devices: DeviceStore;
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
+  /** Reads over the scans' history: two scans compared, a device's timeline. */
+  readonly history: HistoryStore;
   readonly stats: StatsStore;
   /** Aggregates for GET /metrics, read at scrape time. */
   readonly metrics: MetricsStore;
@@ -67,6 +70,7 @@ export class Store {
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
+    this.history = new HistoryStore(db);
     this.stats = new StatsStore(db, () => this.currentDataVersion());
     this.metrics = new MetricsStore(db);
     this.loginFailures = new LoginFailureStore(db);

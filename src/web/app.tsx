@@ -5,6 +5,7 @@ import { Layout } from './components/layout';
 import { ErrorMessage, Loading } from './components/ui';
 import { AgentsPage } from './pages/agents';
 import { ChangesPage } from './pages/changes';
+import { ComparePage } from './pages/compare';
 import { DashboardPage } from './pages/dashboard';
 import { DeviceDetailPage } from './pages/device-detail';
 import { DevicesPage } from './pages/devices';
@@ -83,6 +84,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/scans" component={ScansPage} />
           <Route path="/schedules" component={SchedulesPage} />
           <Route path="/changes" component={ChangesPage} />
+          <Route path="/compare" component={ComparePage} />
           <Route path="/agents" component={AgentsPage} />
           <Route path="/settings" component={SettingsPage} />
           <Route default component={NotFoundPage} />

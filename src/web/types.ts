@@ -108,3 +108,7 @@ export const DELIVERY_STATUSES = everyValue<Delivery['status']>()(['pending', 's
 export type Agent = Answer<'/api/agents'>[number];
 export type NewAgent = Body<'/api/agents', 'post'>;
 export type CreatedAgent = Answer<'/api/agents', 'post'>;
+
+export type Comparison = Answer<'/api/scans/{current_id}/compare/{previous_id}'>;
+export type DeviceComparison = Comparison['devices'][number];
+export type Timeline = Answer<'/api/devices/{device_id}/timeline'>;

@@ -66,6 +66,9 @@ export function ChangesPage() {
   return (
     <>
       <PageHeader title="Changes">
+        <a class="button" href={filters.scan_id ? `/compare?current=${filters.scan_id}` : '/compare'}>
+          Compare scans
+        </a>
         <ExportLinks
           kind="changes"
           filters={{ scan_id: filters.scan_id, device_id: filters.device_id, change_type: filters.change_type, severity: filters.severity }}

@@ -4,6 +4,7 @@ import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/lim
 import { NAME_SOURCE_LABELS } from '../../core/model.js';
 import { ApiError, answer, api, page } from '../api';
 import { SaveCancelButtons } from '../components/form-parts';
+import { TimelineCard } from '../components/timeline-strip';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, StaleMarker, Time } from '../components/ui';
 import { missingText, plural } from '../format';
 import { isActive } from '../components/scan-status';
@@ -112,6 +113,7 @@ function DeviceView({ id }: { id: number }) {
         <Facts device={d} />
         <PortsCard ports={d.ports} />
         <CvesCard cves={d.cves} />
+        <TimelineCard deviceId={d.id} version={changesVersion} />
         <ChangeHistory deviceId={d.id} version={changesVersion} />
         <IpHistory history={d.ip_history} />
       </div>

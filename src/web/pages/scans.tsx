@@ -301,6 +301,11 @@ function ScanResult({ scanId, agents }: { scanId: number; agents: AgentNames }) 
         <a class="button" href={`/changes?scan_id=${s.scan_id}`}>
           View changes
         </a>
+        {s.status === 'completed' && (
+          <a class="button" href={`/compare?current=${s.scan_id}`}>
+            Compare with previous
+          </a>
+        )}
       </div>
     </section>
   );
@@ -421,6 +426,11 @@ function ScanRow({
             <>
               <a href={`/devices?scan_id=${scan.scan_id}`}>Devices</a>
               <a href={`/changes?scan_id=${scan.scan_id}`}>Changes</a>
+              {scan.status === 'completed' && (
+                <a href={`/compare?current=${scan.scan_id}`} aria-label={`Compare scan #${scan.scan_id} with the previous one`}>
+                  Compare
+                </a>
+              )}
             </>
           )}
         </span>

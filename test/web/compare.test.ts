@@ -80,6 +80,15 @@ describe.skipIf(skipReason !== null).sequential('web UI: comparing scans and dev
     await expect.poll(() => page.url()).toContain(`/compare?current=${scanIds[1]}`);
     await expect.poll(() => page.getByRole('region', { name: 'Moved devices', exact: true }).count()).toBe(1);
 
+    // The Changes page's network timeline: both scans ran today; the second found the changes.
+    const changes = await readJson(await server.request('/api/changes?limit=1000', { key }));
+    await page.goto(browser.url('/changes'));
+    const network = page.getByRole('region', { name: 'Network timeline' });
+    await expect
+      .poll(() => network.getByRole('img').getAttribute('aria-label'))
+      .toBe(`2 scans and ${changes.length} changes over 1 day with scans in the last 30 days`);
+    expect(await network.locator('.day-bar').count()).toBe(1);
+
     await page.goto(browser.url(`/changes?scan_id=${scanIds[0]}`));
     await page.getByRole('link', { name: 'Compare scans' }).click();
     await expect.poll(() => page.url()).toContain(`/compare?current=${scanIds[0]}`);
@@ -117,6 +126,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: comparing scans and dev
       await page.goto(browser.url(`/devices/${moved.id}`));
       await page.getByRole('region', { name: 'Timeline' }).locator('.presence').first().waitFor();
       await noSidewaysScroll(`device timeline, ${theme}`);
+      await page.goto(browser.url('/changes'));
+      await page.getByRole('region', { name: 'Network timeline' }).locator('.day-bar').first().waitFor();
+      await noSidewaysScroll(`changes, ${theme}`);
       await browser.screenshot(`phone-device-timeline-${theme}`);
     }
     await page.setViewportSize({ width: 1280, height: 900 });

@@ -7,6 +7,7 @@ import { formatDateTime, humanize } from '../format';
 import { NARROW_QUERY, useMediaQuery, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import { ExportLinks } from '../components/export-links';
+import { NetworkTimeline } from '../components/network-timeline';
 import { CHANGE_TYPES, SEVERITIES, isOneOf, type Change, type ChangeType, type Severity } from '../types';
 
 const PAGE_SIZE = 50;
@@ -149,6 +150,7 @@ export function ChangesPage() {
         </div>
       )}
       {changes.data && <Pager total={changes.data.total} limit={PAGE_SIZE} offset={filters.offset} onChange={(offset) => setFilters({ offset })} />}
+      <NetworkTimeline />
     </>
   );
 }

@@ -49,7 +49,7 @@ describe.each(testDatabases())('scan comparison ($kind)', (database) => {
       ports_closed: 1,
       services_changed: 1,
     });
-    const byMac = new Map(result.devices.map((d: any) => [d.mac_address, d]));
+    const byMac = new Map<string, any>(result.devices.map((d: any) => [d.mac_address, d]));
     const ids = new Map((await get('/api/devices?limit=1000')).map((d: any) => [d.mac_address, d.id]));
 
     // The moved device: one device, never added plus removed; its opened port is listed.

@@ -96,6 +96,6 @@ export async function rejectForeignCharsets(request: FastifyRequest): Promise<vo
   if ((length === undefined || length === '0') && encoding === undefined) return;
   const charset = declaredCharset(request.headers['content-type']);
   if (charset !== undefined && charset !== 'utf-8') {
-    throw new HttpError(415, `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);
+    throw new HttpError('NW_UNSUPPORTED_MEDIA_TYPE', `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);
   }
 }

@@ -213,12 +213,12 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
       'application/json',
       { parseAs: 'string', bodyLimit: AGENT_UPLOAD_MAX_BYTES },
       async (request: FastifyRequest, text: string) => {
-        if (text.trim() === '') throw badRequest('body: Content-Type is application/json but the body is empty; send a JSON object');
+        if (text.trim() === '') throw new HttpError('NW_MALFORMED_BODY', 'body: Content-Type is application/json but the body is empty; send a JSON object');
         checkJsonTextForNul(request, text);
         try {
           return await parseJsonYielding(text);
         } catch (err) {
-          throw badRequest(`body: malformed JSON (${(err as Error).message.slice(0, 200)})`);
+          throw new HttpError('NW_MALFORMED_BODY', `body: malformed JSON (${(err as Error).message.slice(0, 200)})`);
         }
       },
     );

@@ -231,7 +231,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
     if (routerError) throw new HttpError(routerError.code, routerError.detail);
     const methods = allowed(path);
     if (methods.length > 0) {
-      throw new HttpError('NW_METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}; use ${methods.join(', ')}`, {}, { headers: { Allow: methods.join(', ') } });
+      throw new HttpError(
+        'NW_METHOD_NOT_ALLOWED',
+        `Method ${request.method} is not allowed on ${path}; use ${methods.join(', ')}`,
+        {},
+        { headers: { Allow: methods.join(', ') } },
+      );
     }
     throw new HttpError('NW_ROUTE_NOT_FOUND', `Not found: ${request.method} ${path}`);
   });

@@ -175,7 +175,14 @@ const INTERNAL_DETAIL = 'Internal server error; the server log has the details';
  * Retry-After when the error says when to try again. A 401 is only `{"detail"}`, whatever the
  * cause: it tells an unauthenticated client nothing more.
  */
-function answer(reply: FastifyReply, status: number, code: ErrorCode, detail: string, extra: Record<string, unknown> = {}, retryAfterSeconds?: number) {
+function answer(
+  reply: FastifyReply,
+  status: number,
+  code: ErrorCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  retryAfterSeconds?: number,
+) {
   if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
   if (status === 401) return reply.code(401).send({ detail });
   return reply.code(status).send({ detail, code, ...extra });

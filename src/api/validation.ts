@@ -63,7 +63,8 @@ const nulFreeBodies = new WeakSet<FastifyRequest>();
  */
 export function checkJsonTextForNul(request: FastifyRequest, text: string): void {
   // `\u0000` preceded by an even number of backslashes is the escape (an odd number escapes the backslash).
-  if (text.includes('\\u0000') && /(?<!\\)(?:\\\\)*\\u0000/.test(text)) throw new HttpError('NW_VALIDATION', 'body: must not contain the NUL character (\\u0000)');
+  if (text.includes('\\u0000') && /(?<!\\)(?:\\\\)*\\u0000/.test(text))
+    throw new HttpError('NW_VALIDATION', 'body: must not contain the NUL character (\\u0000)');
   nulFreeBodies.add(request);
 }
 

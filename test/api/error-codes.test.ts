@@ -65,7 +65,10 @@ describe.each(testDatabases())('error codes on the wire ($kind)', (database) => 
     await expectCode('/api/schedules/999999', {}, 'NW_SCHEDULE_NOT_FOUND');
     const bulk = await expectCode('/api/devices/bulk', { method: 'POST', json: { device_ids: [999991], is_trusted: true } }, 'NW_DEVICE_NOT_FOUND');
     expect(bulk.body).toEqual({ detail: 'Devices not found: 999991', code: 'NW_DEVICE_NOT_FOUND', missing: [999991] });
-    expect((await expectCode('/api/nope', {}, 'NW_ROUTE_NOT_FOUND')).body).toEqual({ detail: 'Not found: GET /api/nope', code: 'NW_ROUTE_NOT_FOUND' });
+    expect((await expectCode('/api/nope', {}, 'NW_ROUTE_NOT_FOUND')).body).toEqual({
+      detail: 'Not found: GET /api/nope',
+      code: 'NW_ROUTE_NOT_FOUND',
+    });
   });
 
   it('answers a wrong method 405 NW_METHOD_NOT_ALLOWED with Allow', async () => {
@@ -75,7 +78,11 @@ describe.each(testDatabases())('error codes on the wire ($kind)', (database) => 
 
   it('answers 403 with the reason as a code', async () => {
     await expectCode('/api/auth/password', { method: 'POST', json: { current_password: 'x', new_password: 'y'.repeat(12) } }, 'NW_SESSION_REQUIRED');
-    await expectCode('/api/keys', { method: 'POST', key: undefined, cookie, headers: { Origin: 'https://elsewhere.example' }, json: { name: 'x' } }, 'NW_CROSS_ORIGIN');
+    await expectCode(
+      '/api/keys',
+      { method: 'POST', key: undefined, cookie, headers: { Origin: 'https://elsewhere.example' }, json: { name: 'x' } },
+      'NW_CROSS_ORIGIN',
+    );
   });
 
   it('answers 409 NW_SCAN_BUSY naming the running scan, and NW_SETUP_COMPLETE', async () => {
@@ -87,7 +94,11 @@ describe.each(testDatabases())('error codes on the wire ($kind)', (database) => 
     } finally {
       engine.release('127.0.5.0/30');
     }
-    const setup = await expectCode('/api/auth/setup', { method: 'POST', key: undefined, json: { username: 'other', password: ADMIN.password } }, 'NW_SETUP_COMPLETE');
+    const setup = await expectCode(
+      '/api/auth/setup',
+      { method: 'POST', key: undefined, json: { username: 'other', password: ADMIN.password } },
+      'NW_SETUP_COMPLETE',
+    );
     expect(setup.body).toEqual({ detail: 'Set-up is already complete; log in instead', code: 'NW_SETUP_COMPLETE' });
   });
 

@@ -80,7 +80,8 @@ describe('the error hierarchy', () => {
       expect(ERROR_CODES[code as ErrorCode].length, code).toBeGreaterThan(10);
     }
     // Internal codes are faults if they reach the API.
-    for (const [code, meaning] of Object.entries(ERROR_CODES)) if (meaning.startsWith('(internal)')) expect(STATUS_OF_CODE[code as ErrorCode], code).toBe(500);
+    for (const [code, meaning] of Object.entries(ERROR_CODES))
+      if (meaning.startsWith('(internal)')) expect(STATUS_OF_CODE[code as ErrorCode], code).toBe(500);
   });
 
   it('keeps class names, instanceof and the code on each instance', () => {

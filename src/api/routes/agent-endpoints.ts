@@ -70,10 +70,14 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
    */
   const refuseEnded = (scan: ScanRow) => {
     if (scan.status === 'cancelled' || scan.status === 'failed') {
-      throw conflict('NW_SCAN_NOT_RUNNING', `Scan ${scan.id} has ended (${scan.status}${scan.error ? `: ${scan.error}` : ''}); stop it and send nothing more`, {
-        scan_id: scan.id,
-        status: scan.status,
-      });
+      throw conflict(
+        'NW_SCAN_NOT_RUNNING',
+        `Scan ${scan.id} has ended (${scan.status}${scan.error ? `: ${scan.error}` : ''}); stop it and send nothing more`,
+        {
+          scan_id: scan.id,
+          status: scan.status,
+        },
+      );
     }
   };
 
@@ -91,7 +95,9 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
   /** 409 when the scan runs under another run of this agent (a second `netwarden agent` with the same token, or one restarted since). */
   const refuseOtherRun = (scan: ScanRow, ownerId: string) => {
     if (scan.status === 'running' && scan.owner_id !== ownerId) {
-      throw conflict('NW_SCAN_HELD_ELSEWHERE', `Scan ${scan.id} is run by another run of this agent; this run does not hold it`, { scan_id: scan.id });
+      throw conflict('NW_SCAN_HELD_ELSEWHERE', `Scan ${scan.id} is run by another run of this agent; this run does not hold it`, {
+        scan_id: scan.id,
+      });
     }
   };
 
@@ -213,7 +219,8 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
       'application/json',
       { parseAs: 'string', bodyLimit: AGENT_UPLOAD_MAX_BYTES },
       async (request: FastifyRequest, text: string) => {
-        if (text.trim() === '') throw new HttpError('NW_MALFORMED_BODY', 'body: Content-Type is application/json but the body is empty; send a JSON object');
+        if (text.trim() === '')
+          throw new HttpError('NW_MALFORMED_BODY', 'body: Content-Type is application/json but the body is empty; send a JSON object');
         checkJsonTextForNul(request, text);
         try {
           return await parseJsonYielding(text);

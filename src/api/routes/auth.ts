@@ -136,7 +136,12 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
             details: { retry_after_seconds: wait, refused_since_last_entry: heldBack },
           });
         }
-        throw new HttpError('NW_TOO_MANY_ATTEMPTS', `Too many failed logins; try again in ${wait} seconds`, { retry_after: wait }, { retryAfterSeconds: wait });
+        throw new HttpError(
+          'NW_TOO_MANY_ATTEMPTS',
+          `Too many failed logins; try again in ${wait} seconds`,
+          { retry_after: wait },
+          { retryAfterSeconds: wait },
+        );
       }
       const user = await store.users.findByUsername(username);
       const valid = await verifyPassword(user?.password_hash, password);

@@ -58,7 +58,10 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Refused before the body is read.
       onRequest: async (request) => {
         if (!XML_TYPES.includes(mediaTypeOf(request))) {
-          throw new HttpError('NW_UNSUPPORTED_MEDIA_TYPE', 'body: Content-Type must be application/xml (or text/xml): send the nmap report nmap -oX wrote');
+          throw new HttpError(
+            'NW_UNSUPPORTED_MEDIA_TYPE',
+            'body: Content-Type must be application/xml (or text/xml): send the nmap report nmap -oX wrote',
+          );
         }
       },
       schema: {

@@ -6,6 +6,7 @@
  */
 import type { AgentEnd, AgentJob, AgentPoll, AgentProgressAnswer, AgentUpload } from '../schemas/agent.js';
 import type { ScanProgress, ScanRecord } from '../schemas/scan.js';
+import { NetwardenError, type ErrorCode } from '../util/errors.js';
 
 export interface Backoff {
   /** First delay after a failure (default 1 s); each next one doubles... */
@@ -28,22 +29,24 @@ export interface AgentClientOptions {
 }
 
 /** The server answered with an error that a retry will not change (or, for 401, the token is refused). */
-export class AgentRequestError extends Error {
+export class AgentRequestError extends NetwardenError {
+  readonly code: ErrorCode = 'NW_AGENT_REQUEST_FAILED';
+
   constructor(
     readonly status: number,
-    readonly detail: string,
+    detail: string,
     readonly retryAfterMs: number | null = null,
   ) {
-    super(`HTTP ${status}: ${detail}`);
-    this.name = 'AgentRequestError';
+    super(`HTTP ${status}: ${detail}`, {}, { detail });
   }
 }
 
 /** The server refused the token (401): wrong, or the agent was revoked. Nothing the agent can do but stop. */
 export class AgentTokenRefusedError extends AgentRequestError {
+  override readonly code = 'NW_AGENT_TOKEN_REFUSED';
+
   constructor(detail: string) {
     super(401, detail);
-    this.name = 'AgentTokenRefusedError';
   }
 }
 

@@ -152,7 +152,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
         description:
           'Self-hosted network scanning: devices, open ports, risk, CVEs and changes between scans. ' +
           'Authenticate with an API key (`X-API-Key` or `Authorization: Bearer`) or the session cookie set by `/api/auth/login`. ' +
-          'Errors are `{"detail": "..."}`; validation errors are 400 and name the parameter. ' +
+          'Errors are `{"detail": "...", "code": "NW_..."}`: `detail` is for a person, `code` is stable and safe to match on; a 401 is only `{"detail"}`. ' +
+          'Validation errors are 400 and name the parameter. ' +
           'Lists are JSON arrays; paged lists carry the total in `X-Total-Count`.',
       },
       components: {
@@ -231,12 +232,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     if (!routerError && webUi.fallback(request, reply)) return reply;
     const path = requestedPath(request);
     if (path.startsWith('/api/') && !(await authenticator.authenticate(request))) throw notAuthenticated();
-    if (routerError) throw new HttpError(routerError.status, routerError.detail);
+    if (routerError) throw new HttpError(routerError.code, routerError.detail);
     const methods = allowed(path);
     if (methods.length > 0) {
-      throw new HttpError(405, `Method ${request.method} is not allowed on ${path}; use ${methods.join(', ')}`, {}, { Allow: methods.join(', ') });
+      throw new HttpError(
+        'NW_METHOD_NOT_ALLOWED',
+        `Method ${request.method} is not allowed on ${path}; use ${methods.join(', ')}`,
+        {},
+        { headers: { Allow: methods.join(', ') } },
+      );
     }
-    return reply.code(404).send({ detail: `Not found: ${request.method} ${path}` });
+    throw new HttpError('NW_ROUTE_NOT_FOUND', `Not found: ${request.method} ${path}`);
   });
 
   return app;

@@ -134,7 +134,7 @@ function presentedApiKey(request: FastifyRequest): string | undefined {
  */
 function refuseCrossSiteWrite(request: FastifyRequest): void {
   if (UNSAFE_METHODS.has(request.method) && !sameOrigin(request)) {
-    throw forbidden('Cross-origin request refused: the Origin header does not match this server');
+    throw forbidden('NW_CROSS_ORIGIN', 'Cross-origin request refused: the Origin header does not match this server');
   }
 }
 
@@ -143,7 +143,7 @@ function refuseCrossSiteWrite(request: FastifyRequest): void {
  * answer is sensitive in itself (the whole database as a download).
  */
 export function refuseCrossSite(request: FastifyRequest, what: string): void {
-  if (!sameOrigin(request)) throw forbidden(`${what} from another site is refused: open it from this server's own pages`);
+  if (!sameOrigin(request)) throw forbidden('NW_CROSS_ORIGIN', `${what} from another site is refused: open it from this server's own pages`);
 }
 
 /** True when there is no Origin header (not a browser cross-site request) or it names this server. */
@@ -197,6 +197,6 @@ export function agentOf(request: FastifyRequest): Extract<Principal, { kind: 'ag
 /** Requires a browser session (not an API key) for the current request. */
 export function requireSession(request: FastifyRequest, what: string): Extract<Principal, { kind: 'session' }> {
   const principal = principalOf(request);
-  if (principal.kind !== 'session') throw new HttpError(403, `${what} needs a logged-in session; an API key cannot do this`);
+  if (principal.kind !== 'session') throw new HttpError('NW_SESSION_REQUIRED', `${what} needs a logged-in session; an API key cannot do this`);
   return principal;
 }

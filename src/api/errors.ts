@@ -1,24 +1,123 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ConflictError, InvalidInputError, NetwardenError, NotFoundError } from '../util/errors.js';
-import { DatabaseUnavailableError } from '../store/errors.js';
+import { ERROR_CODES, NetwardenError, type ErrorCode } from '../util/errors.js';
 
-/** An error whose status and `detail` are meant for the client. */
-export class HttpError extends Error {
+/**
+ * The HTTP status of each error code: the one place that decides it. The internal codes (which
+ * never reach a client as such) are 500: one escaping to the API is a fault, answered `NW_INTERNAL`.
+ */
+export const STATUS_OF_CODE: Record<ErrorCode, number> = {
+  NW_INVALID_INPUT: 400,
+  NW_VALIDATION: 400,
+  NW_MALFORMED_BODY: 400,
+  NW_INVALID_PATH: 400,
+  NW_MALFORMED_REQUEST: 400,
+  NW_INVALID_TARGET: 400,
+  NW_TARGET_NOT_ALLOWED: 400,
+  NW_REPORT_REJECTED: 400,
+  NW_SCAN_INPUT: 400,
+  NW_INVALID_SCHEDULE: 400,
+  NW_ENGINE_UNAVAILABLE: 400,
+  NW_NOT_AUTHENTICATED: 401,
+  NW_LOGIN_FAILED: 401,
+  NW_CROSS_ORIGIN: 403,
+  NW_SESSION_REQUIRED: 403,
+  NW_SETUP_CODE_REJECTED: 403,
+  NW_TOO_MANY_ATTEMPTS: 429,
+  NW_NOT_FOUND: 404,
+  NW_ROUTE_NOT_FOUND: 404,
+  NW_METHOD_NOT_ALLOWED: 405,
+  NW_SCAN_NOT_FOUND: 404,
+  NW_DEVICE_NOT_FOUND: 404,
+  NW_SCHEDULE_NOT_FOUND: 404,
+  NW_CHANNEL_NOT_FOUND: 404,
+  NW_API_KEY_NOT_FOUND: 404,
+  NW_AGENT_NOT_FOUND: 404,
+  NW_CONFLICT: 409,
+  NW_SCAN_BUSY: 409,
+  NW_SCAN_NOT_RUNNING: 409,
+  NW_SCAN_HELD_ELSEWHERE: 409,
+  NW_UPLOAD_IN_PROGRESS: 409,
+  NW_SETUP_COMPLETE: 409,
+  NW_REQUEST_TIMEOUT: 408,
+  NW_BODY_TOO_LARGE: 413,
+  NW_UNSUPPORTED_MEDIA_TYPE: 415,
+  NW_HEADERS_TOO_LARGE: 431,
+  // The framework's own 4xx keeps the status it chose; 400 is the usual one.
+  NW_REQUEST_REJECTED: 400,
+  NW_INTERNAL: 500,
+  NW_DATABASE_UNAVAILABLE: 503,
+  NW_CONFIG: 500,
+  NW_CLI: 500,
+  NW_HTTP_REQUEST_FAILED: 500,
+  NW_OUTBOUND_REFUSED: 500,
+  NW_DELIVERY_FAILED: 500,
+  NW_NAME_SOURCE_FAILED: 500,
+  NW_AGENT_REQUEST_FAILED: 500,
+  NW_AGENT_TOKEN_REFUSED: 500,
+  NW_SCAN_ABORTED: 500,
+  NW_JOB_NOT_STARTABLE: 500,
+  NW_CVE_DATA_INVALID: 500,
+  NW_CVE_FEED_INVALID: 500,
+  NW_INVALID_VERSION_RANGE: 500,
+  NW_BACKUP_FILE_INVALID: 500,
+  NW_RESTORE_REFUSED: 500,
+};
+
+/** The codes an error answer with this status may carry, in ERROR_CODES order (for the OpenAPI document). */
+export function codesOfStatus(status: number): ErrorCode[] {
+  return (Object.keys(STATUS_OF_CODE) as ErrorCode[]).filter((code) => STATUS_OF_CODE[code] === status);
+}
+
+/**
+ * The table of error codes in README.md (scripts/generate-error-table.mjs writes it there): each
+ * code with the status it is answered with and what it means; internal codes last, without a status.
+ */
+export function errorCodeTable(): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const rows = (Object.entries(ERROR_CODES) as [ErrorCode, string][]).map(([code, meaning]) => {
+    const internal = meaning.startsWith('(internal) ');
+    return `| \`${code}\` | ${internal ? '—' : STATUS_OF_CODE[code]} | ${cell(internal ? meaning.slice('(internal) '.length) : meaning)} |`;
+  });
+  return ['| Code | Status | Meaning |', '|---|---|---|', ...rows].join('\n') + '\n';
+}
+
+/**
+ * An error the API layer itself answers with: its `code` (and so its status) is chosen where it
+ * is thrown, its `detail` is meant for the client as written.
+ */
+export class HttpError extends NetwardenError {
+  /** Response headers besides Retry-After (Allow of a 405). */
+  readonly headers: Record<string, string>;
+
   constructor(
-    readonly statusCode: number,
-    readonly detail: string,
-    readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
+    readonly code: ErrorCode,
+    detail: string,
+    extra: Record<string, unknown> = {},
+    options: { headers?: Record<string, string>; retryAfterSeconds?: number } = {},
   ) {
-    super(detail);
+    super(detail, extra, { retryAfterSeconds: options.retryAfterSeconds });
+    this.headers = options.headers ?? {};
+  }
+
+  get statusCode(): number {
+    return STATUS_OF_CODE[this.code];
   }
 }
 
-export const notAuthenticated = () => new HttpError(401, 'Not authenticated');
-export const badRequest = (detail: string, extra?: Record<string, unknown>) => new HttpError(400, detail, extra);
-export const notFound = (what: string) => new HttpError(404, `${what} not found`);
-export const forbidden = (detail: string) => new HttpError(403, detail);
-export const conflict = (detail: string, extra?: Record<string, unknown>) => new HttpError(409, detail, extra);
+/** What a 404 can be about, and its code. */
+const NOT_FOUND_CODES = {
+  Scan: 'NW_SCAN_NOT_FOUND',
+  Device: 'NW_DEVICE_NOT_FOUND',
+  Channel: 'NW_CHANNEL_NOT_FOUND',
+  'API key': 'NW_API_KEY_NOT_FOUND',
+  Agent: 'NW_AGENT_NOT_FOUND',
+} as const satisfies Record<string, ErrorCode>;
+
+export const notAuthenticated = () => new HttpError('NW_NOT_AUTHENTICATED', 'Not authenticated');
+export const badRequest = (detail: string, extra?: Record<string, unknown>) => new HttpError('NW_INVALID_INPUT', detail, extra);
+export const notFound = (what: keyof typeof NOT_FOUND_CODES) => new HttpError(NOT_FOUND_CODES[what], `${what} not found`);
+export const forbidden = (code: ErrorCode, detail: string) => new HttpError(code, detail);
+export const conflict = (code: ErrorCode, detail: string, extra?: Record<string, unknown>) => new HttpError(code, detail, extra);
 
 interface AjvError {
   keyword: string;
@@ -69,55 +168,70 @@ function sizeText(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
-/** The HTTP status of each kind of domain error: the one place that decides it. */
-function statusOf(error: NetwardenError): number {
-  if (error instanceof InvalidInputError) return 400;
-  if (error instanceof NotFoundError) return 404;
-  if (error instanceof ConflictError) return 409;
-  return 500;
+const INTERNAL_DETAIL = 'Internal server error; the server log has the details';
+
+/**
+ * The answer to an error: `{"detail","code", ...extra}` with the status of the code, and
+ * Retry-After when the error says when to try again. A 401 is only `{"detail"}`, whatever the
+ * cause: it tells an unauthenticated client nothing more.
+ */
+function answer(
+  reply: FastifyReply,
+  status: number,
+  code: ErrorCode,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  retryAfterSeconds?: number,
+) {
+  if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
+  if (status === 401) return reply.code(401).send({ detail });
+  return reply.code(status).send({ detail, code, ...extra });
 }
 
 export function errorHandler(error: FastifyError & { validationContext?: string }, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof HttpError) {
     reply.headers(error.headers);
-    return reply.code(error.statusCode).send({ detail: error.detail, ...error.extra });
+    return answer(reply, error.statusCode, error.code, error.detail, error.extra, error.retryAfterSeconds);
   }
   if (error instanceof NetwardenError) {
-    return reply.code(statusOf(error)).send({ detail: error.message, ...error.extra });
+    const status = STATUS_OF_CODE[error.code];
+    if (status < 500) return answer(reply, status, error.code, error.detail, error.extra, error.retryAfterSeconds);
+    request.log.error({ err: error }, 'request failed');
+    if (status === 500) return answer(reply, 500, 'NW_INTERNAL', INTERNAL_DETAIL);
+    return answer(reply, status, error.code, error.detail, error.extra, error.retryAfterSeconds);
   }
   if (error.validation) {
-    return reply.code(400).send({ detail: describeValidationError(error.validation, error.validationContext) });
+    return answer(reply, 400, 'NW_VALIDATION', describeValidationError(error.validation, error.validationContext));
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return reply
-        .code(413)
-        .send({ detail: `body: request body is larger than the ${sizeText(request.routeOptions?.bodyLimit ?? 1024 * 1024)} limit` });
+      return answer(
+        reply,
+        413,
+        'NW_BODY_TOO_LARGE',
+        `body: request body is larger than the ${sizeText(request.routeOptions?.bodyLimit ?? 1024 * 1024)} limit`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return reply.code(415).send({ detail: 'body: Content-Type must be application/json' });
+      return answer(reply, 415, 'NW_UNSUPPORTED_MEDIA_TYPE', 'body: Content-Type must be application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return reply.code(400).send({ detail: 'body: Content-Type is application/json but the body is empty; send a JSON object' });
+      return answer(reply, 400, 'NW_MALFORMED_BODY', 'body: Content-Type is application/json but the body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return reply.code(400).send({ detail: 'body: malformed JSON' });
+      return answer(reply, 400, 'NW_MALFORMED_BODY', 'body: malformed JSON');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return reply.code(400).send({ detail: 'body: Content-Length does not match the body' });
+      return answer(reply, 400, 'NW_MALFORMED_BODY', 'body: Content-Length does not match the body');
   }
   if (error instanceof SyntaxError && error.statusCode === 400) {
-    return reply.code(400).send({ detail: `body: malformed JSON (${error.message})` });
+    return answer(reply, 400, 'NW_MALFORMED_BODY', `body: malformed JSON (${error.message})`);
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    return reply.code(status).send({ detail: error.message });
+    return answer(reply, status, 'NW_REQUEST_REJECTED', error.message);
   }
   request.log.error({ err: error }, 'request failed');
-  if (error instanceof DatabaseUnavailableError) {
-    if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
-    return reply.code(503).send({ detail: error.detail });
-  }
   if (isDatabaseUnavailable(error)) {
-    return reply.code(503).header('Retry-After', '5').send({ detail: 'The database is unavailable; try again shortly' });
+    return answer(reply, 503, 'NW_DATABASE_UNAVAILABLE', 'The database is unavailable; try again shortly', {}, 5);
   }
-  return reply.code(500).send({ detail: 'Internal server error; the server log has the details' });
+  return answer(reply, 500, 'NW_INTERNAL', INTERNAL_DETAIL);
 }
 
 /**

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from '../util/errors.js';
+import { STATUS_OF_CODE } from './errors.js';
 
 /*
  * Failures Fastify would otherwise answer by itself, outside the hooks and the error handler,
- * with its own body: the answers here follow the contract (`{"detail": ...}`) like every other.
+ * with its own body: the answers here follow the contract (`{"detail","code"}`) like every other.
  */
 
 /**
@@ -16,7 +18,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
  * every hook, and the not-found handler answers with what is remembered here.
  */
 export interface RouterError {
-  status: number;
+  code: ErrorCode;
   detail: string;
   /** The path as the client sent it (the request's own URL is the internal one). */
   path: string;
@@ -39,11 +41,11 @@ export function rerouteFrameworkErrors(app: () => FastifyInstance, maxParamLengt
 function describe(error: FastifyError, maxParamLength: number): Omit<RouterError, 'path'> {
   switch (error.code) {
     case 'FST_ERR_BAD_URL':
-      return { status: 400, detail: 'path: is not a valid URL path (malformed percent-encoding)' };
+      return { code: 'NW_INVALID_PATH', detail: 'path: is not a valid URL path (malformed percent-encoding)' };
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return { status: 400, detail: `path: a path parameter is longer than ${maxParamLength} characters` };
+      return { code: 'NW_INVALID_PATH', detail: `path: a path parameter is longer than ${maxParamLength} characters` };
     default:
-      return { status: 500, detail: 'Internal server error; the server log has the details' };
+      return { code: 'NW_INTERNAL', detail: 'Internal server error; the server log has the details' };
   }
 }
 
@@ -64,16 +66,17 @@ export function requestedPath(request: FastifyRequest): string {
  */
 export function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, detail] =
+  const [code, detail]: [ErrorCode, string] =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'The request was not received in time']
+      ? ['NW_REQUEST_TIMEOUT', 'The request was not received in time']
       : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'The request headers are too large']
-        : [400, 'Malformed HTTP request'];
+        ? ['NW_HEADERS_TOO_LARGE', 'The request headers are too large']
+        : ['NW_MALFORMED_REQUEST', 'Malformed HTTP request'];
+  const status = STATUS_OF_CODE[code];
   const id = randomUUID();
   this.log.warn({ reqId: id, status, err: error }, 'malformed HTTP request refused');
   if (socket.writable) {
-    const body = JSON.stringify({ detail });
+    const body = JSON.stringify({ detail, code });
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

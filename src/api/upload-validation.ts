@@ -6,7 +6,7 @@
  */
 import type { FastifySchemaCompiler } from 'fastify';
 import { AgentUploadParts, type AgentUpload } from '../schemas/agent.js';
-import { badRequest } from './errors.js';
+import { HttpError } from './errors.js';
 import { describeValidationError } from './errors.js';
 import { createValidatorCompiler } from './validation.js';
 
@@ -57,5 +57,5 @@ export class UploadValidator {
 function check(validate: Check, value: unknown, path: string): void {
   if (validate(value)) return;
   const errors = (validate.errors ?? []).map((e) => ({ ...e, instancePath: path + e.instancePath }));
-  throw badRequest(describeValidationError(errors, 'body'));
+  throw new HttpError('NW_VALIDATION', describeValidationError(errors, 'body'));
 }

@@ -1,7 +1,7 @@
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { HttpError, badRequest } from './errors.js';
+import { HttpError } from './errors.js';
 
 const common: Options = {
   removeAdditional: false,
@@ -63,7 +63,8 @@ const nulFreeBodies = new WeakSet<FastifyRequest>();
  */
 export function checkJsonTextForNul(request: FastifyRequest, text: string): void {
   // `\u0000` preceded by an even number of backslashes is the escape (an odd number escapes the backslash).
-  if (text.includes('\\u0000') && /(?<!\\)(?:\\\\)*\\u0000/.test(text)) throw badRequest('body: must not contain the NUL character (\\u0000)');
+  if (text.includes('\\u0000') && /(?<!\\)(?:\\\\)*\\u0000/.test(text))
+    throw new HttpError('NW_VALIDATION', 'body: must not contain the NUL character (\\u0000)');
   nulFreeBodies.add(request);
 }
 
@@ -76,7 +77,7 @@ export async function rejectNulCharacters(request: FastifyRequest): Promise<void
   ];
   for (const [value, partName] of parts) {
     const where = findNul(value);
-    if (where !== undefined) throw badRequest(`${where || partName}: must not contain the NUL character`);
+    if (where !== undefined) throw new HttpError('NW_VALIDATION', `${where || partName}: must not contain the NUL character`);
   }
 }
 
@@ -96,6 +97,6 @@ export async function rejectForeignCharsets(request: FastifyRequest): Promise<vo
   if ((length === undefined || length === '0') && encoding === undefined) return;
   const charset = declaredCharset(request.headers['content-type']);
   if (charset !== undefined && charset !== 'utf-8') {
-    throw new HttpError(415, `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);
+    throw new HttpError('NW_UNSUPPORTED_MEDIA_TYPE', `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);
   }
 }

@@ -11,6 +11,7 @@ import { commandLogger } from '../logger.js';
 import type { CommandServices } from '../services.js';
 import type { Store } from '../store/index.js';
 import { markRunning } from '../store/run-markers.js';
+import { NetwardenError } from '../util/errors.js';
 
 /** Exit status for bad arguments or values (the usage was wrong). */
 export const EXIT_USAGE = 2;
@@ -18,7 +19,9 @@ export const EXIT_USAGE = 2;
 export const EXIT_FAILURE = 1;
 
 /** An error meant for the operator: printed as one line, never with a stack trace. */
-export class CliError extends Error {
+export class CliError extends NetwardenError {
+  readonly code = 'NW_CLI';
+
   constructor(
     message: string,
     readonly exitCode: number = EXIT_FAILURE,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { NMAP_REPORT_MAX_BYTES } from '../core/limits.js';
 import { readNmapReport } from '../scan/report-reader.js';
 import { toScanRecord } from '../store/scans.js';
-import { InvalidInputError, NetwardenError } from '../util/errors.js';
+import { InvalidInputError, RefusedError } from '../util/errors.js';
 import { CLI_ACTOR, CliError, action, messageOf, printable, usageError, withServices } from './common.js';
 
 /** Reads the report: a file, or standard input for `-`; refused beyond the API's limit (50 MiB). */
@@ -47,7 +47,7 @@ export function registerImportCommand(program: Command): void {
             const plan = await readNmapReport(xml);
             scan = await manager.importReport(plan, { actor: { name: CLI_ACTOR.actor, type: CLI_ACTOR.actorType }, bytes: Buffer.byteLength(xml) });
           } catch (err) {
-            if (err instanceof NetwardenError) {
+            if (err instanceof RefusedError) {
               // The API's messages name the body; here the body is the file.
               throw new CliError(`${printable(file)}: ${err.message.replace(/^body: /, '')}`, err instanceof InvalidInputError ? 2 : 1);
             }

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { SCAN_PROFILES } from '../core/model.js';
-import { InvalidInputError, NetwardenError } from '../util/errors.js';
+import { InvalidInputError, RefusedError } from '../util/errors.js';
 import type { ScanProfile } from '../core/model.js';
 import { CLI_ACTOR, CliError, action, printable, usageError, withServices } from './common.js';
 
@@ -26,7 +26,7 @@ export function registerScanCommand(program: Command): void {
               actor: { name: CLI_ACTOR.actor, type: CLI_ACTOR.actorType },
             });
           } catch (err) {
-            if (err instanceof NetwardenError) throw new CliError(err.message, err instanceof InvalidInputError ? 2 : 1);
+            if (err instanceof RefusedError) throw new CliError(err.message, err instanceof InvalidInputError ? 2 : 1);
             throw err;
           }
           const interrupt = () => {

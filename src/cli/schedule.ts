@@ -3,7 +3,7 @@ import { SCAN_PROFILES } from '../core/model.js';
 import { CRON_HELP } from '../core/schedule.js';
 import { ScheduleService, type ScheduleActor } from '../jobs/schedules.js';
 import type { CommandServices } from '../services.js';
-import { InvalidInputError, NetwardenError } from '../util/errors.js';
+import { InvalidInputError, RefusedError } from '../util/errors.js';
 import { CLI_ACTOR, CliError, action, printable, shortTime, table, usageError, withServices } from './common.js';
 
 const ACTOR: ScheduleActor = { ...CLI_ACTOR, triggeredBy: CLI_ACTOR.actor };
@@ -19,7 +19,7 @@ function service({ store, scans }: CommandServices): ScheduleService {
 
 /** A refusal from the shared rules, as the CLI reports it: bad values exit 2, the rest 1. */
 function cliErrorOf(err: unknown): unknown {
-  if (err instanceof NetwardenError) return new CliError(err.message, err instanceof InvalidInputError ? 2 : 1);
+  if (err instanceof RefusedError) return new CliError(err.message, err instanceof InvalidInputError ? 2 : 1);
   return err;
 }
 

@@ -14,6 +14,7 @@ import { Type, type Static, type StringOptions } from '@sinclair/typebox';
 import { parseCidrList } from '../core/net.js';
 import { isPostgresUrl } from '../store/db.js';
 import { outboundAllowFromEnvironment } from '../util/outbound.js';
+import { NetwardenError } from '../util/errors.js';
 
 /** A variable of ENVIRONMENT: a string, with what the docs say about it. */
 interface VariableOptions extends StringOptions {
@@ -155,7 +156,9 @@ export interface NmapLocation {
   dataDir: string | null;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends NetwardenError {
+  readonly code = 'NW_CONFIG';
+}
 
 const FILE_KEYS = ['port', 'host', 'data_dir', 'database_url', 'log_level', 'settings'];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

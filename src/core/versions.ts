@@ -1,3 +1,4 @@
+import { NetwardenError } from '../util/errors.js';
 /**
  * Version strings as network services announce them, compared the way their authors mean them.
  * Pure functions, no I/O.
@@ -213,7 +214,9 @@ export interface CompiledRange {
   endExcluding: ParsedVersion | null;
 }
 
-export class InvalidVersionRangeError extends Error {}
+export class InvalidVersionRangeError extends NetwardenError {
+  readonly code = 'NW_INVALID_VERSION_RANGE';
+}
 
 export function compileRange(range: VersionRange): CompiledRange {
   const parse = (field: keyof VersionRange): ParsedVersion | null => {

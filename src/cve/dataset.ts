@@ -11,6 +11,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCveIndex, canonicalProductKey, validateCveEntry, type CveEntry, type CveIndex } from '../core/cve/index.js';
+import { NetwardenError } from '../util/errors.js';
 
 /** data/cve/ in the repository (works from src/ under vitest and from dist/ once built). */
 export const SHIPPED_CVE_DIR = fileURLToPath(new URL('../../data/cve/', import.meta.url));
@@ -40,7 +41,9 @@ export interface ImportedCveFile {
   sources: { file: string; kind: 'nvd' | 'kev'; imported_at: string; detail: string | null }[];
 }
 
-export class CveDataError extends Error {}
+export class CveDataError extends NetwardenError {
+  readonly code = 'NW_CVE_DATA_INVALID';
+}
 
 export function emptyImportedFile(): ImportedCveFile {
   return { format: IMPORTED_FORMAT, version: 1, updated_at: null, cves: [], kev: {}, sources: [] };

@@ -28,8 +28,11 @@ import {
   type KevRecord,
 } from './dataset.js';
 import { isObject } from '../util/is-object.js';
+import { NetwardenError } from '../util/errors.js';
 
-export class FeedFormatError extends Error {}
+export class FeedFormatError extends NetwardenError {
+  readonly code = 'NW_CVE_FEED_INVALID';
+}
 
 export type FeedKind = 'nvd' | 'kev';
 

@@ -1,6 +1,7 @@
 /** The scan engine interface: what an engine is asked to do and how it reports progress. */
 import type { PortCoverage } from '../core/coverage.js';
 import type { DiscoveredHost, ScanProfile, ScannedHost } from '../core/model.js';
+import { NetwardenError } from '../util/errors.js';
 
 export type ScanPhase = 'queued' | 'discovery' | 'ports' | 'services' | 'os' | 'saving' | 'done';
 
@@ -84,9 +85,10 @@ export interface ScanEngine {
 }
 
 /** Thrown by an engine when its AbortSignal fires. */
-export class ScanAbortedError extends Error {
+export class ScanAbortedError extends NetwardenError {
+  readonly code = 'NW_SCAN_ABORTED';
+
   constructor(message = 'Scan cancelled') {
     super(message);
-    this.name = 'ScanAbortedError';
   }
 }

@@ -23,7 +23,7 @@ import type { ScanManager } from '../scan/manager.js';
 import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import type { ScheduleRow } from '../store/schema.js';
-import { NetwardenError } from '../util/errors.js';
+import { RefusedError } from '../util/errors.js';
 
 /** How often production checks for due slots: the seconds of a per-minute schedule's delay. */
 export const SCHEDULER_TICK_MS = 1_000;
@@ -181,7 +181,7 @@ export class Scheduler {
     try {
       return await this.scans.scheduleTarget(schedule.subnet);
     } catch (err) {
-      if (!(err instanceof NetwardenError)) throw err;
+      if (!(err instanceof RefusedError)) throw err;
       return schedule.subnet ?? (await this.store.settings.get()).network.subnet;
     }
   }

@@ -9,8 +9,11 @@
 import type http from 'node:http';
 import { HttpRequestError, httpRequest } from '../util/http-request.js';
 import { OutboundGuard } from '../util/outbound.js';
+import { NetwardenError } from '../util/errors.js';
 
-export class NameSourceError extends Error {}
+export class NameSourceError extends NetwardenError {
+  readonly code = 'NW_NAME_SOURCE_FAILED';
+}
 
 export interface SourceRequest {
   method?: 'GET' | 'POST' | 'DELETE';

@@ -12,6 +12,7 @@ import type { OutboundGuard } from '../util/outbound.js';
 
 // Defined in core (the record schemas need them too, and schemas/ may not import notify/).
 import type { ChannelType, MessageEvent } from '../core/notify-rules.js';
+import { NetwardenError } from '../util/errors.js';
 export { CHANNEL_TYPES, MESSAGE_EVENTS, type ChannelType, type MessageEvent } from '../core/notify-rules.js';
 
 /** The changes of one device, as a message lists them. */
@@ -58,14 +59,15 @@ export interface SendContext {
  * A failed attempt. `retryable` for connection errors, timeouts, 408, 429 and 5xx; `retryAfterMs`
  * when the destination said how long to wait (429's Retry-After).
  */
-export class DeliveryError extends Error {
+export class DeliveryError extends NetwardenError {
+  readonly code = 'NW_DELIVERY_FAILED';
+
   constructor(
     message: string,
     readonly retryable: boolean,
     readonly retryAfterMs: number | null = null,
   ) {
     super(message);
-    this.name = 'DeliveryError';
   }
 }
 

@@ -3,6 +3,7 @@ import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Database } from '../store/schema.js';
 import { JOB_EXPIRE_SECONDS, JOB_RETRY_SECONDS, type JobOutcome, type ScanJobQueue } from './types.js';
+import { NetwardenError } from '../util/errors.js';
 
 /** The pg-boss queue scan jobs go to. */
 export const SCAN_QUEUE = 'netwarden-scan';
@@ -11,7 +12,9 @@ const POLL_SECONDS = 0.5;
 /** A job answered `later` this many times in a row has waited JOB_RETRY_SECONDS × this (about a month). */
 const RETRY_LIMIT = 2_500_000;
 
-class NotYet extends Error {
+class NotYet extends NetwardenError {
+  readonly code = 'NW_JOB_NOT_STARTABLE';
+
   constructor() {
     super('not startable yet (every slot taken, or its target busy); retried');
   }

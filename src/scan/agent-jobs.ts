@@ -16,7 +16,7 @@ import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import type { ScanRow } from '../store/schema.js';
 import { toScanRecord, type ScanLease } from '../store/scans.js';
-import { NetwardenError } from '../util/errors.js';
+import { RefusedError } from '../util/errors.js';
 import type { ScanEngine } from '../engines/types.js';
 import type { EngineSelector } from '../engines/engines.js';
 import { ScanNotFoundError, ScanNotRunningError, UploadInProgressError } from './errors.js';
@@ -91,7 +91,7 @@ export class AgentJobs {
       try {
         network = resolveTarget(device ? { device } : { subnet: claimed.subnet }, settings, this.deps.allowedTargets(settings)).network;
       } catch (err) {
-        if (!(err instanceof NetwardenError)) throw err;
+        if (!(err instanceof RefusedError)) throw err;
         const error = `Could not start: ${err.message}`;
         await recorder.endElsewhere(claimed, ownerId, 'failed', error, { error, runner: claimed.runner });
         continue;

@@ -16,7 +16,7 @@ import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import type { Database, ScanRow } from '../store/schema.js';
 import { insertQueued, targetRange, toScanRecord } from '../store/scans.js';
-import { NetwardenError } from '../util/errors.js';
+import { RefusedError } from '../util/errors.js';
 import type { EngineSelector } from '../engines/engines.js';
 import type { ScanEngine } from '../engines/types.js';
 import { ScanBusyError } from './errors.js';
@@ -169,7 +169,7 @@ export class ScanDispatch {
       target = resolveTarget(recordedTarget(claimed), settings, this.deps.allowedTargets(settings));
       engine = await engines.select(settings.scanning.engine);
     } catch (err) {
-      if (!(err instanceof NetwardenError)) throw err;
+      if (!(err instanceof RefusedError)) throw err;
       // Ends a scan this process just took but cannot run (its target is no longer allowed, no engine): failed, with why.
       const error = `Could not start: ${err.message}`;
       if (await recorder.endElsewhere(claimed, lifecycle.owner.id, 'failed', error)) {

@@ -24,6 +24,7 @@ import { Readable, pipeline, type Writable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { NetwardenError } from '../util/errors.js';
 
 export const BACKUP_FORMAT = 'netwarden-backup';
 export const BACKUP_FORMAT_VERSION = 2;
@@ -63,7 +64,9 @@ export const Trailer = Type.Object({
 export type Trailer = Static<typeof Trailer>;
 
 /** A backup file that cannot be restored: not a backup, damaged, incomplete or too new. */
-export class BackupFileError extends Error {}
+export class BackupFileError extends NetwardenError {
+  readonly code = 'NW_BACKUP_FILE_INVALID';
+}
 
 /** `netwarden-backup-20261122T024808Z.jsonl.gz` for a backup taken at that moment. */
 export function backupFileName(createdAt: string, prefix = 'netwarden-backup'): string {

@@ -39,11 +39,14 @@ import {
 } from './backup-tables.js';
 import { PG_SCHEMA_LOCK, type DatabaseHandle } from './db.js';
 import type { Dialect } from './migrations/index.js';
+import { NetwardenError } from '../util/errors.js';
 
 export { BackupFileError, type BackupHeader } from './backup-format.js';
 
 /** Restore refused because something else is using the database. */
-export class RestoreRefusedError extends Error {}
+export class RestoreRefusedError extends NetwardenError {
+  readonly code = 'NW_RESTORE_REFUSED';
+}
 
 export interface RestoreOptions {
   /**

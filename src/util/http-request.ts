@@ -9,6 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { OutboundRefusedError, type OutboundGuard } from './outbound.js';
+import { NetwardenError } from './errors.js';
 
 /** What is read of an error answer's body: enough for a reason, never the whole of it. */
 export const ERROR_BODY_BYTES = 64 * 1024;
@@ -38,13 +39,14 @@ export interface HttpAnswer {
 export type HttpFailure = 'refused' | 'timeout' | 'aborted' | 'connection' | 'too-large' | 'bad-url';
 
 /** A request that got no (usable) answer. The message is short and plain: no stack, no body. */
-export class HttpRequestError extends Error {
+export class HttpRequestError extends NetwardenError {
+  readonly code = 'NW_HTTP_REQUEST_FAILED';
+
   constructor(
     readonly kind: HttpFailure,
     message: string,
   ) {
     super(message);
-    this.name = 'HttpRequestError';
   }
 }
 

@@ -12,6 +12,7 @@
  */
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { NetwardenError } from './errors.js';
 
 export const OUTBOUND_ALLOW_VARIABLE = 'NETWARDEN_OUTBOUND_ALLOW';
 
@@ -26,13 +27,14 @@ const REFUSED: readonly { cidr: string; what: string }[] = [
 ];
 
 /** Why a destination was refused: a short sentence naming the address and the way to allow it. */
-export class OutboundRefusedError extends Error {
+export class OutboundRefusedError extends NetwardenError {
+  readonly code = 'NW_OUTBOUND_REFUSED';
+
   constructor(
     readonly address: string,
     what: string,
   ) {
     super(`${address} is a ${what} address, which outbound requests may not reach unless ${OUTBOUND_ALLOW_VARIABLE} allows it`);
-    this.name = 'OutboundRefusedError';
   }
 }
 

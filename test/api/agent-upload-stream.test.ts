@@ -149,7 +149,7 @@ describe.each(testDatabases())('agent uploads, streamed and bounded ($kind)', (d
     // 40 pieces 100 ms apart: the whole body would take 4 s to arrive.
     const notMine = await streamPost(`${server.baseUrl}/api/agent/scans/${scanId}/results`, stranger, () => trickle(40, 100));
     expect(notMine.status).toBe(404);
-    expect(JSON.parse(notMine.body)).toEqual({ detail: 'Scan not found' });
+    expect(JSON.parse(notMine.body)).toEqual({ detail: 'Scan not found', code: 'NW_SCAN_NOT_FOUND' });
     expect(notMine.answeredAfterMs).toBeLessThan(2000);
     expect(notMine.sentWhenAnswered).toBeLessThan(20 * 64 * 1024);
 

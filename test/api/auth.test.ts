@@ -70,7 +70,7 @@ describe.each(testDatabases())('first-run set-up ($kind)', (database) => {
 
     const missing = await server.request('/api/auth/setup', { method: 'POST', json: { username: 'admin' } });
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toEqual({ detail: 'password: is required' });
+    expect(await missing.json()).toEqual({ detail: 'password: is required', code: 'NW_VALIDATION' });
 
     // None of these created a user.
     expect(await (await server.request('/api/auth/status')).json()).toEqual({ setup_required: true, setup_code_required: false });
@@ -341,7 +341,7 @@ describe.each(testDatabases())('login, logout and me ($kind)', (database) => {
   it('validates the login body', async () => {
     const missing = await login(server, { username: ADMIN.username });
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toEqual({ detail: 'password: is required' });
+    expect(await missing.json()).toEqual({ detail: 'password: is required', code: 'NW_VALIDATION' });
     const empty = await login(server, { username: '', password: ADMIN.password });
     expect(empty.status).toBe(400);
     expect((await readJson(empty)).detail).toMatch(/^username: /);
@@ -511,7 +511,7 @@ describe.each(testDatabases())('password change ($kind)', (database) => {
     expect((await readJson(same)).detail).toMatch(/^new_password: /);
     const missing = await change({ current_password: ADMIN.password });
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toEqual({ detail: 'new_password: is required' });
+    expect(await missing.json()).toEqual({ detail: 'new_password: is required', code: 'NW_VALIDATION' });
   });
 
   it('needs a session: an API key gets 403, nobody gets 401', async () => {

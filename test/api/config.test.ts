@@ -153,7 +153,7 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
   it('refuses an unknown scanning.engine or profile, naming the allowed values', async () => {
     const res = await putConfig({ scanning: { engine: 'masscan' } });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ detail: 'scanning.engine: must be one of auto, nmap, native' });
+    expect(await res.json()).toEqual({ detail: 'scanning.engine: must be one of auto, nmap, native', code: 'NW_INVALID_INPUT' });
     await expectRejected({ scanning: { default_profile: 'stealth' } }, 'scanning.default_profile');
   });
 

@@ -18,7 +18,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function expectUnavailable(res: Response, pattern: RegExp, retryAfter: string | null = '5'): Promise<void> {
   const body = await readJson(res);
-  expect({ status: res.status, body }).toMatchObject({ status: 503, body: { detail: expect.stringMatching(pattern) } });
+  expect({ status: res.status, body }).toMatchObject({
+    status: 503,
+    body: { detail: expect.stringMatching(pattern), code: 'NW_DATABASE_UNAVAILABLE' },
+  });
   expect(res.headers.get('retry-after')).toBe(retryAfter);
 }
 

@@ -262,7 +262,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
     it('answers 404 for an unknown scan_id', async () => {
       const res = await get('/api/devices?scan_id=999999');
       expect(res.status).toBe(404);
-      expect(await res.json()).toEqual({ detail: 'Scan not found' });
+      expect(await res.json()).toEqual({ detail: 'Scan not found', code: 'NW_SCAN_NOT_FOUND' });
     });
 
     it.each([
@@ -381,7 +381,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
     it('answers 404 for an unknown device and 400 for a non-numeric id', async () => {
       const missing = await get('/api/devices/999999');
       expect(missing.status).toBe(404);
-      expect(await missing.json()).toEqual({ detail: 'Device not found' });
+      expect(await missing.json()).toEqual({ detail: 'Device not found', code: 'NW_DEVICE_NOT_FOUND' });
       for (const bad of ['abc', '0', '-3', '1.5']) {
         const res = await get(`/api/devices/${bad}`);
         expect(res.status, bad).toBe(400);
@@ -520,7 +520,7 @@ describe.each(testDatabases())('device updates and zones ($kind)', (database) =>
     expect(text.status).toBe(415);
     const missing = await put(999999, { label: 'x' });
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ detail: 'Device not found' });
+    expect(await missing.json()).toEqual({ detail: 'Device not found', code: 'NW_DEVICE_NOT_FOUND' });
     expect((await put(0, { label: 'x' })).status).toBe(400);
   });
 
@@ -558,7 +558,7 @@ describe.each(testDatabases())('device updates and zones ($kind)', (database) =>
       const before = await get(`/api/devices/${id}`);
       const res = await bulk({ device_ids: [id, 999991], is_trusted: !before.is_trusted });
       expect(res.status).toBe(404);
-      expect(await readJson(res)).toEqual({ detail: 'Devices not found: 999991', missing: [999991] });
+      expect(await readJson(res)).toEqual({ detail: 'Devices not found: 999991', code: 'NW_DEVICE_NOT_FOUND', missing: [999991] });
       expect(await get(`/api/devices/${id}`)).toEqual(before);
     });
 

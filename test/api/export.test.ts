@@ -224,7 +224,7 @@ describe.each(testDatabases())('export API ($kind)', (database) => {
     }
     const res = await server.request('/api/export/devices?scan_id=999999', { key });
     expect(res.status).toBe(404);
-    expect(await readJson(res)).toEqual({ detail: expect.stringMatching(/Scan/) });
+    expect(await readJson(res)).toEqual({ detail: expect.stringMatching(/Scan/), code: 'NW_SCAN_NOT_FOUND' });
   });
 
   it('needs a session or an API key', async () => {

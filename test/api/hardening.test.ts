@@ -8,13 +8,15 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../../src/api/security-headers.js';
+import { STATUS_OF_CODE } from '../../src/api/errors.js';
+import type { ErrorCode } from '../../src/util/errors.js';
 import { testDatabases, type TestDatabase } from '../helpers/databases.js';
 import { seedInventory, type Seed } from '../helpers/seed.js';
 import { ADMIN, adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 const NUL = '\u0000';
 
-/** Asserts a `{"detail": "..."}` error body of the given status whose detail matches `pattern`. */
+/** Asserts a `{"detail","code"}` error body of the given status whose detail matches `pattern`. */
 async function expectDetail(res: Response, status: number, pattern: RegExp): Promise<void> {
   const text = await res.text();
   expect({ status: res.status, body: text }).toMatchObject({ status });
@@ -22,6 +24,7 @@ async function expectDetail(res: Response, status: number, pattern: RegExp): Pro
   const body = JSON.parse(text) as Record<string, unknown>;
   expect(typeof body.detail).toBe('string');
   expect(body.detail).toMatch(pattern);
+  if (status !== 401) expect(STATUS_OF_CODE[body.code as ErrorCode], String(body.code)).toBe(status);
 }
 
 describe.each(testDatabases())('NUL characters in text input ($kind)', (database) => {
@@ -291,7 +294,7 @@ describe('requests the HTTP parser rejects', () => {
   it('answers a malformed request with 400 and a detail body', async () => {
     const answer = parse(await raw('GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nNot a header line\r\n\r\n'));
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ detail: 'Malformed HTTP request' });
+    expect(answer.body).toEqual({ detail: 'Malformed HTTP request', code: 'NW_MALFORMED_REQUEST' });
     expect(answer.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
   });
@@ -299,6 +302,6 @@ describe('requests the HTTP parser rejects', () => {
   it('answers headers over the size limit with 431 and a detail body', async () => {
     const answer = parse(await raw(`GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`));
     expect(answer.status).toBe(431);
-    expect(answer.body).toEqual({ detail: 'The request headers are too large' });
+    expect(answer.body).toEqual({ detail: 'The request headers are too large', code: 'NW_HEADERS_TOO_LARGE' });
   });
 });

@@ -332,7 +332,7 @@ describe.each(testDatabases())('nmap report import beside running scans ($kind)'
     const { scan_id: running } = await readJson(trigger);
     const busy = await importXml(fixture('loopback-sv-1.xml'));
     expect(busy.status).toBe(409);
-    expect(await readJson(busy)).toEqual({ detail: 'A scan is already running', scan_id: running });
+    expect(await readJson(busy)).toEqual({ detail: 'A scan is already running', code: 'NW_SCAN_BUSY', scan_id: running });
     // Another target imports meanwhile, outside the allowed scan targets too: an import scans nothing.
     const lab = await importXml(fixture('lab-sv.xml'));
     expect(lab.status, await lab.clone().text()).toBe(201);

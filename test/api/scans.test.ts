@@ -109,7 +109,7 @@ describe.each(testDatabases())('scan API on seeded data ($kind)', (database) => 
     for (const path of ['/api/scans/999999', '/api/scans/999999/devices']) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
-      expect(await res.json()).toEqual({ detail: 'Scan not found' });
+      expect(await res.json()).toEqual({ detail: 'Scan not found', code: 'NW_SCAN_NOT_FOUND' });
     }
     for (const path of ['/api/scans/abc', '/api/scans/0', '/api/scans/-1/devices']) {
       const res = await get(path);

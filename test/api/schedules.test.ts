@@ -171,7 +171,7 @@ describe.each(testDatabases())('schedules API ($kind)', (database) => {
 
     for (const path of ['/api/schedules/999', '/api/schedules/999/run']) {
       const res = await call(path.endsWith('/run') ? 'POST' : 'GET', path);
-      expect(res).toEqual({ status: 404, body: { detail: 'Schedule not found' } });
+      expect(res).toEqual({ status: 404, body: { detail: 'Schedule not found', code: 'NW_SCHEDULE_NOT_FOUND' } });
     }
     expect((await call('PUT', '/api/schedules/999', { name: 'x' })).status).toBe(404);
     expect((await call('DELETE', '/api/schedules/999')).status).toBe(404);
@@ -253,7 +253,7 @@ describe.each(testDatabases())('schedules API ($kind)', (database) => {
     // User triggers keep §3: 409 naming the running scan.
     for (const path of ['/api/scan/trigger?subnet=127.0.7.0/30', '/api/scan/device/127.0.7.1']) {
       const res = await call('POST', path);
-      expect(res, path).toEqual({ status: 409, body: { detail: 'A scan is already running', scan_id: running.scan_id } });
+      expect(res, path).toEqual({ status: 409, body: { detail: 'A scan is already running', code: 'NW_SCAN_BUSY', scan_id: running.scan_id } });
     }
     const status = (await call('GET', '/api/scan/status')).body;
     expect(status).toMatchObject({ scanning: true, scan_id: running.scan_id });

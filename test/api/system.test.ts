@@ -235,7 +235,7 @@ describe.each(testDatabases())('health, API description and HTTP behaviour ($kin
       expect(res.status).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       const body = await readJson(res);
-      expect(Object.keys(body)).toEqual(['detail']);
+      expect(Object.keys(body)).toEqual(['detail', 'code']);
       expect(body.detail).not.toMatch(/\bat .*\.(js|ts):\d+/);
     });
   });
@@ -245,7 +245,7 @@ describe.each(testDatabases())('health, API description and HTTP behaviour ($kin
       for (const path of ['/no/such/page', '/api/nope', '/api/keys/1/extra', '/apix']) {
         const res = await server.request(path, { key });
         expect(res.status, path).toBe(404);
-        expect(await res.json()).toEqual({ detail: `Not found: GET ${path}` });
+        expect(await res.json()).toEqual({ detail: `Not found: GET ${path}`, code: 'NW_ROUTE_NOT_FOUND' });
       }
     });
 
@@ -354,7 +354,7 @@ describe.each(testDatabases())('health when the database is gone ($kind)', (data
     const res = await server.request('/api/stats', { key });
     expect([500, 503]).toContain(res.status);
     const body = await readJson(res);
-    expect(Object.keys(body)).toEqual(['detail']);
+    expect(Object.keys(body)).toEqual(['detail', 'code']);
     expect(body.detail).not.toMatch(/sqlite|postgres|kysely|driver|\.ts:\d+|\.js:\d+/i);
     // The process is still up and still reports the fault.
     expect((await server.request('/health')).status).toBe(503);

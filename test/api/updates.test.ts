@@ -282,7 +282,7 @@ describe.each(testDatabases())('update check ($kind)', (database) => {
     for (const force of ['maybe', '1', 'yes', '']) {
       const res = await server.request(`/api/updates/check?force=${force}`, { key });
       expect(res.status, force).toBe(400);
-      expect(await res.json()).toEqual({ detail: 'force: must be true or false' });
+      expect(await res.json()).toEqual({ detail: 'force: must be true or false', code: 'NW_VALIDATION' });
     }
   });
 

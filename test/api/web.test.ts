@@ -63,7 +63,7 @@ describe.each(testDatabases())('web UI serving ($kind)', (database) => {
     expect(await api.json()).toEqual({ detail: 'Not authenticated' });
     const file = await server.request('/missing.png', html);
     expect(file.status).toBe(404);
-    expect(await file.json()).toEqual({ detail: 'Not found: GET /missing.png' });
+    expect(await file.json()).toEqual({ detail: 'Not found: GET /missing.png', code: 'NW_ROUTE_NOT_FOUND' });
     // A script asking for JSON gets the JSON 404, not the app.
     const route = await server.request('/devices/42', { headers: { Accept: 'application/json' } });
     expect(route.status).toBe(404);

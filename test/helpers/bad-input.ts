@@ -1,4 +1,6 @@
 import { expect, it } from 'vitest';
+import { STATUS_OF_CODE } from '../../src/api/errors.js';
+import type { ErrorCode } from '../../src/util/errors.js';
 import type { RequestOptions, TestServer } from './server.js';
 
 export interface BadBodyTarget {
@@ -14,7 +16,7 @@ export interface BadBodyTarget {
 
 /**
  * Declares, inside the current describe, the malformed-body cases every JSON endpoint must
- * answer with 400/413/415 and a `detail` — never a 500.
+ * answer with 400/413/415, a `detail` and a `code` of that status — never a 500.
  */
 export function itRejectsBadBodies(target: BadBodyTarget): void {
   const send = (init: RequestOptions) => {
@@ -23,9 +25,11 @@ export function itRejectsBadBodies(target: BadBodyTarget): void {
   };
   const expectDetail = async (res: Response, status: number, pattern: RegExp) => {
     expect(res.status).toBe(status);
-    const body = (await res.json()) as { detail?: unknown };
+    const body = (await res.json()) as { detail?: unknown; code?: string };
     expect(typeof body.detail).toBe('string');
     expect(body.detail).toMatch(pattern);
+    // The code on the wire is one answered with this status.
+    expect(STATUS_OF_CODE[body.code as ErrorCode], body.code).toBe(status);
   };
 
   it(`${target.method} ${target.path}: malformed JSON → 400`, async () => {

@@ -41,7 +41,7 @@ describe.each(testDatabases())('scan lifecycle ($kind)', (database) => {
 
     const second = await server.request('/api/scan/trigger?subnet=127.0.4.0/30', { method: 'POST', key });
     expect(second.status).toBe(409);
-    expect(await readJson(second)).toEqual({ detail: 'A scan is already running', scan_id: started.scan_id });
+    expect(await readJson(second)).toEqual({ detail: 'A scan is already running', code: 'NW_SCAN_BUSY', scan_id: started.scan_id });
     const device = await server.request('/api/scan/device/127.0.4.1', { method: 'POST', key });
     expect(device.status).toBe(409);
 

@@ -91,7 +91,7 @@ describe.each(cliDatastores())('two server processes on one database ($kind)', (
       const refused = responses.filter((r) => r.status === 409);
       expect(refused).toHaveLength(7);
       for (const [i, r] of responses.entries())
-        if (r.status === 409) expect(bodies[i]).toEqual({ detail: 'A scan is already running', scan_id: scanId });
+        if (r.status === 409) expect(bodies[i]).toEqual({ detail: 'A scan is already running', code: 'NW_SCAN_BUSY', scan_id: scanId });
       expect(await store.scans.listActive()).toHaveLength(1);
 
       // The instance that did not start the scan restarts: the other's scan keeps running.

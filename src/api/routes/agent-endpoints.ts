@@ -70,10 +70,14 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
    */
   const refuseEnded = (scan: ScanRow) => {
     if (scan.status === 'cancelled' || scan.status === 'failed') {
-      throw conflict(`Scan ${scan.id} has ended (${scan.status}${scan.error ? `: ${scan.error}` : ''}); stop it and send nothing more`, {
-        scan_id: scan.id,
-        status: scan.status,
-      });
+      throw conflict(
+        'NW_SCAN_NOT_RUNNING',
+        `Scan ${scan.id} has ended (${scan.status}${scan.error ? `: ${scan.error}` : ''}); stop it and send nothing more`,
+        {
+          scan_id: scan.id,
+          status: scan.status,
+        },
+      );
     }
   };
 
@@ -91,7 +95,9 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
   /** 409 when the scan runs under another run of this agent (a second `netwarden agent` with the same token, or one restarted since). */
   const refuseOtherRun = (scan: ScanRow, ownerId: string) => {
     if (scan.status === 'running' && scan.owner_id !== ownerId) {
-      throw conflict(`Scan ${scan.id} is run by another run of this agent; this run does not hold it`, { scan_id: scan.id });
+      throw conflict('NW_SCAN_HELD_ELSEWHERE', `Scan ${scan.id} is run by another run of this agent; this run does not hold it`, {
+        scan_id: scan.id,
+      });
     }
   };
 
@@ -188,7 +194,7 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
         description:
           'Agent token only. Keeps the progress for the API and the live events, and renews the lease of the scan (a scan not reported on for 30 s ends as `failed`). ' +
           "Answers what to do: `continue`; `cancel` (a cancel was asked: stop, and report `cancelled` to /end); `drop` (it is no longer this run's: stop without reporting). " +
-          'A scan that has ended as `cancelled` or `failed` answers 409 `{"detail","scan_id","status"}`: a cancel on the server ends an agent\'s scan at once, and nothing more is taken for it.',
+          'A scan that has ended as `cancelled` or `failed` answers 409 `{"detail","code":"NW_SCAN_NOT_RUNNING","scan_id","status"}`: a cancel on the server ends an agent\'s scan at once, and nothing more is taken for it.',
         params: ScanParams,
         body: AgentProgressReport,
         response: { 200: AgentProgressAnswer, ...errorResponses(400, 401, 404, 409, 413, 415) },
@@ -213,12 +219,13 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
       'application/json',
       { parseAs: 'string', bodyLimit: AGENT_UPLOAD_MAX_BYTES },
       async (request: FastifyRequest, text: string) => {
-        if (text.trim() === '') throw badRequest('body: Content-Type is application/json but the body is empty; send a JSON object');
+        if (text.trim() === '')
+          throw new HttpError('NW_MALFORMED_BODY', 'body: Content-Type is application/json but the body is empty; send a JSON object');
         checkJsonTextForNul(request, text);
         try {
           return await parseJsonYielding(text);
         } catch (err) {
-          throw badRequest(`body: malformed JSON (${(err as Error).message.slice(0, 200)})`);
+          throw new HttpError('NW_MALFORMED_BODY', `body: malformed JSON (${(err as Error).message.slice(0, 200)})`);
         }
       },
     );
@@ -250,7 +257,7 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
           response: {
             200: ScanRecord,
             ...errorResponses(400, 401, 404, 409, 415),
-            413: errorBody(`Body larger than ${AGENT_UPLOAD_MAX_BYTES / 1024 / 1024} MiB`),
+            413: errorBody(413, `Body larger than ${AGENT_UPLOAD_MAX_BYTES / 1024 / 1024} MiB`),
           },
         },
       },
@@ -270,10 +277,10 @@ export const agentEndpointRoutes: FastifyPluginAsyncTypebox<{ maxWaitMs?: number
         } catch (err) {
           if (err instanceof UploadInProgressError) {
             throw new HttpError(
-              409,
+              err.code,
               err.message,
               { ...err.extra, retry_after_seconds: UPLOAD_RETRY_AFTER_SECONDS },
-              { 'Retry-After': String(UPLOAD_RETRY_AFTER_SECONDS) },
+              { retryAfterSeconds: UPLOAD_RETRY_AFTER_SECONDS },
             );
           }
           throw err;

@@ -72,20 +72,20 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { username, password, remember, setup_code } = request.body;
       const problem = passwordProblem(password, username);
       if (problem) throw badRequest(`password: ${problem}`);
-      if ((await store.users.count()) > 0) throw conflict('Set-up is already complete; log in instead');
+      if ((await store.users.count()) > 0) throw conflict('NW_SETUP_COMPLETE', 'Set-up is already complete; log in instead');
       if (setupCode.required(request.socket.remoteAddress, request.headers)) {
         if (setup_code === undefined || setup_code.trim() === '') {
           throw new HttpError(
-            403,
+            'NW_SETUP_CODE_REJECTED',
             'setup_code: required when setting up from another machine; the service printed it on its console and in its log at start-up ("first-run set-up code")',
           );
         }
         if (!setupCode.matches(setup_code)) {
-          throw new HttpError(403, 'setup_code: does not match the code in the service log; copy it from the latest start-up');
+          throw new HttpError('NW_SETUP_CODE_REJECTED', 'setup_code: does not match the code in the service log; copy it from the latest start-up');
         }
       }
       const user = await store.users.createFirst(username, await hashPassword(password));
-      if (!user) throw conflict('Set-up is already complete; log in instead');
+      if (!user) throw conflict('NW_SETUP_COMPLETE', 'Set-up is already complete; log in instead');
       await startSession(request, reply, user.id, remember === true);
       await audit(request, {
         action: 'setup_completed',
@@ -136,7 +136,12 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
             details: { retry_after_seconds: wait, refused_since_last_entry: heldBack },
           });
         }
-        throw new HttpError(429, `Too many failed logins; try again in ${wait} seconds`, { retry_after: wait }, { 'Retry-After': String(wait) });
+        throw new HttpError(
+          'NW_TOO_MANY_ATTEMPTS',
+          `Too many failed logins; try again in ${wait} seconds`,
+          { retry_after: wait },
+          { retryAfterSeconds: wait },
+        );
       }
       const user = await store.users.findByUsername(username);
       const valid = await verifyPassword(user?.password_hash, password);
@@ -148,7 +153,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
           success: false,
           details: { reason: user ? 'wrong password' : 'unknown user' },
         });
-        throw new HttpError(401, 'Invalid username or password');
+        throw new HttpError('NW_LOGIN_FAILED', 'Invalid username or password');
       }
       await loginThrottle.succeeded(admitted.admission, [byUser]);
       await startSession(request, reply, user.id, remember === true);
@@ -226,7 +231,7 @@ export const authRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const admitted = await loginThrottle.admit([{ key: userKey(session.username), limit: LOGIN_LIMITS.user }]);
       if (!admitted.ok) {
         const wait = admitted.retryAfterSeconds;
-        throw new HttpError(429, `Too many failed attempts; try again in ${wait} seconds`, {}, { 'Retry-After': String(wait) });
+        throw new HttpError('NW_TOO_MANY_ATTEMPTS', `Too many failed attempts; try again in ${wait} seconds`, {}, { retryAfterSeconds: wait });
       }
       const user = await store.users.findById(session.userId);
       if (!user || !(await verifyPassword(user.password_hash, current_password))) {

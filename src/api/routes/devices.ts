@@ -137,7 +137,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (before.length !== ids.length) {
         const found = new Set(before.map((d) => d.id));
         const missing = ids.filter((id) => !found.has(id));
-        throw new HttpError(404, `Devices not found: ${missing.join(', ')}`, { missing });
+        throw new HttpError('NW_DEVICE_NOT_FOUND', `Devices not found: ${missing.join(', ')}`, { missing });
       }
       await store.devices.updateUserFieldsMany(ids, fields);
       const after = await store.devices.summariesOf(ids);

@@ -27,7 +27,7 @@ const DESCRIPTION = [
   '  every other port keeps its last known state (shown `stale` on the device) and is never reported closed (CONTRACT §14).',
   "- Hosts without an IPv4 address (IPv6) are skipped, each named in the record's `warnings`; hosts down are not devices.",
   '- Nothing is scanned, so the allowed scan targets (`scanning.allowed_targets`, `NETWARDEN_SCAN_ALLOW`) do not apply.',
-  '- 409 `{"detail","scan_id"}` while a scan of an overlapping target is running; the import may be retried when it ends.',
+  '- 409 `{"detail","code":"NW_SCAN_BUSY","scan_id"}` while a scan of an overlapping target is running; the import may be retried when it ends.',
   '',
   'Refused with 400: XML that is not well-formed (a truncated report), well-formed XML that is not an nmap report, a',
   "report with neither an IPv4 target nor an IPv4 host, and any DTD beyond nmap's own `<!DOCTYPE nmaprun>`: an internal",
@@ -58,7 +58,10 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Refused before the body is read.
       onRequest: async (request) => {
         if (!XML_TYPES.includes(mediaTypeOf(request))) {
-          throw new HttpError(415, 'body: Content-Type must be application/xml (or text/xml): send the nmap report nmap -oX wrote');
+          throw new HttpError(
+            'NW_UNSUPPORTED_MEDIA_TYPE',
+            'body: Content-Type must be application/xml (or text/xml): send the nmap report nmap -oX wrote',
+          );
         }
       },
       schema: {

@@ -54,7 +54,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Start a scan of a subnet',
         description:
           'Scans `subnet` (default: config network.subnet) with `profile` (default normal), skipping config network.exclude. ' +
-          'One scan runs at a time: while another scan runs or is queued, 409 `{"detail":"A scan is already running","scan_id":…}` naming the running scan (else the queued one). ' +
+          'One scan runs at a time: while another scan runs or is queued, 409 `{"detail":"A scan is already running","code":"NW_SCAN_BUSY","scan_id":…}` naming the running scan (else the queued one). ' +
           "A subnet larger than scanning.max_hosts, or outside the allowed scan targets, is a 400. The record's `triggered_by` is the username, or `key:<key name>` for an API key.",
         querystring: Type.Object(
           {

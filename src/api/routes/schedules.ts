@@ -130,7 +130,8 @@ export const scheduleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['schedules'],
         summary: 'One scan schedule',
-        description: 'The schedule as GET /api/schedules lists it; 404 `{"detail":"Schedule not found"}` for an unknown id.',
+        description:
+          'The schedule as GET /api/schedules lists it; 404 `{"detail":"Schedule not found","code":"NW_SCHEDULE_NOT_FOUND"}` for an unknown id.',
         params: ScheduleParams,
         response: { 200: Schedule, ...errorResponses(400, 401, 404) },
       },

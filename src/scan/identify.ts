@@ -51,7 +51,10 @@ export async function identifyHosts(
         const { host } = target;
         const openTcpPorts = host.ports.filter((p) => p.protocol === 'tcp' && isOpenPort(p)).map((p) => ({ port: p.port, service: p.service }));
         const openUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && isOpenPort(p)).map((p) => p.port);
-        probes.set(target.deviceId, await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts }, probeSettings, options.signal, options.probeOptions));
+        probes.set(
+          target.deviceId,
+          await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts }, probeSettings, options.signal, options.probeOptions),
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(HOSTS_AT_ONCE, targets.length) }, worker));

@@ -132,12 +132,21 @@ export class ScanRecorder {
       const discovered = liveByIp.get(device.ip);
       if (!found && !discovered) continue;
       const host: ScannedHost = found
-        ? { ...found, mac: found.mac ?? discovered?.mac ?? null, vendor: found.vendor ?? discovered?.vendor ?? null, hostname: found.hostname ?? discovered?.hostname ?? null }
+        ? {
+            ...found,
+            mac: found.mac ?? discovered?.mac ?? null,
+            vendor: found.vendor ?? discovered?.vendor ?? null,
+            hostname: found.hostname ?? discovered?.hostname ?? null,
+          }
         : { ...discovered!, os_name: null, device_type: null, ports: [] };
       const decisions: { rule: string; explanation: string }[] = [];
-      if (device.isNew) decisions.push({ rule: 'new_device', explanation: `First seen at ${device.ip}${host.mac ? ` with MAC ${host.mac}` : ' (no MAC seen)'}` });
+      if (device.isNew)
+        decisions.push({ rule: 'new_device', explanation: `First seen at ${device.ip}${host.mac ? ` with MAC ${host.mac}` : ' (no MAC seen)'}` });
       if (device.previousIp)
-        decisions.push({ rule: 'address_changed', explanation: `Same device (${host.mac ? `MAC ${host.mac}` : 'same identity'}) moved from ${device.previousIp} to ${device.ip}` });
+        decisions.push({
+          rule: 'address_changed',
+          explanation: `Same device (${host.mac ? `MAC ${host.mac}` : 'same identity'}) moved from ${device.previousIp} to ${device.ip}`,
+        });
       targets.push({ deviceId: device.deviceId, host, decisions });
     }
     if (targets.length === 0) return;

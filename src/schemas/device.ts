@@ -23,14 +23,20 @@ const deviceSummaryFields = {
   hostname: Nullable(Type.String()),
   vendor: Nullable(Type.String()),
   name: Nullable(
-    Type.String({ description: "The device's best name: its label when a person named it, else the name the probes found (mDNS, NetBIOS, SNMP, UPnP)" }),
+    Type.String({
+      description: "The device's best name: its label when a person named it, else the name the probes found (mDNS, NetBIOS, SNMP, UPnP)",
+    }),
   ),
   device_type: Nullable(
     Type.String({
       description: `What the device is: one of ${DEVICE_TYPES.join(', ')} (recognised from the scan's probes, or set by a person; see GET /api/devices/{id}/identity)`,
     }),
   ),
-  type_confidence: Type.Integer({ minimum: 0, maximum: 100, description: 'How sure recognition is of `device_type` (100: a person set it; 0: unknown)' }),
+  type_confidence: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description: 'How sure recognition is of `device_type` (100: a person set it; 0: unknown)',
+  }),
   model: Nullable(Type.String({ description: 'The model recognition found (UPnP, mDNS, SNMP, HTTP, TLS evidence)' })),
   os_name: Nullable(Type.String()),
   os_version: Nullable(Type.String({ description: 'The version of `os_name`, when recognition found one' })),
@@ -195,7 +201,8 @@ export const DeviceIdentity = Type.Object({
       field: Type.String({ description: 'name, device_type, vendor, model, os_name, os_version or cpe' }),
       value: Type.String(),
       source: Type.String({
-        description: 'What said so: mdns, ssdp, snmp, netbios, http_title, http_server, tls, ssh, nmap_os, oui, ports, hostname, or user (a person set it; scans never change it)',
+        description:
+          'What said so: mdns, ssdp, snmp, netbios, http_title, http_server, tls, ssh, nmap_os, oui, ports, hostname, or user (a person set it; scans never change it)',
       }),
       detail: Type.String({ description: 'The observation in words, as a person checks it' }),
       confidence: Type.Integer({ minimum: 0, maximum: 100 }),

@@ -235,7 +235,10 @@ export class DeviceStore {
       .selectFrom('ports')
       .select('ports.device_id')
       .where(sql<boolean>`(${lowered('ports.service')} or ${lowered('ports.product')} or ${lowered('ports.version')})`);
-    const withCve = this.db.selectFrom('cve_matches').select('cve_matches.device_id').where(sql<boolean>`${lowered('cve_matches.cve_id')}`);
+    const withCve = this.db
+      .selectFrom('cve_matches')
+      .select('cve_matches.device_id')
+      .where(sql<boolean>`${lowered('cve_matches.cve_id')}`);
     const member = (sub: Compilable) =>
       this.dialect === 'postgres' ? sql<boolean>`${sql.ref('devices.id')} = any(array(${sub}))` : sql<boolean>`${sql.ref('devices.id')} in (${sub})`;
     return [sql<boolean>`${lowered('devices.model')}`, member(onPorts), member(withCve)];

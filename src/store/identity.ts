@@ -139,7 +139,14 @@ export class IdentityStore {
     const set = parseUserFields(device.user_fields);
     const user: EvidenceRecord[] = [];
     if (set.name && device.label !== null)
-      user.push({ field: 'name', value: device.label, source: 'user', detail: 'Named by a person; scans do not change it', confidence: 100, observed_at: set.name });
+      user.push({
+        field: 'name',
+        value: device.label,
+        source: 'user',
+        detail: 'Named by a person; scans do not change it',
+        confidence: 100,
+        observed_at: set.name,
+      });
     if (set.device_type && device.device_type !== null)
       user.push({
         field: 'device_type',
@@ -215,7 +222,15 @@ export class IdentityStore {
       } else {
         await trx
           .insertInto('device_identity_keys')
-          .values({ device_id: deviceId, kind: key.kind, value: key.value, strength: key.strength, source: key.source, first_seen: at, last_seen: at })
+          .values({
+            device_id: deviceId,
+            kind: key.kind,
+            value: key.value,
+            strength: key.strength,
+            source: key.source,
+            first_seen: at,
+            last_seen: at,
+          })
           .execute();
       }
     }

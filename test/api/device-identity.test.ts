@@ -98,11 +98,18 @@ describe.each(testDatabases())('device identity ($kind)', (database) => {
       // Every key in the contract's shape; the address and the certificate's key are among them.
       for (const k of identity.keys) expect(Object.keys(k).sort()).toEqual(['first_seen', 'kind', 'last_seen', 'source', 'value']);
       expect(identity.keys).toContainEqual(expect.objectContaining({ kind: 'ip', value: ip, source: 'scan' }));
-      expect(identity.keys).toContainEqual(expect.objectContaining({ kind: 'tls_certificate', source: 'tls', value: expect.stringMatching(/^[0-9a-f]{64}$/) }));
+      expect(identity.keys).toContainEqual(
+        expect.objectContaining({ kind: 'tls_certificate', source: 'tls', value: expect.stringMatching(/^[0-9a-f]{64}$/) }),
+      );
       for (const e of identity.evidence) expect(Object.keys(e).sort()).toEqual(['confidence', 'detail', 'field', 'observed_at', 'source', 'value']);
       // The page's title (plain and behind TLS), the certificate's maker and the SSH banner all said something.
       expect(identity.evidence).toContainEqual(
-        expect.objectContaining({ field: 'device_type', value: 'nas', source: 'http_title', detail: expect.stringContaining('Synology DiskStation') }),
+        expect.objectContaining({
+          field: 'device_type',
+          value: 'nas',
+          source: 'http_title',
+          detail: expect.stringContaining('Synology DiskStation'),
+        }),
       );
       expect(identity.evidence).toContainEqual(expect.objectContaining({ field: 'vendor', value: 'Synology', source: 'tls' }));
       expect(identity.evidence.some((e: any) => e.source === 'ssh')).toBe(true);
@@ -115,7 +122,10 @@ describe.each(testDatabases())('device identity ($kind)', (database) => {
       const searches = ['synology', 'NAS', ...(product ? [product] : [])];
       for (const term of searches) {
         const found = await get(`/api/devices?q=${encodeURIComponent(term)}`);
-        expect(found.map((d: any) => d.id), term).toEqual([summary.id]);
+        expect(
+          found.map((d: any) => d.id),
+          term,
+        ).toEqual([summary.id]);
       }
       expect(await get('/api/devices?q=no-such-thing-here')).toEqual([]);
 

@@ -182,7 +182,18 @@ describe.each(testDatabases())('identity store ($kind)', (database) => {
       .execute();
     await store.db
       .insertInto('cve_matches')
-      .values({ device_id: other.id, scan_id: null, cve_id: 'CVE-2021-32675', severity: 'high', cvss_score: 7.5, remediation: null, confidence: 'confirmed', port: 6379, matched_product: 'redis', matched_version: '6.0.9' })
+      .values({
+        device_id: other.id,
+        scan_id: null,
+        cve_id: 'CVE-2021-32675',
+        severity: 'high',
+        cvss_score: 7.5,
+        remediation: null,
+        confidence: 'confirmed',
+        port: 6379,
+        matched_product: 'redis',
+        matched_version: '6.0.9',
+      })
       .execute();
     const ids = async (search: string) => (await store.devices.list({ search, limit: 100, offset: 0 })).rows.map((d) => d.id);
     expect(await ids('redis')).toEqual([other.id]);

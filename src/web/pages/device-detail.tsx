@@ -187,7 +187,10 @@ function IdentityCard({ device: d }: { device: DeviceDetail }) {
           <ul class="evidence-list">
             {evidence.map((e, i) => (
               <li key={i}>
-                <strong>{e.field.replace(/_/g, ' ')}</strong>: {e.value} <span class="muted small">({SOURCE_WORDS[e.source] ?? e.source}, {e.confidence}%)</span>
+                <strong>{e.field.replace(/_/g, ' ')}</strong>: {e.value}{' '}
+                <span class="muted small">
+                  ({SOURCE_WORDS[e.source] ?? e.source}, {e.confidence}%)
+                </span>
                 <div class="small muted">{e.detail}</div>
               </li>
             ))}

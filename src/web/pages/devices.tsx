@@ -464,8 +464,7 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         </a>
       </td>
       <td class="device-name">
-        <TypeIcon type={d.device_type} confidence={d.type_confidence} />{' '}
-        {name ? <span>{name}</span> : <span class="muted">—</span>}
+        <TypeIcon type={d.device_type} confidence={d.type_confidence} /> {name ? <span>{name}</span> : <span class="muted">—</span>}
         {d.is_trusted && <span class="badge trusted">Trusted</span>}
         {d.name && d.hostname && d.name !== d.hostname && <div class="muted small">{d.hostname}</div>}
         {d.missed_scans > 0 && (

@@ -24,7 +24,7 @@ const ALLOWED: Record<string, string[]> = {
   names: ['core', 'schemas', 'store', 'util'],
   probes: ['core', 'util'],
   engines: ['core', 'util'],
-  scan: ['core', 'cve', 'engines', 'events', 'names', 'queue', 'schemas', 'store', 'util'],
+  scan: ['core', 'cve', 'engines', 'events', 'names', 'probes', 'queue', 'schemas', 'store', 'util'],
   notify: ['core', 'events', 'schemas', 'store', 'util'],
   agent: ['core', 'engines', 'scan', 'schemas', 'util'],
   jobs: ['auth', 'core', 'events', 'notify', 'queue', 'scan', 'schemas', 'store', 'util'],

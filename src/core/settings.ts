@@ -20,6 +20,7 @@ import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { LEASE_FILE_FORMATS } from './lease-files.js';
 import { SCAN_PROFILES } from './model.js';
 import { FINDING_SEVERITIES } from './severity.js';
+import { PROBE_NAMES } from './probe-results.js';
 import { isObject } from '../util/is-object.js';
 
 const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
@@ -206,6 +207,20 @@ export const SettingsSchema = Type.Object(
       },
       strict,
     ),
+    recognition: Type.Object(
+      {
+        probes: Type.Array(Type.Union(PROBE_NAMES.map((p) => Type.Literal(p))), {
+          uniqueItems: true,
+          description:
+            'Recognition probes run after the port scan on every host a scan reached, unicast to that host only (mdns, ssdp, netbios, snmp, http, tls, ssh); an empty list runs none',
+        }),
+        snmp_communities: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+          maxItems: 8,
+          description: 'SNMP v2c communities the snmp probe tries in turn (read-only requests); default public',
+        }),
+      },
+      { ...strict, description: 'What a scan asks each host it reached, to recognise what the device is (docs/recognition.md)' },
+    ),
     presence: Type.Object(
       {
         offline_after_scans: Type.Integer({
@@ -257,6 +272,7 @@ export function defaultSettings(): Settings {
     retention: { days: 365 },
     server: { trust_proxy: false, session_hours: 12, remember_days: 30, secure_cookies: false, public_url: '' },
     presence: { offline_after_scans: 1 },
+    recognition: { probes: [...PROBE_NAMES], snmp_communities: ['public'] },
     metrics: { public: false },
     name_sources: {
       pihole: { enabled: false, url: '', password: '' },

@@ -20,6 +20,7 @@ import { toScanRecord } from '../store/scans.js';
 import { ScanAbortedError } from '../engines/types.js';
 import type { ScanEvaluator } from './evaluate.js';
 import { publishScanOutcome } from './events.js';
+import { identifyHosts, type IdentifyTarget } from './identify.js';
 import type { ScanOwner } from './owner.js';
 import type { ScanRequest, ScanRun } from './scan-run.js';
 
@@ -70,6 +71,7 @@ export class ScanRecorder {
       await this.deps.store.scans.addWarnings(scan.id, results.warnings);
       seen = await this.recordDiscovery(run, results.hosts);
       if (request.profile !== 'quick') await this.recordPorts(scan, coverageOf(results.examined), results.ports, results.hosts, seen);
+      await this.recordIdentity(run, seen, results.hosts, request.profile !== 'quick' ? results.ports : [], false);
     } else {
       seen = results.seen;
     }
@@ -112,6 +114,49 @@ export class ScanRecorder {
       nowIso(),
       { id: scan.id, examined },
     );
+  }
+
+  /**
+   * Recognition of the devices a scan reached (src/scan/identify.ts): with `probe`, the recognition
+   * probes ask each host first (its own scan's run, after the port scan); without, recognition reads
+   * what the scan saw (an imported report, an agent's upload). Records keys, evidence, the
+   * recognised fields (never one a person set) and the decisions. A failure is logged, never fatal.
+   */
+  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ScannedHost[], probe: boolean): Promise<void> {
+    const { store, log } = this.deps;
+    const scannedByIp = new Map(scanned.map((h) => [h.ip, h]));
+    const liveByIp = new Map(live.map((h) => [h.ip, h]));
+    const targets: IdentifyTarget[] = [];
+    for (const device of seen) {
+      const found = scannedByIp.get(device.ip);
+      const discovered = liveByIp.get(device.ip);
+      if (!found && !discovered) continue;
+      const host: ScannedHost = found
+        ? {
+            ...found,
+            mac: found.mac ?? discovered?.mac ?? null,
+            vendor: found.vendor ?? discovered?.vendor ?? null,
+            hostname: found.hostname ?? discovered?.hostname ?? null,
+          }
+        : { ...discovered!, os_name: null, device_type: null, ports: [] };
+      const decisions: { rule: string; explanation: string }[] = [];
+      if (device.isNew)
+        decisions.push({ rule: 'new_device', explanation: `First seen at ${device.ip}${host.mac ? ` with MAC ${host.mac}` : ' (no MAC seen)'}` });
+      if (device.previousIp)
+        decisions.push({
+          rule: 'address_changed',
+          explanation: `Same device (${host.mac ? `MAC ${host.mac}` : 'same identity'}) moved from ${device.previousIp} to ${device.ip}`,
+        });
+      targets.push({ deviceId: device.deviceId, host, decisions });
+    }
+    if (targets.length === 0) return;
+    try {
+      const records = await identifyHosts(targets, run.settings, { probe, signal: run.engineOptions.signal });
+      if (run.engineOptions.signal.aborted) return;
+      await store.identity.recordRecognition(run.scan.id, records, nowIso());
+    } catch (err) {
+      log.warn({ err, scan_id: run.scan.id }, 'could not record what the devices of a scan are');
+    }
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import type { OutboundGuard } from '../util/outbound.js';
 import type { Logger } from 'pino';
-import type { DiscoveredHost, ScanProfile } from '../core/model.js';
+import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
 import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network } from '../core/net.js';
 import { formatCoverage, type PortCoverage } from '../core/coverage.js';
 import type { Settings } from '../core/settings.js';
@@ -45,7 +45,7 @@ export interface ScanRunnerDeps {
   outboundGuard?: OutboundGuard;
 }
 
-type Phases = { live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortCoverage };
+type Phases = { live: DiscoveredHost[]; seen: SeenDevice[]; portList: PortCoverage; scanned: ScannedHost[] };
 
 export class ScanRunner {
   constructor(private readonly deps: ScanRunnerDeps) {}
@@ -120,8 +120,11 @@ export class ScanRunner {
     timer.unref();
     const lease = lifecycle.keepLease(running);
     try {
-      const { live, seen, portList } =
+      const { live, seen, portList, scanned } =
         engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run, request.profile) : await this.phases(run);
+      if (running.abort.signal.aborted) throw new ScanAbortedError();
+      // Recognition (issue 21): the probes ask the hosts the port scan reached what they are.
+      await recorder.recordIdentity(run, seen, live, scanned, request.profile !== 'quick');
       if (running.abort.signal.aborted) throw new ScanAbortedError();
       await recorder.recordResults(run, { hosts: live, seen, examined: portList });
     } catch (err) {
@@ -177,8 +180,9 @@ export class ScanRunner {
   /** Discovery, then the port scan of the hosts it found (not for quick scans): one after the other. */
   private async phases(run: ScanRun): Promise<Phases> {
     const { live, seen } = await this.discoveryPhase(run);
-    const portList = await this.portPhase(run, live, seen);
-    return { live, seen, portList };
+    const scanned: ScannedHost[] = [];
+    const portList = await this.portPhase(run, live, seen, scanned);
+    return { live, seen, portList, scanned };
   }
 
   /** Finds the live hosts and records them in the inventory (presence is decided once the scan completes). */
@@ -196,7 +200,7 @@ export class ScanRunner {
   }
 
   /** Scans the live hosts' ports (not for quick scans) and records them; returns the port list examined. */
-  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[]): Promise<PortCoverage> {
+  private async portPhase(run: ScanRun, live: DiscoveredHost[], seen: SeenDevice[], scanned: ScannedHost[]): Promise<PortCoverage> {
     const { engine, settings, request, engineOptions } = run;
     if (request.profile === 'quick') return portListOf(settings, request.profile, this.deps.engines);
     const portList = await this.examinedBy(run, request.profile);
@@ -210,6 +214,7 @@ export class ScanRunner {
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
     await this.deps.recorder.recordPorts(run.scan, portList, results, live, seen);
+    scanned.push(...results);
     return portList;
   }
 
@@ -239,6 +244,7 @@ export class ScanRunner {
     const exclude = request.device ? [] : settings.network.exclude;
     engineOptions.onProgress({ phase: 'discovery', percent: 0 });
     let found: { live: DiscoveredHost[]; seen: SeenDevice[] } = { live: [], seen: [] };
+    const scanned: ScannedHost[] = [];
     const { privileged, resolveHostnames, hostTimeoutSeconds } = engineOptions;
     const live = await runPipeline({
       engine,
@@ -255,11 +261,14 @@ export class ScanRunner {
       recordDiscovery: async (hosts) => {
         found = { live: hosts, seen: await recorder.recordDiscovery(run, hosts) };
       },
-      recordPorts: (results) => recorder.recordPorts(run.scan, portList, results, found.live, found.seen),
+      recordPorts: async (results) => {
+        await recorder.recordPorts(run.scan, portList, results, found.live, found.seen);
+        scanned.push(...results);
+      },
       onProcessGroups: run.recordProcessGroups,
     });
     engineOptions.onProgress({ phase: 'saving', percent: 0, hostsDone: live.length });
-    return { ...found, portList };
+    return { ...found, portList, scanned };
   }
 }
 

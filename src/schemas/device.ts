@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { STALE_AFTER_SCANS } from '../core/coverage.js';
+import { DEVICE_TYPES } from '../core/device-types.js';
 import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
@@ -21,8 +22,24 @@ const deviceSummaryFields = {
   mac_randomized: Type.Boolean({ description: 'The MAC is locally administered (randomised by the device)' }),
   hostname: Nullable(Type.String()),
   vendor: Nullable(Type.String()),
-  device_type: Nullable(Type.String()),
+  name: Nullable(
+    Type.String({
+      description: "The device's best name: its label when a person named it, else the name the probes found (mDNS, NetBIOS, SNMP, UPnP)",
+    }),
+  ),
+  device_type: Nullable(
+    Type.String({
+      description: `What the device is: one of ${DEVICE_TYPES.join(', ')} (recognised from the scan's probes, or set by a person; see GET /api/devices/{id}/identity)`,
+    }),
+  ),
+  type_confidence: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description: 'How sure recognition is of `device_type` (100: a person set it; 0: unknown)',
+  }),
+  model: Nullable(Type.String({ description: 'The model recognition found (UPnP, mDNS, SNMP, HTTP, TLS evidence)' })),
   os_name: Nullable(Type.String()),
+  os_version: Nullable(Type.String({ description: 'The version of `os_name`, when recognition found one' })),
   label: Nullable(Type.String()),
   zone: Nullable(Type.String()),
   is_trusted: Type.Boolean(),
@@ -164,3 +181,43 @@ export type RiskDetails = DeviceDetail['risk_details'];
 export type FindingRecord = RiskDetails['findings'][number];
 export type CveRecord = DeviceDetail['cves'][number];
 export type IpHistoryRecord = DeviceDetail['ip_history'][number];
+
+/** GET /api/devices/{id}/identity (CONTRACT §15). */
+export const DeviceIdentity = Type.Object({
+  keys: Type.Array(
+    Type.Object({
+      kind: Type.String({
+        description:
+          'mac, ssh_host_key, tls_certificate, upnp_udn, mdns_name, netbios_name, dhcp_client_id, snmp_engine_id, hostname or ip. A strong key (SSH host key, certificate key, UDN, engine ID, global MAC) belongs to one device only',
+      }),
+      value: Type.String(),
+      source: Type.String({ description: 'The probe or record it came from: scan, ssh, tls, ssdp, mdns, netbios, snmp, dns, a name source' }),
+      first_seen: Timestamp,
+      last_seen: Timestamp,
+    }),
+  ),
+  evidence: Type.Array(
+    Type.Object({
+      field: Type.String({ description: 'name, device_type, vendor, model, os_name, os_version or cpe' }),
+      value: Type.String(),
+      source: Type.String({
+        description:
+          'What said so: mdns, ssdp, snmp, netbios, http_title, http_server, tls, ssh, nmap_os, oui, ports, hostname, or user (a person set it; scans never change it)',
+      }),
+      detail: Type.String({ description: 'The observation in words, as a person checks it' }),
+      confidence: Type.Integer({ minimum: 0, maximum: 100 }),
+      observed_at: Timestamp,
+    }),
+    { description: 'What the latest recognition read (values a person set first); hits that lost to stronger evidence are listed too' },
+  ),
+  decisions: Type.Array(
+    Type.Object({
+      scan_id: Nullable(Type.Integer()),
+      rule: Type.String({ description: 'new_device, address_changed, recognition, strong_key_held' }),
+      explanation: Type.String(),
+      at: Timestamp,
+    }),
+    { description: 'Newest first' },
+  ),
+});
+export type DeviceIdentity = Static<typeof DeviceIdentity>;

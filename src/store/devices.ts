@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Compilable, type RawBuilder, type Updateable } from 'kysely';
 import type { Database, DeviceRow, DeviceSnapshotsTable, DevicesTable, NewDevice } from './schema.js';
 import { worstFirst, type FindingSeverity, type RiskLevel } from '../core/severity.js';
 import type { DeviceDetail, DeviceSummary, FindingRecord } from '../schemas/device.js';
@@ -9,6 +9,7 @@ import { describePort } from '../core/services.js';
 import { formatCoverage, noFindingStatement, parseSegments, segmentsCoverage, STALE_AFTER_SCANS } from '../core/coverage.js';
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
+import { IdentityStore, parseUserFields } from './identity.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
@@ -63,6 +64,10 @@ const SUMMARY_COLUMNS = [
   'online',
   'missed_scans',
   'port_coverage',
+  'model',
+  'os_version',
+  'type_confidence',
+  'discovered_name',
 ] as const satisfies readonly (keyof DeviceRow)[];
 type SummaryRow = Pick<DeviceRow, (typeof SUMMARY_COLUMNS)[number]>;
 
@@ -77,6 +82,10 @@ function containsPattern(text: string): string {
 /** The user-owned fields of a device; scans never write them. */
 export interface DeviceUserFields {
   label?: string | null;
+  /** The device's name: its label (CONTRACT §15); a person's name is never replaced by a discovered one. */
+  name?: string | null;
+  /** One of core/device-types.ts; null hands the type back to discovery. */
+  device_type?: string | null;
   zone?: string | null;
   is_trusted?: boolean;
   notes?: string | null;
@@ -94,7 +103,10 @@ export class DeviceStore {
     private readonly dialect: 'sqlite' | 'postgres' = 'sqlite',
   ) {
     this.counts = new VersionedCache(dataVersion, COUNT_CACHE_MS, 200);
+    this.identity = new IdentityStore(db, onWrite);
   }
+
+  private readonly identity: IdentityStore;
 
   async list(query: DeviceQuery): Promise<{ rows: DeviceSummary[]; total: number }> {
     const search = query.search?.trim();
@@ -194,6 +206,7 @@ export class DeviceStore {
                 [eb.and([eb('devices.id', 'in', indexed), eb(this.searchedText(), 'like', like)])]
               : [eb(this.searchedText(walkIndex), 'like', like)]),
           ...(port !== null && port <= 65535 ? [this.withOpenPort(port)] : []),
+          ...this.withInventoryText(like),
         ]),
       );
     }
@@ -210,6 +223,25 @@ export class DeviceStore {
     return this.dialect === 'postgres'
       ? sql<boolean>`${sql.ref('devices.id')} = any(array(${withPort}))`
       : sql<boolean>`${sql.ref('devices.id')} in (${withPort})`;
+  }
+
+  /**
+   * Search beyond the device's own columns (issue 21): its model, and the services, products,
+   * versions and CVE ids found on it. Sub-selects, as withOpenPort, so PostgreSQL computes each once.
+   */
+  private withInventoryText(like: RawBuilder<string>) {
+    const lowered = (column: string) => sql`lower(${sql.ref(column)}) like ${like}`;
+    const onPorts = this.db
+      .selectFrom('ports')
+      .select('ports.device_id')
+      .where(sql<boolean>`(${lowered('ports.service')} or ${lowered('ports.product')} or ${lowered('ports.version')})`);
+    const withCve = this.db
+      .selectFrom('cve_matches')
+      .select('cve_matches.device_id')
+      .where(sql<boolean>`${lowered('cve_matches.cve_id')}`);
+    const member = (sub: Compilable) =>
+      this.dialect === 'postgres' ? sql<boolean>`${sql.ref('devices.id')} = any(array(${sub}))` : sql<boolean>`${sql.ref('devices.id')} in (${sub})`;
+    return [sql<boolean>`${lowered('devices.model')}`, member(onPorts), member(withCve)];
   }
 
   /**
@@ -326,7 +358,39 @@ export class DeviceStore {
   }
 
   async updateUserFields(id: number, fields: DeviceUserFields): Promise<void> {
-    await this.updateUserFieldsMany([id], fields);
+    const { name, device_type, ...rest } = fields;
+    const named = 'name' in fields ? name : 'label' in fields ? fields.label : undefined;
+    if (named !== undefined || 'device_type' in fields) {
+      // Which fields a person set, and when (migration 015): scans leave those alone.
+      const row = await this.db.selectFrom('devices').select('user_fields').where('id', '=', id).executeTakeFirst();
+      if (!row) return;
+      const set = parseUserFields(row.user_fields);
+      const patch: Updateable<DevicesTable> = {};
+      const at = new Date().toISOString();
+      if (named !== undefined) {
+        patch.label = named || null;
+        if (named) set.name = at;
+        else delete set.name;
+      }
+      if ('device_type' in fields) {
+        if (device_type) {
+          patch.device_type = device_type;
+          patch.type_confidence = 100;
+          set.device_type = at;
+        } else {
+          // Handed back to discovery: what the latest recognition said, until the next scan.
+          delete set.device_type;
+          const discovered = await this.identity.discoveredValue(id, 'device_type');
+          patch.device_type = discovered?.value ?? null;
+          patch.type_confidence = discovered?.confidence ?? 0;
+        }
+      }
+      patch.user_fields = JSON.stringify(set);
+      await this.db.updateTable('devices').set(patch).where('id', '=', id).execute();
+      this.onWrite();
+    }
+    const { label: _label, ...others } = rest;
+    await this.updateUserFieldsMany([id], others);
   }
 
   /** Applies the same user-field change to every given device, in one statement. */
@@ -475,8 +539,12 @@ function toSummary(row: SummaryRow, ports: PortsSummary = { open: [], stale: 0 }
     mac_randomized: row.mac_randomized === 1,
     hostname: row.hostname,
     vendor: row.vendor,
+    name: row.label ?? row.discovered_name,
     device_type: row.device_type,
+    type_confidence: row.type_confidence,
+    model: row.model,
     os_name: row.os_name,
+    os_version: row.os_version,
     label: row.label,
     zone: row.zone,
     is_trusted: row.is_trusted === 1,

@@ -5,6 +5,7 @@ import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabas
 import { DeviceStore } from './devices.js';
 import { EvaluationStore } from './evaluation.js';
 import { HistoryStore } from './history.js';
+import { IdentityStore } from './identity.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
 import { MetricsStore } from './metrics.js';
@@ -32,6 +33,8 @@ export class Store {
   readonly scans: ScanStore;
   readonly agents: AgentStore;
   readonly devices: DeviceStore;
+  /** Identity keys, recognition evidence and decisions of devices (migration 015). */
+  readonly identity: IdentityStore;
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
   /** Reads over the scans' history: two scans compared, a device's timeline. */
@@ -68,6 +71,7 @@ export class Store {
     this.scans = new ScanStore(db, bump, handle.dialect);
     this.agents = new AgentStore(db, bump);
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
+    this.identity = new IdentityStore(db, bump);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.history = new HistoryStore(db);

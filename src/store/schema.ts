@@ -176,6 +176,48 @@ export interface DevicesTable {
   assessed_with: string | null;
   /** JSON segments `[{scan_id, at, ports}]`: which scan last examined which of its ports, and when (core/coverage.ts, migration 014). */
   port_coverage: Generated<JsonText | null>;
+  /** Recognition's answer (core/recognition.ts, migration 015): model, OS version and how sure the type is (0–100). */
+  model: Generated<string | null>;
+  os_version: Generated<string | null>;
+  type_confidence: Generated<number>;
+  /** The best name the probes found (mDNS, NetBIOS, SNMP, UPnP); the summary's `name` without a label (migration 015). */
+  discovered_name: Generated<string | null>;
+  /** JSON object `{field: set_at}` of the fields a person set (`name`, `device_type`): scans never write them (migration 015). */
+  user_fields: Generated<JsonText>;
+}
+
+/** A key a device was seen with (core/identity-keys.ts, migration 015); a strong one belongs to one device only. */
+export interface DeviceIdentityKeysTable {
+  id: Generated<number>;
+  device_id: number;
+  kind: string;
+  value: string;
+  strength: string;
+  source: string;
+  first_seen: string;
+  last_seen: string;
+}
+
+/** One hit of the device's latest recognition (migration 015). */
+export interface DeviceEvidenceTable {
+  id: Generated<number>;
+  device_id: number;
+  field: string;
+  value: string;
+  source: string;
+  detail: string;
+  confidence: number;
+  observed_at: string;
+}
+
+/** Why a scan decided what it did about a device (migration 015). */
+export interface IdentityDecisionsTable {
+  id: Generated<number>;
+  device_id: number;
+  scan_id: number | null;
+  rule: string;
+  explanation: string;
+  at: string;
 }
 
 export interface DeviceSnapshotsTable {
@@ -414,6 +456,9 @@ export interface Database {
   schedules: SchedulesTable;
   evaluation_state: EvaluationStateTable;
   relay_messages: RelayMessagesTable;
+  device_identity_keys: DeviceIdentityKeysTable;
+  device_evidence: DeviceEvidenceTable;
+  identity_decisions: IdentityDecisionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -41,6 +41,7 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
       'name_sources',
       'network',
       'presence',
+      'recognition',
       'retention',
       'scanning',
       'server',
@@ -50,6 +51,7 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
     expect(config.retention).toEqual({ days: 365 });
     expect(config.name_sources.pihole).toEqual({ enabled: false, url: '', password: '' });
     expect(config.presence).toEqual({ offline_after_scans: 1 });
+    expect(config.recognition).toEqual({ probes: ['mdns', 'ssdp', 'netbios', 'snmp', 'http', 'tls', 'ssh'], snmp_communities: ['public'] });
     // The tests run with NETWARDEN_SCAN_ALLOW (vitest.config.ts): the enforced list is shown.
     expect(config.scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
     expect(config.network).toEqual({ subnet: '192.168.1.0/24', exclude: [], resolve_hostnames: false });

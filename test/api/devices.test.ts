@@ -29,6 +29,10 @@ const SUMMARY_KEYS = [
   'ports_examined',
   'ports_examined_at',
   'stale_ports',
+  'name',
+  'type_confidence',
+  'model',
+  'os_version',
 ];
 
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
@@ -43,8 +47,12 @@ function expectedSummary(seed: Seed, key: DeviceKey) {
     mac_randomized: d.mac_randomized === 1,
     hostname: d.hostname,
     vendor: d.vendor,
+    name: d.label ?? d.discovered_name,
     device_type: d.device_type,
+    type_confidence: d.type_confidence,
+    model: d.model,
     os_name: d.os_name,
+    os_version: d.os_version,
     label: d.label,
     zone: d.zone,
     is_trusted: d.is_trusted === 1,
@@ -427,15 +435,17 @@ describe.each(testDatabases())('device updates and zones ($kind)', (database) =>
     const res = await put(id, { label: 'Core router' });
     expect(res.status).toBe(200);
     const body = await readJson(res);
-    expect(body).toEqual({ ...before, label: 'Core router' });
+    // The label is the device's name (CONTRACT §15).
+    const named = { label: 'Core router', name: 'Core router' };
+    expect(body).toEqual({ ...before, ...named });
     expect(await get(`/api/devices/${id}`)).toEqual(body);
 
     const res2 = await put(id, { is_trusted: false });
     expect(res2.status).toBe(200);
-    expect(await readJson(res2)).toEqual({ ...before, label: 'Core router', is_trusted: false });
+    expect(await readJson(res2)).toEqual({ ...before, ...named, is_trusted: false });
 
     const res3 = await put(id, { zone: 'DMZ', notes: 'moved to the DMZ rack' });
-    expect(await readJson(res3)).toEqual({ ...before, label: 'Core router', is_trusted: false, zone: 'DMZ', notes: 'moved to the DMZ rack' });
+    expect(await readJson(res3)).toEqual({ ...before, ...named, is_trusted: false, zone: 'DMZ', notes: 'moved to the DMZ rack' });
   });
 
   it('clears label, zone and notes with null or an empty string', async () => {
@@ -447,7 +457,8 @@ describe.each(testDatabases())('device updates and zones ($kind)', (database) =>
 
     const res = await put(id, { label: null, zone: '' });
     expect(res.status).toBe(200);
-    expect(await readJson(res)).toEqual({ ...before, label: null, zone: null, notes: 'temporary note' });
+    // Without a label, the name is the discovered one (none in the seed).
+    expect(await readJson(res)).toEqual({ ...before, label: null, name: null, zone: null, notes: 'temporary note' });
 
     const res2 = await put(id, { notes: '' });
     expect((await readJson(res2)).notes).toBeNull();

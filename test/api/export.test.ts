@@ -35,6 +35,10 @@ const DEVICE_COLUMNS = [
   'ports_examined',
   'ports_examined_at',
   'stale_ports',
+  'name',
+  'type_confidence',
+  'model',
+  'os_version',
 ];
 const CHANGE_COLUMNS = [
   'id',

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH, ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
-import { DeviceDetail, DeviceSummary } from '../../schemas/device.js';
+import { DeviceDetail, DeviceIdentity, DeviceSummary } from '../../schemas/device.js';
+import { DEVICE_TYPES } from '../../core/device-types.js';
 import { DEVICE_SORT_KEYS, type DeviceUserFields } from '../../store/devices.js';
 import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
@@ -74,9 +75,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['devices'],
-        summary: "Change a device's label, zone, trust flag or notes",
+        summary: "Change a device's label (name), type, zone, trust flag or notes",
         description:
           'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. Returns the full device. ' +
+          '`name` is the label (`name` wins when both are sent); `device_type` one of the types of CONTRACT §15. A name or type a person set is never overwritten by a scan (its evidence shows `source: "user"`); `null` hands it back to discovery. ' +
           'When a value changed, the device summary is published as a `device_updated` live event (GET /api/events).',
         params: Type.Object({ device_id: Id }),
         body: Type.Object(
@@ -85,6 +87,8 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             zone: Type.Optional(Text(ZONE_NAME_MAX_LENGTH)),
             is_trusted: Type.Optional(Type.Boolean()),
             notes: Type.Optional(Text(DEVICE_NOTES_MAX_LENGTH)),
+            name: Type.Optional(Text(DEVICE_LABEL_MAX_LENGTH)),
+            device_type: Type.Optional(Nullable(StringEnum(DEVICE_TYPES))),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -103,6 +107,23 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         for (const summary of await store.devices.summariesOf([id])) events.publish('device_updated', summary);
       }
       return after;
+    },
+  );
+
+  app.get(
+    '/api/devices/:device_id/identity',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: 'What the device is and what names it: identity keys, recognition evidence and the decisions scans made',
+        params: Type.Object({ device_id: Id }),
+        response: { 200: DeviceIdentity, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const identity = await store.identity.get(request.params.device_id);
+      if (!identity) throw notFound('Device');
+      return identity;
     },
   );
 
@@ -168,8 +189,8 @@ async function auditDeviceUpdate(
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {
   const changes: Record<string, { old: unknown; new: unknown }> = {};
-  for (const key of ['label', 'zone', 'is_trusted', 'notes'] as const) {
-    if (key in fields && before[key] !== after[key]) changes[key] = { old: before[key], new: after[key] };
+  for (const key of ['label', 'zone', 'is_trusted', 'notes', 'device_type'] as const) {
+    if ((key in fields || (key === 'label' && 'name' in fields)) && before[key] !== after[key]) changes[key] = { old: before[key], new: after[key] };
   }
   if (Object.keys(changes).length === 0) return false;
   await audit(request, {

@@ -12,6 +12,7 @@ import { coverageOf, describePorts, type Coverage } from '../coverage';
 import { useEvents } from '../events';
 import { useAction, useInterval, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
+import { TypeIcon, typeLabel } from '../components/type-icon';
 import { SEVERITIES, isOneOf, type Cve, type DeviceDetail, type Finding, type Port, type Scan, type Severity } from '../types';
 
 /** The API states findings' and CVEs' severities as plain strings; anything unexpected shows as info. */
@@ -59,7 +60,7 @@ function DeviceView({ id }: { id: number }) {
   const coverage = device.data ? coverageOf(device.data) : null;
 
   const d = saved ?? device.data;
-  const name = d ? d.label || d.hostname || d.ip_address : '';
+  const name = d ? d.name || d.hostname || d.ip_address : '';
   useTitle(name || 'Device');
 
   if (device.error instanceof ApiError && device.error.status === 404) return <NotFound id={String(id)} />;
@@ -111,6 +112,7 @@ function DeviceView({ id }: { id: number }) {
         <RiskSummary device={d} coverage={coverage} />
         <FindingsCard findings={d.risk_details.findings} cves={d.cves} />
         <Facts device={d} />
+        <IdentityCard device={d} />
         <PortsCard ports={d.ports} />
         <CvesCard cves={d.cves} />
         <TimelineCard deviceId={d.id} version={changesVersion} />
@@ -136,6 +138,81 @@ function FactSource({ source, fact }: { source: DeviceDetail['hostname_source'];
     <div class="small muted">
       {fact} from {NAME_SOURCE_LABELS[source]}
     </div>
+  );
+}
+
+/** Sources of evidence in words. */
+const SOURCE_WORDS: Record<string, string> = {
+  user: 'set by a person',
+  mdns: 'mDNS',
+  ssdp: 'UPnP',
+  snmp: 'SNMP',
+  netbios: 'NetBIOS',
+  http_title: 'web page title',
+  http_server: 'web server header',
+  tls: 'TLS certificate',
+  ssh: 'SSH',
+  nmap_os: 'nmap OS detection',
+  oui: 'MAC vendor',
+  ports: 'open ports',
+  hostname: 'host name',
+};
+
+/** What the device is and why Netwarden thinks so (GET /api/devices/{id}/identity). */
+function IdentityCard({ device: d }: { device: DeviceDetail }) {
+  const identity = useResource(
+    (signal) => answer(api.GET('/api/devices/{device_id}/identity', { params: { path: { device_id: d.id } }, signal })),
+    [d.id, d.last_seen, d.device_type, d.label],
+  );
+  const none = <span class="muted">Unknown</span>;
+  const evidence = identity.data?.evidence ?? [];
+  return (
+    <section class="card identity-card">
+      <h2>Identity</h2>
+      <dl class="facts">
+        <dt>Type</dt>
+        <dd>
+          <TypeIcon type={d.device_type} confidence={d.type_confidence} /> {typeLabel(d.device_type)}
+          {d.type_confidence > 0 && d.type_confidence < 100 && <span class="muted small"> ({d.type_confidence}% sure)</span>}
+        </dd>
+        <dt>Name</dt>
+        <dd>{d.name ?? none}</dd>
+        <dt>Vendor and model</dt>
+        <dd>{d.vendor || d.model ? [d.vendor, d.model].filter(Boolean).join(' ') : none}</dd>
+        <dt>Operating system</dt>
+        <dd>{d.os_name ? [d.os_name, d.os_version].filter(Boolean).join(' ') : none}</dd>
+      </dl>
+      <ErrorMessage error={identity.error} onRetry={identity.reload} />
+      {evidence.length > 0 && (
+        <>
+          <h3>Evidence</h3>
+          <ul class="evidence-list">
+            {evidence.map((e, i) => (
+              <li key={i}>
+                <strong>{e.field.replace(/_/g, ' ')}</strong>: {e.value}{' '}
+                <span class="muted small">
+                  ({SOURCE_WORDS[e.source] ?? e.source}, {e.confidence}%)
+                </span>
+                <div class="small muted">{e.detail}</div>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {identity.data && evidence.length === 0 && <p class="muted">No recognition evidence yet: a normal or intensive scan probes the device.</p>}
+      {identity.data && identity.data.keys.length > 0 && (
+        <>
+          <h3>Identity keys</h3>
+          <ul class="evidence-list mono small">
+            {identity.data.keys.map((k) => (
+              <li key={`${k.kind}:${k.value}`}>
+                {k.kind.replace(/_/g, ' ')}: {k.value}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
   );
 }
 

@@ -8,6 +8,7 @@ import { coverageOf } from '../coverage';
 import { ExportLinks } from '../components/export-links';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
+import { TypeIcon } from '../components/type-icon';
 import { RISK_LEVELS, everyValue, isOneOf, type DeviceSort, type DeviceSummary, type RiskLevel } from '../types';
 import './devices.css';
 
@@ -450,7 +451,7 @@ function SortHeader({
 }
 
 function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; checked: boolean; onCheck: (on: boolean) => void }) {
-  const name = d.label || d.hostname;
+  const name = d.name || d.hostname;
   return (
     <tr class={checked ? 'selected' : undefined}>
       <td class="check">
@@ -463,9 +464,9 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         </a>
       </td>
       <td class="device-name">
-        {name ? <span>{name}</span> : <span class="muted">—</span>}
+        <TypeIcon type={d.device_type} confidence={d.type_confidence} /> {name ? <span>{name}</span> : <span class="muted">—</span>}
         {d.is_trusted && <span class="badge trusted">Trusted</span>}
-        {d.label && d.hostname && <div class="muted small">{d.hostname}</div>}
+        {d.name && d.hostname && d.name !== d.hostname && <div class="muted small">{d.hostname}</div>}
         {d.missed_scans > 0 && (
           <div class={`small presence-missing${d.online ? '' : ' offline'}`}>
             {d.online ? 'Online, ' : 'Offline, '}
@@ -473,7 +474,10 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
           </div>
         )}
       </td>
-      <td class="hide-narrow">{d.vendor ?? <span class="muted">—</span>}</td>
+      <td class="hide-narrow">
+        {d.vendor ?? <span class="muted">—</span>}
+        {d.model && <div class="muted small">{d.model}</div>}
+      </td>
       <td class="hide-narrow">{d.zone ?? <span class="muted">—</span>}</td>
       <td>
         {/* Compact: the ports and when they were examined are in the title and on the device page. */}

@@ -1,0 +1,132 @@
+/**
+ * Recognition of the hosts a scan reached (issue 21, CONTRACT §15): after the port scan, the
+ * recognition probes (src/probes/) ask each host, unicast, what it is; their answers, the MAC's
+ * vendor, the host name, the open ports and nmap's OS match go through core/recognition.ts; the
+ * identity keys (core/identity-keys.ts), the evidence, the recognised fields and the decisions
+ * are what the recorder stores (store/identity.ts). Hosts are probed a few at a time, each within
+ * its time bound, and a cancel stops the lot: whatever answered by then is used.
+ */
+import { isOpenPort, type ScannedHost } from '../core/model.js';
+import type { NmapOsMatch, ProbeResults } from '../core/probe-results.js';
+import { identityKeysOf } from '../core/identity-keys.js';
+import { reasonOf, recognise } from '../core/recognition.js';
+import type { Settings } from '../core/settings.js';
+import { DEFAULT_PROBE_SETTINGS, runProbes, type ProbeRunOptions } from '../probes/index.js';
+import type { DeviceRecognitionRecord } from '../store/identity.js';
+
+/** Hosts probed at once (each runs up to eight probes of its own). */
+const HOSTS_AT_ONCE = 16;
+
+/** nmap reports only its best OS match's name and class here: taken as this sure. */
+const NMAP_OS_ACCURACY = 85;
+
+/** One host as the scan recorded it: its device and what the scan saw. */
+export interface IdentifyTarget {
+  deviceId: number;
+  host: ScannedHost;
+  /** Decisions about the device already made by this scan (new device, address change). */
+  decisions?: { rule: string; explanation: string }[];
+}
+
+export interface IdentifyOptions {
+  /** Run the probes (false: recognise from what the scan itself saw, as for an imported report). */
+  probe: boolean;
+  signal?: AbortSignal;
+  probeOptions?: ProbeRunOptions;
+}
+
+/** Probes and recognises every target; returns what to record, in the targets' order. */
+export async function identifyHosts(
+  targets: readonly IdentifyTarget[],
+  settings: Pick<Settings, 'recognition'>,
+  options: IdentifyOptions,
+): Promise<DeviceRecognitionRecord[]> {
+  const probes = new Map<number, ProbeResults>();
+  if (options.probe && settings.recognition.probes.length > 0) {
+    const probeSettings = { ...DEFAULT_PROBE_SETTINGS, probes: settings.recognition.probes, snmp_communities: settings.recognition.snmp_communities };
+    let next = 0;
+    const worker = async () => {
+      while (next < targets.length && !options.signal?.aborted) {
+        const target = targets[next++];
+        const { host } = target;
+        const openTcpPorts = host.ports.filter((p) => p.protocol === 'tcp' && isOpenPort(p)).map((p) => ({ port: p.port, service: p.service }));
+        const openUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && isOpenPort(p)).map((p) => p.port);
+        probes.set(
+          target.deviceId,
+          await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts }, probeSettings, options.signal, options.probeOptions),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(HOSTS_AT_ONCE, targets.length) }, worker));
+  }
+  return targets.map((target) => recognitionOf(target, probes.get(target.deviceId) ?? {}));
+}
+
+/** What to record about one host from its probe results. */
+export function recognitionOf(target: IdentifyTarget, probes: ProbeResults): DeviceRecognitionRecord {
+  const { host } = target;
+  const nmapOs: NmapOsMatch[] = host.os_name
+    ? [{ name: host.os_name, accuracy: NMAP_OS_ACCURACY, vendor: null, family: null, generation: null, type: host.device_type, cpe: [] }]
+    : [];
+  const recognition = recognise({
+    probes,
+    mac: host.mac,
+    ouiVendor: host.vendor,
+    hostname: host.hostname,
+    openPorts: host.ports
+      .filter(isOpenPort)
+      .map((p) => ({ port: p.port, protocol: p.protocol, service: p.service, product: p.product, version: p.version })),
+    nmapOs,
+  });
+  const keys = identityKeysOf({
+    ip: host.ip,
+    mac: host.mac,
+    macSource: host.mac_source ?? 'scan',
+    hostname: host.hostname,
+    hostnameSource: host.hostname_source ?? 'dns',
+    probes,
+  });
+  const names = discoveredNames(probes);
+  return {
+    deviceId: target.deviceId,
+    keys,
+    fields: {
+      device_type: recognition.device_type,
+      type_confidence: recognition.type_confidence,
+      vendor: recognition.vendor,
+      model: recognition.model,
+      // nmap's own OS match, when the scan has one, is more precise than a family ("Linux 5.0 - 5.2"): it stands.
+      os_name: host.os_name ? null : recognition.os_name,
+      os_version: recognition.os_version,
+      discovered_name: names[0]?.value ?? null,
+    },
+    evidence: [
+      ...names.map((n) => ({ field: 'name', value: n.value, source: n.source, detail: n.detail, confidence: n.confidence })),
+      ...recognition.evidence.map(({ rule: _rule, ...e }) => e),
+    ],
+    reason: reasonOf(recognition),
+    decisions: target.decisions ?? [],
+  };
+}
+
+interface NameEvidence {
+  value: string;
+  source: string;
+  detail: string;
+  confidence: number;
+}
+
+/** The names the device gives itself, the one a person would recognise first. */
+export function discoveredNames(probes: ProbeResults): NameEvidence[] {
+  const out: NameEvidence[] = [];
+  const add = (value: string | null | undefined, source: string, detail: string, confidence: number) => {
+    const v = value?.trim();
+    if (v && !out.some((n) => n.value.toLowerCase() === v.toLowerCase())) out.push({ value: v, source, detail, confidence });
+  };
+  const mdns = probes.mdns?.names[0];
+  if (mdns) add(mdns.replace(/\.local$/i, ''), 'mdns', `mDNS name "${mdns}"`, 80);
+  add(probes.ssdp?.friendlyName, 'ssdp', `UPnP friendlyName "${probes.ssdp?.friendlyName ?? ''}"`, 75);
+  add(probes.snmp?.sysName, 'snmp', `SNMP sysName "${probes.snmp?.sysName ?? ''}"`, 70);
+  add(probes.netbios?.name, 'netbios', `NetBIOS name "${probes.netbios?.name ?? ''}"`, 65);
+  return out;
+}

@@ -1,0 +1,305 @@
+/**
+ * What each device is and what names it (CONTRACT §15): its identity keys, the evidence of its
+ * latest recognition, the decisions scans made about it, and the fields a person set, which no
+ * scan overwrites (migration 015). Scans write through recordRecognition (src/scan/identify.ts);
+ * the API reads through get (GET /api/devices/{id}/identity).
+ */
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import { isDeviceType } from '../core/device-types.js';
+import type { IdentityKey } from '../core/identity-keys.js';
+import type { Database, DevicesTable } from './schema.js';
+
+/** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
+export const USER_SET_FIELDS = ['name', 'device_type'] as const;
+export type UserSetField = (typeof USER_SET_FIELDS)[number];
+
+/** When each user-set field was set (devices.user_fields). */
+export type UserFieldTimes = Partial<Record<UserSetField, string>>;
+
+export function parseUserFields(stored: string | null | undefined): UserFieldTimes {
+  if (!stored) return {};
+  try {
+    const value: unknown = JSON.parse(stored);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+    const out: UserFieldTimes = {};
+    for (const field of USER_SET_FIELDS) {
+      const at = (value as Record<string, unknown>)[field];
+      if (typeof at === 'string') out[field] = at;
+    }
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+export interface IdentityKeyRecord {
+  kind: string;
+  value: string;
+  source: string;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface EvidenceRecord {
+  field: string;
+  value: string;
+  source: string;
+  detail: string;
+  confidence: number;
+  observed_at: string;
+}
+
+export interface DecisionRecord {
+  scan_id: number | null;
+  rule: string;
+  explanation: string;
+  at: string;
+}
+
+export interface DeviceIdentity {
+  keys: IdentityKeyRecord[];
+  evidence: EvidenceRecord[];
+  decisions: DecisionRecord[];
+}
+
+/** One device's recognition by a scan, as src/scan/identify.ts computes it. */
+export interface DeviceRecognitionRecord {
+  deviceId: number;
+  keys: readonly IdentityKey[];
+  /** What recognition concluded; null fields leave the stored value as it is. */
+  fields: {
+    device_type: string;
+    type_confidence: number;
+    vendor: string | null;
+    model: string | null;
+    os_name: string | null;
+    os_version: string | null;
+    discovered_name: string | null;
+  };
+  /** The evidence read; replaces the device's stored evidence. */
+  evidence: readonly Omit<EvidenceRecord, 'observed_at'>[];
+  /** The short reason (core/recognition.ts reasonOf), recorded as a decision when the result changed. */
+  reason: string;
+  /** Other decisions about the device in this scan (new device, address change, resolver notes). */
+  decisions: readonly { rule: string; explanation: string }[];
+}
+
+/** How many decisions are kept per device: the oldest go first. */
+const DECISIONS_KEPT = 200;
+
+const KIND_ORDER = [
+  'mac',
+  'ssh_host_key',
+  'tls_certificate',
+  'upnp_udn',
+  'snmp_engine_id',
+  'mdns_name',
+  'netbios_name',
+  'dhcp_client_id',
+  'hostname',
+  'ip',
+];
+
+export class IdentityStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onWrite: () => void,
+  ) {}
+
+  /** The device's identity record; undefined for an unknown device. */
+  async get(deviceId: number): Promise<DeviceIdentity | undefined> {
+    const device = await this.db
+      .selectFrom('devices')
+      .select(['id', 'label', 'device_type', 'user_fields'])
+      .where('id', '=', deviceId)
+      .executeTakeFirst();
+    if (!device) return undefined;
+    const [keys, evidence, decisions] = await Promise.all([
+      this.db
+        .selectFrom('device_identity_keys')
+        .select(['kind', 'value', 'source', 'first_seen', 'last_seen'])
+        .where('device_id', '=', deviceId)
+        .orderBy('id')
+        .execute(),
+      this.db
+        .selectFrom('device_evidence')
+        .select(['field', 'value', 'source', 'detail', 'confidence', 'observed_at'])
+        .where('device_id', '=', deviceId)
+        .orderBy('id')
+        .execute(),
+      this.db
+        .selectFrom('identity_decisions')
+        .select(['scan_id', 'rule', 'explanation', 'at'])
+        .where('device_id', '=', deviceId)
+        .orderBy('id', 'desc')
+        .limit(DECISIONS_KEPT)
+        .execute(),
+    ]);
+    // What a person set comes first, with the source `user`.
+    const set = parseUserFields(device.user_fields);
+    const user: EvidenceRecord[] = [];
+    if (set.name && device.label !== null)
+      user.push({
+        field: 'name',
+        value: device.label,
+        source: 'user',
+        detail: 'Named by a person; scans do not change it',
+        confidence: 100,
+        observed_at: set.name,
+      });
+    if (set.device_type && device.device_type !== null)
+      user.push({
+        field: 'device_type',
+        value: device.device_type,
+        source: 'user',
+        detail: 'Type set by a person; scans do not change it',
+        confidence: 100,
+        observed_at: set.device_type,
+      });
+    return {
+      keys: [...keys].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)),
+      evidence: [...user, ...evidence],
+      decisions,
+    };
+  }
+
+  /**
+   * Records what scan `scanId` recognised about each device, one transaction for all: keys
+   * (a strong key another device holds is not taken from it: a decision says so), evidence
+   * (replacing the device's previous evidence), the discovered fields (never one a person set)
+   * and the decisions.
+   */
+  async recordRecognition(scanId: number | null, records: readonly DeviceRecognitionRecord[], at: string): Promise<void> {
+    if (records.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const record of records) await this.recordOne(trx, scanId, record, at);
+    });
+    this.onWrite();
+  }
+
+  private async recordOne(trx: Transaction<Database>, scanId: number | null, record: DeviceRecognitionRecord, at: string): Promise<void> {
+    const { deviceId } = record;
+    const device = await trx
+      .selectFrom('devices')
+      .select(['device_type', 'type_confidence', 'vendor', 'model', 'os_name', 'os_version', 'discovered_name', 'user_fields'])
+      .where('id', '=', deviceId)
+      .executeTakeFirst();
+    if (!device) return;
+    const decisions = [...record.decisions];
+
+    for (const key of record.keys) {
+      if (key.strength === 'excluded') continue;
+      const own = await trx
+        .selectFrom('device_identity_keys')
+        .select(['id', 'strength'])
+        .where('device_id', '=', deviceId)
+        .where('kind', '=', key.kind)
+        .where('value', '=', key.value)
+        .executeTakeFirst();
+      if (key.strength === 'strong' && own?.strength !== 'strong') {
+        const holder = await trx
+          .selectFrom('device_identity_keys')
+          .select('device_id')
+          .where('kind', '=', key.kind)
+          .where('value', '=', key.value)
+          .where('strength', '=', 'strong')
+          .where('device_id', '!=', deviceId)
+          .executeTakeFirst();
+        if (holder) {
+          decisions.push({
+            rule: 'strong_key_held',
+            explanation: `The ${key.kind.replace(/_/g, ' ')} ${key.value} also answered here, but device ${holder.device_id} holds it; it stays with that device`,
+          });
+          continue;
+        }
+      }
+      if (own) {
+        await trx
+          .updateTable('device_identity_keys')
+          .set({ last_seen: at, source: key.source, strength: key.strength })
+          .where('id', '=', own.id)
+          .execute();
+      } else {
+        await trx
+          .insertInto('device_identity_keys')
+          .values({
+            device_id: deviceId,
+            kind: key.kind,
+            value: key.value,
+            strength: key.strength,
+            source: key.source,
+            first_seen: at,
+            last_seen: at,
+          })
+          .execute();
+      }
+    }
+
+    await trx.deleteFrom('device_evidence').where('device_id', '=', deviceId).execute();
+    if (record.evidence.length > 0) {
+      await trx
+        .insertInto('device_evidence')
+        .values(record.evidence.map((e) => ({ device_id: deviceId, ...e, confidence: Math.round(e.confidence), observed_at: at })))
+        .execute();
+    }
+
+    const userSet = parseUserFields(device.user_fields);
+    const f = record.fields;
+    const patch: Updateable<DevicesTable> = {};
+    if (!userSet.device_type) {
+      if (f.device_type !== 'unknown') {
+        patch.device_type = f.device_type;
+        patch.type_confidence = f.type_confidence;
+      } else if (!isDeviceType(device.device_type) || device.device_type === 'unknown') {
+        // What nmap's OS class said (`general purpose`) is no type of the list: unknown until recognised.
+        patch.device_type = 'unknown';
+        patch.type_confidence = 0;
+      }
+    }
+    // The MAC's vendor as IEEE registers it ("Raspberry Pi Foundation") stands when recognition only shortened it.
+    if (f.vendor !== null && !sameVendor(device.vendor, f.vendor)) patch.vendor = f.vendor;
+    if (f.model !== null) patch.model = f.model;
+    if (f.os_name !== null) patch.os_name = f.os_name;
+    if (f.os_version !== null) patch.os_version = f.os_version;
+    if (f.discovered_name !== null) patch.discovered_name = f.discovered_name;
+    const before = device as Record<string, unknown>;
+    const changed = Object.entries(patch)
+      .filter(([k, v]) => before[k] !== v)
+      .map(([k]) => k);
+    if (changed.length > 0) await trx.updateTable('devices').set(patch).where('id', '=', deviceId).execute();
+    if (changed.some((k) => k === 'device_type' || k === 'vendor' || k === 'model' || k === 'os_name' || k === 'os_version')) {
+      decisions.push({ rule: 'recognition', explanation: record.reason });
+    }
+    if (decisions.length > 0) {
+      await trx
+        .insertInto('identity_decisions')
+        .values(decisions.map((d) => ({ device_id: deviceId, scan_id: scanId, rule: d.rule, explanation: d.explanation, at })))
+        .execute();
+    }
+  }
+
+  /**
+   * The value discovery would give a field a person hands back (`null` in PUT): the strongest
+   * stored evidence for it, or null.
+   */
+  async discoveredValue(deviceId: number, field: 'device_type'): Promise<{ value: string; confidence: number } | null> {
+    const row = await this.db
+      .selectFrom('device_evidence')
+      .select(['value', 'confidence'])
+      .where('device_id', '=', deviceId)
+      .where('field', '=', field)
+      .orderBy('confidence', 'desc')
+      .orderBy('id')
+      .executeTakeFirst();
+    return row ?? null;
+  }
+}
+
+/** Whether `recognised` only names `current` in fewer words (letters and digits compared, case ignored). */
+function sameVendor(current: string | null, recognised: string): boolean {
+  if (current === null) return false;
+  const key = (v: string) => v.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const a = key(current);
+  const b = key(recognised);
+  return b.length >= 2 && a.includes(b);
+}

@@ -131,7 +131,7 @@ export function kevOf(
 
 /** What the findings list orders by. */
 export interface PriorityFacts {
-  kev: unknown | null;
+  kev: object | null;
   epss: { score: number } | null;
   severity: 'critical' | 'high' | 'medium' | 'low';
   cvss_score: number | null;

@@ -114,7 +114,7 @@ export class AcceptanceStore {
         .execute();
       for (const r of rows) {
         let m = out.get(r.device_id);
-        if (!m) out.set(r.device_id, (m = new Map()));
+        if (!m) out.set(r.device_id, (m = new Map<string, AcceptanceRow>()));
         m.set(r.finding_key, r);
       }
     }

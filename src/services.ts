@@ -26,6 +26,7 @@ import { EngineSelector } from './engines/engines.js';
 import { ScanManager } from './scan/manager.js';
 import { newOwner } from './scan/owner.js';
 import { Reevaluator } from './scan/reevaluate.js';
+import { RiskAcceptances, publishRiskChanges } from './scan/risk-acceptance.js';
 import { openStore, type Store } from './store/index.js';
 import { UpdateChecker } from './updates/checker.js';
 import { OutboundGuard } from './util/outbound.js';
@@ -197,7 +198,16 @@ export async function openServerServices(options: ServerServicesOptions): Promis
     notifier.start();
     shutdown.add(() => notifier.stop());
     // Started once across instances (by lease).
-    const reevaluator = new Reevaluator({ store, log: logger, ownerId: scans.owner.id, dataDir: config.dataDir });
+    const reevaluator = new Reevaluator({
+      store,
+      log: logger,
+      ownerId: scans.owner.id,
+      dataDir: config.dataDir,
+      onRiskChanged: (changes) => {
+        publishRiskChanges(store, events, changes, 'reassessed').catch((err: unknown) => logger.warn({ err }, 'could not publish risk_changed'));
+      },
+    });
+    const acceptances = new RiskAcceptances(store, events);
     reevaluator.start();
     shutdown.add(async () => reevaluator.stop());
     const loginThrottle = new LoginThrottle(store.loginFailures);
@@ -206,7 +216,7 @@ export async function openServerServices(options: ServerServicesOptions): Promis
       const interrupted = await scans.recoverAbandoned();
       if (interrupted.length) logger.warn({ scans: interrupted }, 'marked scans interrupted by a stopped server as failed');
       scans.startRecovery();
-      const maintenance = new Maintenance({ store, log: logger, throttle: loginThrottle, ownerId: scans.owner.id });
+      const maintenance = new Maintenance({ store, log: logger, throttle: loginThrottle, ownerId: scans.owner.id, acceptances });
       maintenance.start();
       shutdown.add(async () => maintenance.stop());
       // After recovery, so a scan left by a dead instance is ended before a slot queues behind it;
@@ -230,6 +240,7 @@ export async function openServerServices(options: ServerServicesOptions): Promis
       setupCode: new SetupCode(config.admin ? null : options.setupCode === undefined ? newSetupCode() : options.setupCode),
       schedules: new ScheduleService({ store, scans }),
       reevaluator,
+      acceptances,
       metrics: new Metrics(store),
       close: () => shutdown.run(),
     };

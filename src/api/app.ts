@@ -12,6 +12,7 @@ import type { Notifier } from '../notify/notifier.js';
 import type { ScheduleService } from '../jobs/schedules.js';
 import type { ScanManager } from '../scan/manager.js';
 import type { Reevaluator } from '../scan/reevaluate.js';
+import type { RiskAcceptances } from '../scan/risk-acceptance.js';
 import type { UpdateChecker } from '../updates/checker.js';
 import { parseIpv4Network, networkContains, isIpv4Address } from '../core/net.js';
 import type { Store } from '../store/index.js';
@@ -35,6 +36,7 @@ import { scheduleRoutes } from './routes/schedules.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
 import { zoneRoutes } from './routes/zones.js';
+import { riskRoutes } from './routes/risk.js';
 import { eventRoutes } from './routes/events.js';
 import { evaluationRoutes } from './routes/evaluation.js';
 import { exportRoutes } from './routes/export.js';
@@ -78,6 +80,8 @@ export interface Services {
   schedules: ScheduleService;
   /** Re-evaluates every device in the background after a rule or CVE data change; holds the CVE dataset the API describes matches from. */
   reevaluator: Reevaluator;
+  /** Accepted risk: rescoring a device when an acceptance begins or ends (CONTRACT §17). */
+  acceptances: RiskAcceptances;
   /** Prometheus metrics (GET /metrics): this app's own registry. */
   metrics: Metrics;
 }
@@ -184,6 +188,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
         { name: 'notifications', description: 'Notification channels and their delivery log' },
         { name: 'schedules', description: 'Scan schedules (cron) and the scan queue' },
         { name: 'events', description: 'Live events (Server-Sent Events)' },
+        { name: 'risk', description: 'Accepted risk, zone policies, exploit intelligence and the fix-first findings list' },
       ],
     },
   });
@@ -215,6 +220,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(compareRoutes);
   await app.register(timelineRoutes);
   await app.register(changeRoutes);
+  await app.register(riskRoutes);
   await app.register(exportRoutes);
   await app.register(metricsRoutes);
   await app.register(statsRoutes);

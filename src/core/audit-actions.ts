@@ -35,6 +35,11 @@ export const AUDIT_ACTIONS = {
   agent_created: 'An agent was created (name, networks, token prefix)',
   agent_revoked: 'An agent was revoked: its token stops working, its queued and running scans fail',
   schedule_missed: 'Slots of a schedule passed without running (the service was down): first and last missed slot and how many, once per schedule',
+  risk_accepted: 'A finding of a device was accepted (device, finding key, reason, expiry)',
+  risk_acceptance_removed: 'An acceptance was removed before its expiry: the finding counts again',
+  risk_acceptance_expired: 'An acceptance reached its expiry (actor system): the finding counts again',
+  policies_updated: 'The zone policies were replaced (old and new)',
+  intel_imported: 'KEV or EPSS data was imported (source, entries, date of the data)',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -3,6 +3,6 @@
  * (events/bus.ts, which gives each its payload) and the web UI's stream client. Imports nothing,
  * so the browser bundle may import it.
  */
-export const EVENT_NAMES = ['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated'] as const;
+export const EVENT_NAMES = ['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated', 'risk_changed'] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

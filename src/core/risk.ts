@@ -47,6 +47,7 @@ import {
 import { isOpenPort } from './model.js';
 import { TupleMemo, type MemoKeyPart } from './memo.js';
 import type { RiskRuleSetting } from './settings.js';
+import { policyBreaches, portLabel, type ZonePolicy } from './policies.js';
 
 export { BUILTIN_RISK_RULES } from './risk-rules.js';
 export type { RiskRule, RulePortView } from './risk-rules.js';
@@ -80,7 +81,14 @@ export interface RiskCveInput {
   matched_version?: string | null;
 }
 
+/** Where a finding comes from: a risk rule, a CVE, or the device's zone policy. */
+export type FindingKind = 'rule' | 'cve' | 'policy';
+export const FINDING_KINDS: readonly FindingKind[] = ['rule', 'cve', 'policy'];
+
 export interface RiskFinding {
+  /** Stable across scans (CONTRACT §18): `rule:<id>:<port>`, `cve:<CVE id>:<port>`, `policy:<zone>:<port>`; `/udp` for UDP, `-` without port. */
+  finding_key: string;
+  kind: FindingKind;
   port: number | null;
   protocol: string | null;
   severity: FindingSeverity;
@@ -91,6 +99,10 @@ export interface RiskFinding {
   description: string;
   recommendation: string;
   cve_ids: string[];
+  /** The CVE's CVSS base score (CVE findings); null otherwise. */
+  cvss_score: number | null;
+  /** Accepted (CONTRACT §17): listed, but counts toward neither level nor score (its `score` is 0). */
+  accepted?: boolean;
 }
 
 export interface RiskAssessment {
@@ -396,6 +408,8 @@ function ruleFinding(rule: RiskRule, how: MatchKind, port: RiskPortInput, v: Por
   }
   if (software) notes.push(`Detected: ${software}.`);
   return {
+    finding_key: `rule:${rule.id}:${portLabel(port.port, v.protocol)}`,
+    kind: 'rule',
     port: port.port,
     protocol: v.protocol,
     severity: rule.severity,
@@ -405,6 +419,7 @@ function ruleFinding(rule: RiskRule, how: MatchKind, port: RiskPortInput, v: Por
     description: notes.length > 0 ? `${rule.description} ${notes.join(' ')}` : rule.description,
     recommendation: rule.recommendation,
     cve_ids: [],
+    cvss_score: null,
   };
 }
 
@@ -450,18 +465,20 @@ function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInpu
   }
   const findings: RiskFinding[] = [];
   for (const [portNumber, byId] of groups) {
-    const group = [...byId.values()];
     const port = portNumber === null ? undefined : pickPort(ports, portNumber);
-    // Devices running the same software repeat the same group: build its text once (see cveFindingMemo).
-    clearCveFindingMemoIfFull();
-    const key = cveGroupKey(group, portNumber, port);
-    let template = cveFindingMemo.findings.get(key);
-    if (!template) {
-      template = cveFinding(group, portNumber, port);
-      cveFindingMemo.findings.set(key, template);
+    // One finding per CVE (CONTRACT §18). Devices running the same software repeat the same
+    // CVEs: each finding's text is built once (see cveFindingMemo).
+    for (const cve of byId.values()) {
+      clearCveFindingMemoIfFull();
+      const key = cveGroupKey([cve], portNumber, port);
+      let template = cveFindingMemo.findings.get(key);
+      if (!template) {
+        template = cveFinding([cve], portNumber, port);
+        cveFindingMemo.findings.set(key, template);
+      }
+      // A fresh copy: scoreFindings sets `score` on it, and the caller owns its arrays.
+      findings.push({ ...template, cve_ids: template.cve_ids.slice() });
     }
-    // A fresh copy: scoreFindings sets `score` on it, and the caller owns its arrays.
-    findings.push({ ...template, cve_ids: template.cve_ids.slice() });
   }
   return findings;
 }
@@ -589,6 +606,8 @@ function cveFinding(group: readonly RiskCveInput[], portNumber: number | null, p
     .filter((s): s is string => s !== null)
     .join(' ');
   return {
+    finding_key: `cve:${worst.id.trim()}:${portLabel(portNumber, protocol)}`,
+    kind: 'cve',
     port: portNumber,
     protocol,
     severity,
@@ -598,6 +617,7 @@ function cveFinding(group: readonly RiskCveInput[], portNumber: number | null, p
     description,
     recommendation,
     cve_ids: list.map((c) => c.id.trim()),
+    cvss_score: typeof worst.cvss_score === 'number' ? worst.cvss_score : null,
   };
 }
 
@@ -629,20 +649,52 @@ function compareFindings(a: RiskFinding, b: RiskFinding): number {
 
 /**
  * Scores ordered findings in place (see the module comment) and returns the level and total.
- * Exported for callers that build findings themselves.
+ * Accepted findings (their key in `accepted`) stay in the list, marked, with score 0, and count
+ * toward neither level nor score.
  */
-function scoreFindings(findings: RiskFinding[]): { level: RiskLevel; score: number } {
+function scoreFindings(findings: RiskFinding[], accepted: ReadonlySet<string> = NONE_ACCEPTED): { level: RiskLevel; score: number } {
   findings.sort(compareFindings);
-  if (findings.length === 0) return { level: 'none', score: 0 };
-  const level = findings[0].severity;
-  const cap = RISK_SCORE_BANDS[level].max;
+  let level: RiskLevel = 'none';
   let total = 0;
-  findings.forEach((f, i) => {
-    const points = i === 0 ? FIRST_FINDING_POINTS[f.severity] : FURTHER_FINDING_POINTS[f.severity];
+  let counted = 0;
+  for (const f of findings) {
+    if (accepted.has(f.finding_key)) {
+      f.accepted = true;
+      f.score = 0;
+      continue;
+    }
+    delete f.accepted;
+    if (counted === 0) level = f.severity;
+    const cap = RISK_SCORE_BANDS[level].max;
+    const points = counted === 0 ? FIRST_FINDING_POINTS[f.severity] : FURTHER_FINDING_POINTS[f.severity];
     f.score = Math.max(0, Math.min(points, cap - total));
     total += f.score;
-  });
+    counted++;
+  }
   return { level, score: total };
+}
+
+const NONE_ACCEPTED: ReadonlySet<string> = new Set();
+
+/**
+ * Level, score, summary and top recommendation of findings already built (a stored assessment),
+ * with the accepted ones left out of the count: what accepting a finding, or its acceptance
+ * ending, changes without assessing the device again. Sorts and scores `findings` in place.
+ */
+export function rescoreFindings(findings: RiskFinding[], accepted: ReadonlySet<string>): RiskAssessment {
+  const { level, score } = scoreFindings(findings, accepted);
+  const open = findings.filter((f) => !f.accepted);
+  const acceptedCount = findings.length - open.length;
+  return {
+    level,
+    score,
+    summary:
+      acceptedCount === 0
+        ? summarizeFindings(open)
+        : `${open.length === 0 ? 'No open findings' : summarizeFindings(open)} (${acceptedCount} accepted)`,
+    top_recommendation: open[0]?.recommendation ?? null,
+    findings,
+  };
 }
 
 /** One line: "3 findings: Telnet remote login exposed (critical), FTP (unencrypted file transfer) (medium, ×2)". */
@@ -660,14 +712,24 @@ export function summarizeFindings(findings: readonly RiskFinding[]): string {
   return `${n} finding${n === 1 ? '' : 's'}: ${shown.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`;
 }
 
+/** What besides ports, CVEs and rules a device's assessment depends on. */
+export interface AssessOptions {
+  /** The device's zone and that zone's policy (core/policies.ts): its breaches are findings. */
+  policy?: { zone: string; policy: ZonePolicy } | null;
+  /** Keys of the device's findings accepted now: listed, not counted. */
+  accepted?: ReadonlySet<string>;
+}
+
 /**
- * A device's risk from its ports (only open ones count), its CVE matches and the rules
- * (a compiled `RiskRuleSet`, or the user's `scanning.risk_rules`, compiled once per array).
+ * A device's risk from its ports (only open ones count), its CVE matches, the rules (a compiled
+ * `RiskRuleSet`, or the user's `scanning.risk_rules`, compiled once per array), its zone's policy
+ * and its accepted findings.
  */
 export function assessRisk(
   ports: readonly RiskPortInput[],
   cves: readonly RiskCveInput[] = [],
   rules: RiskRuleSet | readonly RiskRuleSetting[] = [],
+  options: AssessOptions = {},
 ): RiskAssessment {
   const set = resolveRiskRules(rules);
   const findings: RiskFinding[] = [];
@@ -681,12 +743,24 @@ export function assessRisk(
     }
   }
   findings.push(...cveFindings(cves, ports));
-  const { level, score } = scoreFindings(findings);
-  return {
-    level,
-    score,
-    summary: summarizeFindings(findings),
-    top_recommendation: findings[0]?.recommendation ?? null,
-    findings,
-  };
+  if (options.policy) findings.push(...policyFindings(options.policy.zone, options.policy.policy, ports));
+  return rescoreFindings(findings, options.accepted ?? NONE_ACCEPTED);
+}
+
+/** The findings of a zone policy's breaches: one per open port that breaks it, with the zone's severity. */
+export function policyFindings(zone: string, policy: ZonePolicy, ports: readonly RiskPortInput[]): RiskFinding[] {
+  return policyBreaches(policy, ports).map((b) => ({
+    finding_key: `policy:${zone}:${portLabel(b.port, b.protocol)}`,
+    kind: 'policy' as const,
+    port: b.port,
+    protocol: b.protocol,
+    severity: policy.severity,
+    score: 0,
+    service: b.service,
+    title: `Zone policy of ${zone} broken: port ${portLabel(b.port, b.protocol)} open`,
+    description: `Devices in the ${zone} zone must not expose this: ${b.reasons.join('; ')}.`,
+    recommendation: `Close port ${portLabel(b.port, b.protocol)} on this device, move the device to another zone, or change the ${zone} zone's policy.`,
+    cve_ids: [],
+    cvss_score: null,
+  }));
 }

@@ -5,6 +5,8 @@ import { formatCoverage, storedCoverage, tcpCoverage, type PortCoverage } from '
 import { ipv4ToInt, networkContains, parseIpv4Network, type Ipv4Network, type PortRange } from '../core/net.js';
 import { decidePresence, type PresenceOutcome } from '../core/presence.js';
 import type { Settings } from '../core/settings.js';
+import type { ZonePolicies } from '../core/policies.js';
+import type { RiskLevel } from '../core/severity.js';
 import { assessRisk, compileRiskRules, portRiskSeverity, type RiskRuleSet } from '../core/risk.js';
 import { isOpenPort } from '../core/model.js';
 import { normalizePort } from '../core/services.js';
@@ -30,6 +32,15 @@ export interface ScanEvaluatorOptions {
    * both). Default true: only devices whose OS, ports, rules or CVE data changed.
    */
   incremental?: boolean;
+  /** Told of the devices whose risk level an assessment changed (the `risk_changed` live event). */
+  onRiskChanged?: (changes: RiskChange[]) => void;
+}
+
+/** A device whose risk level an assessment changed. */
+export interface RiskChange {
+  deviceId: number;
+  before: { level: RiskLevel; score: number };
+  after: { level: RiskLevel; score: number };
 }
 
 export interface EvaluationContext {
@@ -80,14 +91,14 @@ export class ScanEvaluator {
    * dataset and the revision of the matching code. A device assessed under another fingerprint is
    * assessed again (by the next scan that sees it, and by the background re-evaluation).
    */
-  fingerprint(rules: RiskRuleSet): string {
+  fingerprint(rules: RiskRuleSet, policies: ZonePolicies = {}): string {
     let hash = fingerprints.get(rules);
     if (hash === undefined) {
       const ruleText = JSON.stringify(rules.rules, (_key, value: unknown) => (value instanceof RegExp ? String(value) : value));
       hash = digest(`${EVALUATION_REVISION}\u0000${ruleText}`);
       fingerprints.set(rules, hash);
     }
-    return digest(`${hash}\u0000${this.cves.fingerprint()}`);
+    return digest(`${hash}\u0000${this.cves.fingerprint()}\u0000${JSON.stringify(policies)}`);
   }
 
   async evaluate(ctx: EvaluationContext): Promise<EvaluationOutcome> {
@@ -96,8 +107,9 @@ export class ScanEvaluator {
     if (ctx.portsScanned) await this.store.scans.recordExamined(ctx.scan.id, formatCoverage(examined));
     const settings = await this.store.settings.get();
     const rules = compileRiskRules(settings.scanning.risk_rules);
+    const policies = await this.store.policies.get();
     const incremental = this.options.incremental !== false;
-    const fingerprint = this.fingerprint(rules);
+    const fingerprint = this.fingerprint(rules, policies);
     // The seen devices without their ports first (in id order, as the baseline: the changes come
     // out in the same order whatever order the database returned rows in).
     const devices = await this.store.evaluation.devicesOf(ctx.seenDeviceIds);
@@ -126,6 +138,7 @@ export class ScanEvaluator {
       ctx.scan.id,
       devices.filter(stale).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
       rules,
+      policies,
     );
     const ownSegments = new Map(
       devices.flatMap((d) => {
@@ -202,10 +215,10 @@ export class ScanEvaluator {
    * before: findings and CVE matches are replaced, and the device's level, score and summary
    * updated. Returns how many devices were assessed.
    */
-  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet): Promise<number> {
+  async assess(scanId: number | null, deviceIds: number[], rules: RiskRuleSet, policies: ZonePolicies = {}): Promise<number> {
     let assessed = 0;
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
-      assessed += await this.assessInputs(scanId, await this.store.evaluation.inputsOf(ids), rules);
+      assessed += await this.assessInputs(scanId, await this.store.evaluation.inputsOf(ids), rules, policies);
     }
     return assessed;
   }
@@ -214,14 +227,26 @@ export class ScanEvaluator {
    * Risk and CVEs of the given devices, recorded with what they were computed from (inputKey and
    * the fingerprint), a batch of devices per transaction. Returns how many devices were assessed.
    */
-  private async assessInputs(scanId: number | null, inputs: EvaluationInput[], rules: RiskRuleSet): Promise<number> {
+  private async assessInputs(scanId: number | null, inputs: EvaluationInput[], rules: RiskRuleSet, policies: ZonePolicies): Promise<number> {
     const index = this.cves.index();
-    const fingerprint = this.fingerprint(rules);
+    const fingerprint = this.fingerprint(rules, policies);
+    const accepted = await this.store.acceptances.activeKeysOf(
+      inputs.map((d) => d.state.deviceId),
+      nowIso(),
+    );
+    const before = new Map(inputs.map((d) => [d.state.deviceId, d.risk]));
     let assessed = 0;
     let batch: DeviceAssessment[] = [];
     const flush = async () => {
       await this.store.evaluation.replaceAssessments(scanId, batch, fingerprint);
       assessed += batch.length;
+      const changed: RiskChange[] = [];
+      for (const a of batch) {
+        const was = before.get(a.deviceId);
+        if (was && was.level !== a.risk.level)
+          changed.push({ deviceId: a.deviceId, before: was, after: { level: a.risk.level, score: a.risk.score } });
+      }
+      if (changed.length > 0) this.options.onRiskChanged?.(changed);
       batch = [];
     };
     for (const device of inputs) {
@@ -231,7 +256,10 @@ export class ScanEvaluator {
       const matches = matchCves(ports.filter(isOpenPort), index, { os_name: device.os_name });
       batch.push({
         deviceId: device.state.deviceId,
-        risk: assessRisk(ports, matches, rules),
+        risk: assessRisk(ports, matches, rules, {
+          policy: device.zone !== null && policies[device.zone] ? { zone: device.zone, policy: policies[device.zone] } : null,
+          accepted: accepted.get(device.state.deviceId),
+        }),
         cves: matches.map((m) => storedMatch(m, index)),
         input: inputKey(device),
       });
@@ -272,7 +300,7 @@ export class ScanEvaluator {
  * Bump when a change of the matching or scoring code (core/cve, core/risk.ts) changes what an
  * assessment of the same ports gives: every device is then assessed again once.
  */
-const EVALUATION_REVISION = 2;
+const EVALUATION_REVISION = 3;
 
 const fingerprints = new WeakMap<RiskRuleSet, string>();
 
@@ -281,11 +309,11 @@ function digest(text: string): string {
 }
 
 /**
- * What a device's risk and CVEs are computed from, hashed: its OS and its ports (by their hash,
+ * What a device's risk and CVEs are computed from, hashed: its OS, its zone (its policy) and its ports (by their hash,
  * store/port-rows.ts portsHash). Null when the ports were never hashed (the device must be assessed).
  */
-function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash'>): string | null {
-  return device.portsHash === null ? null : digest(JSON.stringify([device.os_name, device.portsHash]));
+function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash' | 'zone'>): string | null {
+  return device.portsHash === null ? null : digest(JSON.stringify([device.os_name, device.portsHash, device.zone]));
 }
 
 /** A match as stored: a reference to the dataset's record, with the remediation only when it differs from the record's. */

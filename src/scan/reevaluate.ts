@@ -1,6 +1,6 @@
 /**
  * Background re-evaluation after a change of the risk rules (`scanning.risk_rules`, through the API
- * or the configuration) or of the CVE dataset (`netwarden cve import`): every device is assessed
+ * or the configuration), of the zone policies (PUT /api/policies) or of the CVE dataset (`netwarden cve import`): every device is assessed
  * again once, with the new rules and data, without waiting for a scan to see it.
  *
  * Every instance checks every few seconds whether the fingerprint of the rules and dataset in use
@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import { compileRiskRules } from '../core/risk.js';
 import { addSeconds, nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
-import { ScanEvaluator } from './evaluate.js';
+import { ScanEvaluator, type RiskChange } from './evaluate.js';
 
 const LEASE = 'reevaluation';
 /** The lease is renewed after every batch; a holder that stopped releases it this long after its last batch. */
@@ -45,6 +45,8 @@ export interface ReevaluatorOptions {
   dataDir?: string | null;
   /** How often to check for a change (default 2 s). */
   intervalMs?: number;
+  /** Told of devices whose risk level a re-assessment changed (a zone policy, a rule). */
+  onRiskChanged?: (changes: RiskChange[]) => void;
 }
 
 export class Reevaluator {
@@ -54,7 +56,7 @@ export class Reevaluator {
   private stopping = false;
 
   constructor(private readonly options: ReevaluatorOptions) {
-    this.evaluator = new ScanEvaluator(options.store, options.dataDir ?? null);
+    this.evaluator = new ScanEvaluator(options.store, options.dataDir ?? null, { onRiskChanged: options.onRiskChanged });
   }
 
   /** Checks now and every interval until `stop`; a pass runs in the background. */
@@ -99,7 +101,8 @@ export class Reevaluator {
   async runOnce(): Promise<number> {
     const { store, ownerId, log } = this.options;
     const rules = compileRiskRules((await store.settings.get()).scanning.risk_rules);
-    const fingerprint = this.evaluator.fingerprint(rules);
+    const policies = await store.policies.get();
+    const fingerprint = this.evaluator.fingerprint(rules, policies);
     const current = await store.evaluation.state();
     if (current.fingerprint === fingerprint && current.target === null) return 0;
     const lease = () => {
@@ -124,12 +127,13 @@ export class Reevaluator {
         if (this.stopping) return done;
         const ids = await store.evaluation.staleDevices(fingerprint, BATCH);
         if (ids.length === 0) break;
-        await this.evaluator.assess(null, ids, rules);
+        await this.evaluator.assess(null, ids, rules, policies);
         done += ids.length;
         await store.evaluation.setState({ devices_done: Math.min(done, total) });
         if (!(await lease())) return done;
         // The rules changed again meanwhile: the next check starts over with them.
-        if (this.evaluator.fingerprint(compileRiskRules((await store.settings.get()).scanning.risk_rules)) !== fingerprint) return done;
+        const now = this.evaluator.fingerprint(compileRiskRules((await store.settings.get()).scanning.risk_rules), await store.policies.get());
+        if (now !== fingerprint) return done;
       }
       await store.evaluation.setState({ fingerprint, target: null, devices_total: total, devices_done: total, finished_at: nowIso() });
       if (total > 0) log.info({ devices: total }, 'background re-evaluation finished');

@@ -9,6 +9,7 @@ import { DEVICE_TYPES } from '../core/device-types.js';
 import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
+import { AcceptanceRef, Epss, FindingKey, Kev } from './risk.js';
 
 /** "port scan", or "3 port scans": how many port scans make a port stale (core/coverage.ts). */
 const LATEST_PORT_SCANS = STALE_AFTER_SCANS === 1 ? 'port scan' : `${String(STALE_AFTER_SCANS)} port scans`;
@@ -132,6 +133,9 @@ export const DeviceDetail = Type.Object({
     top_recommendation: Nullable(Type.String()),
     findings: Type.Array(
       Type.Object({
+        finding_key: FindingKey,
+        kind: StringEnum(['rule', 'cve', 'policy'] as const, { description: 'A risk rule, a CVE, or the zone policy' }),
+        acceptance: AcceptanceRef,
         port: Nullable(Type.Integer()),
         protocol: Nullable(Type.String()),
         severity: Severity,
@@ -156,6 +160,8 @@ export const DeviceDetail = Type.Object({
       port: Nullable(Type.Integer()),
       matched_product: Nullable(Type.String()),
       matched_version: Nullable(Type.String()),
+      kev: Kev,
+      epss: Epss,
     }),
   ),
   ip_history: Type.Array(Type.Object({ ip_address: Type.String(), first_seen: Timestamp, last_seen: Timestamp })),

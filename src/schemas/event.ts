@@ -8,9 +8,26 @@ import { EVENT_NAMES, type EventName } from '../core/event-names.js';
 import { Change } from './change.js';
 import { DeviceSummary } from './device.js';
 import { ScanProgress, ScanRecord } from './scan.js';
+import { Nullable, StringEnum } from './common.js';
+import { RISK_LEVELS } from '../core/severity.js';
 
 /** `scan_progress`: the running scan's progress, by its id. */
 export const ScanProgressEvent = Type.Object({ scan_id: Type.Integer(), progress: ScanProgress });
+
+const RiskState = Type.Object({ level: StringEnum(RISK_LEVELS), score: Type.Integer({ minimum: 0, maximum: 100 }) });
+
+/** `risk_changed`: a device's risk level changed (CONTRACT §17). */
+export const RiskChangedEvent = Type.Object({
+  device_id: Type.Integer(),
+  ip_address: Type.String(),
+  name: Nullable(Type.String({ description: 'Its label, else its hostname' })),
+  before: RiskState,
+  after: RiskState,
+  reason: StringEnum(['reassessed', 'accepted', 'acceptance_removed', 'acceptance_expired'] as const, {
+    description:
+      '`reassessed`: its findings changed (a zone policy, the rules or CVE data); `accepted`, `acceptance_removed`, `acceptance_expired`: an acceptance of one of its findings began or ended',
+  }),
+});
 
 /** Each event's data and what the event means; a name of core/event-names.ts without one does not compile. */
 export const EVENT_DATA = {
@@ -25,6 +42,11 @@ export const EVENT_DATA = {
   device_updated: {
     schema: DeviceSummary,
     description: `A device's summary after it was edited (PUT /api/devices/{id}, bulk edits) or after a scan changed it (it has changes, or came online or went offline; at most 500 per scan)`,
+  },
+  risk_changed: {
+    schema: RiskChangedEvent,
+    description:
+      "A device's risk level changed: a finding was accepted or its acceptance ended, or a re-assessment (zone policy, rules, CVE data) changed its findings",
   },
 } satisfies Record<EventName, { schema: TSchema; description: string }>;
 

@@ -10,6 +10,11 @@ import { formatCoverage, noFindingStatement, parseSegments, segmentsCoverage, ST
 import type { CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
 import { IdentityStore, parseUserFields } from './identity.js';
+import { AcceptanceStore } from './acceptances.js';
+import { IntelStore } from './intel.js';
+import { nowIso } from './clock.js';
+import { kevOf } from '../core/intel.js';
+import type { FindingKind } from '../core/risk.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
@@ -101,6 +106,8 @@ export class DeviceStore {
     private readonly onWrite: () => void,
     dataVersion: () => Promise<number> = async () => 0,
     private readonly dialect: 'sqlite' | 'postgres' = 'sqlite',
+    private readonly acceptances: AcceptanceStore = new AcceptanceStore(db, onWrite),
+    private readonly intel: IntelStore = new IntelStore(db, onWrite),
   ) {
     this.counts = new VersionedCache(dataVersion, COUNT_CACHE_MS, 200);
     this.identity = new IdentityStore(db, onWrite);
@@ -300,8 +307,17 @@ export class DeviceStore {
         .execute(),
       this.db.selectFrom('ip_history').selectAll().where('device_id', '=', id).orderBy('last_seen', 'desc').execute(),
     ]);
+    const [accepted, intel] = await Promise.all([this.acceptances.activeOf([id], nowIso()), this.intel.factsOf(cves.map((c) => c.cve_id))]);
+    const acceptanceOf = (key: string | null) => {
+      const a = key === null ? undefined : accepted.get(id)?.get(key);
+      return a ? { id: a.id, by: a.created_by, reason: a.reason, expires_at: a.expires_at, created_at: a.created_at } : null;
+    };
     const findingRecords: FindingRecord[] = findings
       .map((f) => ({
+        // Rows from before migration 017 have no key until their device is assessed again (in the background).
+        finding_key: f.finding_key ?? `legacy:${f.id}`,
+        kind: (f.kind ?? (f.cve_ids !== '[]' ? 'cve' : 'rule')) as FindingKind,
+        acceptance: acceptanceOf(f.finding_key),
         port: f.port,
         protocol: f.protocol,
         severity: f.severity,
@@ -350,6 +366,8 @@ export class DeviceStore {
           port: c.port,
           matched_product: c.matched_product,
           matched_version: c.matched_version,
+          kev: kevOf(intel.kev.get(c.cve_id), text?.kev),
+          epss: intel.epss.get(c.cve_id) ?? null,
         };
       }),
       ip_history: history.map((h) => ({ ip_address: h.ip_address, first_seen: h.first_seen, last_seen: h.last_seen })),

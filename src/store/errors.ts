@@ -13,3 +13,11 @@ export class DatabaseUnavailableError extends NetwardenError {
     super(message, {}, options);
   }
 }
+
+/** The write conflicts with what is stored (an active acceptance of the same finding); the API answers 409. */
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}

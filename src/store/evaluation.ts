@@ -6,7 +6,8 @@ import type { Change } from '../schemas/change.js';
 import { insertChanges } from './changes.js';
 import type { CveMatch } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
-import type { RiskAssessment } from '../core/risk.js';
+import type { FindingKind, RiskAssessment, RiskFinding } from '../core/risk.js';
+import type { RiskLevel, FindingSeverity } from '../core/severity.js';
 import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } from './schema.js';
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
@@ -61,6 +62,8 @@ export interface CveText {
   description: string;
   remediation: string | null;
   references: string[];
+  /** Listed as known exploited in the dataset. */
+  kev?: boolean;
 }
 
 /** Looks a CVE up in the dataset in use; undefined when the dataset (no longer) has it. */
@@ -80,6 +83,10 @@ export interface EvaluationDevice {
   assessedWith: string | null;
   /** devices.port_coverage read back: which scan last examined which of its ports (core/coverage.ts). */
   coverage: CoverageSegment[];
+  /** devices.zone: its zone's policy applies. */
+  zone: string | null;
+  /** Its risk as last assessed (to tell when an assessment changed its level). */
+  risk: { level: RiskLevel; score: number };
 }
 
 /** A device with its ports, as risk assessment needs it. */
@@ -109,6 +116,9 @@ const FINDING_COLUMNS = {
   description: 'text',
   recommendation: 'text',
   cve_ids: 'text',
+  finding_key: 'text',
+  kind: 'text',
+  cvss_score: 'real',
 } as const;
 const CVE_MATCH_COLUMNS = {
   device_id: 'integer',
@@ -157,6 +167,9 @@ export class EvaluationStore {
           'assessed_input',
           'assessed_with',
           'port_coverage',
+          'zone',
+          'risk_level',
+          'risk_score',
         ])
         .where('id', 'in', ids)
         .orderBy('id')
@@ -169,6 +182,8 @@ export class EvaluationStore {
           assessedInput: d.assessed_input,
           assessedWith: d.assessed_with,
           coverage: parseSegments(d.port_coverage),
+          zone: d.zone,
+          risk: { level: d.risk_level as RiskLevel, score: d.risk_score },
         });
       }
     }
@@ -221,6 +236,9 @@ export class EvaluationStore {
           f.description,
           f.recommendation,
           JSON.stringify(f.cve_ids),
+          f.finding_key,
+          f.kind,
+          f.cvss_score,
         ]);
       }
       for (const m of cves) {
@@ -250,6 +268,45 @@ export class EvaluationStore {
       );
       await insertTuples(trx, 'risk_findings', FINDING_COLUMNS, findingRows);
       await insertTuples(trx, 'cve_matches', CVE_MATCH_COLUMNS, cveRows);
+    });
+    this.onWrite();
+  }
+
+  /** The stored findings of a device, as assessment built them (for rescoring after an acceptance changed). */
+  async findingsOf(deviceId: number): Promise<RiskFinding[]> {
+    const rows = await this.db.selectFrom('risk_findings').selectAll().where('device_id', '=', deviceId).orderBy('id').execute();
+    return rows.map((r) => ({
+      finding_key: r.finding_key ?? `legacy:${r.id}`,
+      kind: (r.kind ?? (r.cve_ids !== '[]' ? 'cve' : 'rule')) as FindingKind,
+      port: r.port,
+      protocol: r.protocol,
+      severity: r.severity as FindingSeverity,
+      score: r.score,
+      service: r.service,
+      title: r.title,
+      description: r.description,
+      recommendation: r.recommendation,
+      cve_ids: JSON.parse(r.cve_ids) as string[],
+      cvss_score: r.cvss_score,
+    }));
+  }
+
+  /** Writes a device's findings' scores and its level, score and summary after rescoring (core/risk.ts rescoreFindings). */
+  async applyScores(deviceId: number, risk: Pick<RiskAssessment, 'level' | 'score' | 'summary' | 'findings'>): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (const f of risk.findings) {
+        await trx
+          .updateTable('risk_findings')
+          .set({ score: f.score })
+          .where('device_id', '=', deviceId)
+          .where('finding_key', '=', f.finding_key)
+          .execute();
+      }
+      await trx
+        .updateTable('devices')
+        .set({ risk_level: risk.level, risk_score: risk.score, risk_summary: risk.summary })
+        .where('id', '=', deviceId)
+        .execute();
     });
     this.onWrite();
   }

@@ -1,4 +1,8 @@
+import { AcceptanceStore } from './acceptances.js';
 import { ApiKeyStore } from './api-keys.js';
+import { IntelStore } from './intel.js';
+import { FindingStore } from './findings.js';
+import { PolicyStore } from './policies.js';
 import { AuditStore } from './audit.js';
 import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
@@ -47,6 +51,14 @@ export class Store {
   readonly retention: RetentionStore;
   readonly notifications: NotificationStore;
   readonly schedules: ScheduleStore;
+  /** Accepted risk (CONTRACT §17). */
+  readonly acceptances: AcceptanceStore;
+  /** Zone policies (CONTRACT §17). */
+  readonly policies: PolicyStore;
+  /** KEV and EPSS (CONTRACT §18). */
+  readonly intel: IntelStore;
+  /** Findings across the inventory (GET /api/findings). */
+  readonly findings: FindingStore;
   /** The notification channel the event relay (events/relay.ts) uses between processes on PostgreSQL. */
   readonly relay: RelayChannel;
   /** Bumped by every inventory write through this process, so cached aggregates know when they are stale. */
@@ -82,6 +94,10 @@ export class Store {
     this.retention = new RetentionStore(db, bump);
     this.notifications = new NotificationStore(db);
     this.schedules = new ScheduleStore(db, bump);
+    this.acceptances = new AcceptanceStore(db, bump);
+    this.policies = new PolicyStore(db, bump);
+    this.intel = new IntelStore(db, bump);
+    this.findings = new FindingStore(db);
     this.relay = new RelayChannel(handle);
   }
 

@@ -278,6 +278,51 @@ export interface RiskFindingsTable {
   recommendation: string;
   /** JSON array of CVE ids. */
   cve_ids: JsonText;
+  /** Migration 017; null on rows written before it (until their device is assessed again). */
+  finding_key: string | null;
+  kind: string | null;
+  cvss_score: number | null;
+}
+
+export interface RiskAcceptancesTable {
+  id: Generated<number>;
+  device_id: number;
+  finding_key: string;
+  reason: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string | null;
+  ended_at: string | null;
+  /** `removed` or `expired` once ended. */
+  end_reason: string | null;
+}
+
+export interface ZonePoliciesTable {
+  zone: string;
+  /** JSON of core/policies.ts ZonePolicy. */
+  policy: string;
+}
+
+export interface IntelKevTable {
+  cve_id: string;
+  date_added: string | null;
+  due_date: string | null;
+  ransomware: number;
+}
+
+export interface IntelEpssTable {
+  cve_id: string;
+  score: number;
+  percentile: number;
+  as_of: string;
+}
+
+export interface IntelSourcesTable {
+  source: string;
+  imported_at: string;
+  as_of: string | null;
+  entries: number;
+  detail: string | null;
 }
 
 export interface CveMatchesTable {
@@ -459,6 +504,11 @@ export interface Database {
   device_identity_keys: DeviceIdentityKeysTable;
   device_evidence: DeviceEvidenceTable;
   identity_decisions: IdentityDecisionsTable;
+  risk_acceptances: RiskAcceptancesTable;
+  zone_policies: ZonePoliciesTable;
+  intel_kev: IntelKevTable;
+  intel_epss: IntelEpssTable;
+  intel_sources: IntelSourcesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

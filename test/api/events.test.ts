@@ -242,7 +242,7 @@ describe.each(testDatabases())('live events ($kind)', (database) => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
     const schema = op.responses['200'].content['text/event-stream'].schema;
     const names = (schema.anyOf ?? schema.oneOf).map((s: any) => s.properties.event.enum?.[0] ?? s.properties.event.const);
-    expect(names).toEqual(['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated']);
+    expect(names).toEqual(['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated', 'risk_changed']);
     expect(op.parameters.map((p: any) => `${p.in}:${p.name}`).sort()).toEqual(['header:last-event-id', 'query:last_event_id']);
   });
 });

@@ -156,7 +156,8 @@ const cveArb: fc.Arbitrary<RiskCveInput> = fc.record(
 
 /* ------------------------------------------------------------------------------------------------
  * Reference: assessRisk's CVE findings and scoring, and detectChanges' port comparison, as they
- * were before the memos (copied verbatim; the helpers they called are copied below them).
+ * were before the memos (copied verbatim; the helpers they called are copied below them), with
+ * one finding per CVE and its finding_key since CONTRACT §18.
  * --------------------------------------------------------------------------------------------- */
 
 function referenceCveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInput[]): RiskFinding[] {
@@ -186,7 +187,8 @@ function referenceCveFindings(cves: readonly RiskCveInput[], ports: readonly Ris
     }
   }
   const findings: RiskFinding[] = [];
-  for (const [portNumber, group] of groups) {
+  // One finding per CVE (CONTRACT §18): each CVE of a port is a group of its own.
+  for (const [portNumber, group] of [...groups].flatMap(([p, byId]) => [...byId].map(([id, c]) => [p, new Map([[id, c]])] as const))) {
     const rank = new Map([...group.values()].map((c) => [c, SEVERITY_RANK[cveSeverity(c)]]));
     const list = [...group.values()].sort(
       (a, b) =>
@@ -239,6 +241,8 @@ function referenceCveFindings(cves: readonly RiskCveInput[], ports: readonly Ris
       .filter((s): s is string => s !== null)
       .join(' ');
     findings.push({
+      finding_key: `cve:${worst.id.trim()}:${portNumber === null ? '-' : protocol === 'tcp' ? portNumber : `${portNumber}/${protocol}`}`,
+      kind: 'cve',
       port: portNumber,
       protocol,
       severity,
@@ -248,6 +252,7 @@ function referenceCveFindings(cves: readonly RiskCveInput[], ports: readonly Ris
       description,
       recommendation,
       cve_ids: list.map((c) => c.id.trim()),
+      cvss_score: typeof worst.cvss_score === 'number' ? worst.cvss_score : null,
     });
   }
   return findings;

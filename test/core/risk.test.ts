@@ -332,24 +332,29 @@ describe('CVE findings', () => {
     ...extra,
   });
 
-  it('summarises the CVEs of a port in one finding, worst first', () => {
+  it('gives one finding per CVE of a port, worst first, each with its key', () => {
     const ports = [port(22, 'ssh', 'OpenSSH', '8.9p1', { extra_info: 'Ubuntu Linux; protocol 2.0' })];
     const risk = assessRisk(ports, [
+      cve('CVE-2023-51385', 'medium', 6.5, 22),
       cve('CVE-2023-38408', 'critical', 9.8, 22),
       cve('CVE-2024-6387', 'high', 8.1, 22, { kev: false, remediation: 'Upgrade OpenSSH to 9.8p1 or later.' }),
-      cve('CVE-2023-51385', 'medium', 6.5, 22),
     ]);
-    expect(risk.findings).toHaveLength(1);
+    expect(risk.findings.map((f) => [f.finding_key, f.kind, f.severity, f.cvss_score, f.cve_ids])).toEqual([
+      ['cve:CVE-2023-38408:22', 'cve', 'critical', 9.8, ['CVE-2023-38408']],
+      ['cve:CVE-2024-6387:22', 'cve', 'high', 8.1, ['CVE-2024-6387']],
+      ['cve:CVE-2023-51385:22', 'cve', 'medium', 6.5, ['CVE-2023-51385']],
+    ]);
     const f = risk.findings[0];
     expect(f).toMatchObject({ port: 22, protocol: 'tcp', service: 'ssh', severity: 'critical' });
-    expect(f.cve_ids).toEqual(['CVE-2023-38408', 'CVE-2024-6387', 'CVE-2023-51385']);
-    expect(f.title).toBe('3 known vulnerabilities in OpenSSH 8.9p1');
+    expect(f.title).toBe('CVE-2023-38408 in OpenSSH 8.9p1');
     expect(f.description).toContain('CVE-2023-38408 (critical, CVSS 9.8)');
     expect(f.description).toContain('Critical severity');
     expect(f.description).toContain('Matched on the detected product and version.');
     expect(f.recommendation).toContain('Update OpenSSH 8.9p1 on port 22/tcp');
     expect(f.recommendation).toContain('allow port 22 only');
+    expect(risk.findings[1].recommendation).toContain('Upgrade OpenSSH to 9.8p1 or later.');
     expect(risk.level).toBe('critical');
+    expect(risk.score).toBe(70 + 8 + 4);
     expect(risk.top_recommendation).toBe(f.recommendation);
   });
 
@@ -386,15 +391,17 @@ describe('CVE findings', () => {
         cve('CVE-2021-0002', '', null, null),
       ],
     );
-    expect(risk.findings).toHaveLength(1);
+    expect(risk.findings).toHaveLength(2);
     expect(risk.findings[0]).toMatchObject({
+      finding_key: 'cve:CVE-2021-0001:-',
       port: null,
       protocol: null,
       service: null,
       severity: 'high',
-      cve_ids: ['CVE-2021-0001', 'CVE-2021-0002'],
+      cve_ids: ['CVE-2021-0001'],
     });
-    expect(risk.findings[0].title).toBe('2 known vulnerabilities in Linux kernel 5.4 (actively exploited)');
+    expect(risk.findings[0].title).toBe('CVE-2021-0001 in Linux kernel 5.4 (actively exploited)');
+    expect(risk.findings[1]).toMatchObject({ finding_key: 'cve:CVE-2021-0002:-', severity: 'medium', cve_ids: ['CVE-2021-0002'] });
   });
 
   it('maps CVE severities', () => {

@@ -133,6 +133,9 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
     await inventory.recordPorts([{ deviceId: device.id, host: host([port(443), port(8443, 'filtered')]) }], AT);
 
     const finding = (title: string, severity: FindingSeverity, score: number): RiskFinding => ({
+      finding_key: `rule:${title}:-`,
+      kind: 'rule',
+      cvss_score: null,
       port: null,
       protocol: null,
       severity,

@@ -16,6 +16,7 @@ import * as m012 from './012_event_relay.js';
 import * as m013 from './013_port_lists.js';
 import * as m014 from './014_coverage.js';
 import * as m015 from './015_identity.js';
+import * as m017 from './017_risk.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -36,6 +37,7 @@ const modules: Record<string, MigrationModule> = {
   '013_port_lists': m013,
   '014_coverage': m014,
   '015_identity': m015,
+  '017_risk': m017,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

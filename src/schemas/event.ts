@@ -7,10 +7,28 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { EVENT_NAMES, type EventName } from '../core/event-names.js';
 import { Change } from './change.js';
 import { DeviceSummary } from './device.js';
+import { Nullable } from './common.js';
 import { ScanProgress, ScanRecord } from './scan.js';
 
 /** `scan_progress`: the running scan's progress, by its id. */
 export const ScanProgressEvent = Type.Object({ scan_id: Type.Integer(), progress: ScanProgress });
+
+/** `device_offline` / `device_online`: a watched device's presence changed (CONTRACT §17, §18). */
+export const DevicePresenceEvent = Type.Object({
+  device: DeviceSummary,
+  last_seen: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'When a scan last saw the device before it went away (for device_online: before this return); null when unknown',
+    }),
+  ),
+  away_seconds: Nullable(
+    Type.Integer({
+      minimum: 0,
+      description: 'How long it has been away: from `last_seen` to the scan that noticed the change; null when unknown',
+    }),
+  ),
+});
 
 /** Each event's data and what the event means; a name of core/event-names.ts without one does not compile. */
 export const EVENT_DATA = {
@@ -25,6 +43,18 @@ export const EVENT_DATA = {
   device_updated: {
     schema: DeviceSummary,
     description: `A device's summary after it was edited (PUT /api/devices/{id}, bulk edits) or after a scan changed it (it has changes, or came online or went offline; at most 500 per scan)`,
+  },
+  device_new: {
+    schema: DeviceSummary,
+    description: 'A scan saw a device for the first time: it is `status: "new"` until acknowledged (at most 500 per scan, lowest ids first)',
+  },
+  device_offline: {
+    schema: DevicePresenceEvent,
+    description: 'A device watched for it (`watch.offline`) went offline after a scan (presence.offline_after_scans); never for archived devices',
+  },
+  device_online: {
+    schema: DevicePresenceEvent,
+    description: 'A device watched for it (`watch.online`) came back online after a scan, with how long it was away; never for archived devices',
   },
 } satisfies Record<EventName, { schema: TSchema; description: string }>;
 

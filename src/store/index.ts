@@ -3,6 +3,7 @@ import { AuditStore } from './audit.js';
 import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
 import { DeviceStore } from './devices.js';
+import { DeviceMergeStore } from './device-merge.js';
 import { EvaluationStore } from './evaluation.js';
 import { LeaseStore } from './leases.js';
 import { LoginFailureStore } from './login-failures.js';
@@ -31,6 +32,8 @@ export class Store {
   readonly scans: ScanStore;
   readonly agents: AgentStore;
   readonly devices: DeviceStore;
+  /** Deleting and merging devices, undoing merges (CONTRACT §15). */
+  readonly deviceMerges: DeviceMergeStore;
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
   readonly stats: StatsStore;
@@ -65,6 +68,7 @@ export class Store {
     this.scans = new ScanStore(db, bump, handle.dialect);
     this.agents = new AgentStore(db, bump);
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
+    this.deviceMerges = new DeviceMergeStore(db, bump);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.stats = new StatsStore(db, () => this.currentDataVersion());

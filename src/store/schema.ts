@@ -176,6 +176,11 @@ export interface DevicesTable {
   assessed_with: string | null;
   /** JSON segments `[{scan_id, at, ports}]`: which scan last examined which of its ports, and when (core/coverage.ts, migration 014). */
   port_coverage: Generated<JsonText | null>;
+  /** `new`, `known` or `archived` (core/device-status.ts, migration 016). */
+  status: Generated<string>;
+  /** Whether `device_offline` / `device_online` events are published for it (migration 016). */
+  watch_offline: Generated<Flag>;
+  watch_online: Generated<Flag>;
 }
 
 export interface DeviceSnapshotsTable {
@@ -389,6 +394,20 @@ export interface EvaluationStateTable {
   finished_at: string | null;
 }
 
+/** A merge of devices into one (migration 016): what it moved and removed, to undo it. */
+export interface DeviceMergesTable {
+  id: Generated<number>;
+  /** The device that was kept. */
+  device_id: number;
+  /** JSON array of the ids of the devices merged into it. */
+  merged_ids: JsonText;
+  /** JSON (store/device-merge.ts MergeSnapshot). */
+  snapshot: JsonText;
+  created_at: string;
+  created_by: string | null;
+  undone_at: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -414,6 +433,7 @@ export interface Database {
   schedules: SchedulesTable;
   evaluation_state: EvaluationStateTable;
   relay_messages: RelayMessagesTable;
+  device_merges: DeviceMergesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

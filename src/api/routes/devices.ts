@@ -10,6 +10,7 @@ import { HttpError, badRequest, notFound } from '../errors.js';
 import { DEVICE_FILTER_PARAMS, deviceFiltersOf } from '../list-filters.js';
 import { Id, Nullable, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
+import { DeviceStatusField, DeviceWatchField } from './device-status.js';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -25,7 +26,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['devices'],
         summary: 'Device inventory, ordered by IP address unless `sort` says otherwise',
-        description: `Filters combine with AND. ${PAGED}`,
+        description: `Filters combine with AND. Archived devices are left out unless \`status=archived\` asks for them. ${PAGED}`,
         querystring: Type.Object(
           {
             ...DEVICE_FILTER_PARAMS,
@@ -42,6 +43,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { sort, order, limit = 100, offset = 0, ...filters } = request.query;
       const { rows, total } = await store.devices.list({
         ...(await deviceFiltersOf(store, filters)),
+        excludeArchived: true,
         sort,
         descending: order === 'desc',
         limit,
@@ -74,9 +76,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['devices'],
-        summary: "Change a device's label, zone, trust flag or notes",
+        summary: "Change a device's label, zone, trust flag, notes, status or watch",
         description:
-          'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. Returns the full device. ' +
+          'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. ' +
+          '`status` is `known` or `archived` (`new` is only given by the service). `watch` is merged: only the flags sent change. Returns the full device. ' +
           'When a value changed, the device summary is published as a `device_updated` live event (GET /api/events).',
         params: Type.Object({ device_id: Id }),
         body: Type.Object(
@@ -85,6 +88,8 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             zone: Type.Optional(Text(ZONE_NAME_MAX_LENGTH)),
             is_trusted: Type.Optional(Type.Boolean()),
             notes: Type.Optional(Text(DEVICE_NOTES_MAX_LENGTH)),
+            status: Type.Optional(DeviceStatusField),
+            watch: Type.Optional(DeviceWatchField),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -160,7 +165,7 @@ async function checkZone(store: Store, zone: string | null | undefined): Promise
 }
 
 /** Writes `device_updated` with old and new values of the fields that changed; false when none did. */
-async function auditDeviceUpdate(
+export async function auditDeviceUpdate(
   request: FastifyRequest,
   before: DeviceSummary,
   after: DeviceSummary,
@@ -168,8 +173,8 @@ async function auditDeviceUpdate(
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {
   const changes: Record<string, { old: unknown; new: unknown }> = {};
-  for (const key of ['label', 'zone', 'is_trusted', 'notes'] as const) {
-    if (key in fields && before[key] !== after[key]) changes[key] = { old: before[key], new: after[key] };
+  for (const key of ['label', 'zone', 'is_trusted', 'notes', 'status', 'watch'] as const) {
+    if (key in fields && JSON.stringify(before[key]) !== JSON.stringify(after[key])) changes[key] = { old: before[key], new: after[key] };
   }
   if (Object.keys(changes).length === 0) return false;
   await audit(request, {

@@ -15,6 +15,7 @@ import * as m011 from './011_name_sources.js';
 import * as m012 from './012_event_relay.js';
 import * as m013 from './013_port_lists.js';
 import * as m014 from './014_coverage.js';
+import * as m016 from './016_device_status.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -34,6 +35,7 @@ const modules: Record<string, MigrationModule> = {
   '012_event_relay': m012,
   '013_port_lists': m013,
   '014_coverage': m014,
+  '016_device_status': m016,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -97,7 +97,13 @@ export class DeviceMergeStore {
       const createdAt = nowIso();
       const row = await trx
         .insertInto('device_merges')
-        .values({ device_id: keptId, merged_ids: JSON.stringify(mergedIds), snapshot: JSON.stringify(snapshot), created_at: createdAt, created_by: actor })
+        .values({
+          device_id: keptId,
+          merged_ids: JSON.stringify(mergedIds),
+          snapshot: JSON.stringify(snapshot),
+          created_at: createdAt,
+          created_by: actor,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return { id: row.id, deviceId: keptId, mergedIds, createdAt, undoneAt: null };
@@ -107,8 +113,20 @@ export class DeviceMergeStore {
   }
 
   async get(id: number): Promise<MergeRecord | undefined> {
-    const row = await this.db.selectFrom('device_merges').select(['id', 'device_id', 'merged_ids', 'created_at', 'undone_at']).where('id', '=', id).executeTakeFirst();
-    return row && { id: row.id, deviceId: row.device_id, mergedIds: JSON.parse(row.merged_ids) as number[], createdAt: row.created_at, undoneAt: row.undone_at };
+    const row = await this.db
+      .selectFrom('device_merges')
+      .select(['id', 'device_id', 'merged_ids', 'created_at', 'undone_at'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        deviceId: row.device_id,
+        mergedIds: JSON.parse(row.merged_ids) as number[],
+        createdAt: row.created_at,
+        undoneAt: row.undone_at,
+      }
+    );
   }
 
   /**
@@ -123,12 +141,24 @@ export class DeviceMergeStore {
       if (row.undone_at !== null) throw new ConflictError(`Merge ${id} was already undone at ${row.undone_at}`, { undone_at: row.undone_at });
       const snapshot = JSON.parse(row.snapshot) as MergeSnapshot;
       const kept = await trx.selectFrom('devices').select(['id', 'ports_hash', 'assessed_input']).where('id', '=', row.device_id).executeTakeFirst();
-      if (!kept) throw new ConflictError(`Device ${row.device_id}, which the merge kept, was deleted since; the merge cannot be undone`, { device_id: row.device_id });
+      if (!kept)
+        throw new ConflictError(`Device ${row.device_id}, which the merge kept, was deleted since; the merge cannot be undone`, {
+          device_id: row.device_id,
+        });
       const identities = snapshot.devices.map((d) => d.identity);
       const holders = await trx
         .selectFrom('devices')
         .select(['id', 'identity'])
-        .where((eb) => eb.or([eb('identity', 'in', identities), eb('id', 'in', snapshot.devices.map((d) => d.id))]))
+        .where((eb) =>
+          eb.or([
+            eb('identity', 'in', identities),
+            eb(
+              'id',
+              'in',
+              snapshot.devices.map((d) => d.id),
+            ),
+          ]),
+        )
         .execute();
       if (holders.length > 0) {
         const ids = holders.map((h) => h.id);
@@ -145,7 +175,12 @@ export class DeviceMergeStore {
         if (!saved) continue;
         for (const [deviceId, ids] of Object.entries(saved.moved)) {
           for (const part of chunks(ids, IDS_PER_STATEMENT)) {
-            await any.updateTable(table).set({ device_id: Number(deviceId) }).where('id', 'in', part).where('device_id', '=', row.device_id).execute();
+            await any
+              .updateTable(table)
+              .set({ device_id: Number(deviceId) })
+              .where('id', 'in', part)
+              .where('device_id', '=', row.device_id)
+              .execute();
           }
         }
         for (const removed of saved.removed) await any.insertInto(table).values(removed).execute();
@@ -180,7 +215,11 @@ async function moveRows(
   const keyOf = (r: Record<string, unknown>) => JSON.stringify(unique.map((c) => r[c]));
   const taken = new Set<string>();
   if (unique.length > 0) {
-    const keptRows = await any.selectFrom(table).select(unique as string[]).where('device_id', '=', keptId).execute();
+    const keptRows = await any
+      .selectFrom(table)
+      .select(unique as string[])
+      .where('device_id', '=', keptId)
+      .execute();
     for (const r of keptRows) taken.add(keyOf(r));
   }
   const moved: Record<string, number[]> = {};

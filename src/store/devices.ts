@@ -113,7 +113,16 @@ export class DeviceStore {
     // One query for the page and one for the count, the count kept until the data changes (for
     // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
     // (a window count over the matches), so the table is scanned once, not twice.
-    const countKey = JSON.stringify([query.scanId, query.riskLevel, query.isTrusted, query.zone, query.online, search ?? '', query.status, query.excludeArchived]);
+    const countKey = JSON.stringify([
+      query.scanId,
+      query.riskLevel,
+      query.isTrusted,
+      query.zone,
+      query.online,
+      search ?? '',
+      query.status,
+      query.excludeArchived,
+    ]);
     const version = await this.counts.currentVersion();
     let total = this.counts.peek(countKey, version);
 
@@ -392,7 +401,7 @@ export class DeviceStore {
         .where('sc.status', '=', 'completed')
         .groupBy('s.device_id')
         .execute();
-      for (const r of rows) if (r.at !== null) out.set(r.device_id, r.at as string);
+      for (const r of rows) if (r.at !== null) out.set(r.device_id, r.at);
     }
     return out;
   }

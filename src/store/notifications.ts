@@ -402,7 +402,9 @@ export class NotificationStore {
       .selectFrom('changes')
       .selectAll()
       .where('scan_id', '=', scanId)
-      .where((eb) => eb.or([eb('device_id', 'is', null), eb('device_id', 'not in', eb.selectFrom('devices').select('id').where('status', '=', 'archived'))]))
+      .where((eb) =>
+        eb.or([eb('device_id', 'is', null), eb('device_id', 'not in', eb.selectFrom('devices').select('id').where('status', '=', 'archived'))]),
+      )
       .orderBy('id')
       .execute();
     return rows as Change[];

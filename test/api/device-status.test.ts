@@ -21,7 +21,10 @@ let reports = 0;
 function discoveryReport(subnet: string, up: string[]): string {
   const start = 1795656544 + ++reports * 60;
   const hosts = up
-    .map((ip) => `<host><status state="up" reason="localhost-response" reason_ttl="0"/>\n<address addr="${ip}" addrtype="ipv4"/>\n<hostnames>\n</hostnames>\n</host>`)
+    .map(
+      (ip) =>
+        `<host><status state="up" reason="localhost-response" reason_ttl="0"/>\n<address addr="${ip}" addrtype="ipv4"/>\n<hostnames>\n</hostnames>\n</host>`,
+    )
     .join('\n');
   return `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE nmaprun>
@@ -115,7 +118,10 @@ describe.each(testDatabases())('device status, delete, merge and watch ($kind)',
     expect((await listAll()).map((d) => d.id)).not.toContain(archived.id);
     expect((await listAll()).map((d) => d.id)).toContain(kept.id);
     expect((await listAll('&status=archived')).map((d) => d.id)).toEqual([archived.id]);
-    expect(await ok('GET', '/api/stats')).toMatchObject({ total_devices: statsBefore.total_devices - 1, online_devices: statsBefore.online_devices - 1 });
+    expect(await ok('GET', '/api/stats')).toMatchObject({
+      total_devices: statsBefore.total_devices - 1,
+      online_devices: statsBefore.online_devices - 1,
+    });
     const updates = await auditOf('device_updated');
     expect(updates.find((a) => a.resource_id === String(archived.id))?.details.changes).toEqual({ status: { old: 'new', new: 'archived' } });
 
@@ -147,8 +153,15 @@ describe.each(testDatabases())('device status, delete, merge and watch ($kind)',
     expect((await call('DELETE', `/api/devices/${device.id}`)).status).toBe(404);
     expect(await ok('GET', `/api/changes?device_id=${device.id}`)).toEqual([]);
     const dump = await dumpTables(server.store);
-    for (const { table } of DEVICE_TABLES) expect(dump[table].filter((r) => r.device_id === device.id), table).toEqual([]);
-    expect((await auditOf('device_deleted')).find((a) => a.resource_id === String(device.id))?.details).toMatchObject({ ip_address: ip, status: 'known' });
+    for (const { table } of DEVICE_TABLES)
+      expect(
+        dump[table].filter((r) => r.device_id === device.id),
+        table,
+      ).toEqual([]);
+    expect((await auditOf('device_deleted')).find((a) => a.resource_id === String(device.id))?.details).toMatchObject({
+      ip_address: ip,
+      status: 'known',
+    });
 
     await importReport(discoveryReport('127.0.0.48/30', [ip, '127.0.0.50']));
     const again = await byIp(ip);
@@ -242,7 +255,13 @@ describe.each(testDatabases())('merging devices and undoing it ($kind)', (databa
 
     const merged = await ok('POST', `/api/devices/${kept.id}/merge`, { device_ids: [a.id, b.id] });
     expect(merged.merge_id).toEqual(expect.any(Number));
-    expect(merged.device).toMatchObject({ id: kept.id, label: 'NAS second NIC', zone: 'Servers', notes: 'eth1', watch: { offline: true, online: false } });
+    expect(merged.device).toMatchObject({
+      id: kept.id,
+      label: 'NAS second NIC',
+      zone: 'Servers',
+      notes: 'eth1',
+      watch: { offline: true, online: false },
+    });
     expect(merged.device.ip_history.map((h: any) => h.ip_address).sort()).toEqual(['127.0.0.20', '127.0.0.21', '127.0.0.22']);
     const ports = (d: any) => d.ports.map((p: any) => `${p.protocol}/${p.port}`);
     expect(ports(merged.device)).toEqual(expect.arrayContaining([...new Set([...ports(details[0]), ...ports(details[1]), ...ports(details[2])])]));
@@ -262,7 +281,9 @@ describe.each(testDatabases())('merging devices and undoing it ($kind)', (databa
     expect(twice.status).toBe(409);
     expect((await readJson(twice)).detail).toMatch(/already undone/);
     expect((await call('POST', '/api/merges/999999/undo')).status).toBe(404);
-    expect((await ok('GET', '/api/audit-logs?action=merge_undone'))[0]).toMatchObject({ details: { merge_id: merged.merge_id, restored: [a.id, b.id] } });
+    expect((await ok('GET', '/api/audit-logs?action=merge_undone'))[0]).toMatchObject({
+      details: { merge_id: merged.merge_id, restored: [a.id, b.id] },
+    });
   });
 
   it('an undo is refused while a device created since holds a merged device’s identity', async () => {

@@ -114,7 +114,11 @@ describe.each(testDatabases())('export API ($kind)', (database) => {
     expect(header).toEqual(DEVICE_COLUMNS);
     const devices = await list('/api/devices?limit=1000');
     // Every field of the summary has its column, but `watch` (an object: in the JSON export only).
-    expect(Object.keys(devices[0]).filter((k) => k !== 'watch').sort()).toEqual([...DEVICE_COLUMNS].sort());
+    expect(
+      Object.keys(devices[0])
+        .filter((k) => k !== 'watch')
+        .sort(),
+    ).toEqual([...DEVICE_COLUMNS].sort());
     expect(rows).toEqual(rowsOf(devices, DEVICE_COLUMNS));
     // open_ports joined with spaces.
     const withPorts = devices.find((d) => (d.open_ports as number[]).length > 1)!;

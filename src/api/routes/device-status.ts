@@ -15,7 +15,8 @@ import { Id, StringEnum, errorResponses } from '../schemas.js';
 
 /** `status` as PUT /api/devices/{id} takes it. */
 export const DeviceStatusField = StringEnum(SETTABLE_DEVICE_STATUSES, {
-  description: '`known` or `archived` (an archived device is left out of the default list, the stats and the alerts, and stays archived when seen again)',
+  description:
+    '`known` or `archived` (an archived device is left out of the default list, the stats and the alerts, and stays archived when seen again)',
 });
 
 /** `watch` as PUT /api/devices/{id} takes it: partial, merged into the device's. */
@@ -130,7 +131,13 @@ export const deviceStatusRoutes: FastifyPluginAsyncTypebox = async (app) => {
         resourceType: 'device',
         resourceId: id,
         success: true,
-        details: { ip_address: device.ip_address, mac_address: device.mac_address, hostname: device.hostname, label: device.label, status: device.status },
+        details: {
+          ip_address: device.ip_address,
+          mac_address: device.mac_address,
+          hostname: device.hostname,
+          label: device.label,
+          status: device.status,
+        },
       });
       return device;
     },

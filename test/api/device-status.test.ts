@@ -11,6 +11,8 @@ import { DEVICE_TABLES } from '../../src/store/device-tables.js';
 import { testDatabases } from '../helpers/databases.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
+import { startReceiver } from '../helpers/receivers.js';
+import { waitFor } from '../helpers/wait.js';
 import { dumpTables } from '../helpers/tables.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'nmap-import');
@@ -204,6 +206,63 @@ describe.each(testDatabases())('device status, delete, merge and watch ($kind)',
     expect(online[0].data.device.online).toBe(true);
     expect(online[0].data.last_seen).toEqual(expect.any(String));
     expect(online[0].data.away_seconds).toBeGreaterThanOrEqual(0);
+  });
+  it('channels get device.new, device.offline and device.online messages when filters.events names them', async () => {
+    const wanted = await startReceiver();
+    const scansOnly = await startReceiver();
+    try {
+      const channel = async (name: string, url: string, filters?: unknown) => {
+        const res = await call('POST', '/api/notifications/channels', { name, type: 'webhook', config: { url }, ...(filters ? { filters } : {}) });
+        expect(res.status, await res.clone().text()).toBe(201);
+        return readJson(res);
+      };
+      const subscribed = await channel('devices', `${wanted.url}/hook`, { events: ['device.new', 'device.offline', 'device.online'] });
+      expect(subscribed.filters.events).toEqual(['device.new', 'device.offline', 'device.online']);
+      expect((await channel('scans', `${scansOnly.url}/hook`)).filters.events).toEqual([]);
+      expect(
+        (
+          await call('POST', '/api/notifications/channels', {
+            name: 'bad',
+            type: 'webhook',
+            config: { url: wanted.url },
+            filters: { events: ['device.gone'] },
+          })
+        ).status,
+      ).toBe(400);
+
+      // The scan messages (scan.changes) go to both channels as before; device messages only where asked for.
+      const deviceMessages = (receiver: typeof wanted) => receiver.requests.filter((r) => String(r.json().event).startsWith('device.'));
+      const messages = (n: number) => waitFor(`${n} device messages`, async () => deviceMessages(wanted).length >= n && deviceMessages(wanted));
+      const [first, second] = ['127.0.0.60', '127.0.0.61'];
+      await importReport(discoveryReport('127.0.0.60/30', [first, second]));
+      const news = (await messages(2)).map((r) => r.json());
+      expect(news.map((m) => [m.event, m.device.device.ip_address]).sort()).toEqual([
+        ['device.new', first],
+        ['device.new', second],
+      ]);
+      expect(news[0]).toMatchObject({ scan: null, changes: [], device: { last_seen: null, away_seconds: null } });
+      expect(news[0].summary).toMatch(/^New device 127\.0\.0\.6[01]/);
+
+      const watched = await byIp(second);
+      await ok('PUT', `/api/devices/${watched.id}`, { watch: { offline: true, online: true } });
+      await importReport(discoveryReport('127.0.0.60/30', [first]));
+      const [offline] = (await messages(3)).slice(2).map((r) => r.json());
+      expect(offline).toMatchObject({ event: 'device.offline', device: { device: { id: watched.id, online: false } } });
+      expect(offline.summary).toContain(`${second} went offline`);
+      await importReport(discoveryReport('127.0.0.60/30', [first, second]));
+      const onlineRequest = (await messages(4))[3];
+      const online = onlineRequest.json();
+      expect(online).toMatchObject({ event: 'device.online', device: { device: { id: watched.id, online: true } } });
+      expect(online.device.away_seconds).toBeGreaterThanOrEqual(0);
+      expect(onlineRequest.headers['x-netwarden-event']).toBe('device.online');
+      // The default channel hears of the scans' changes only.
+      await waitFor('the scan messages of the default channel', async () => scansOnly.requests.length >= 2);
+      expect(deviceMessages(scansOnly)).toEqual([]);
+      expect(deviceMessages(wanted)).toHaveLength(4);
+    } finally {
+      await wanted.close();
+      await scansOnly.close();
+    }
   });
 });
 

@@ -24,6 +24,7 @@ import { backupRoutes } from './routes/backup.js';
 import { changeRoutes } from './routes/changes.js';
 import { configRoutes } from './routes/config.js';
 import { deviceRoutes } from './routes/devices.js';
+import { deviceStatusRoutes } from './routes/device-status.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { agentRoutes } from './routes/agents.js';
@@ -215,6 +216,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(networkRoutes);
   await app.register(updateRoutes);
   await app.register(deviceRoutes);
+  await app.register(deviceStatusRoutes);
   await app.register(scanRoutes);
   await app.register(scanImportRoutes);
   await app.register(compareRoutes);

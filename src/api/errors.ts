@@ -32,7 +32,9 @@ export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   NW_CHANNEL_NOT_FOUND: 404,
   NW_API_KEY_NOT_FOUND: 404,
   NW_AGENT_NOT_FOUND: 404,
+  NW_ACCEPTANCE_NOT_FOUND: 404,
   NW_CONFLICT: 409,
+  NW_ALREADY_ACCEPTED: 409,
   NW_SCAN_BUSY: 409,
   NW_SCAN_NOT_RUNNING: 409,
   NW_SCAN_HELD_ELSEWHERE: 409,
@@ -111,6 +113,7 @@ const NOT_FOUND_CODES = {
   Channel: 'NW_CHANNEL_NOT_FOUND',
   'API key': 'NW_API_KEY_NOT_FOUND',
   Agent: 'NW_AGENT_NOT_FOUND',
+  Acceptance: 'NW_ACCEPTANCE_NOT_FOUND',
 } as const satisfies Record<string, ErrorCode>;
 
 export const notAuthenticated = () => new HttpError('NW_NOT_AUTHENTICATED', 'Not authenticated');

@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CHANGE_TYPES } from '../core/changes.js';
 import { DEVICE_SEARCH_MAX_LENGTH, ZONE_NAME_MAX_LENGTH } from '../core/limits.js';
 import { RISK_LEVELS, SEVERITIES } from '../core/severity.js';
+import { DEVICE_STATUSES } from '../core/device-status.js';
 import type { ChangeFilters } from '../store/changes.js';
 import type { DeviceFilters } from '../store/devices.js';
 import type { Store } from '../store/index.js';
@@ -23,6 +24,11 @@ export const DEVICE_FILTER_PARAMS = {
     Type.Boolean({
       description:
         'Only devices online (true) or offline (false): a device goes offline after presence.offline_after_scans consecutive completed network scans missed it',
+    }),
+  ),
+  status: Type.Optional(
+    StringEnum(DEVICE_STATUSES, {
+      description: 'Only devices with this status. Without it the device list leaves archived devices out; exports keep them',
     }),
   ),
   q: Type.Optional(
@@ -59,6 +65,7 @@ export async function deviceFiltersOf(store: Store, query: DeviceFilterQuery): P
     zone: query.zone,
     online: query.online,
     search: query.q,
+    status: query.status,
   };
 }
 

@@ -13,7 +13,15 @@ export const CHANNEL_TYPES = ['webhook', 'ntfy', 'gotify', 'discord', 'slack', '
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 /** The `event` of a message (the webhook's `event` field and `X-Netwarden-Event` header). */
-export const MESSAGE_EVENTS = ['scan.changes', 'scan.completed', 'scan.failed', 'digest', 'test'] as const;
+/**
+ * Device events a channel can subscribe to (`filters.events`, CONTRACT §17, §18), each the message
+ * of one live event of the same meaning (DEVICE_MESSAGE_OF).
+ */
+export const DEVICE_MESSAGE_EVENTS = ['device.new', 'device.offline', 'device.online'] as const;
+export type DeviceMessageEvent = (typeof DEVICE_MESSAGE_EVENTS)[number];
+export const DEVICE_MESSAGE_OF = { device_new: 'device.new', device_offline: 'device.offline', device_online: 'device.online' } as const;
+
+export const MESSAGE_EVENTS = ['scan.changes', 'scan.completed', 'scan.failed', 'digest', 'test', ...DEVICE_MESSAGE_EVENTS] as const;
 export type MessageEvent = (typeof MESSAGE_EVENTS)[number];
 
 export const DELIVERY_STATUSES = ['pending', 'sent', 'failed'] as const;
@@ -31,10 +39,12 @@ export interface ChannelFilters {
   zones: string[] | null;
   untrusted_only: boolean;
   scan_events: ScanEventName[];
+  /** Device events wanted besides the scan messages; [] (default): the scan events only. */
+  events: DeviceMessageEvent[];
 }
 
 export function defaultFilters(): ChannelFilters {
-  return { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'] };
+  return { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'], events: [] };
 }
 
 export interface QuietHours {

@@ -9,7 +9,7 @@ import { SEVERITY_RANK, worse, type Severity } from '../core/severity.js';
 import type { Change } from '../schemas/change.js';
 import type { ScanRecord } from '../schemas/scan.js';
 import type { DeviceFactsRow } from '../store/notifications.js';
-import type { DeviceGroup, OutgoingMessage } from './types.js';
+import type { DeviceGroup, DeviceMessage, OutgoingMessage } from './types.js';
 
 /** A message before it is given a delivery id and a send time: what a delivery stores. */
 export type ComposedMessage = Omit<OutgoingMessage, 'deliveryId' | 'sentAt'>;
@@ -22,6 +22,8 @@ export interface ComposeInput {
   /** `server.public_url`; "" for no links. */
   publicUrl: string;
   channelName?: string;
+  /** For a device event. */
+  device?: DeviceMessage;
 }
 
 const KIND_WORDS: Record<ChangeType, [string, string]> = {
@@ -68,8 +70,42 @@ export function composeMessage(input: ComposeInput): ComposedMessage {
       title = 'Netwarden: test message';
       summary = `Test message for the channel "${input.channelName ?? ''}": if you read this, it works.`;
       break;
+    case 'device.new':
+    case 'device.offline':
+    case 'device.online':
+      return composeDeviceMessage(event, input);
   }
   return { event, title, summary, groups, severity, scan, changes };
+}
+
+/** "3 h 20 min", "45 s": how long a device was away. */
+export function durationWords(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
+  return `${Math.floor(hours / 24)} days`;
+}
+
+/** A device event's message: one device, no changes; its name links to its page when `server.public_url` is set. */
+function composeDeviceMessage(event: 'device.new' | 'device.offline' | 'device.online', input: ComposeInput): ComposedMessage {
+  const message = input.device!;
+  const d = message.device;
+  const name = d.label ? `${d.ip_address} "${d.label}"` : d.hostname ? `${d.ip_address} (${d.hostname})` : d.ip_address;
+  const what = [d.vendor, d.mac_address].filter(Boolean).join(', ');
+  const away = message.away_seconds === null ? '' : ` after ${durationWords(message.away_seconds)}`;
+  const texts = {
+    'device.new': [
+      `Netwarden: new device ${name}`,
+      `New device ${name}${what ? ` (${what})` : ''} joined the network; acknowledge it if it is yours.`,
+    ],
+    'device.offline': [`Netwarden: ${name} went offline`, `${name} went offline` + (message.last_seen ? `; last seen ${message.last_seen}.` : '.')],
+    'device.online': [`Netwarden: ${name} is back online`, `${name} is back online${away ? `${away} away` : ''}.`],
+  } as const;
+  const base = input.publicUrl.replace(/\/+$/, '');
+  const group: DeviceGroup = { device_id: d.id, name, url: base ? `${base}/devices/${d.id}` : null, changes: [] };
+  return { event, title: texts[event][0], summary: texts[event][1], groups: [group], severity: 'info', scan: null, changes: [], device: message };
 }
 
 /** "2 new devices, 1 port opened" in the order of CHANGE_TYPES. */

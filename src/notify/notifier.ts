@@ -13,7 +13,16 @@
  */
 import type { Logger } from 'pino';
 import { ipv4ToInt, parseIpv4Network } from '../core/net.js';
-import { changeMatches, dueSlot, parseCron, quietUntil, type MessageEvent } from '../core/notify-rules.js';
+import {
+  DEVICE_MESSAGE_OF,
+  changeMatches,
+  dueSlot,
+  parseCron,
+  quietUntil,
+  type DeviceMessageEvent,
+  type MessageEvent,
+} from '../core/notify-rules.js';
+import type { DeviceMessage } from './types.js';
 import type { EventBus, NetwardenEvent } from '../events/bus.js';
 import type { Delivery } from '../schemas/notification.js';
 import type { ScanRecord } from '../schemas/scan.js';
@@ -123,6 +132,12 @@ export class Notifier {
     } else if (event.name === 'scan_started') {
       const scan = event.data;
       this.background(() => this.inOrder(() => this.publishState(scan, true)));
+    } else if (event.name === 'device_new') {
+      const device = event.data;
+      this.background(() => this.deviceEvent('device.new', { device, last_seen: null, away_seconds: null }));
+    } else if (event.name === 'device_offline' || event.name === 'device_online') {
+      const data = event.data;
+      this.background(() => this.deviceEvent(DEVICE_MESSAGE_OF[event.name], data));
     }
   }
 
@@ -184,6 +199,35 @@ export class Notifier {
         this.worker.wake();
       } catch (err) {
         this.log.warn({ err, channel_id: channel.id, scan_id: scan.scan_id }, 'could not queue a notification');
+      }
+    }
+  }
+
+  /**
+   * Queues a device event's message (`device.new`, `device.offline`, `device.online`) for each
+   * enabled channel whose `filters.events` names it and whose zone and trust filters the device
+   * passes; never for an archived device. Sent at once (digests collect changes only), held by quiet hours.
+   */
+  async deviceEvent(event: DeviceMessageEvent, message: DeviceMessage): Promise<void> {
+    if (message.device.status === 'archived') return;
+    const channels = (await this.store.notifications.listChannels()).filter(
+      (c) =>
+        c.enabled &&
+        c.filters.events.includes(event) &&
+        (!c.filters.zones || (message.device.zone !== null && c.filters.zones.includes(message.device.zone))) &&
+        !(c.filters.untrusted_only && message.device.is_trusted),
+    );
+    if (channels.length === 0) return;
+    const publicUrl = (await this.store.settings.get()).server.public_url;
+    const composed = composeMessage({ event, scan: null, changes: [], devices: new Map(), publicUrl, device: message });
+    const packed = packMessage(composed);
+    const now = this.now();
+    for (const channel of channels) {
+      try {
+        await this.queue(channel, event, null, composed, packed, now);
+        this.worker.wake();
+      } catch (err) {
+        this.log.warn({ err, channel_id: channel.id, device_id: message.device.id }, 'could not queue a notification');
       }
     }
   }

@@ -13,6 +13,7 @@ import type { OutboundGuard } from '../util/outbound.js';
 // Defined in core (the record schemas need them too, and schemas/ may not import notify/).
 import type { ChannelType, MessageEvent } from '../core/notify-rules.js';
 import { NetwardenError } from '../util/errors.js';
+import type { DeviceSummary } from '../schemas/device.js';
 export { CHANNEL_TYPES, MESSAGE_EVENTS, type ChannelType, type MessageEvent } from '../core/notify-rules.js';
 
 /** The changes of one device, as a message lists them. */
@@ -41,6 +42,16 @@ export interface OutgoingMessage {
   severity: Severity;
   scan: ScanRecord | null;
   changes: Change[];
+  /** Device events (`device.new`, `device.offline`, `device.online`): the device, and how long it was away. */
+  device?: DeviceMessage;
+}
+
+/** What a device event's message carries (the webhook's `device` field). */
+export interface DeviceMessage {
+  device: DeviceSummary;
+  /** Its last sighting before it went away (offline/online); null when unknown or for a new device. */
+  last_seen: string | null;
+  away_seconds: number | null;
 }
 
 /** What a driver gets besides the message. */

@@ -65,6 +65,9 @@ export interface EvaluationOutcome {
   changes: Change[];
   /** Devices whose summary the scan changed visibly: those with changes, and those it brought online or took offline. Ascending ids. */
   devicesUpdated: number[];
+  /** Devices this scan brought online (new ones included), and those it took offline. Ascending ids. */
+  arrived: number[];
+  departed: number[];
 }
 
 /**
@@ -173,7 +176,8 @@ export class ScanEvaluator {
     );
     const devicesUpdated = new Set([...presence.arrived, ...presence.removed]);
     for (const c of changes) if (c.device_id !== null) devicesUpdated.add(c.device_id);
-    return { changes, devicesUpdated: [...devicesUpdated].sort((a, b) => a - b) };
+    const ascending = (ids: readonly number[]) => [...ids].sort((a, b) => a - b);
+    return { changes, devicesUpdated: ascending([...devicesUpdated]), arrived: ascending(presence.arrived), departed: ascending(presence.removed) };
   }
 
   /**

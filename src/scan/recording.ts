@@ -179,7 +179,9 @@ export class ScanRecorder {
       exclude: exclude ?? (request.device ? [] : settings.network.exclude),
     });
     await inventory.recordSnapshots(scan.id, seenDeviceIds);
-    await publishScanOutcome(events, store, outcome).catch((err) => log.warn({ err, scan_id: scan.id }, 'could not publish the changes of a scan'));
+    await publishScanOutcome(events, store, outcome, { scanId: scan.id, newDeviceIds: seen.filter((d) => d.isNew).map((d) => d.deviceId) }).catch(
+      (err) => log.warn({ err, scan_id: scan.id }, 'could not publish the changes of a scan'),
+    );
   }
 
   private async recordCompleted(

@@ -8,6 +8,7 @@ import { STALE_AFTER_SCANS } from '../core/coverage.js';
 import { DEVICE_TYPES } from '../core/device-types.js';
 import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
+import { DEVICE_STATUSES } from '../core/device-status.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 import { AcceptanceRef, Epss, FindingKey, Kev } from './risk.js';
 
@@ -71,6 +72,17 @@ const deviceSummaryFields = {
       description:
         'When the least recently examined of those ports was last examined: each of them was verified at this time or later (the device page lists which scan examined which). Null with `ports_examined`',
     }),
+  ),
+  status: StringEnum(DEVICE_STATUSES, {
+    description:
+      '`new`: first seen by a scan and not yet acknowledged (POST /api/devices/{id}/acknowledge); `known`; `archived`: left out of the default list, the stats and the alerts (exports keep it)',
+  }),
+  watch: Type.Object(
+    {
+      offline: Type.Boolean({ description: 'A `device_offline` event is published when the device goes offline' }),
+      online: Type.Boolean({ description: 'A `device_online` event is published when the device comes back online' }),
+    },
+    { description: 'Which presence changes of this device are announced (PUT /api/devices/{id} `watch`)' },
   ),
   stale_ports: Type.Integer({
     minimum: 0,

@@ -29,6 +29,23 @@ export const RiskChangedEvent = Type.Object({
   }),
 });
 
+/** `device_offline` / `device_online`: a watched device's presence changed (CONTRACT §17, §18). */
+export const DevicePresenceEvent = Type.Object({
+  device: DeviceSummary,
+  last_seen: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'When a scan last saw the device before it went away (for device_online: before this return); null when unknown',
+    }),
+  ),
+  away_seconds: Nullable(
+    Type.Integer({
+      minimum: 0,
+      description: 'How long it has been away: from `last_seen` to the scan that noticed the change; null when unknown',
+    }),
+  ),
+});
+
 /** Each event's data and what the event means; a name of core/event-names.ts without one does not compile. */
 export const EVENT_DATA = {
   scan_queued: { schema: ScanRecord, description: 'A scan was queued (it starts when the running one ends)' },
@@ -47,6 +64,18 @@ export const EVENT_DATA = {
     schema: RiskChangedEvent,
     description:
       "A device's risk level changed: a finding was accepted or its acceptance ended, or a re-assessment (zone policy, rules, CVE data) changed its findings",
+  },
+  device_new: {
+    schema: DeviceSummary,
+    description: 'A scan saw a device for the first time: it is `status: "new"` until acknowledged (at most 500 per scan, lowest ids first)',
+  },
+  device_offline: {
+    schema: DevicePresenceEvent,
+    description: 'A device watched for it (`watch.offline`) went offline after a scan (presence.offline_after_scans); never for archived devices',
+  },
+  device_online: {
+    schema: DevicePresenceEvent,
+    description: 'A device watched for it (`watch.online`) came back online after a scan, with how long it was away; never for archived devices',
   },
 } satisfies Record<EventName, { schema: TSchema; description: string }>;
 

@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { CHANGE_TYPES } from '../core/changes.js';
-import { CHANNEL_TYPES, DELIVERY_STATUSES, MESSAGE_EVENTS, SCAN_EVENTS } from '../core/notify-rules.js';
+import { CHANNEL_TYPES, DELIVERY_STATUSES, DEVICE_MESSAGE_EVENTS, MESSAGE_EVENTS, SCAN_EVENTS } from '../core/notify-rules.js';
 import { SEVERITIES } from '../core/severity.js';
 import { ZONE_NAME_MAX_LENGTH } from '../core/limits.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
@@ -38,6 +38,13 @@ export const ChannelFilters = Type.Object(
     scan_events: Type.Array(StringEnum(SCAN_EVENTS), {
       uniqueItems: true,
       description: 'Also send a message when a scan completes without matching changes or fails (default ["failed"])',
+    }),
+    events: Type.Array(StringEnum(DEVICE_MESSAGE_EVENTS), {
+      uniqueItems: true,
+      description:
+        'Device events to send besides the scan messages, one message each: `device.new` (a device seen for the first time), ' +
+        '`device.offline` / `device.online` (a watched device went away or came back, with how long it was away). ' +
+        'zones and untrusted_only apply to them; archived devices never send any. Default []: the scan events only',
     }),
   },
   { additionalProperties: false },

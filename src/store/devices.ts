@@ -16,6 +16,7 @@ import { nowIso } from './clock.js';
 import { kevOf } from '../core/intel.js';
 import type { FindingKind } from '../core/risk.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
+import type { DeviceStatus, SettableDeviceStatus } from '../core/device-status.js';
 
 /** Columns the device list can be ordered by; ties fall back to IP address order. */
 export const DEVICE_SORT_KEYS = ['ip_address', 'hostname', 'label', 'vendor', 'zone', 'risk_score', 'first_seen', 'last_seen'] as const;
@@ -32,6 +33,10 @@ export interface DeviceFilters {
   online?: boolean;
   /** Case-insensitive substring of any of SEARCHED_COLUMNS, or an open port number. */
   search?: string;
+  /** Only devices with this status. */
+  status?: DeviceStatus;
+  /** Leave archived devices out (the default list) unless `status` asks for them. */
+  excludeArchived?: boolean;
 }
 
 export interface DeviceQuery extends DeviceFilters {
@@ -73,6 +78,9 @@ const SUMMARY_COLUMNS = [
   'os_version',
   'type_confidence',
   'discovered_name',
+  'status',
+  'watch_offline',
+  'watch_online',
 ] as const satisfies readonly (keyof DeviceRow)[];
 type SummaryRow = Pick<DeviceRow, (typeof SUMMARY_COLUMNS)[number]>;
 
@@ -94,6 +102,10 @@ export interface DeviceUserFields {
   zone?: string | null;
   is_trusted?: boolean;
   notes?: string | null;
+  /** Set by a person: `known` or `archived` (`new` is only given by the service). */
+  status?: SettableDeviceStatus;
+  /** Partial: only the flags given change. */
+  watch?: { offline?: boolean; online?: boolean };
 }
 
 /** Device inventory: identities, their current ports, findings, CVEs, IP history and per-scan snapshots. */
@@ -120,7 +132,16 @@ export class DeviceStore {
     // One query for the page and one for the count, the count kept until the data changes (for
     // later pages of the same list, and repeated requests). A search not yet counted is counted by the page query itself
     // (a window count over the matches), so the table is scanned once, not twice.
-    const countKey = JSON.stringify([query.scanId, query.riskLevel, query.isTrusted, query.zone, query.online, search ?? '']);
+    const countKey = JSON.stringify([
+      query.scanId,
+      query.riskLevel,
+      query.isTrusted,
+      query.zone,
+      query.online,
+      search ?? '',
+      query.status,
+      query.excludeArchived,
+    ]);
     const version = await this.counts.currentVersion();
     let total = this.counts.peek(countKey, version);
 
@@ -197,6 +218,8 @@ export class DeviceStore {
     if (query.isTrusted !== undefined) base = base.where('is_trusted', '=', query.isTrusted ? 1 : 0);
     if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
     if (query.online !== undefined) base = base.where('online', '=', query.online ? 1 : 0);
+    if (query.status !== undefined) base = base.where('status', '=', query.status);
+    else if (query.excludeArchived) base = base.where('status', '<>', 'archived');
     const search = query.search?.trim();
     if (search) {
       const pattern = containsPattern(search);
@@ -418,9 +441,51 @@ export class DeviceStore {
     if ('zone' in fields) patch.zone = fields.zone || null;
     if ('notes' in fields) patch.notes = fields.notes || null;
     if (fields.is_trusted !== undefined) patch.is_trusted = fields.is_trusted ? 1 : 0;
+    if (fields.status !== undefined) patch.status = fields.status;
+    if (fields.watch?.offline !== undefined) patch.watch_offline = fields.watch.offline ? 1 : 0;
+    if (fields.watch?.online !== undefined) patch.watch_online = fields.watch.online ? 1 : 0;
     if (Object.keys(patch).length === 0 || ids.length === 0) return;
     await this.db.updateTable('devices').set(patch).where('id', 'in', ids).execute();
     this.onWrite();
+  }
+
+  /** Marks the given devices `known` (acknowledged); returns the ids whose status changed. */
+  async acknowledge(ids: number[]): Promise<number[]> {
+    const changed: number[] = [];
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .updateTable('devices')
+        .set({ status: 'known' })
+        .where('id', 'in', part)
+        .where('status', '<>', 'known')
+        .returning('id')
+        .execute();
+      changed.push(...rows.map((r) => r.id));
+    }
+    if (changed.length) this.onWrite();
+    return changed.sort((a, b) => a - b);
+  }
+
+  /**
+   * When a completed scan before `beforeScanId` last saw each of the given devices (the completion
+   * of the latest scan with a snapshot of it): for a device that came back, when it was last seen
+   * before. Devices never seen before are left out.
+   */
+  async previousSightings(ids: number[], beforeScanId: number): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('device_snapshots as s')
+        .innerJoin('scans as sc', 'sc.id', 's.scan_id')
+        .select((eb) => ['s.device_id', eb.fn.max(eb.fn.coalesce('sc.completed_at', 'sc.created_at')).as('at')])
+        .where('s.device_id', 'in', part)
+        .where('s.scan_id', '<', beforeScanId)
+        .where('sc.status', '=', 'completed')
+        .groupBy('s.device_id')
+        .execute();
+      for (const r of rows) if (r.at !== null) out.set(r.device_id, r.at);
+    }
+    return out;
   }
 
   /** Summaries of the given devices (those that exist), in id order. */
@@ -575,6 +640,8 @@ function toSummary(row: SummaryRow, ports: PortsSummary = { open: [], stale: 0 }
     last_scan_id: row.last_scan_id,
     online: row.online === 1,
     missed_scans: row.missed_scans,
+    status: row.status as DeviceStatus,
+    watch: { offline: row.watch_offline === 1, online: row.watch_online === 1 },
     ...coverageSummary(row.port_coverage),
     stale_ports: ports.stale,
   };

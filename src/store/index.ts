@@ -7,6 +7,7 @@ import { AuditStore } from './audit.js';
 import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
 import { DeviceStore } from './devices.js';
+import { DeviceMergeStore } from './device-merge.js';
 import { EvaluationStore } from './evaluation.js';
 import { HistoryStore } from './history.js';
 import { IdentityStore } from './identity.js';
@@ -39,6 +40,8 @@ export class Store {
   readonly devices: DeviceStore;
   /** Identity keys, recognition evidence and decisions of devices (migration 015). */
   readonly identity: IdentityStore;
+  /** Deleting and merging devices, undoing merges (CONTRACT §15). */
+  readonly deviceMerges: DeviceMergeStore;
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
   /** Reads over the scans' history: two scans compared, a device's timeline. */
@@ -84,6 +87,7 @@ export class Store {
     this.agents = new AgentStore(db, bump);
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
     this.identity = new IdentityStore(db, bump);
+    this.deviceMerges = new DeviceMergeStore(db, bump);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.history = new HistoryStore(db);

@@ -397,7 +397,16 @@ export class NotificationStore {
 
   /** Every change of a scan, in the order they were detected. */
   async changesOfScan(scanId: number): Promise<Change[]> {
-    const rows = await this.db.selectFrom('changes').selectAll().where('scan_id', '=', scanId).orderBy('id').execute();
+    // Archived devices are left out of alerts (CONTRACT §18).
+    const rows = await this.db
+      .selectFrom('changes')
+      .selectAll()
+      .where('scan_id', '=', scanId)
+      .where((eb) =>
+        eb.or([eb('device_id', 'is', null), eb('device_id', 'not in', eb.selectFrom('devices').select('id').where('status', '=', 'archived'))]),
+      )
+      .orderBy('id')
+      .execute();
     return rows as Change[];
   }
 

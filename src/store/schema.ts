@@ -184,6 +184,11 @@ export interface DevicesTable {
   discovered_name: Generated<string | null>;
   /** JSON object `{field: set_at}` of the fields a person set (`name`, `device_type`): scans never write them (migration 015). */
   user_fields: Generated<JsonText>;
+  /** `new`, `known` or `archived` (core/device-status.ts, migration 016). */
+  status: Generated<string>;
+  /** Whether `device_offline` / `device_online` events are published for it (migration 016). */
+  watch_offline: Generated<Flag>;
+  watch_online: Generated<Flag>;
 }
 
 /** A key a device was seen with (core/identity-keys.ts, migration 015); a strong one belongs to one device only. */
@@ -476,6 +481,20 @@ export interface EvaluationStateTable {
   finished_at: string | null;
 }
 
+/** A merge of devices into one (migration 016): what it moved and removed, to undo it. */
+export interface DeviceMergesTable {
+  id: Generated<number>;
+  /** The device that was kept. */
+  device_id: number;
+  /** JSON array of the ids of the devices merged into it. */
+  merged_ids: JsonText;
+  /** JSON (store/device-merge.ts MergeSnapshot). */
+  snapshot: JsonText;
+  created_at: string;
+  created_by: string | null;
+  undone_at: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -509,6 +528,7 @@ export interface Database {
   intel_kev: IntelKevTable;
   intel_epss: IntelEpssTable;
   intel_sources: IntelSourcesTable;
+  device_merges: DeviceMergesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -40,11 +40,14 @@ export class StatsStore {
           count('low').as('low'),
           sql<number>`coalesce(sum(online), 0)`.as('online'),
         ])
+        .where('status', '<>', 'archived')
         .executeTakeFirstOrThrow(),
       this.db
         .selectFrom('ports')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('state', '=', 'open')
+        // Archived devices are left out of the stats (CONTRACT §18).
+        .where('device_id', 'not in', (eb) => eb.selectFrom('devices').select('id').where('status', '=', 'archived'))
         .executeTakeFirstOrThrow(),
       this.db
         .selectFrom('scans')

@@ -38,8 +38,10 @@ export const ERROR_CODES = {
   NW_CHANNEL_NOT_FOUND: 'No notification channel has this id',
   NW_API_KEY_NOT_FOUND: 'No API key has this id',
   NW_AGENT_NOT_FOUND: 'No agent has this id',
+  NW_ACCEPTANCE_NOT_FOUND: 'No active acceptance has this id (an ended one cannot be removed again)',
   // The current state (409).
   NW_CONFLICT: 'The request is valid but conflicts with the current state',
+  NW_ALREADY_ACCEPTED: 'The finding already has an active acceptance on this device',
   NW_SCAN_BUSY: 'A scan of an overlapping target is already running or queued; `scan_id` names it',
   NW_SCAN_NOT_RUNNING: 'The scan has already ended; `scan_id` and `status` say which and how',
   NW_SCAN_HELD_ELSEWHERE: "Another run of this agent holds the scan; this run's results are not taken",

@@ -33,6 +33,8 @@ const SUMMARY_KEYS = [
   'type_confidence',
   'model',
   'os_version',
+  'status',
+  'watch',
 ];
 
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
@@ -69,6 +71,9 @@ function expectedSummary(seed: Seed, key: DeviceKey) {
     ports_examined: null,
     ports_examined_at: null,
     stale_ports: 0,
+    // Written by the inventory writer (as a scan writes), so first seen and not yet acknowledged.
+    status: d.status,
+    watch: { offline: d.watch_offline === 1, online: d.watch_online === 1 },
   };
 }
 

@@ -74,7 +74,7 @@ describe.each(testDatabases())('live events ($kind)', (database) => {
       await live.until((s) => s.parsed().some((e) => e.event === 'scan_finished' && e.data.scan_id === second.scan_id), 'the second scan_finished');
     }, 180_000);
 
-    it('has increasing ids and the scan’s events in order: started, progress, changes, devices, finished', async () => {
+    it('has increasing ids and the scan’s events in order: started, progress, changes, devices, new devices, finished', async () => {
       const events = live.parsed();
       const ids = events.map((e) => e.id);
       expect(ids.every((id) => Number.isInteger(id) && id > 0)).toBe(true);
@@ -89,12 +89,16 @@ describe.each(testDatabases())('live events ($kind)', (database) => {
         expect(end).toBeGreaterThan(start);
         const during = names.slice(start + 1, end);
         expect(during).toContain('scan_progress');
-        // Progress first, then the scan's changes, then the devices it changed.
-        const firstChange = during.findIndex((n) => n === 'change' || n === 'device_updated');
+        // Progress first, then the scan's changes, then the devices it changed, then the devices it saw first.
+        const outcome = ['change', 'device_updated', 'device_new'];
+        const firstChange = during.findIndex((n) => outcome.includes(n));
         if (firstChange !== -1) {
-          expect(during.slice(firstChange).every((n) => n === 'change' || n === 'device_updated')).toBe(true);
-          expect(during.slice(during.indexOf('device_updated')).every((n) => n === 'device_updated')).toBe(true);
+          expect(during.slice(firstChange).every((n) => outcome.includes(n))).toBe(true);
+          if (during.includes('device_updated')) expect(during.slice(during.indexOf('device_updated')).every((n) => n !== 'change')).toBe(true);
+          if (during.includes('device_new')) expect(during.slice(during.indexOf('device_new')).every((n) => n === 'device_new')).toBe(true);
         }
+        // The first scan saw the device for the first time, the second did not.
+        expect(during.filter((n) => n === 'device_new')).toHaveLength(scan === first ? 1 : 0);
         expect(mine[start].data).toMatchObject({ scan_id: scan.scan_id, status: 'running', subnet: '127.0.0.1/32', profile: 'normal' });
         expect(mine[end].data).toEqual(await readJson(await server.request(`/api/scans/${scan.scan_id}`, { key })));
       }
@@ -242,7 +246,18 @@ describe.each(testDatabases())('live events ($kind)', (database) => {
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
     const schema = op.responses['200'].content['text/event-stream'].schema;
     const names = (schema.anyOf ?? schema.oneOf).map((s: any) => s.properties.event.enum?.[0] ?? s.properties.event.const);
-    expect(names).toEqual(['scan_queued', 'scan_started', 'scan_progress', 'scan_finished', 'change', 'device_updated', 'risk_changed']);
+    expect(names).toEqual([
+      'scan_queued',
+      'scan_started',
+      'scan_progress',
+      'scan_finished',
+      'change',
+      'device_updated',
+      'device_new',
+      'device_offline',
+      'device_online',
+      'risk_changed',
+    ]);
     expect(op.parameters.map((p: any) => `${p.in}:${p.name}`).sort()).toEqual(['header:last-event-id', 'query:last_event_id']);
   });
 });

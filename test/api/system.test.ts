@@ -261,7 +261,7 @@ describe.each(testDatabases())('health, API description and HTTP behaviour ($kin
         ['POST', '/api/stats', 'GET, HEAD'],
         ['GET', '/api/auth/login', 'POST'],
         ['PUT', '/api/keys/3', 'DELETE'],
-        ['PATCH', '/api/devices/5', 'GET, HEAD, PUT'],
+        ['PATCH', '/api/devices/5', 'DELETE, GET, HEAD, PUT'],
       ];
       for (const [method, path, allow] of cases) {
         const res = await server.request(path, { method, key });

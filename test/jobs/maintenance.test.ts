@@ -82,7 +82,7 @@ describe.each(testDatabases())('retention ($kind)', (database) => {
         type: 'webhook',
         enabled: true,
         config: { url: 'http://127.0.0.1:9/x', secret: null },
-        filters: { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'] },
+        filters: { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'], events: [] },
         digest: null,
         quiet_hours: null,
         updated_at: daysAgo(400),

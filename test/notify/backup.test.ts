@@ -27,7 +27,7 @@ describe.each(testDatabases())('notification tables in backups ($kind)', (databa
         type: 'webhook',
         enabled: true,
         config: { url: 'http://127.0.0.1:9/x', secret: 'kept-in-backups' },
-        filters: { change_types: ['port_opened'], min_severity: 'medium', zones: null, untrusted_only: true, scan_events: [] },
+        filters: { change_types: ['port_opened'], min_severity: 'medium', zones: null, untrusted_only: true, scan_events: [], events: [] },
         digest: '0 8 * * *',
         quiet_hours: { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' },
         updated_at: now,

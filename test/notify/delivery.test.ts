@@ -43,7 +43,7 @@ describe.each(testDatabases())('delivery loop ($kind)', { timeout: 90_000 }, (da
         type: 'webhook',
         enabled: true,
         config: { url, secret: 'shh', ...extra },
-        filters: { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'] },
+        filters: { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'], events: [] },
         digest: null,
         quiet_hours: null,
         updated_at: now,

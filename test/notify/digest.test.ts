@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait.js';
 import { notifierEachTest } from './notifier-fixtures.js';
 
 const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-const FILTERS: ChannelFilters = { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'] };
+const FILTERS: ChannelFilters = { change_types: null, min_severity: 'low', zones: null, untrusted_only: false, scan_events: ['failed'], events: [] };
 
 describe.each(testDatabases())('digests and quiet hours ($kind)', (database) => {
   let store: Store;

@@ -11,6 +11,7 @@ import { HttpError, badRequest, notFound } from '../errors.js';
 import { DEVICE_FILTER_PARAMS, deviceFiltersOf } from '../list-filters.js';
 import { Id, Nullable, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
+import { DeviceStatusField, DeviceWatchField } from './device-status.js';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -26,7 +27,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['devices'],
         summary: 'Device inventory, ordered by IP address unless `sort` says otherwise',
-        description: `Filters combine with AND. ${PAGED}`,
+        description: `Filters combine with AND. Archived devices are left out unless \`status=archived\` asks for them. ${PAGED}`,
         querystring: Type.Object(
           {
             ...DEVICE_FILTER_PARAMS,
@@ -43,6 +44,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { sort, order, limit = 100, offset = 0, ...filters } = request.query;
       const { rows, total } = await store.devices.list({
         ...(await deviceFiltersOf(store, filters)),
+        excludeArchived: true,
         sort,
         descending: order === 'desc',
         limit,
@@ -75,10 +77,11 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['devices'],
-        summary: "Change a device's label (name), type, zone, trust flag or notes",
+        summary: "Change a device's label (name), type, zone, trust flag, notes, status or watch",
         description:
           'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. Returns the full device. ' +
           '`name` is the label (`name` wins when both are sent); `device_type` one of the types of CONTRACT §15. A name or type a person set is never overwritten by a scan (its evidence shows `source: "user"`); `null` hands it back to discovery. ' +
+          '`status` is `known` or `archived` (`new` is only given by the service). `watch` is merged: only the flags sent change. ' +
           'When a value changed, the device summary is published as a `device_updated` live event (GET /api/events).',
         params: Type.Object({ device_id: Id }),
         body: Type.Object(
@@ -89,6 +92,8 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             notes: Type.Optional(Text(DEVICE_NOTES_MAX_LENGTH)),
             name: Type.Optional(Text(DEVICE_LABEL_MAX_LENGTH)),
             device_type: Type.Optional(Nullable(StringEnum(DEVICE_TYPES))),
+            status: Type.Optional(DeviceStatusField),
+            watch: Type.Optional(DeviceWatchField),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -181,7 +186,7 @@ async function checkZone(store: Store, zone: string | null | undefined): Promise
 }
 
 /** Writes `device_updated` with old and new values of the fields that changed; false when none did. */
-async function auditDeviceUpdate(
+export async function auditDeviceUpdate(
   request: FastifyRequest,
   before: DeviceSummary,
   after: DeviceSummary,
@@ -189,8 +194,10 @@ async function auditDeviceUpdate(
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {
   const changes: Record<string, { old: unknown; new: unknown }> = {};
-  for (const key of ['label', 'zone', 'is_trusted', 'notes', 'device_type'] as const) {
-    if ((key in fields || (key === 'label' && 'name' in fields)) && before[key] !== after[key]) changes[key] = { old: before[key], new: after[key] };
+  for (const key of ['label', 'zone', 'is_trusted', 'notes', 'device_type', 'status', 'watch'] as const) {
+    if ((key in fields || (key === 'label' && 'name' in fields)) && JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
+      changes[key] = { old: before[key], new: after[key] };
+    }
   }
   if (Object.keys(changes).length === 0) return false;
   await audit(request, {

@@ -98,7 +98,7 @@ export const riskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         row = await store.acceptances.create({ deviceId: device_id, findingKey: finding_key, reason, createdBy: by, createdAt: now, expiresAt });
       } catch (err) {
-        if (err instanceof ConflictError) throw conflict(err.message);
+        if (err instanceof ConflictError) throw conflict('NW_ALREADY_ACCEPTED', err.message);
         throw err;
       }
       await audit(request, {

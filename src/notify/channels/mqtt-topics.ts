@@ -56,6 +56,7 @@ export function eventPayload(message: OutgoingMessage): string {
     severity: message.severity,
     scan: message.scan,
     changes: message.changes,
+    ...(message.device ? { device: message.device } : {}),
   });
 }
 

@@ -19,7 +19,14 @@ export type WebhookConfig = Static<typeof WebhookConfig>;
 
 /** The webhook body, exactly as CONTRACT §9 defines it. */
 export function webhookBody(message: OutgoingMessage): string {
-  return JSON.stringify({ event: message.event, sent_at: message.sentAt, scan: message.scan, changes: message.changes, summary: message.summary });
+  return JSON.stringify({
+    event: message.event,
+    sent_at: message.sentAt,
+    scan: message.scan,
+    changes: message.changes,
+    summary: message.summary,
+    ...(message.device ? { device: message.device } : {}),
+  });
 }
 
 export function signature(secret: string, rawBody: string): string {

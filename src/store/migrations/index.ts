@@ -17,6 +17,7 @@ import * as m013 from './013_port_lists.js';
 import * as m014 from './014_coverage.js';
 import * as m015 from './015_identity.js';
 import * as m017 from './017_risk.js';
+import * as m016 from './016_device_status.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -38,6 +39,7 @@ const modules: Record<string, MigrationModule> = {
   '014_coverage': m014,
   '015_identity': m015,
   '017_risk': m017,
+  '016_device_status': m016,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

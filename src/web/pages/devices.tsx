@@ -2,6 +2,7 @@ import { useLocation } from 'preact-iso';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, answer, api, page } from '../api';
 import { DEVICE_SEARCH_MAX_LENGTH } from '../../core/limits.js';
+import { DEVICE_STATUSES, type DeviceStatus } from '../../core/device-status.js';
 import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Pager, RiskBadge, StaleMarker, Time } from '../components/ui';
 import { formatNumber, humanize, missingText, plural, presenceText } from '../format';
 import { coverageOf } from '../coverage';
@@ -37,13 +38,14 @@ interface ListQuery {
   zone?: string;
   is_trusted?: 'true' | 'false';
   online?: 'true' | 'false';
+  status?: DeviceStatus;
   sort: DeviceSort;
   order: Order;
   offset: number;
   scan_id?: number;
 }
 
-const FILTER_PARAMS = ['q', 'risk_level', 'zone', 'is_trusted', 'online'] as const;
+const FILTER_PARAMS = ['q', 'risk_level', 'zone', 'is_trusted', 'online', 'status'] as const;
 
 /** Reads the query string, dropping values the API would refuse (a hand-edited URL must not break the page). */
 function readQuery(query: Record<string, string>): ListQuery {
@@ -56,6 +58,7 @@ function readQuery(query: Record<string, string>): ListQuery {
     zone: query.zone || undefined,
     is_trusted: bool(query.is_trusted),
     online: bool(query.online),
+    status: isOneOf(DEVICE_STATUSES, query.status) ? query.status : undefined,
     sort: isOneOf(SORT_KEYS, query.sort) ? query.sort : 'ip_address',
     order: query.order === 'desc' ? 'desc' : 'asc',
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
@@ -103,6 +106,7 @@ export function DevicesPage() {
     zone: query.zone,
     is_trusted: yesNo(query.is_trusted),
     online: yesNo(query.online),
+    status: query.status,
     scan_id: query.scan_id,
     sort: query.sort === 'ip_address' ? undefined : query.sort,
     order: query.order === 'asc' ? undefined : query.order,
@@ -156,6 +160,7 @@ export function DevicesPage() {
             zone: query.zone,
             is_trusted: query.is_trusted,
             online: query.online,
+            status: query.status,
             scan_id: query.scan_id,
           }}
         />
@@ -284,6 +289,14 @@ function Filters({ query, zones, update }: { query: ListQuery; zones: string[]; 
           <option value="">All</option>
           <option value="true">Online</option>
           <option value="false">Offline</option>
+        </select>
+      </Field>
+      <Field label="Inventory">
+        <select value={query.status ?? ''} onChange={(e) => update({ status: e.currentTarget.value })}>
+          <option value="">New and known</option>
+          <option value="new">New</option>
+          <option value="known">Known</option>
+          <option value="archived">Archived</option>
         </select>
       </Field>
     </div>
@@ -465,6 +478,8 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
       </td>
       <td class="device-name">
         <TypeIcon type={d.device_type} confidence={d.type_confidence} /> {name ? <span>{name}</span> : <span class="muted">—</span>}
+        {d.status === 'new' && <span class="badge new">New</span>}
+        {d.status === 'archived' && <span class="badge archived">Archived</span>}
         {d.is_trusted && <span class="badge trusted">Trusted</span>}
         {d.name && d.hostname && d.name !== d.hostname && <div class="muted small">{d.hostname}</div>}
         {d.missed_scans > 0 && (
@@ -526,6 +541,11 @@ function BulkBar({
     const unchanged = ids.length - result.updated;
     onDone(`Updated ${plural(result.updated, 'device')}.${unchanged > 0 ? ` ${plural(unchanged, 'device')} already had that setting.` : ''}`);
   });
+  const acknowledge = useAction(async () => {
+    const ids = [...selected.keys()];
+    const result = await answer(api.POST('/api/devices/acknowledge', { body: { device_ids: ids } }));
+    onDone(`Acknowledged ${plural(result.acknowledged, 'new device')}.`);
+  });
   const { busy, error } = bulk;
   const apply = (fields: { is_trusted?: boolean; zone?: string | null }) => void bulk.run(fields);
 
@@ -538,6 +558,9 @@ function BulkBar({
         </button>
       </p>
       <div class="button-row">
+        <button type="button" disabled={busy || acknowledge.busy} onClick={() => void acknowledge.run()}>
+          Acknowledge selected
+        </button>
         <button type="button" disabled={busy} onClick={() => apply({ is_trusted: true })}>
           Trust selected
         </button>
@@ -561,7 +584,7 @@ function BulkBar({
           Apply zone
         </button>
       </div>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={error ?? acknowledge.error} />
     </section>
   );
 }

@@ -1,0 +1,252 @@
+/**
+ * Deleting a device with its history, merging devices into one and undoing a merge (CONTRACT §15).
+ * Every table of device-owned rows is named once, in device-tables.ts; both go through that list.
+ *
+ * A merge moves every row of the merged devices to the kept device (a row that would collide with
+ * one of the kept device's, e.g. the same port, is removed: the kept device's stays), fills the
+ * kept device's empty label, zone and notes from the merged ones, keeps the earliest first sighting,
+ * watches what any of them watched, and deletes the merged devices. Their rows, the ids moved and
+ * the kept device's values before are stored in `device_merges` (migration 016), so an undo puts
+ * every row back where it was and the devices as they were. Rows a later scan rewrote on the kept
+ * device (its ports) stay with it.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { ConflictError, InvalidInputError, NotFoundError } from '../util/errors.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
+import { DEVICE_TABLES, type DeviceTable } from './device-tables.js';
+import type { Database, DeviceRow } from './schema.js';
+import { nowIso } from './clock.js';
+
+type Row = Record<string, unknown> & { id: number; device_id: number };
+
+/** The columns of the kept device a merge may change, restored by an undo. */
+const KEPT_COLUMNS = ['label', 'zone', 'notes', 'first_seen', 'watch_offline', 'watch_online', 'ports_hash', 'assessed_input'] as const;
+
+/** What an undo needs: stored as JSON in device_merges.snapshot. */
+interface MergeSnapshot {
+  /** The kept device's values of KEPT_COLUMNS before the merge. */
+  kept: Pick<DeviceRow, (typeof KEPT_COLUMNS)[number]>;
+  /** The merged devices' rows, whole. */
+  devices: DeviceRow[];
+  /** Per table: the ids of the rows moved to the kept device, by the device they came from; and the rows removed (collisions), whole. */
+  tables: Partial<Record<DeviceTable, { moved: Record<string, number[]>; removed: Row[] }>>;
+}
+
+export interface MergeRecord {
+  id: number;
+  deviceId: number;
+  mergedIds: number[];
+  createdAt: string;
+  undoneAt: string | null;
+}
+
+export class DeviceMergeStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onWrite: () => void,
+  ) {}
+
+  /** Deletes the device and every row of its history (device-tables.ts); false when it did not exist. */
+  async deleteDevice(id: number): Promise<boolean> {
+    const deleted = await this.db.transaction().execute(async (trx) => {
+      const any = trx as unknown as Kysely<Record<string, Row>>;
+      for (const { table } of DEVICE_TABLES) await any.deleteFrom(table).where('device_id', '=', id).execute();
+      const result = await trx.deleteFrom('devices').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    });
+    if (deleted) this.onWrite();
+    return deleted;
+  }
+
+  /**
+   * Merges `mergedIds` into `keptId`. Throws NotFoundError (the kept device or any merged one
+   * missing, listing them) or InvalidInputError (the kept device among the merged).
+   */
+  async merge(keptId: number, mergedIds: number[], actor: string | null): Promise<MergeRecord> {
+    if (mergedIds.includes(keptId)) {
+      throw new InvalidInputError(`device_ids: must not contain the device merged into (${keptId}); list only the devices to merge into it`);
+    }
+    const record = await this.db.transaction().execute(async (trx) => {
+      const kept = await trx.selectFrom('devices').selectAll().where('id', '=', keptId).executeTakeFirst();
+      if (!kept) throw new NotFoundError('Device not found');
+      const merged = await trx.selectFrom('devices').selectAll().where('id', 'in', mergedIds).orderBy('id').execute();
+      if (merged.length !== mergedIds.length) {
+        const found = new Set(merged.map((d) => d.id));
+        const missing = mergedIds.filter((id) => !found.has(id));
+        throw new NotFoundError(`device_ids: devices not found: ${missing.join(', ')}`, { missing });
+      }
+      const snapshot: MergeSnapshot = { kept: pick(kept, KEPT_COLUMNS), devices: merged, tables: {} };
+      for (const { table, unique } of DEVICE_TABLES) snapshot.tables[table] = await moveRows(trx, table, unique, keptId, mergedIds);
+      const firstOf = (column: 'label' | 'zone' | 'notes') => kept[column] ?? merged.find((d) => d[column] !== null)?.[column] ?? null;
+      await trx
+        .updateTable('devices')
+        .set({
+          label: firstOf('label'),
+          zone: firstOf('zone'),
+          notes: firstOf('notes'),
+          first_seen: [kept, ...merged].map((d) => d.first_seen).reduce((a, b) => (b < a ? b : a)),
+          watch_offline: [kept, ...merged].some((d) => d.watch_offline === 1) ? 1 : 0,
+          watch_online: [kept, ...merged].some((d) => d.watch_online === 1) ? 1 : 0,
+          // Its ports and findings now include the merged ones': the next scan rewrites and assesses them again.
+          ports_hash: null,
+          assessed_input: null,
+        })
+        .where('id', '=', keptId)
+        .execute();
+      await trx.deleteFrom('devices').where('id', 'in', mergedIds).execute();
+      const createdAt = nowIso();
+      const row = await trx
+        .insertInto('device_merges')
+        .values({
+          device_id: keptId,
+          merged_ids: JSON.stringify(mergedIds),
+          snapshot: JSON.stringify(snapshot),
+          created_at: createdAt,
+          created_by: actor,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { id: row.id, deviceId: keptId, mergedIds, createdAt, undoneAt: null };
+    });
+    this.onWrite();
+    return record;
+  }
+
+  async get(id: number): Promise<MergeRecord | undefined> {
+    const row = await this.db
+      .selectFrom('device_merges')
+      .select(['id', 'device_id', 'merged_ids', 'created_at', 'undone_at'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        deviceId: row.device_id,
+        mergedIds: JSON.parse(row.merged_ids) as number[],
+        createdAt: row.created_at,
+        undoneAt: row.undone_at,
+      }
+    );
+  }
+
+  /**
+   * Restores the devices and rows as they were before the merge. Throws NotFoundError (no such
+   * merge) or ConflictError (already undone; the kept device deleted since; a device created since
+   * holds a merged device's identity).
+   */
+  async undo(id: number): Promise<MergeRecord> {
+    const record = await this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('device_merges').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw new NotFoundError('Merge not found');
+      if (row.undone_at !== null) throw new ConflictError(`Merge ${id} was already undone at ${row.undone_at}`, { undone_at: row.undone_at });
+      const snapshot = JSON.parse(row.snapshot) as MergeSnapshot;
+      const kept = await trx.selectFrom('devices').select(['id', 'ports_hash', 'assessed_input']).where('id', '=', row.device_id).executeTakeFirst();
+      if (!kept)
+        throw new ConflictError(`Device ${row.device_id}, which the merge kept, was deleted since; the merge cannot be undone`, {
+          device_id: row.device_id,
+        });
+      const identities = snapshot.devices.map((d) => d.identity);
+      const holders = await trx
+        .selectFrom('devices')
+        .select(['id', 'identity'])
+        .where((eb) =>
+          eb.or([
+            eb('identity', 'in', identities),
+            eb(
+              'id',
+              'in',
+              snapshot.devices.map((d) => d.id),
+            ),
+          ]),
+        )
+        .execute();
+      if (holders.length > 0) {
+        const ids = holders.map((h) => h.id);
+        throw new ConflictError(
+          `Device(s) ${ids.join(', ')} were created since the merge with the identity of a merged device (${holders.map((h) => h.identity).join(', ')}); ` +
+            'delete them or merge them into the kept device, then undo again',
+          { conflicting_device_ids: ids },
+        );
+      }
+      for (const device of snapshot.devices) await trx.insertInto('devices').values(device).execute();
+      const any = trx as unknown as Kysely<Record<string, Row>>;
+      for (const { table } of DEVICE_TABLES) {
+        const saved = snapshot.tables[table];
+        if (!saved) continue;
+        for (const [deviceId, ids] of Object.entries(saved.moved)) {
+          for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+            await any
+              .updateTable(table)
+              .set({ device_id: Number(deviceId) })
+              .where('id', 'in', part)
+              .where('device_id', '=', row.device_id)
+              .execute();
+          }
+        }
+        for (const removed of saved.removed) await any.insertInto(table).values(removed).execute();
+      }
+      // The hash and assessment the kept device had, unless a scan has computed them again since.
+      const untouched = kept.ports_hash === null && kept.assessed_input === null;
+      const { ports_hash, assessed_input, ...values } = snapshot.kept;
+      await trx
+        .updateTable('devices')
+        .set({ ...values, ...(untouched ? { ports_hash, assessed_input } : { ports_hash: null, assessed_input: null }) })
+        .where('id', '=', row.device_id)
+        .execute();
+      const undoneAt = nowIso();
+      await trx.updateTable('device_merges').set({ undone_at: undoneAt }).where('id', '=', id).execute();
+      return { id, deviceId: row.device_id, mergedIds: JSON.parse(row.merged_ids) as number[], createdAt: row.created_at, undoneAt };
+    });
+    this.onWrite();
+    return record;
+  }
+}
+
+/** Moves `table`'s rows of the merged devices to the kept device; a row colliding on `unique` with one already there is removed. */
+async function moveRows(
+  trx: Transaction<Database>,
+  table: DeviceTable,
+  unique: readonly string[],
+  keptId: number,
+  mergedIds: number[],
+): Promise<{ moved: Record<string, number[]>; removed: Row[] }> {
+  const any = trx as unknown as Kysely<Record<string, Row>>;
+  const rows = (await any.selectFrom(table).selectAll().where('device_id', 'in', mergedIds).orderBy('device_id').orderBy('id').execute()) as Row[];
+  const keyOf = (r: Record<string, unknown>) => JSON.stringify(unique.map((c) => r[c]));
+  const taken = new Set<string>();
+  if (unique.length > 0) {
+    const keptRows = await any
+      .selectFrom(table)
+      .select(unique as string[])
+      .where('device_id', '=', keptId)
+      .execute();
+    for (const r of keptRows) taken.add(keyOf(r));
+  }
+  const moved: Record<string, number[]> = {};
+  const removed: Row[] = [];
+  for (const r of rows) {
+    if (unique.length > 0) {
+      const key = keyOf(r);
+      if (taken.has(key)) {
+        removed.push(r);
+        continue;
+      }
+      taken.add(key);
+    }
+    (moved[String(r.device_id)] ??= []).push(r.id);
+  }
+  for (const part of chunks(
+    removed.map((r) => r.id),
+    IDS_PER_STATEMENT,
+  )) {
+    await any.deleteFrom(table).where('id', 'in', part).execute();
+  }
+  for (const ids of Object.values(moved)) {
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) await any.updateTable(table).set({ device_id: keptId }).where('id', 'in', part).execute();
+  }
+  return { moved, removed };
+}
+
+function pick<T extends object, K extends keyof T>(row: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, row[k]])) as Pick<T, K>;
+}

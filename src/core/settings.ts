@@ -18,13 +18,12 @@ import {
 import { countPorts, formatPortRanges, parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { LEASE_FILE_FORMATS } from './lease-files.js';
-import { SCAN_PROFILES } from './model.js';
+import { SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from './model.js';
 import { FINDING_SEVERITIES } from './severity.js';
 import { isObject } from '../util/is-object.js';
 
 const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
 
-export const SCAN_ENGINES = ['auto', 'nmap', 'native'] as const;
 export const DEFAULT_ZONES = ['Servers', 'Network', 'Workstations', 'IoT', 'DMZ', 'Guest'];
 
 /** Shown instead of a secret value; sending it back in an update keeps the stored secret. */
@@ -82,7 +81,7 @@ export const SettingsSchema = Type.Object(
             'UDP ports the normal and intensive profiles examine, a comma list of ports and ranges (at most ' +
             `${MAX_UDP_PORTS} ports); "" examines no UDP port. nmap needs root (raw sockets) for UDP: unprivileged, it skips them with a warning`,
         }),
-        engine: Type.Union(SCAN_ENGINES.map((e) => Type.Literal(e))),
+        engine: Type.Union(SCAN_ENGINE_SETTINGS.map((e) => Type.Literal(e))),
         default_profile: Type.Union(SCAN_PROFILES.map((p) => Type.Literal(p))),
         max_hosts: Type.Integer({ minimum: 1, maximum: 16_777_216, description: 'Largest subnet a scan accepts, in addresses' }),
         scan_timeout_minutes: Type.Integer({ minimum: 1, maximum: 1440 }),

@@ -12,6 +12,7 @@ import {
   OFFLINE_AFTER_SCANS,
   PORTS,
   RETENTION_DAYS,
+  SECRET_MASK,
   TOP_PORTS,
   ZONE_NAME_MAX_LENGTH,
 } from './limits.js';
@@ -25,9 +26,6 @@ import { isObject } from '../util/is-object.js';
 const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
 
 export const DEFAULT_ZONES = ['Servers', 'Network', 'Workstations', 'IoT', 'DMZ', 'Guest'];
-
-/** Shown instead of a secret value; sending it back in an update keeps the stored secret. */
-export const SECRET_MASK = '********';
 
 const strict = { additionalProperties: false } as const;
 

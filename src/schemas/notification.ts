@@ -7,13 +7,13 @@ import { type Static, Type } from '@sinclair/typebox';
 import { CHANGE_TYPES } from '../core/changes.js';
 import { CHANNEL_TYPES, DELIVERY_STATUSES, MESSAGE_EVENTS, SCAN_EVENTS } from '../core/notify-rules.js';
 import { SEVERITIES } from '../core/severity.js';
-import { ZONE_NAME_MAX_LENGTH } from '../core/limits.js';
+import { SECRET_MASK, ZONE_NAME_MAX_LENGTH } from '../core/limits.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 
 export const CHANNEL_NAME_MAX_LENGTH = 100;
 
 const CONFIG_DESCRIPTION =
-  'Depends on `type` (secrets read back as `********`; send the mask back to keep one): ' +
+  `Depends on \`type\` (secrets read back as \`${SECRET_MASK}\`; send the mask back to keep one): ` +
   'webhook `{url, secret?}`; ntfy `{url (server and topic; with `?auth=` a secret), token?, priority? 1–5}`; gotify `{url, token}`; ' +
   'discord and slack `{url}` (their incoming-webhook URL, itself a secret); email `{host, port (587), secure (false), require_tls (false), ' +
   'username?, password?, from, to: [address]}`; mqtt `{url (mqtt:// or mqtts://), username?, password?, ' +

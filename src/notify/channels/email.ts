@@ -18,6 +18,7 @@
  */
 import { isIP } from 'node:net';
 import { type Static, Type } from '@sinclair/typebox';
+import { SECRET_MASK } from '../../core/limits.js';
 import { Nullable } from '../../schemas/common.js';
 import { resolveDestination } from '../http.js';
 import { type ChannelDriver, DeliveryError, type OutgoingMessage, type SendContext } from '../types.js';
@@ -46,7 +47,7 @@ export const EmailConfig = Type.Object(
     username: Type.Optional(Nullable(Type.String({ maxLength: 320, description: 'SMTP AUTH user name; omit for a relay without authentication.' }))),
     password: Type.Optional(
       Nullable(
-        Type.String({ maxLength: 1024, description: 'SMTP AUTH password. Reads back as "********"; cleared when a destination key changes.' }),
+        Type.String({ maxLength: 1024, description: `SMTP AUTH password. Reads back as "${SECRET_MASK}"; cleared when a destination key changes.` }),
       ),
     ),
     from: Type.String({ minLength: 1, maxLength: 320, description: 'Sender: `alerts@example.com` or `Netwarden <alerts@example.com>`.' }),

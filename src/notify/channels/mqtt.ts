@@ -11,6 +11,7 @@
  * password is bound to `url`, `username` and the TLS trust settings (the destination keys).
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { SECRET_MASK } from '../../core/limits.js';
 import { isIpv4Address, networkContains, parseIpv4Network } from '../../core/net.js';
 import { Nullable } from '../../schemas/common.js';
 import { type ChannelDriver, DeliveryError, type NetworkState, type OutgoingMessage, type SendContext } from '../types.js';
@@ -41,7 +42,9 @@ export const MqttConfig = Type.Object(
     url: Type.String({ minLength: 1, maxLength: 2048, description: 'Broker: `mqtt://host:1883` or `mqtts://host:8883` (TLS).' }),
     username: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'MQTT user name; omit for an anonymous broker.' }))),
     password: Type.Optional(
-      Nullable(Type.String({ maxLength: 1024, description: 'MQTT password. Reads back as "********"; cleared when a destination key changes.' })),
+      Nullable(
+        Type.String({ maxLength: 1024, description: `MQTT password. Reads back as "${SECRET_MASK}"; cleared when a destination key changes.` }),
+      ),
     ),
     topic_prefix: Type.Optional(
       Type.String({

@@ -7,6 +7,9 @@
 export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
 export type ScanProfile = (typeof SCAN_PROFILES)[number];
 
+/** scanning.default_profile's own default: the profile of a scan, schedule or import that names none. */
+export const DEFAULT_SCAN_PROFILE: ScanProfile = 'normal';
+
 /** The scan engines Netwarden has: nmap (the program) and the native engine (connect scans in Node). */
 export const SCAN_ENGINE_NAMES = ['nmap', 'native'] as const;
 export type ScanEngineName = (typeof SCAN_ENGINE_NAMES)[number];

@@ -19,7 +19,7 @@ import {
 import { countPorts, formatPortRanges, parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { LEASE_FILE_FORMATS } from './lease-files.js';
-import { SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from './model.js';
+import { DEFAULT_SCAN_PROFILE, SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from './model.js';
 import { FINDING_SEVERITIES } from './severity.js';
 import { isObject } from '../util/is-object.js';
 
@@ -80,7 +80,10 @@ export const SettingsSchema = Type.Object(
             `${MAX_UDP_PORTS} ports); "" examines no UDP port. nmap needs root (raw sockets) for UDP: unprivileged, it skips them with a warning`,
         }),
         engine: Type.Union(SCAN_ENGINE_SETTINGS.map((e) => Type.Literal(e))),
-        default_profile: Type.Union(SCAN_PROFILES.map((p) => Type.Literal(p))),
+        default_profile: Type.Union(
+          SCAN_PROFILES.map((p) => Type.Literal(p)),
+          { description: 'The profile of a scan or schedule that names none (the API, `netwarden scan`, `netwarden schedule add`, the web UI)' },
+        ),
         max_hosts: Type.Integer({ minimum: 1, maximum: 16_777_216, description: 'Largest subnet a scan accepts, in addresses' }),
         scan_timeout_minutes: Type.Integer({ minimum: 1, maximum: 1440 }),
         host_timeout_seconds: Type.Integer({ minimum: HOST_TIMEOUT_SECONDS.min, maximum: HOST_TIMEOUT_SECONDS.max }),
@@ -240,7 +243,7 @@ export function defaultSettings(): Settings {
       top_ports: 1000,
       udp_ports: DEFAULT_UDP_PORTS,
       engine: 'auto',
-      default_profile: 'normal',
+      default_profile: DEFAULT_SCAN_PROFILE,
       max_hosts: 65_536,
       scan_timeout_minutes: 120,
       host_timeout_seconds: 300,

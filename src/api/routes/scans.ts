@@ -55,7 +55,9 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Start a scan of a subnet',
         description:
           'Scans `subnet` (default: config network.subnet) with `profile` (default: config scanning.default_profile), skipping config network.exclude. ' +
-          'One scan runs at a time: while another scan runs or is queued, 409 `{"detail":"A scan is already running","scan_id":…}` naming the running scan (else the queued one). ' +
+          'At most config scanning.max_parallel_scans scans (default 1) run or wait at once, never two with overlapping targets: a trigger ' +
+          'whose target overlaps a running or queued scan, or one beyond that number, is answered 409 ' +
+          '`{"detail":"A scan is already running","scan_id":…}` naming the overlapping scan, else a running one (else the oldest queued). ' +
           "A subnet larger than scanning.max_hosts, or outside the allowed scan targets, is a 400. The record's `triggered_by` is the username, or `key:<key name>` for an API key.",
         querystring: Type.Object(
           {
@@ -80,7 +82,7 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['scans'],
         summary: 'Scan one device by IP address',
         description:
-          'Only that device is compared with its previous state afterwards; `profile` defaults to config scanning.default_profile. 409 while another scan runs or is queued, with its `scan_id`.',
+          "Only that device is compared with its previous state afterwards; `profile` defaults to config scanning.default_profile. 409 as for POST /api/scan/trigger (an overlapping scan, or every scanning.max_parallel_scans slot taken), with that scan's `scan_id`.",
         params: Type.Object({ ip_address: Type.String({ maxLength: 64 }) }),
         querystring: Type.Object({ profile: Type.Optional(Profile) }, { additionalProperties: false }),
         response: { 200: Started, ...errorResponses(400, 401, 403, 409) },

@@ -45,7 +45,8 @@ export function SchedulesPage() {
         </button>
       </PageHeader>
       <p class="muted">
-        Scheduled scans run by themselves. When another scan is running at that moment, the scheduled one waits in the queue and starts when it ends.
+        Scheduled scans run by themselves. When a running scan covers the same addresses, or every parallel-scan slot is taken, the scheduled one
+        waits in the queue and starts as soon as it can.
       </p>
       {notice && <Notice kind="success">{notice}</Notice>}
       {editing !== null && (

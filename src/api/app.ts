@@ -44,6 +44,7 @@ import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
 import { SECURITY_HEADERS } from './security-headers.js';
+import { withChannelConfigUnion } from './openapi-channels.js';
 
 export interface AppOptions {
   /** What the routes work on, built by the composition root (services.ts); the app creates none. */
@@ -142,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(cookie);
 
   await app.register(swagger, {
+    transformObject: (document) => ('openapiObject' in document ? withChannelConfigUnion(document.openapiObject) : document.swaggerObject),
     openapi: {
       openapi: '3.0.3',
       info: {

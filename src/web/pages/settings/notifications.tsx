@@ -85,6 +85,11 @@ const CONFIG_FIELDS: Record<ChannelType, ConfigField[]> = {
   ],
 };
 
+/** A channel's config by key (its type's schema is one member of the API's union). */
+function configOf(channel: Channel): Record<string, unknown> {
+  return channel.config;
+}
+
 /** The notification channels, a form to add or edit one, and the delivery log. */
 export function NotificationSettings() {
   const channels = useResource((signal) => answer(api.GET('/api/notifications/channels', { signal })), []);
@@ -199,7 +204,8 @@ function ChannelItem({
     setDeleting(false);
     onDeleted();
   });
-  const destination = typeof c.config.url === 'string' ? c.config.url : typeof c.config.host === 'string' ? c.config.host : '';
+  const config = configOf(c);
+  const destination = typeof config.url === 'string' ? config.url : typeof config.host === 'string' ? config.host : '';
   return (
     <li class={c.enabled ? undefined : 'disabled'}>
       <div class="channel-head">
@@ -292,7 +298,7 @@ interface FormState {
 function initialForm(channel: Channel | null, type: ChannelType): FormState {
   const config: Record<string, string | boolean> = {};
   for (const field of CONFIG_FIELDS[type]) {
-    const value = channel?.config[field.key];
+    const value = channel ? configOf(channel)[field.key] : undefined;
     if (field.kind === 'checkbox') config[field.key] = typeof value === 'boolean' ? value : field.initial === true;
     else if (field.kind === 'list') config[field.key] = Array.isArray(value) ? value.map(String).join('\n') : '';
     // A stored secret reads back as the mask: the field starts empty, "set — leave to keep".
@@ -328,7 +334,7 @@ function configPayload(type: ChannelType, channel: Channel | null, form: FormSta
   const out: Record<string, unknown> = {};
   for (const field of CONFIG_FIELDS[type]) {
     const value = form.config[field.key];
-    const wasSet = channel?.config[field.key] === SECRET_MASK;
+    const wasSet = channel ? configOf(channel)[field.key] === SECRET_MASK : false;
     if (form.removed.has(field.key)) {
       out[field.key] = null;
       continue;
@@ -380,7 +386,8 @@ function ChannelForm({
     const body = {
       name: form.name.trim(),
       enabled: form.enabled,
-      config: configPayload(type, channel, form),
+      // Checked by the server against the type's config schema (its 400 names the key).
+      config: configPayload(type, channel, form) as Channel['config'],
       filters: {
         change_types: form.changeTypes,
         min_severity: form.minSeverity,
@@ -416,7 +423,7 @@ function ChannelForm({
               key={field.key}
               field={field}
               value={form.config[field.key]}
-              stored={channel?.config[field.key] === SECRET_MASK}
+              stored={channel ? configOf(channel)[field.key] === SECRET_MASK : false}
               removed={form.removed.has(field.key)}
               onChange={(v) => setConfig(field.key, v)}
               onRemove={(on) => toggleRemoved(field.key, on)}

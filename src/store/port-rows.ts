@@ -1,7 +1,18 @@
 /** A port as the `ports` table stores it, and as everything above the store sees it: the one conversion each way. */
 import { createHash } from 'node:crypto';
 import type { ScannedPort } from '../core/model.js';
-import type { PortRow } from './schema.js';
+import type { Kysely } from 'kysely';
+import type { Database, PortRow } from './schema.js';
+
+/** Open port rows over the inventory: GET /api/stats and GET /metrics count the same. */
+export async function openPortCount(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('ports')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', '=', 'open')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 /** A stored port as a scan result (CPEs parsed, the protocol narrowed). */
 export function portFromRow(

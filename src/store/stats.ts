@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
+import { openPortCount } from './port-rows.js';
 import type { Stats, TrendPoint } from '../schemas/stats.js';
 import { AT_RISK_LEVELS } from '../core/severity.js';
 import { VersionedCache } from './versioned-cache.js';
@@ -41,11 +42,7 @@ export class StatsStore {
           sql<number>`coalesce(sum(online), 0)`.as('online'),
         ])
         .executeTakeFirstOrThrow(),
-      this.db
-        .selectFrom('ports')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('state', '=', 'open')
-        .executeTakeFirstOrThrow(),
+      openPortCount(this.db),
       this.db
         .selectFrom('scans')
         .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('completed_at').as('last')])
@@ -58,7 +55,7 @@ export class StatsStore {
       devices_at_risk: AT_RISK_LEVELS.reduce((n, level) => n + counts[level], 0),
       ...counts,
       online_devices: Number(devices.online),
-      open_ports: Number(ports.n),
+      open_ports: ports,
       total_scans: Number(scans.n),
       last_scan: scans.last ?? null,
     };

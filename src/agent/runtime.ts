@@ -28,7 +28,6 @@ import { ProgressTracker } from '../scan/progress.js';
 import { ScanAbortedError, type EngineProgress, type ScanEngine } from '../engines/types.js';
 import { AgentRequestError, AgentTokenRefusedError, sleep, type AgentClient } from './client.js';
 
-
 /** What the runtime logs through (pino's shape; the CLI passes its logger). */
 export interface AgentLog {
   info(obj: object, msg?: string): void;

@@ -63,8 +63,7 @@ async function runAgent(options: AgentOptions): Promise<void> {
   const server = parseServerUrl(options.server);
   const env = readEnvironment();
   const token = agentToken(options.token, env);
-  if (!isScanEngineSetting(options.engine))
-    throw usageError(`--engine must be one of ${SCAN_ENGINE_SETTINGS.join(', ')}, not '${options.engine}'`);
+  if (!isScanEngineSetting(options.engine)) throw usageError(`--engine must be one of ${SCAN_ENGINE_SETTINGS.join(', ')}, not '${options.engine}'`);
   const level = env.NETWARDEN_LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(level)) throw usageError(`NETWARDEN_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   let scanAllow: string[] | null;

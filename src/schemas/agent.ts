@@ -69,7 +69,10 @@ export const AgentPoll = Type.Object(
     version: Type.String({ minLength: 1, maxLength: 50, description: "The agent's Netwarden version" }),
     engine: StringEnum(SCAN_ENGINE_NAMES, { description: 'The scan engine the agent will use for a scan that asks for `auto`' }),
     engines: Type.Optional(
-      Type.Array(StringEnum(SCAN_ENGINE_NAMES), { maxItems: SCAN_ENGINE_NAMES.length, description: 'Every engine the agent can run (default: `engine`)' }),
+      Type.Array(StringEnum(SCAN_ENGINE_NAMES), {
+        maxItems: SCAN_ENGINE_NAMES.length,
+        description: 'Every engine the agent can run (default: `engine`)',
+      }),
     ),
     hostname: Type.Optional(Type.String({ maxLength: 253, description: 'The host the agent runs on' })),
     wait_seconds: Type.Optional(

@@ -16,7 +16,7 @@ import {
   SERVICE_NAME_MAX_LENGTH,
   SERVICE_TEXT_MAX_LENGTH,
 } from '../core/limits.js';
-import type { DiscoveredHost, ScannedHost, ScannedPort } from '../core/model.js';
+import type { DiscoveredHost, ScanEngineName, ScanEngineSetting, ScannedHost, ScannedPort } from '../core/model.js';
 import { cleanHostname } from '../core/scan-input.js';
 import { networkWithin, parseIpv4Network } from '../core/net.js';
 import type { AgentJob, AgentUpload } from '../schemas/agent.js';
@@ -27,8 +27,6 @@ import { hasRawSocketPrivilege } from '../engines/privileges.js';
 import { ProgressTracker } from '../scan/progress.js';
 import { ScanAbortedError, type EngineProgress, type ScanEngine } from '../engines/types.js';
 import { AgentRequestError, AgentTokenRefusedError, sleep, type AgentClient } from './client.js';
-
-export type AgentEngineSetting = 'auto' | 'nmap' | 'native';
 
 /** What the runtime logs through (pino's shape; the CLI passes its logger). */
 export interface AgentLog {
@@ -41,7 +39,7 @@ export interface AgentRuntimeOptions {
   client: AgentClient;
   engines: EngineSelector;
   /** --engine: which engine runs a scan whose server setting is `auto` (auto: nmap when installed). */
-  engine: AgentEngineSetting;
+  engine: ScanEngineSetting;
   version: string;
   hostname: string;
   log: AgentLog;
@@ -83,7 +81,7 @@ export class AgentRuntime {
   }
 
   /** The engines this host can run, best first; throws when --engine nmap is asked and nmap is missing. */
-  async availableEngines(): Promise<Array<'nmap' | 'native'>> {
+  async availableEngines(): Promise<ScanEngineName[]> {
     const nmap = (await this.options.engines.nmapVersion()) !== null;
     if (this.options.engine === 'nmap' && !nmap) {
       throw new Error('--engine nmap: nmap is not installed on this host (install nmap, or use --engine auto or native)');
@@ -128,7 +126,7 @@ export class AgentRuntime {
   }
 
   /** Runs one scan to its end and reports that end to the server, whatever it was. */
-  async runJob(job: AgentJob, engines: Array<'nmap' | 'native'>, shutdown: AbortSignal): Promise<void> {
+  async runJob(job: AgentJob, engines: ScanEngineName[], shutdown: AbortSignal): Promise<void> {
     const { log, client } = this.options;
     const started = Date.now();
     log.info({ scan_id: job.scan_id, subnet: job.subnet, profile: job.profile }, 'scan taken');
@@ -213,7 +211,7 @@ export class AgentRuntime {
   }
 
   /** Why this agent will not run the job (outside its own scope, an engine it lacks), or null. */
-  private refusal(job: AgentJob, engines: Array<'nmap' | 'native'>): string | null {
+  private refusal(job: AgentJob, engines: ScanEngineName[]): string | null {
     const target = parseIpv4Network(job.subnet);
     if (!target.ok) return `The agent cannot read the scan's target ${job.subnet}: ${target.error}`;
     const allow = this.options.scanAllow;
@@ -230,7 +228,7 @@ export class AgentRuntime {
   }
 
   /** The engine a job runs with: the server's scanning.engine when it names one, else --engine, else the best installed. */
-  private engineFor(job: AgentJob, engines: Array<'nmap' | 'native'>): 'nmap' | 'native' {
+  private engineFor(job: AgentJob, engines: ScanEngineName[]): ScanEngineName {
     if (job.engine !== 'auto') return job.engine;
     if (this.options.engine !== 'auto') return this.options.engine;
     return engines[0];

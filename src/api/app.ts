@@ -49,6 +49,7 @@ import { registerWebUi } from './web.js';
 import { compareRoutes } from './routes/compare.js';
 import { timelineRoutes } from './routes/timeline.js';
 import { SECURITY_HEADERS } from './security-headers.js';
+import { withChannelConfigUnion } from './openapi-channels.js';
 
 export interface AppOptions {
   /** What the routes work on, built by the composition root (services.ts); the app creates none. */
@@ -149,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(cookie);
 
   await app.register(swagger, {
+    transformObject: (document) => ('openapiObject' in document ? withChannelConfigUnion(document.openapiObject) : document.swaggerObject),
     openapi: {
       openapi: '3.0.3',
       info: {

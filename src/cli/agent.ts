@@ -1,14 +1,13 @@
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { AgentClient, AgentTokenRefusedError } from '../agent/client.js';
-import { AgentRuntime, type AgentEngineSetting } from '../agent/runtime.js';
+import { AgentRuntime } from '../agent/runtime.js';
 import { looksLikeAgentToken } from '../auth/tokens.js';
 import { ConfigError, LOG_LEVELS, nmapLocation, readEnvironment, scanAllowFromEnvironment, type Environment } from '../config/environment.js';
+import { isScanEngineSetting, SCAN_ENGINE_SETTINGS } from '../core/model.js';
 import { EngineSelector } from '../engines/engines.js';
 import { VERSION } from '../version.js';
 import { CliError, EXIT_FAILURE, action, usageError } from './common.js';
-
-const ENGINES: readonly AgentEngineSetting[] = ['auto', 'nmap', 'native'];
 
 interface AgentOptions {
   server?: string;
@@ -64,8 +63,7 @@ async function runAgent(options: AgentOptions): Promise<void> {
   const server = parseServerUrl(options.server);
   const env = readEnvironment();
   const token = agentToken(options.token, env);
-  if (!ENGINES.includes(options.engine as AgentEngineSetting))
-    throw usageError(`--engine must be one of ${ENGINES.join(', ')}, not '${options.engine}'`);
+  if (!isScanEngineSetting(options.engine)) throw usageError(`--engine must be one of ${SCAN_ENGINE_SETTINGS.join(', ')}, not '${options.engine}'`);
   const level = env.NETWARDEN_LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(level)) throw usageError(`NETWARDEN_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   let scanAllow: string[] | null;
@@ -98,7 +96,7 @@ async function runAgent(options: AgentOptions): Promise<void> {
   const runtime = new AgentRuntime({
     client,
     engines: new EngineSelector(nmapLocation(env).binary),
-    engine: options.engine as AgentEngineSetting,
+    engine: options.engine,
     version: VERSION,
     hostname: hostname(),
     log: logger,

@@ -9,19 +9,19 @@ export function registerScanCommand(program: Command): void {
   program
     .command('scan')
     .description('Run a scan now, through the same engine as the service, and print a summary')
-    .option('--profile <profile>', `${SCAN_PROFILES.join(', ')}`, 'normal')
+    .option('--profile <profile>', `${SCAN_PROFILES.join(', ')} (default: scanning.default_profile)`)
     .option('--subnet <cidr>', 'IPv4 CIDR or one address (default: the configured network.subnet)')
     .option('--no-progress', 'no progress bar (for logs and cron)')
     .action(
-      action(async (options: { profile: string; subnet?: string; progress: boolean }) => {
-        if (!(SCAN_PROFILES as readonly string[]).includes(options.profile)) {
+      action(async (options: { profile?: string; subnet?: string; progress: boolean }) => {
+        if (options.profile !== undefined && !(SCAN_PROFILES as readonly string[]).includes(options.profile)) {
           throw usageError(`--profile must be one of ${SCAN_PROFILES.join(', ')}`);
         }
         await withServices(async ({ store, scans: manager }) => {
           let scan;
           try {
             scan = await manager.trigger({
-              profile: options.profile as ScanProfile,
+              profile: options.profile as ScanProfile | undefined,
               subnet: options.subnet,
               actor: { name: CLI_ACTOR.actor, type: CLI_ACTOR.actorType },
             });
@@ -79,7 +79,7 @@ export function registerScanCommand(program: Command): void {
           ]);
           console.log(table(['IP', 'MAC', 'VENDOR', 'HOSTNAME', 'OPEN PORTS', 'RISK'], rows));
           console.log(
-            `\nscan ${scan.id}: ${options.profile} scan of ${finished.subnet} found ${finished.devices_found} device(s) in ${finished.duration_seconds?.toFixed(1)} s; ${changes.total} change(s) since the previous scan`,
+            `\nscan ${scan.id}: ${finished.profile} scan of ${finished.subnet} found ${finished.devices_found} device(s) in ${finished.duration_seconds?.toFixed(1)} s; ${changes.total} change(s) since the previous scan`,
           );
           for (const c of changes.rows.slice(0, 20)) console.log(`  [${c.severity}] ${printable(c.description)}`);
         });

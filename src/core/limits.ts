@@ -4,6 +4,12 @@
  * bundle (src/web/), which is why this module imports nothing and does no I/O.
  */
 
+/**
+ * Shown instead of a secret value (settings' passwords and tokens, channels' secrets and secret
+ * URLs); sending it back in an update keeps the stored secret.
+ */
+export const SECRET_MASK = '********';
+
 /** Inclusive range of a number the API accepts. */
 export interface Range {
   readonly min: number;

@@ -7,6 +7,20 @@
 export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
 export type ScanProfile = (typeof SCAN_PROFILES)[number];
 
+/** scanning.default_profile's own default: the profile of a scan, schedule or import that names none. */
+export const DEFAULT_SCAN_PROFILE: ScanProfile = 'normal';
+
+/** The scan engines Netwarden has: nmap (the program) and the native engine (connect scans in Node). */
+export const SCAN_ENGINE_NAMES = ['nmap', 'native'] as const;
+export type ScanEngineName = (typeof SCAN_ENGINE_NAMES)[number];
+
+/** What `scanning.engine` (and an agent's `--engine`) may say: an engine, or `auto` (nmap when installed, else native). */
+export const SCAN_ENGINE_SETTINGS = ['auto', ...SCAN_ENGINE_NAMES] as const;
+export type ScanEngineSetting = (typeof SCAN_ENGINE_SETTINGS)[number];
+export function isScanEngineSetting(text: string | undefined): text is ScanEngineSetting {
+  return (SCAN_ENGINE_SETTINGS as readonly unknown[]).includes(text);
+}
+
 /** A scan's lifecycle: queued → running → completed | failed | cancelled. */
 export const SCAN_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 export type ScanStatus = (typeof SCAN_STATUSES)[number];

@@ -12,24 +12,21 @@ import {
   OFFLINE_AFTER_SCANS,
   PORTS,
   RETENTION_DAYS,
+  SECRET_MASK,
   TOP_PORTS,
   ZONE_NAME_MAX_LENGTH,
 } from './limits.js';
 import { countPorts, formatPortRanges, parseIpv4Network, parsePortRanges } from './net.js';
 import { BUILTIN_RISK_RULES } from './risk-rules.js';
 import { LEASE_FILE_FORMATS } from './lease-files.js';
-import { SCAN_PROFILES } from './model.js';
+import { DEFAULT_SCAN_PROFILE, SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from './model.js';
 import { FINDING_SEVERITIES } from './severity.js';
 import { PROBE_NAMES } from './probe-results.js';
 import { isObject } from '../util/is-object.js';
 
 const BUILTIN_RISK_RULE_IDS = new Set(BUILTIN_RISK_RULES.map((r) => r.id));
 
-export const SCAN_ENGINES = ['auto', 'nmap', 'native'] as const;
 export const DEFAULT_ZONES = ['Servers', 'Network', 'Workstations', 'IoT', 'DMZ', 'Guest'];
-
-/** Shown instead of a secret value; sending it back in an update keeps the stored secret. */
-export const SECRET_MASK = '********';
 
 const strict = { additionalProperties: false } as const;
 
@@ -83,8 +80,11 @@ export const SettingsSchema = Type.Object(
             'UDP ports the normal and intensive profiles examine, a comma list of ports and ranges (at most ' +
             `${MAX_UDP_PORTS} ports); "" examines no UDP port. nmap needs root (raw sockets) for UDP: unprivileged, it skips them with a warning`,
         }),
-        engine: Type.Union(SCAN_ENGINES.map((e) => Type.Literal(e))),
-        default_profile: Type.Union(SCAN_PROFILES.map((p) => Type.Literal(p))),
+        engine: Type.Union(SCAN_ENGINE_SETTINGS.map((e) => Type.Literal(e))),
+        default_profile: Type.Union(
+          SCAN_PROFILES.map((p) => Type.Literal(p)),
+          { description: 'The profile of a scan or schedule that names none (the API, `netwarden scan`, `netwarden schedule add`, the web UI)' },
+        ),
         max_hosts: Type.Integer({ minimum: 1, maximum: 16_777_216, description: 'Largest subnet a scan accepts, in addresses' }),
         scan_timeout_minutes: Type.Integer({ minimum: 1, maximum: 1440 }),
         host_timeout_seconds: Type.Integer({ minimum: HOST_TIMEOUT_SECONDS.min, maximum: HOST_TIMEOUT_SECONDS.max }),
@@ -258,7 +258,7 @@ export function defaultSettings(): Settings {
       top_ports: 1000,
       udp_ports: DEFAULT_UDP_PORTS,
       engine: 'auto',
-      default_profile: 'normal',
+      default_profile: DEFAULT_SCAN_PROFILE,
       max_hosts: 65_536,
       scan_timeout_minutes: 120,
       host_timeout_seconds: 300,

@@ -1,14 +1,16 @@
+import type { ScanEngineName, ScanEngineSetting } from '../core/model.js';
 import { nmapVersion, NmapEngine } from './nmap.js';
 import { hasRawSocketPrivilege } from './privileges.js';
 import type { ScanEngine } from './types.js';
 import { EngineUnavailableError } from './errors.js';
 import { frequentTcpPorts, nmapServicesCandidates, type PortRanking } from './top-ports.js';
 
-export type EngineSetting = 'auto' | 'nmap' | 'native';
+/** What `scanning.engine` may say (core/model.ts). */
+export type EngineSetting = ScanEngineSetting;
 
 export interface EngineInfo {
   /** The engine a scan started now would use. */
-  engine: 'nmap' | 'native';
+  engine: ScanEngineName;
   nmap_version: string | null;
   privileged: boolean;
 }

@@ -1,6 +1,6 @@
 /** The scan engine interface: what an engine is asked to do and how it reports progress. */
 import type { PortCoverage } from '../core/coverage.js';
-import type { DiscoveredHost, ScanProfile, ScannedHost } from '../core/model.js';
+import type { DiscoveredHost, ScanEngineName, ScanProfile, ScannedHost } from '../core/model.js';
 import { NetwardenError } from '../util/errors.js';
 
 export type ScanPhase = 'queued' | 'discovery' | 'ports' | 'services' | 'os' | 'saving' | 'done';
@@ -66,7 +66,7 @@ export interface PortScanRequest {
 }
 
 export interface ScanEngine {
-  readonly name: 'nmap' | 'native';
+  readonly name: ScanEngineName;
   /**
    * Whether discover and scanPorts may run at the same time, and scanPorts more than once at a
    * time (each call its own process): the scan manager then port-scans hosts while discovery

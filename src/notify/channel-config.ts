@@ -13,7 +13,8 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { SECRET_MASK, mergeSettings } from '../core/settings.js';
+import { SECRET_MASK } from '../core/limits.js';
+import { mergeSettings } from '../core/settings.js';
 import { isObject } from '../util/is-object.js';
 import type { ChannelDriver } from './types.js';
 

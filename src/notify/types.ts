@@ -4,7 +4,7 @@
  * machinery (filters, batching per scan, digests, quiet hours, the delivery log, retries) lives
  * beside this file and does not change when a type is added.
  */
-import type { TObject } from '@sinclair/typebox';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Severity } from '../core/severity.js';
 import type { Change } from '../schemas/change.js';
 import type { ScanRecord } from '../schemas/scan.js';
@@ -91,11 +91,18 @@ export interface NetworkState {
   last_scan: ScanRecord | null;
 }
 
+/** The keys of a config schema whose fields (or a member of a nullable field) are marked `'x-secret': true` (masked on read, bound to the destination). */
+export function secretKeysOf(schema: TObject): string[] {
+  return Object.entries(schema.properties as Record<string, TSchema>)
+    .filter(([, field]) => field['x-secret'] === true || (field.anyOf as TSchema[] | undefined)?.some((member) => member['x-secret'] === true))
+    .map(([key]) => key);
+}
+
 export interface ChannelDriver<C extends object = Record<string, unknown>> {
   readonly type: ChannelType;
   /** The config's TypeBox schema, with its defaults (validation and the OpenAPI document). */
   readonly configSchema: TObject;
-  /** Config keys holding secrets: masked on read, cleared when a destination key changes. */
+  /** Config keys holding secrets (`secretKeysOf(configSchema)`): masked on read, cleared when a destination key changes. */
   readonly secretKeys: readonly string[];
   /** Config keys naming the destination the secrets are bound to. */
   readonly destinationKeys: readonly string[];

@@ -24,6 +24,24 @@ export function timeoutOf(options: ProbeOptions): number {
   return Number.isFinite(ms) ? Math.min(Math.max(ms, 50), 60_000) : DEFAULT_PROBE_TIMEOUT_MS;
 }
 
+/**
+ * The one way a socket probe ends: the first call resolves with its value (an abort of `signal`
+ * resolves null), frees the socket with `release` and stops listening; later calls do nothing.
+ */
+export function settleOnce<T>(signal: AbortSignal, resolve: (value: T | null) => void, release: () => void): (value: T | null) => void {
+  let settled = false;
+  const finish = (value: T | null) => {
+    if (settled) return;
+    settled = true;
+    signal.removeEventListener('abort', onAbort);
+    release();
+    resolve(value);
+  };
+  const onAbort = () => finish(null);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return finish;
+}
+
 /** A signal that aborts on the caller's cancel or when the probe's time is up. */
 export function deadlineSignal(options: ProbeOptions): AbortSignal {
   const timeout = AbortSignal.timeout(timeoutOf(options));

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import type { SshResult } from '../core/probe-results.js';
-import { deadlineSignal, isUnicastHost, quietly, timeoutOf, type ProbeOptions } from './common.js';
+import { deadlineSignal, isUnicastHost, quietly, settleOnce, timeoutOf, type ProbeOptions } from './common.js';
 import { cleanText } from './text.js';
 
 export const SSH_KEYSCAN = '/usr/bin/ssh-keyscan';
@@ -59,16 +59,8 @@ export function pickHostKey(output: string): { keyType: string; fingerprint: str
 function readBanner(host: string, port: number, signal: AbortSignal): Promise<string | null> {
   if (signal.aborted) return Promise.resolve(null);
   return new Promise((resolve) => {
-    let settled = false;
     let buffered = '';
-    const finish = (value: string | null) => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      socket.destroy();
-      resolve(value);
-    };
-    const onAbort = () => finish(null);
+    const finish = settleOnce<string>(signal, resolve, () => socket.destroy());
     const socket = net.connect({ host, port });
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => {
@@ -83,7 +75,6 @@ function readBanner(host: string, port: number, signal: AbortSignal): Promise<st
     });
     socket.on('error', () => finish(null));
     socket.on('close', () => finish(buffered.startsWith('SSH-') ? cleanText(buffered, 255) : null));
-    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 

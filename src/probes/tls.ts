@@ -8,7 +8,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import type { TlsResult } from '../core/probe-results.js';
-import { deadlineSignal, isUnicastHost, quietly, type ProbeOptions } from './common.js';
+import { deadlineSignal, isUnicastHost, quietly, settleOnce, type ProbeOptions } from './common.js';
 import { cleanText } from './text.js';
 
 const MAX_SANS = 64;
@@ -74,15 +74,7 @@ function run(host: string, port: number, options: ProbeOptions): Promise<TlsResu
   const signal = deadlineSignal(options);
   if (signal.aborted) return Promise.resolve(null);
   return new Promise((resolve) => {
-    let settled = false;
-    const finish = (value: TlsResult | null) => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      socket.destroy();
-      resolve(value);
-    };
-    const onAbort = () => finish(null);
+    const finish = settleOnce<TlsResult>(signal, resolve, () => socket.destroy());
     // Any protocol version the host offers, old ones included: we want its certificate, not a secure channel.
     // Old devices (printers, cameras) offer TLS 1.0 and weak keys that today's default security level refuses.
     const socket = tls.connect({
@@ -104,6 +96,5 @@ function run(host: string, port: number, options: ProbeOptions): Promise<TlsResu
     });
     socket.on('error', () => finish(null));
     socket.on('close', () => finish(null));
-    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -23,7 +23,7 @@ import { ScanBusyError } from './errors.js';
 import type { ScanLifecycle } from './lifecycle.js';
 import type { ScanRecorder } from './recording.js';
 import type { ScanRunner } from './run.js';
-import type { ScanRequest } from './scan-run.js';
+import type { ScanRequest, ScanTrigger } from './scan-run.js';
 
 /**
  * How often a worker looks for queued scans that have no job (queued by a process that stopped
@@ -63,7 +63,7 @@ export class ScanDispatch {
   constructor(private readonly deps: ScanDispatchDeps) {}
 
   /** See ScanManager.trigger. */
-  async trigger(request: ScanRequest): Promise<ScanRow> {
+  async trigger(request: ScanTrigger): Promise<ScanRow> {
     const { store, events, engines, runsScans } = this.deps;
     const settings = await store.settings.get();
     const target = resolveTarget(request, settings, this.deps.allowedTargets(settings));
@@ -73,7 +73,7 @@ export class ScanDispatch {
       const conflict = triggerConflict(await store.scans.activeForQueue(db), settings.scanning.max_parallel_scans, range);
       if (conflict) return { conflict: conflict.id, scan: null };
       const scan = await insertQueued(db, {
-        profile: request.profile,
+        profile: request.profile ?? settings.scanning.default_profile,
         subnet: target.network.cidr,
         scan_type: request.device ? 'device' : 'network',
         target: request.device ?? null,

@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../util/errors.js';
 /** A target the rules of core/scan-target.ts refuse: malformed, too large, or not allowed. */
 export { InvalidTargetError, TargetNotAllowedError } from '../core/scan-target.js';
 
-/** Another scan holds the active slot; `extra.scan_id` names it. */
+/** A scan with an overlapping target, or every scanning.max_parallel_scans slot, is taken; `extra.scan_id` names the scan to wait for. */
 export class ScanBusyError extends ConflictError {
   override readonly code = 'NW_SCAN_BUSY';
 

@@ -28,9 +28,9 @@ import { ScanLifecycle } from './lifecycle.js';
 import { newOwner, type ScanOwner } from './owner.js';
 import { ScanRecorder } from './recording.js';
 import { ScanRunner } from './run.js';
-import type { ScanRequest } from './scan-run.js';
+import type { ScanRequest, ScanTrigger } from './scan-run.js';
 
-export type { AgentJob, AgentResult, ImportRequest, ScanRequest };
+export type { AgentJob, AgentResult, ImportRequest, ScanRequest, ScanTrigger };
 
 export interface ScanManagerOptions {
   store: Store;
@@ -161,13 +161,13 @@ export class ScanManager {
   }
 
   /**
-   * Validates a scan request and records it as a job (CONTRACT §7): queued, with its job in the
+   * Validates a scan request (without a profile: scanning.default_profile) and records it as a job (CONTRACT §7): queued, with its job in the
    * queue, or routed to the agent whose networks hold its target. A process that runs scans
    * starts it at once when it can (the job then finds it taken). While a scan with an
    * overlapping target is queued or running, or every slot (scanning.max_parallel_scans) is
    * taken, throws ScanBusyError naming it (CONTRACT §3, §12).
    */
-  trigger(request: ScanRequest): Promise<ScanRow> {
+  trigger(request: ScanTrigger): Promise<ScanRow> {
     return this.dispatch.trigger(request);
   }
 

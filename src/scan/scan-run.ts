@@ -25,6 +25,9 @@ export interface ScanRequest {
   triggeredBy?: string | null;
 }
 
+/** A scan asked for: its profile defaults to scanning.default_profile. */
+export type ScanTrigger = Omit<ScanRequest, 'profile'> & { profile?: ScanProfile };
+
 export interface RunningScan {
   id: number;
   profile: ScanProfile;

@@ -17,7 +17,7 @@ import {
   SERVICE_NAME_MAX_LENGTH,
   SERVICE_TEXT_MAX_LENGTH,
 } from '../core/limits.js';
-import { SCAN_PROFILES } from '../core/model.js';
+import { SCAN_ENGINE_NAMES, SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from '../core/model.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 import { ScanProgress } from './scan.js';
 
@@ -67,9 +67,12 @@ export const AgentPoll = Type.Object(
   {
     run_id: AgentRunId,
     version: Type.String({ minLength: 1, maxLength: 50, description: "The agent's Netwarden version" }),
-    engine: StringEnum(['nmap', 'native'] as const, { description: 'The scan engine the agent will use for a scan that asks for `auto`' }),
+    engine: StringEnum(SCAN_ENGINE_NAMES, { description: 'The scan engine the agent will use for a scan that asks for `auto`' }),
     engines: Type.Optional(
-      Type.Array(StringEnum(['nmap', 'native'] as const), { maxItems: 2, description: 'Every engine the agent can run (default: `engine`)' }),
+      Type.Array(StringEnum(SCAN_ENGINE_NAMES), {
+        maxItems: SCAN_ENGINE_NAMES.length,
+        description: 'Every engine the agent can run (default: `engine`)',
+      }),
     ),
     hostname: Type.Optional(Type.String({ maxLength: 253, description: 'The host the agent runs on' })),
     wait_seconds: Type.Optional(
@@ -93,7 +96,7 @@ export const AgentJob = Type.Object({
   os_detection: Type.Boolean(),
   resolve_hostnames: Type.Boolean(),
   host_timeout_seconds: Type.Integer(),
-  engine: StringEnum(['auto', 'nmap', 'native'] as const, { description: 'scanning.engine: auto lets the agent choose' }),
+  engine: StringEnum(SCAN_ENGINE_SETTINGS, { description: 'scanning.engine: auto lets the agent choose' }),
   timeout_seconds: Type.Integer({ description: "The scan's time limit; the agent stops it after this" }),
   expected: Type.Array(Type.String(), { description: 'Addresses online after the previous scan (port-scanned from the start)' }),
 });
@@ -148,7 +151,7 @@ export const UploadedScannedHost = Type.Object(
 
 const uploadFields = {
   run_id: AgentRunId,
-  engine: StringEnum(['nmap', 'native'] as const, { description: 'The engine that ran the scan' }),
+  engine: StringEnum(SCAN_ENGINE_NAMES, { description: 'The engine that ran the scan' }),
   warnings: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })),
 };
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { openPortCount } from './port-rows.js';
 
 /** Upper bounds (seconds) of the scan duration histogram's buckets; `+Inf` is implied. */
 export const SCAN_DURATION_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 21_600] as const;
@@ -38,11 +39,7 @@ export class MetricsStore {
         .selectFrom('devices')
         .select(sql<number>`coalesce(sum(online), 0)`.as('n'))
         .executeTakeFirstOrThrow(),
-      this.db
-        .selectFrom('ports')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('state', '=', 'open')
-        .executeTakeFirstOrThrow(),
+      openPortCount(this.db),
       this.db
         .selectFrom('scans')
         .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
@@ -74,7 +71,7 @@ export class MetricsStore {
     return {
       devicesByRisk: risk.map((r) => ({ risk_level: r.risk_level, count: Number(r.n) })),
       devicesOnline: Number(online.n),
-      openPorts: Number(ports.n),
+      openPorts: ports,
       scansByStatus: scans.map((r) => ({ status: r.status, count: Number(r.n) })),
       scanDurations: {
         buckets: SCAN_DURATION_BUCKETS.map((_, i) => Number(bucketRow[`b${i}`])),

@@ -1,7 +1,21 @@
 /** A port as the `ports` table stores it, and as everything above the store sees it: the one conversion each way. */
 import { createHash } from 'node:crypto';
 import type { ScannedPort } from '../core/model.js';
-import type { PortRow } from './schema.js';
+import type { Kysely } from 'kysely';
+import type { Database, PortRow } from './schema.js';
+
+/** Open port rows over the inventory: GET /api/stats and GET /metrics count the same. */
+export async function openPortCount(db: Kysely<Database>, options: { excludeArchived?: boolean } = {}): Promise<number> {
+  let query = db
+    .selectFrom('ports')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', '=', 'open');
+  if (options.excludeArchived) {
+    query = query.where('device_id', 'not in', (eb) => eb.selectFrom('devices').select('id').where('status', '=', 'archived'));
+  }
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 /** A stored port as a scan result (CPEs parsed, the protocol narrowed). */
 export function portFromRow(

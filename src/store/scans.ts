@@ -307,8 +307,8 @@ export class ScanStore {
   }
 
   /**
-   * The scan a new user-triggered scan waits for: the running one, else the oldest queued one
-   * (CONTRACT §7: 409 with its scan_id while another scan runs or is queued).
+   * A scan in progress for GET /api/scan/status when this process runs none: a running one, else
+   * the oldest queued one. (Which scan a trigger must wait for is core/scan-queue.ts's rule.)
    */
   async active(): Promise<ScanRow | undefined> {
     return (await this.running()) ?? (await this.nextQueued());

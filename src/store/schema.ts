@@ -78,7 +78,7 @@ export interface ScansTable {
   error: string | null;
   triggered_by: string | null;
   progress: JsonText | null;
-  /** 1 while the scan is queued or running, else NULL; unique, so only one scan can hold it. */
+  /** The slot (1..scanning.max_parallel_scans) a running scan holds, else NULL; unique, so no two scans hold one slot. */
   active_slot: number | null;
   /** The process running the scan: a random id per process start, its host name and pid. */
   owner_id: string | null;

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './schema.js';
+import { openPortCount } from './port-rows.js';
 import type { Stats, TrendPoint } from '../schemas/stats.js';
 import { AT_RISK_LEVELS } from '../core/severity.js';
 import { VersionedCache } from './versioned-cache.js';
@@ -42,13 +43,8 @@ export class StatsStore {
         ])
         .where('status', '<>', 'archived')
         .executeTakeFirstOrThrow(),
-      this.db
-        .selectFrom('ports')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('state', '=', 'open')
-        // Archived devices are left out of the stats (CONTRACT §18).
-        .where('device_id', 'not in', (eb) => eb.selectFrom('devices').select('id').where('status', '=', 'archived'))
-        .executeTakeFirstOrThrow(),
+      // Archived devices are left out of the stats (CONTRACT §18).
+      openPortCount(this.db, { excludeArchived: true }),
       this.db
         .selectFrom('scans')
         .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('completed_at').as('last')])
@@ -61,7 +57,7 @@ export class StatsStore {
       devices_at_risk: AT_RISK_LEVELS.reduce((n, level) => n + counts[level], 0),
       ...counts,
       online_devices: Number(devices.online),
-      open_ports: Number(ports.n),
+      open_ports: ports,
       total_scans: Number(scans.n),
       last_scan: scans.last ?? null,
     };

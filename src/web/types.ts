@@ -5,7 +5,7 @@
 // Lists of values the UI offers (filters, selects) come from the server's import-free modules in
 // src/core/ where they are defined there, and are written out here otherwise; either way they are
 // checked against the API's enums (`everyValue`).
-import { SCAN_PROFILES as PROFILES } from '../core/model.js';
+import { SCAN_ENGINE_SETTINGS, SCAN_PROFILES as PROFILES } from '../core/model.js';
 import { RISK_LEVELS as LEVELS, SEVERITIES as SEVERITY_SCALE } from '../core/severity.js';
 import type { paths } from './api-types';
 
@@ -87,7 +87,7 @@ export const RISK_LEVELS = everyValue<RiskLevel>()(LEVELS);
 export const SEVERITIES = everyValue<Severity>()(SEVERITY_SCALE);
 export const SCAN_PROFILES = everyValue<ScanProfile>()(PROFILES);
 export const CHANGE_TYPES = everyValue<ChangeType>()(['device_added', 'device_removed', 'port_opened', 'port_closed', 'service_changed']);
-export const SCAN_ENGINES = everyValue<ScanEngine>()(['auto', 'nmap', 'native']);
+export const SCAN_ENGINES = everyValue<ScanEngine>()(SCAN_ENGINE_SETTINGS);
 
 // Schedules and notifications (CONTRACT §7, §9, §13).
 

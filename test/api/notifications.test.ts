@@ -359,4 +359,29 @@ describe.each(testDatabases())('notification channels API ($kind)', (database) =
     }
     expect(doc.paths['/api/notifications/channels'].post.responses['201']).toBeDefined();
   });
+
+  it("describes a channel's config as the union of the channel types' schemas, secrets marked", async () => {
+    const doc = await readJson(await server.request('/openapi.json'));
+    const created = doc.paths['/api/notifications/channels'].post;
+    const config = created.requestBody.content['application/json'].schema.properties.config;
+    expect(config.anyOf.map((member: { $ref: string }) => member.$ref.replace('#/components/schemas/', ''))).toEqual([
+      'WebhookChannelConfig',
+      'NtfyChannelConfig',
+      'GotifyChannelConfig',
+      'DiscordChannelConfig',
+      'SlackChannelConfig',
+      'EmailChannelConfig',
+      'MqttChannelConfig',
+    ]);
+    expect(config.description).toMatch(/read back as `\*{8}`/);
+    const listed = doc.paths['/api/notifications/channels'].get.responses['200'].content['application/json'].schema;
+    expect(listed.items.properties.config.anyOf).toEqual(config.anyOf);
+    const email = doc.components.schemas.EmailChannelConfig;
+    expect(email['x-channel-type']).toBe('email');
+    expect(email.required).toEqual(expect.arrayContaining(['host', 'from', 'to']));
+    expect(email.properties.port).toMatchObject({ type: 'integer', default: 587, title: 'Port' });
+    expect(email.properties.password.anyOf[0]['x-secret']).toBe(true);
+    expect(doc.components.schemas.WebhookChannelConfig.properties.secret['x-secret']).toBe(true);
+    expect(doc.components.schemas.WebhookChannelConfig.properties.url['x-secret']).toBeUndefined();
+  });
 });

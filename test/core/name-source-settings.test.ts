@@ -4,7 +4,8 @@
  * the stored value, and a new destination URL without the password given again clears it.
  */
 import { describe, expect, it } from 'vitest';
-import { SECRET_MASK, applySettingsPatch, defaultSettings, maskSettings, type Settings } from '../../src/core/settings.js';
+import { SECRET_MASK } from '../../src/core/limits.js';
+import { applySettingsPatch, defaultSettings, maskSettings, type Settings } from '../../src/core/settings.js';
 
 function patched(current: Settings, patch: unknown): Settings {
   const result = applySettingsPatch(current, patch);

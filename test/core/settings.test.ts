@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  SECRET_MASK,
-  applySettingsPatch,
-  defaultSettings,
-  maskSettings,
-  mergeSettings,
-  validateSettings,
-  withDefaults,
-} from '../../src/core/settings.js';
+import { SECRET_MASK } from '../../src/core/limits.js';
+import { applySettingsPatch, defaultSettings, maskSettings, mergeSettings, validateSettings, withDefaults } from '../../src/core/settings.js';
 
 describe('default settings', () => {
   it('are valid and carry the contract defaults', () => {

@@ -63,6 +63,23 @@ describe.each(testDatabases())('scan lifecycle ($kind)', (database) => {
     expect((await waitForScan(server, key, next.scan_id)).status).toBe('completed');
   });
 
+  it('scans with scanning.default_profile when a request names no profile', async () => {
+    server = await startTestServer(database, { settings: { scanning: { default_profile: 'quick', engine: 'native' } } });
+    const { key } = await adminWithKey(server);
+    const network = await triggerScan(server, key, { subnet: '127.0.5.1' });
+    expect(network.profile).toBe('quick');
+    expect(await waitForScan(server, key, network.scan_id)).toMatchObject({ status: 'completed', profile: 'quick' });
+
+    const config = await server.request('/api/config', { method: 'PUT', key, json: { scanning: { default_profile: 'normal' } } });
+    expect(config.status).toBe(200);
+    const device = await server.request('/api/scan/device/127.0.5.2', { method: 'POST', key });
+    expect(await readJson(device)).toMatchObject({ profile: 'normal', target: '127.0.5.2' });
+    const named = await server.request('/api/scans?limit=1', { key });
+    const [latest] = await readJson(named);
+    expect(latest.profile).toBe('normal');
+    expect((await waitForScan(server, key, latest.scan_id)).status).toBe('completed');
+  });
+
   it('answers 400 for bad scan requests and 404 for cancelling an unknown scan', async () => {
     server = await startTestServer(database);
     const { key } = await adminWithKey(server);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { SECRET_MASK } from '../../core/limits.js';
 import { SettingsSchema, applySettingsPatch, maskSettings, type Settings } from '../../core/settings.js';
 import { leaseFileProblem } from '../../names/lease-file.js';
 import { audit } from '../audit.js';
@@ -37,7 +38,7 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Change part of the configuration',
         description:
           'Deep-merges a partial object into the configuration: objects merge key by key, arrays and values replace, ' +
-          '`null` resets a key to its default, and a masked secret (`********`) sent back keeps its stored value. ' +
+          `\`null\` resets a key to its default, and a masked secret (\`${SECRET_MASK}\`) sent back keeps its stored value. ` +
           "A secret never follows a new destination: changing `updates.feed_url` or a name source's `url` without giving its token or " +
           'password again in the same request clears it. ' +
           'Unknown keys and invalid values give 400 naming the path, e.g. `scanning.port_range: ...`. ' +

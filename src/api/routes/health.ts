@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { SCAN_ENGINE_NAMES } from '../../core/model.js';
 import { DatabaseUnavailableError } from '../../store/errors.js';
 import { Timestamp } from '../schemas.js';
 
@@ -8,7 +9,7 @@ const HealthBody = Type.Object({
   timestamp: Timestamp,
   version: Type.String(),
   database: Type.String({ description: '`ok` or `unreachable`' }),
-  engine: Type.Union([Type.Literal('nmap'), Type.Literal('native'), Type.Null()], {
+  engine: Type.Union([...SCAN_ENGINE_NAMES.map((name) => Type.Literal(name)), Type.Null()], {
     description: 'Scan engine a scan started now would use (null when the configuration cannot be read)',
   }),
   detail: Type.Optional(Type.String({ description: 'When unhealthy: what is wrong' })),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES } from '../../core/notify-rules.js';
-import { SECRET_MASK } from '../../core/settings.js';
+import { SECRET_MASK } from '../../core/limits.js';
 import { channelFromCreate, channelFromUpdate, showChannel } from '../../notify/channel-values.js';
 import { Channel, ChannelCreate, ChannelUpdate, Delivery } from '../../schemas/notification.js';
 import { nowIso } from '../../store/clock.js';
@@ -15,7 +15,7 @@ const ChannelParams = Type.Object({ channel_id: Id });
 
 const CHANNEL_RULES =
   'Secrets in `config` (`secret`, `token`, `password`, a Slack or Discord webhook URL, an ntfy URL with `?auth=`) read back as ' +
-  "`********`. A URL with a user name or password in it is refused (400): credentials go in the type's own fields. " +
+  `\`${SECRET_MASK}\`. A URL with a user name or password in it is refused (400): credentials go in the type's own fields. ` +
   'Filters select the changes a channel hears about: `change_types` (null: all), `min_severity` (default low), `zones` (null: all), ' +
   '`untrusted_only` (default false), `scan_events` (default ["failed"]). After each scan a channel gets at most one message carrying ' +
   'all matching changes (`scan.changes`), or `scan.completed` / `scan.failed` when asked and nothing matched; with `digest` the ' +
@@ -106,7 +106,7 @@ export const notificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Partial and deep-merged: only the fields given change; inside `config`, `filters` and `quiet_hours` only the keys given change ' +
           '(`null` resets a config key to its default; `quiet_hours: null` or `digest: null` removes them). Sending a masked secret ' +
-          '(`********`) back keeps it; changing the destination (`url`, `host`), or turning email TLS off (`secure`, `require_tls` ' +
+          `(\`${SECRET_MASK}\`) back keeps it; changing the destination (\`url\`, \`host\`), or turning email TLS off (\`secure\`, \`require_tls\` ` +
           'from true to false), without giving the secret again in the same request clears the secret (it reads back null). ' +
           '`type` cannot change.',
         params: ChannelParams,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { SCAN_PROFILES } from '../../core/model.js';
+import { SCAN_PROFILES, type ScanProfile } from '../../core/model.js';
 import { ScanDevice, ScanRecord, ScanStatusReport } from '../../schemas/scan.js';
 import type { ScanRequest } from '../../scan/manager.js';
 import { toScanRecord } from '../../store/scans.js';
@@ -19,7 +19,8 @@ const Started = Type.Object({
 
 const Profile = StringEnum(SCAN_PROFILES, {
   description:
-    'quick = discovery only; normal = discovery, configured ports, service versions; intensive = all 65,535 ports, OS and default safe scripts',
+    'quick = discovery only; normal = discovery, configured ports, service versions; intensive = all 65,535 ports, OS and default safe scripts. ' +
+    'Default: config scanning.default_profile',
 });
 
 function actorOf(request: FastifyRequest): ScanRequest['actor'] {
@@ -53,8 +54,10 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['scans'],
         summary: 'Start a scan of a subnet',
         description:
-          'Scans `subnet` (default: config network.subnet) with `profile` (default normal), skipping config network.exclude. ' +
-          'One scan runs at a time: while another scan runs or is queued, 409 `{"detail":"A scan is already running","code":"NW_SCAN_BUSY","scan_id":…}` naming the running scan (else the queued one). ' +
+          'Scans `subnet` (default: config network.subnet) with `profile` (default: config scanning.default_profile), skipping config network.exclude. ' +
+          'At most config scanning.max_parallel_scans scans (default 1) run or wait at once, never two with overlapping targets: a trigger ' +
+          'whose target overlaps a running or queued scan, or one beyond that number, is answered 409 ' +
+          '`{"detail":"A scan is already running","code":"NW_SCAN_BUSY","scan_id":…}` naming the overlapping scan, else a running one (else the oldest queued). ' +
           "A subnet larger than scanning.max_hosts, or outside the allowed scan targets, is a 400. The record's `triggered_by` is the username, or `key:<key name>` for an API key.",
         querystring: Type.Object(
           {
@@ -67,9 +70,8 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const profile = request.query.profile ?? 'normal';
-      const scan = await scans.trigger({ profile, subnet: request.query.subnet, ...scanRequesterOf(request) });
-      return { status: 'started' as const, scan_id: scan.id, profile, subnet: scan.subnet };
+      const scan = await scans.trigger({ profile: request.query.profile, subnet: request.query.subnet, ...scanRequesterOf(request) });
+      return { status: 'started' as const, scan_id: scan.id, profile: scan.profile as ScanProfile, subnet: scan.subnet };
     },
   );
 
@@ -79,17 +81,17 @@ export const scanRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['scans'],
         summary: 'Scan one device by IP address',
-        description: 'Only that device is compared with its previous state afterwards. 409 while another scan runs or is queued, with its `scan_id`.',
+        description:
+          "Only that device is compared with its previous state afterwards; `profile` defaults to config scanning.default_profile. 409 as for POST /api/scan/trigger (an overlapping scan, or every scanning.max_parallel_scans slot taken), with that scan's `scan_id`.",
         params: Type.Object({ ip_address: Type.String({ maxLength: 64 }) }),
         querystring: Type.Object({ profile: Type.Optional(Profile) }, { additionalProperties: false }),
         response: { 200: Started, ...errorResponses(400, 401, 403, 409) },
       },
     },
     async (request) => {
-      const profile = request.query.profile ?? 'normal';
       const ip = request.params.ip_address;
-      const scan = await scans.trigger({ profile, device: ip, ...scanRequesterOf(request) });
-      return { status: 'started' as const, scan_id: scan.id, profile, subnet: scan.subnet, target: ip };
+      const scan = await scans.trigger({ profile: request.query.profile, device: ip, ...scanRequesterOf(request) });
+      return { status: 'started' as const, scan_id: scan.id, profile: scan.profile as ScanProfile, subnet: scan.subnet, target: ip };
     },
   );
 

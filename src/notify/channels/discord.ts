@@ -11,8 +11,16 @@ import { isHttpUrl, post } from '../http.js';
 import type { ChannelDriver, OutgoingMessage } from '../types.js';
 
 export const DiscordConfig = Type.Object(
-  { url: Type.String({ minLength: 1, maxLength: 2048, description: "The channel's incoming-webhook URL" }) },
-  { additionalProperties: false },
+  {
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      title: 'Webhook URL',
+      'x-input': 'url',
+      description: "The channel's incoming-webhook URL; whoever has it can post, so it is a secret",
+    }),
+  },
+  { additionalProperties: false, title: 'DiscordChannelConfig', description: 'type `discord`: a message to a Discord channel webhook' },
 );
 export type DiscordConfig = Static<typeof DiscordConfig>;
 

@@ -18,9 +18,10 @@
  */
 import { isIP } from 'node:net';
 import { type Static, Type } from '@sinclair/typebox';
+import { SECRET_MASK } from '../../core/limits.js';
 import { Nullable } from '../../schemas/common.js';
 import { resolveDestination } from '../http.js';
-import { type ChannelDriver, DeliveryError, type OutgoingMessage, type SendContext } from '../types.js';
+import { type ChannelDriver, DeliveryError, secretKeysOf, type OutgoingMessage, type SendContext } from '../types.js';
 import { parseEmailAddress } from './email-address.js';
 import { messageId, oneLine, renderEmail } from './email-message.js';
 
@@ -33,32 +34,61 @@ export const EMAIL_MAX_RECIPIENTS = 50;
  */
 export const EmailConfig = Type.Object(
   {
-    host: Type.String({ minLength: 1, maxLength: 253, description: 'SMTP server: a host name or an IP address.' }),
+    host: Type.String({ minLength: 1, maxLength: 253, title: 'SMTP server', description: 'SMTP server: a host name or an IP address.' }),
     port: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 65535, default: 587, description: '587 (submission, STARTTLS) by default; 465 with `secure`.' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 65535,
+        default: 587,
+        title: 'Port',
+        description: '587 (submission, STARTTLS) by default; 465 with `secure`.',
+      }),
     ),
     secure: Type.Optional(
-      Type.Boolean({ default: false, description: 'Implicit TLS from the first byte (port 465). Off: STARTTLS when the server offers it.' }),
+      Type.Boolean({
+        default: false,
+        title: 'Implicit TLS (port 465)',
+        description: 'Implicit TLS from the first byte (port 465). Off: STARTTLS when the server offers it.',
+      }),
     ),
     require_tls: Type.Optional(
-      Type.Boolean({ default: false, description: 'Fail instead of sending unencrypted when the server does not offer STARTTLS.' }),
+      Type.Boolean({
+        default: false,
+        title: 'Refuse to send without TLS',
+        description: 'Fail instead of sending unencrypted when the server does not offer STARTTLS.',
+      }),
     ),
-    username: Type.Optional(Nullable(Type.String({ maxLength: 320, description: 'SMTP AUTH user name; omit for a relay without authentication.' }))),
+    username: Type.Optional(
+      Nullable(Type.String({ maxLength: 320, title: 'User name', description: 'SMTP AUTH user name; omit for a relay without authentication.' })),
+    ),
     password: Type.Optional(
       Nullable(
-        Type.String({ maxLength: 1024, description: 'SMTP AUTH password. Reads back as "********"; cleared when a destination key changes.' }),
+        Type.String({
+          maxLength: 1024,
+          title: 'Password',
+          'x-secret': true,
+          description: `SMTP AUTH password. Reads back as "${SECRET_MASK}"; cleared when a destination key changes.`,
+        }),
       ),
     ),
-    from: Type.String({ minLength: 1, maxLength: 320, description: 'Sender: `alerts@example.com` or `Netwarden <alerts@example.com>`.' }),
+    from: Type.String({
+      minLength: 1,
+      maxLength: 320,
+      title: 'From',
+      description: 'Sender: `alerts@example.com` or `Netwarden <alerts@example.com>`.',
+    }),
     to: Type.Array(Type.String({ minLength: 1, maxLength: 320 }), {
       minItems: 1,
       maxItems: EMAIL_MAX_RECIPIENTS,
+      title: 'To',
       description: 'Recipients, each `user@example.com` or `Name <user@example.com>`.',
     }),
     tls_ca: Type.Optional(
       Nullable(
         Type.String({
           maxLength: 65536,
+          title: 'Trusted certificate (PEM)',
+          'x-input': 'multiline',
           description: 'PEM certificate(s) to trust for this server besides the system CAs: a private CA or a self-signed certificate.',
         }),
       ),
@@ -66,11 +96,17 @@ export const EmailConfig = Type.Object(
     tls_reject_unauthorized: Type.Optional(
       Type.Boolean({
         default: true,
+        title: 'Verify the server certificate',
         description: 'Verify the server certificate (and its name). Turn off only as a last resort: prefer `tls_ca`.',
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'EmailChannelConfig',
+    description:
+      'type `email`: a message sent over SMTP; `password` is a secret bound to the destination (`host`, `port`, `username`, the TLS settings), and turning TLS off (`secure`, `require_tls` from true to false) without giving it again clears it too',
+  },
 );
 export type EmailConfig = Static<typeof EmailConfig>;
 
@@ -101,7 +137,7 @@ export function checkEmailConfig(config: EmailConfig): string | null {
 export const emailDriver: ChannelDriver<EmailConfig> = {
   type: 'email',
   configSchema: EmailConfig,
-  secretKeys: ['password'],
+  secretKeys: secretKeysOf(EmailConfig),
   destinationKeys: ['host', 'port', 'username', 'tls_ca', 'tls_reject_unauthorized'],
   tlsKeys: ['secure', 'require_tls'],
   check: checkEmailConfig,

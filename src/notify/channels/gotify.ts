@@ -6,14 +6,24 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Severity } from '../../core/severity.js';
 import { renderText, truncate } from '../compose.js';
 import { isHttpUrl, post } from '../http.js';
-import { DeliveryError, type ChannelDriver } from '../types.js';
+import { DeliveryError, secretKeysOf, type ChannelDriver } from '../types.js';
 
 export const GotifyConfig = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'The Gotify server, e.g. https://gotify.example.lan' }),
-    token: Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: 'Application token' }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      title: 'Server URL',
+      'x-input': 'url',
+      description: 'The Gotify server, e.g. https://gotify.example.lan',
+    }),
+    token: Type.Union([Type.String({ maxLength: 512 }), Type.Null()], {
+      title: 'Application token',
+      'x-secret': true,
+      description: 'Application token',
+    }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'GotifyChannelConfig', description: 'type `gotify`: a message to a Gotify application' },
 );
 export type GotifyConfig = Static<typeof GotifyConfig>;
 
@@ -23,7 +33,7 @@ const MESSAGE_CHARS = 8000;
 export const gotifyDriver: ChannelDriver<GotifyConfig> = {
   type: 'gotify',
   configSchema: GotifyConfig,
-  secretKeys: ['token'],
+  secretKeys: secretKeysOf(GotifyConfig),
   destinationKeys: ['url'],
   check(config) {
     if (!isHttpUrl(config.url)) return 'config.url: must be an http:// or https:// URL of the Gotify server';

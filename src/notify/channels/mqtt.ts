@@ -11,9 +11,10 @@
  * password is bound to `url`, `username` and the TLS trust settings (the destination keys).
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { SECRET_MASK } from '../../core/limits.js';
 import { isIpv4Address, networkContains, parseIpv4Network } from '../../core/net.js';
 import { Nullable } from '../../schemas/common.js';
-import { type ChannelDriver, DeliveryError, type NetworkState, type OutgoingMessage, type SendContext } from '../types.js';
+import { type ChannelDriver, DeliveryError, secretKeysOf, type NetworkState, type OutgoingMessage, type SendContext } from '../types.js';
 import { resolveDestination } from '../http.js';
 import { type MqttConnection, type MqttConnectionConfig, MqttConnections } from './mqtt-connections.js';
 import {
@@ -38,27 +39,48 @@ export const MQTT_DEFAULT_DISCOVERY_PREFIX = 'homeassistant';
  */
 export const MqttConfig = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Broker: `mqtt://host:1883` or `mqtts://host:8883` (TLS).' }),
-    username: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'MQTT user name; omit for an anonymous broker.' }))),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      title: 'Broker URL',
+      'x-input': 'url',
+      description: 'Broker: `mqtt://host:1883` or `mqtts://host:8883` (TLS).',
+    }),
+    username: Type.Optional(
+      Nullable(Type.String({ maxLength: 1024, title: 'User name', description: 'MQTT user name; omit for an anonymous broker.' })),
+    ),
     password: Type.Optional(
-      Nullable(Type.String({ maxLength: 1024, description: 'MQTT password. Reads back as "********"; cleared when a destination key changes.' })),
+      Nullable(
+        Type.String({
+          maxLength: 1024,
+          title: 'Password',
+          'x-secret': true,
+          description: `MQTT password. Reads back as "${SECRET_MASK}"; cleared when a destination key changes.`,
+        }),
+      ),
     ),
     topic_prefix: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 200,
         default: MQTT_DEFAULT_TOPIC_PREFIX,
+        title: 'Topic prefix',
         description: 'First levels of every topic Netwarden publishes (`netwarden/events`, `netwarden/status`, …). No wildcards.',
       }),
     ),
     ha_discovery: Type.Optional(
-      Type.Boolean({ default: true, description: 'Publish Home Assistant MQTT discovery documents for each watched network.' }),
+      Type.Boolean({
+        default: true,
+        title: 'Home Assistant discovery',
+        description: 'Publish Home Assistant MQTT discovery documents for each watched network.',
+      }),
     ),
     discovery_prefix: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 200,
         default: MQTT_DEFAULT_DISCOVERY_PREFIX,
+        title: 'Discovery prefix',
         description: "Home Assistant's discovery prefix (its MQTT integration's setting, `homeassistant` unless changed).",
       }),
     ),
@@ -66,6 +88,8 @@ export const MqttConfig = Type.Object(
       Nullable(
         Type.String({
           maxLength: 65536,
+          title: 'Trusted certificate (PEM)',
+          'x-input': 'multiline',
           description: 'PEM certificate(s) to trust for an `mqtts://` broker besides the system CAs: a private CA or a self-signed certificate.',
         }),
       ),
@@ -73,11 +97,16 @@ export const MqttConfig = Type.Object(
     tls_reject_unauthorized: Type.Optional(
       Type.Boolean({
         default: true,
+        title: 'Verify the broker certificate',
         description: "Verify an `mqtts://` broker's certificate and name. Turn off only as a last resort: prefer `tls_ca`.",
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'MqttChannelConfig',
+    description: 'type `mqtt`: events and state published to an MQTT broker (Home Assistant discovery)',
+  },
 );
 export type MqttConfig = Static<typeof MqttConfig>;
 
@@ -115,7 +144,7 @@ const connections = new MqttConnections();
 export const mqttDriver: ChannelDriver<MqttConfig> = {
   type: 'mqtt',
   configSchema: MqttConfig,
-  secretKeys: ['password'],
+  secretKeys: secretKeysOf(MqttConfig),
   destinationKeys: ['url', 'username', 'tls_ca', 'tls_reject_unauthorized'],
   check: checkMqttConfig,
   send: sendMqtt,

@@ -8,17 +8,32 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Severity } from '../../core/severity.js';
 import { renderText, truncate } from '../compose.js';
 import { isHttpUrl, post } from '../http.js';
-import type { ChannelDriver } from '../types.js';
+import { secretKeysOf, type ChannelDriver } from '../types.js';
 
 export const NtfyConfig = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'Server and topic, e.g. https://ntfy.sh/my-netwarden' }),
-    token: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: 'Access token (Bearer)' })),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      title: 'Server and topic',
+      'x-input': 'url',
+      description: 'Server and topic, e.g. https://ntfy.sh/my-netwarden; with `?auth=` the URL is itself a secret',
+    }),
+    token: Type.Optional(
+      Type.Union([Type.String({ maxLength: 512 }), Type.Null()], {
+        title: 'Access token',
+        'x-secret': true,
+        description: 'Access token (Bearer), for a protected topic',
+      }),
+    ),
     priority: Type.Optional(
-      Type.Union([Type.Integer({ minimum: 1, maximum: 5 }), Type.Null()], { description: 'ntfy priority 1–5; null: from the worst severity' }),
+      Type.Union([Type.Integer({ minimum: 1, maximum: 5 }), Type.Null()], {
+        title: 'Priority',
+        description: 'ntfy priority 1–5; null: from the worst severity',
+      }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'NtfyChannelConfig', description: 'type `ntfy`: a push to an ntfy topic' },
 );
 export type NtfyConfig = Static<typeof NtfyConfig>;
 
@@ -61,7 +76,7 @@ export function hasAuthParameter(url: string): boolean {
 export const ntfyDriver: ChannelDriver<NtfyConfig> = {
   type: 'ntfy',
   configSchema: NtfyConfig,
-  secretKeys: ['token'],
+  secretKeys: secretKeysOf(NtfyConfig),
   destinationKeys: ['url'],
   // ntfy accepts an access token in the URL (`?auth=`): such a URL is a secret.
   secretUrl: (key, value) => key === 'url' && hasAuthParameter(value),

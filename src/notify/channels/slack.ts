@@ -10,8 +10,16 @@ import { isHttpUrl, post } from '../http.js';
 import type { ChannelDriver, OutgoingMessage } from '../types.js';
 
 export const SlackConfig = Type.Object(
-  { url: Type.String({ minLength: 1, maxLength: 2048, description: 'The incoming-webhook URL Slack gives' }) },
-  { additionalProperties: false },
+  {
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      title: 'Webhook URL',
+      'x-input': 'url',
+      description: 'The incoming-webhook URL Slack gives; whoever has it can post, so it is a secret',
+    }),
+  },
+  { additionalProperties: false, title: 'SlackChannelConfig', description: 'type `slack`: a message to a Slack incoming webhook' },
 );
 export type SlackConfig = Static<typeof SlackConfig>;
 

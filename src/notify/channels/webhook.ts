@@ -6,14 +6,20 @@
 import { createHmac } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { isHttpUrl, post } from '../http.js';
-import type { ChannelDriver, OutgoingMessage } from '../types.js';
+import { secretKeysOf, type ChannelDriver, type OutgoingMessage } from '../types.js';
 
 export const WebhookConfig = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'http:// or https:// URL the JSON is POSTed to' }),
-    secret: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: 'HMAC-SHA256 key for X-Netwarden-Signature' })),
+    url: Type.String({ minLength: 1, maxLength: 2048, title: 'URL', 'x-input': 'url', description: 'http:// or https:// URL the JSON is POSTed to' }),
+    secret: Type.Optional(
+      Type.Union([Type.String({ maxLength: 512 }), Type.Null()], {
+        title: 'Signing secret',
+        'x-secret': true,
+        description: 'Optional HMAC-SHA256 key: signs each body, `X-Netwarden-Signature: sha256=<HMAC>`',
+      }),
+    ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WebhookChannelConfig', description: 'type `webhook`: a JSON POST to `url`, signed when `secret` is set' },
 );
 export type WebhookConfig = Static<typeof WebhookConfig>;
 
@@ -36,7 +42,7 @@ export function signature(secret: string, rawBody: string): string {
 export const webhookDriver: ChannelDriver<WebhookConfig> = {
   type: 'webhook',
   configSchema: WebhookConfig,
-  secretKeys: ['secret'],
+  secretKeys: secretKeysOf(WebhookConfig),
   destinationKeys: ['url'],
   check: (config) => (isHttpUrl(config.url) ? null : 'config.url: must be an http:// or https:// URL'),
   async send(config, message, context) {

@@ -1,5 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
+import { DEFAULT_SCAN_PROFILE } from '../../core/model.js';
 import { answer, api, asIs, fileBody, page, withQuery } from '../api';
 import { ProfileSelect } from '../components/profile-select';
 import { ProgressBar, ScanStatusBadge, isActive, scanFailure } from '../components/scan-status';
@@ -108,10 +109,13 @@ export function ScansPage() {
 function StartForm({ config, configError, onStarted }: { config?: Config; configError: unknown; onStarted: (started: ScanStarted) => void }) {
   const [profile, setProfile] = useState<ScanProfile | null>(null);
   const [subnet, setSubnet] = useState('');
-  const chosen = profile ?? config?.scanning.default_profile ?? 'normal';
+  // Not chosen here: the server scans with scanning.default_profile, which the select shows.
+  const chosen = profile ?? config?.scanning.default_profile ?? DEFAULT_SCAN_PROFILE;
 
   const start = useAction(async () => {
-    const started = await answer(api.POST('/api/scan/trigger', { params: { query: { profile: chosen, subnet: subnet.trim() || undefined } } }));
+    const started = await answer(
+      api.POST('/api/scan/trigger', { params: { query: { profile: profile ?? undefined, subnet: subnet.trim() || undefined } } }),
+    );
     onStarted(started);
   });
   const submit = (event: Event) => {

@@ -1,4 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
+import { DEFAULT_SCAN_PROFILE } from '../../core/model.js';
 import { answer, api } from '../api';
 import { CronChooser, TimeZoneField, browserTimeZone, presetOf } from '../components/cron-field';
 import { SaveCancelButtons } from '../components/form-parts';
@@ -44,7 +45,8 @@ export function SchedulesPage() {
         </button>
       </PageHeader>
       <p class="muted">
-        Scheduled scans run by themselves. When another scan is running at that moment, the scheduled one waits in the queue and starts when it ends.
+        Scheduled scans run by themselves. When a running scan covers the same addresses, or every parallel-scan slot is taken, the scheduled one
+        waits in the queue and starts as soon as it can.
       </p>
       {notice && <Notice kind="success">{notice}</Notice>}
       {editing !== null && (
@@ -260,7 +262,8 @@ function ScheduleForm({
     enabled: schedule?.enabled ?? true,
   }));
   const update = (patch: Partial<FormState>) => setForm((f) => ({ ...f, ...patch }));
-  const profile = form.profile ?? config?.scanning.default_profile ?? 'normal';
+  // Not chosen here: the server gives a new schedule scanning.default_profile, which the select shows.
+  const profile = form.profile ?? config?.scanning.default_profile ?? DEFAULT_SCAN_PROFILE;
 
   const save = useAction(async () => {
     const body: ScheduleInput = {
@@ -268,7 +271,7 @@ function ScheduleForm({
       cron: form.cron.trim(),
       timezone: form.timezone.trim(),
       subnet: form.subnet.trim() || null,
-      profile,
+      profile: form.profile ?? undefined,
       enabled: form.enabled,
     };
     const saved = schedule

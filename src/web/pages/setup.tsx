@@ -1,5 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
+import { DEFAULT_SCAN_PROFILE } from '../../core/model.js';
 import { PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '../../core/limits.js';
 import { answer, api } from '../api';
 import { ThemeToggle } from '../components/layout';
@@ -163,7 +164,7 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
 
 function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void }) {
   const { route } = useLocation();
-  const [profile, setProfile] = useState<ScanProfile>('normal');
+  const [profile, setProfile] = useState<ScanProfile>(DEFAULT_SCAN_PROFILE);
   const start = useAction(async () => {
     const started = await answer(api.POST('/api/scan/trigger', { params: { query: { profile } } }));
     route(`/scans?scan=${started.scan_id}`);

@@ -1,11 +1,9 @@
 import { useState } from 'preact/hooks';
+import { SECRET_MASK } from '../../../core/limits.js';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
 import { useAction } from '../../hooks';
 import type { Config } from '../../types';
 import { saveConfig, type ConfigSectionProps } from './config';
-
-/** What a stored password reads back as. */
-const MASK = '********';
 
 type Sources = Config['name_sources'];
 type SourceName = keyof Sources;
@@ -25,7 +23,7 @@ function initialForm(s: Sources): Form {
 /** A password left empty keeps the stored one (the mask); the server still clears it when the address changed (CONTRACT §9). */
 function password(form: Form, stored: Sources, source: 'pihole' | 'adguard' | 'unifi'): string {
   const typed = String(form[source].password);
-  return typed !== '' ? typed : stored[source].password === MASK ? MASK : '';
+  return typed !== '' ? typed : stored[source].password === SECRET_MASK ? SECRET_MASK : '';
 }
 
 function payload(form: Form, stored: Sources): Sources {
@@ -100,7 +98,7 @@ export function NameSourceSettings({ config, onSaved }: ConfigSectionProps) {
   const secret = (source: 'pihole' | 'adguard' | 'unifi', label: string) => (
     <Field
       label={label}
-      hint={config.name_sources[source].password === MASK ? 'Set. Leave empty to keep it; a new address needs it again.' : 'Not set.'}
+      hint={config.name_sources[source].password === SECRET_MASK ? 'Set. Leave empty to keep it; a new address needs it again.' : 'Not set.'}
     >
       <input
         type="password"

@@ -2,6 +2,7 @@
 // button per channel, and the delivery log. CONTRACT §9 and §13 are the rules; the API checks
 // every value and its 400 detail shows where the action was taken.
 import { useRef, useState } from 'preact/hooks';
+import { SECRET_MASK } from '../../../core/limits.js';
 import { answer, api, idParam, page } from '../../api';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
 import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
@@ -22,8 +23,6 @@ import {
   type Severity,
 } from '../../types';
 
-/** What a secret (or a URL with credentials in it) reads back as once stored. */
-const MASK = '********';
 const DELIVERIES_PAGE = 20;
 const SCAN_OUTCOMES: ScanOutcome[] = ['completed', 'failed'];
 
@@ -85,6 +84,11 @@ const CONFIG_FIELDS: Record<ChannelType, ConfigField[]> = {
     { key: 'discovery_prefix', label: 'Discovery prefix', kind: 'text', initial: 'homeassistant' },
   ],
 };
+
+/** A channel's config by key (its type's schema is one member of the API's union). */
+function configOf(channel: Channel): Record<string, unknown> {
+  return channel.config;
+}
 
 /** The notification channels, a form to add or edit one, and the delivery log. */
 export function NotificationSettings() {
@@ -200,7 +204,8 @@ function ChannelItem({
     setDeleting(false);
     onDeleted();
   });
-  const destination = typeof c.config.url === 'string' ? c.config.url : typeof c.config.host === 'string' ? c.config.host : '';
+  const config = configOf(c);
+  const destination = typeof config.url === 'string' ? config.url : typeof config.host === 'string' ? config.host : '';
   return (
     <li class={c.enabled ? undefined : 'disabled'}>
       <div class="channel-head">
@@ -218,7 +223,7 @@ function ChannelItem({
           </span>
         )}
       </div>
-      {destination && <div class="small muted mono wrap-anywhere">{destination === MASK ? 'URL with credentials (hidden)' : destination}</div>}
+      {destination && <div class="small muted mono wrap-anywhere">{destination === SECRET_MASK ? 'URL with credentials (hidden)' : destination}</div>}
       <div class="button-row">
         <button type="button" class="small-button" disabled={test.busy} aria-label={`Test ${c.name}`} onClick={() => void test.run()}>
           {test.busy ? 'Sending…' : 'Test'}
@@ -293,11 +298,11 @@ interface FormState {
 function initialForm(channel: Channel | null, type: ChannelType): FormState {
   const config: Record<string, string | boolean> = {};
   for (const field of CONFIG_FIELDS[type]) {
-    const value = channel?.config[field.key];
+    const value = channel ? configOf(channel)[field.key] : undefined;
     if (field.kind === 'checkbox') config[field.key] = typeof value === 'boolean' ? value : field.initial === true;
     else if (field.kind === 'list') config[field.key] = Array.isArray(value) ? value.map(String).join('\n') : '';
     // A stored secret reads back as the mask: the field starts empty, "set — leave to keep".
-    else if (value === MASK) config[field.key] = '';
+    else if (value === SECRET_MASK) config[field.key] = '';
     else if (value === null || value === undefined) config[field.key] = channel ? '' : ((field.initial as string | undefined) ?? '');
     else config[field.key] = typeof value === 'string' || typeof value === 'number' ? String(value) : JSON.stringify(value);
   }
@@ -329,7 +334,7 @@ function configPayload(type: ChannelType, channel: Channel | null, form: FormSta
   const out: Record<string, unknown> = {};
   for (const field of CONFIG_FIELDS[type]) {
     const value = form.config[field.key];
-    const wasSet = channel?.config[field.key] === MASK;
+    const wasSet = channel ? configOf(channel)[field.key] === SECRET_MASK : false;
     if (form.removed.has(field.key)) {
       out[field.key] = null;
       continue;
@@ -381,7 +386,8 @@ function ChannelForm({
     const body = {
       name: form.name.trim(),
       enabled: form.enabled,
-      config: configPayload(type, channel, form),
+      // Checked by the server against the type's config schema (its 400 names the key).
+      config: configPayload(type, channel, form) as Channel['config'],
       filters: {
         change_types: form.changeTypes,
         min_severity: form.minSeverity,
@@ -417,7 +423,7 @@ function ChannelForm({
               key={field.key}
               field={field}
               value={form.config[field.key]}
-              stored={channel?.config[field.key] === MASK}
+              stored={channel ? configOf(channel)[field.key] === SECRET_MASK : false}
               removed={form.removed.has(field.key)}
               onChange={(v) => setConfig(field.key, v)}
               onRemove={(on) => toggleRemoved(field.key, on)}

@@ -7,6 +7,7 @@ import { ERROR_CODES, NetwardenError, type ErrorCode } from '../util/errors.js';
  */
 export const STATUS_OF_CODE: Record<ErrorCode, number> = {
   NW_INVALID_INPUT: 400,
+  NW_INTEL_FORMAT: 400,
   NW_VALIDATION: 400,
   NW_MALFORMED_BODY: 400,
   NW_INVALID_PATH: 400,

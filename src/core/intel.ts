@@ -3,8 +3,12 @@
  * Vulnerabilities catalogue (JSON, CC0) and FIRST's EPSS scores (CSV). Pure: text in, facts out;
  * `netwarden intel import` reads the files (gzip or plain) and stores the result.
  */
+import { InvalidInputError, type ErrorCode } from '../util/errors.js';
 
-export class IntelFormatError extends Error {}
+/** A file that is not the KEV catalogue or an EPSS CSV it claims to be; the message names the place. */
+export class IntelFormatError extends InvalidInputError {
+  override readonly code: ErrorCode = 'NW_INTEL_FORMAT';
+}
 
 export interface KevEntry {
   cve_id: string;

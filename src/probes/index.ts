@@ -24,6 +24,12 @@ export interface ProbeHost {
   openTcpPorts: { port: number; service: string | null }[];
   /** Open UDP ports, when the scan examined UDP (informational: the UDP probes run regardless). */
   openUdpPorts?: number[];
+  /**
+   * UDP ports the scan examined and found closed (the host answered "port unreachable"): the probe
+   * of that port is skipped, since nothing there can answer it and waiting out its silence would
+   * only slow the scan. Ports not examined, open or `open|filtered` are probed.
+   */
+  closedUdpPorts?: number[];
 }
 
 /** What tests and the lab change: the UDP probes' ports, the ssh-keyscan program, the parallelism. */
@@ -33,6 +39,14 @@ export interface ProbeRunOptions {
   /** Probes of one host in flight at once (each holds one socket and mostly waits). Default 8. */
   concurrency?: number;
 }
+
+/** The well-known port each UDP probe asks (ProbeRunOptions.ports may move it). */
+const UDP_PROBE_PORTS = [
+  ['snmp', 161],
+  ['mdns', 5353],
+  ['ssdp', 1900],
+  ['netbios', 137],
+] as const;
 
 /** Ports per kind probed on one host: a host with 200 web ports is examined on its first few. */
 const MAX_PORTS_PER_PROBE = 8;
@@ -98,6 +112,8 @@ export async function runProbes(
   const ssh: SshResult[] = [];
 
   const tasks: (() => Promise<void>)[] = [];
+  const closedUdp = new Set(host.closedUdpPorts ?? []);
+  for (const [probe, port] of UDP_PROBE_PORTS) if (closedUdp.has(ports[probe] ?? port)) enabled.delete(probe);
   // The slow-to-fail UDP probes first: they wait out silence, the TCP ones mostly answer at once.
   if (enabled.has('snmp'))
     tasks.push(async () => {

@@ -51,9 +51,10 @@ export async function identifyHosts(
         const { host } = target;
         const openTcpPorts = host.ports.filter((p) => p.protocol === 'tcp' && isOpenPort(p)).map((p) => ({ port: p.port, service: p.service }));
         const openUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && isOpenPort(p)).map((p) => p.port);
+        const closedUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && p.state === 'closed').map((p) => p.port);
         probes.set(
           target.deviceId,
-          await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts }, probeSettings, options.signal, options.probeOptions),
+          await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts, closedUdpPorts }, probeSettings, options.signal, options.probeOptions),
         );
       }
     };

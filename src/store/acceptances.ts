@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { ConflictError } from './errors.js';
+import { AlreadyAcceptedError } from './errors.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** An acceptance as stored (CONTRACT §17): who accepted which finding of which device, why, until when. */
@@ -35,7 +35,7 @@ export class AcceptanceStore {
     private readonly onWrite: () => void,
   ) {}
 
-  /** Records an acceptance; ConflictError when the finding already has an active one. */
+  /** Records an acceptance; AlreadyAcceptedError when the finding already has an active one. */
   async create(a: NewAcceptance): Promise<AcceptanceRow> {
     const row = await this.db.transaction().execute(async (trx) => {
       const active = await trx
@@ -46,7 +46,7 @@ export class AcceptanceStore {
         .where('ended_at', 'is', null)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', a.createdAt)]))
         .executeTakeFirst();
-      if (active) throw new ConflictError(`finding_key: ${a.findingKey} of device ${a.deviceId} is already accepted (acceptance ${active.id})`);
+      if (active) throw new AlreadyAcceptedError(`finding_key: ${a.findingKey} of device ${a.deviceId} is already accepted (acceptance ${active.id})`);
       return trx
         .insertInto('risk_acceptances')
         .values({

@@ -1,4 +1,4 @@
-import { NetwardenError } from '../util/errors.js';
+import { ConflictError, NetwardenError, type ErrorCode } from '../util/errors.js';
 /**
  * The database cannot serve the request right now: PostgreSQL refused or dropped the connection,
  * the SQLite file is locked by another process, or it was deleted under the running server. The
@@ -14,10 +14,7 @@ export class DatabaseUnavailableError extends NetwardenError {
   }
 }
 
-/** The write conflicts with what is stored (an active acceptance of the same finding); the API answers 409. */
-export class ConflictError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConflictError';
-  }
+/** The finding already has an active acceptance on that device; the API answers 409. */
+export class AlreadyAcceptedError extends ConflictError {
+  override readonly code: ErrorCode = 'NW_ALREADY_ACCEPTED';
 }

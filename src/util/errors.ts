@@ -11,6 +11,7 @@
 export const ERROR_CODES = {
   // The request is wrong (400): the client must change it.
   NW_INVALID_INPUT: 'A field of the request has a value that cannot be used; `detail` names the field',
+  NW_INTEL_FORMAT: 'A KEV or EPSS file is not in the format it must have; the message names the place (CLI only)',
   NW_VALIDATION: "The request does not match the route's schema: a field or parameter is missing, unknown or of the wrong type",
   NW_MALFORMED_BODY: 'The body cannot be read as JSON: malformed, empty, or not as long as Content-Length says',
   NW_INVALID_PATH: 'The URL path cannot be routed: malformed percent-encoding or a path parameter that is too long',

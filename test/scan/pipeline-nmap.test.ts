@@ -87,7 +87,7 @@ describe.skipIf(!hasNmap).each(testDatabases())('nmap scans overlapped and one p
       const engine = new RecordingNmap(concurrent);
       const { server, key } = await startServerWithAdmin(database, {
         engines: new EngineSelector('nmap', async () => engine),
-        settings: { scanning: { engine: 'native', port_range: ports, host_timeout_seconds: 60, os_detection: false } },
+        settings: { scanning: { engine: 'native', port_range: ports, host_timeout_seconds: 60, os_detection: false }, recognition: { probes: [] } }, // probes: test/api/device-identity.test.ts
       });
       servers.push({ server, key, engine });
     }
@@ -116,7 +116,7 @@ describe.skipIf(!hasNmap).each(testDatabases())('nmap scans overlapped and one p
     };
   }
 
-  it('records the same devices, ports and changes, scanning every host discovery found once', async () => {
+  it('records the same devices, ports and changes, scanning every host discovery found once', { timeout: 90_000 }, async () => {
     const [sequential, overlapped] = servers;
     // First scan: nothing known yet; the overlapped one port-scans what discovery reports.
     const first = await scan(sequential);

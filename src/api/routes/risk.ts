@@ -10,7 +10,7 @@ import type { FindingSeverity } from '../../core/severity.js';
 import { Acceptance, FindingKey, FindingListItem, IntelSourceStatus, ZonePolicies } from '../../schemas/risk.js';
 import type { AcceptanceRow } from '../../store/acceptances.js';
 import { nowIso } from '../../store/clock.js';
-import { ConflictError } from '../../store/errors.js';
+import { AlreadyAcceptedError } from '../../store/errors.js';
 import { audit } from '../audit.js';
 import { principalOf } from '../auth.js';
 import { badRequest, conflict, notFound } from '../errors.js';
@@ -98,7 +98,7 @@ export const riskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         row = await store.acceptances.create({ deviceId: device_id, findingKey: finding_key, reason, createdBy: by, createdAt: now, expiresAt });
       } catch (err) {
-        if (err instanceof ConflictError) throw conflict('NW_ALREADY_ACCEPTED', err.message);
+        if (err instanceof AlreadyAcceptedError) throw conflict('NW_ALREADY_ACCEPTED', err.message);
         throw err;
       }
       await audit(request, {

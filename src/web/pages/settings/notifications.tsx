@@ -8,7 +8,7 @@ import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../component
 import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
 import { humanize } from '../../format';
-import { useAction, useResource, useSavedToggle } from '../../hooks';
+import { submitRunning, useAction, useResource, useSavedToggle } from '../../hooks';
 import {
   CHANGE_TYPES,
   CHANNEL_TYPES,
@@ -403,10 +403,7 @@ function ChannelForm({
       : await answer(api.POST('/api/notifications/channels', { body: { type, ...body } }));
     onSaved(saved, channel === null);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const submit = submitRunning(save);
   const title = channel ? `Edit “${channel.name}”` : `New ${TYPE_LABELS[type]} channel`;
 
   return (

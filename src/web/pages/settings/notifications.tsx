@@ -521,7 +521,7 @@ function ConfigInput({
   const name = `config-${field.key}`;
   if (field.kind === 'checkbox') {
     return (
-      <label class="checkbox" title={field.hint}>
+      <label class="checkbox" title={field.hint?.replaceAll("`", "")}>
         <input type="checkbox" name={name} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />
         {field.label}
       </label>

@@ -1,8 +1,11 @@
 // The fields of a channel's config form, read from the OpenAPI document's channel config
 // components (generated into channel-configs.ts): the drivers' schemas are the one definition of
 // each field's label, prose, default, whether it is required or a secret, and how it is typed in.
-import { CHANNEL_CONFIGS, type ChannelConfigProperty } from './channel-configs';
-import type { ChannelType } from './types';
+// It imports only the generated file (with its extension), so that a test run by Node can load it.
+import { CHANNEL_CONFIGS, type ChannelConfigProperty } from './channel-configs.js';
+
+/** The channel types, as the document's components name them (the API's `ChannelType`). */
+type ChannelType = keyof typeof CHANNEL_CONFIGS;
 
 /**
  * How a field is typed in: `secret` a password input (a stored one reads back masked), `url` and

@@ -2,7 +2,19 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { AGENT_NAME_MAX_LENGTH, AGENT_NETWORKS_MAX_ITEMS, AGENT_OFFLINE_AFTER_SECONDS } from '../../core/limits.js';
 import { answer, api } from '../api';
 import { CopyText } from '../components/copy-text';
-import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RevokeButton, RevokeDialog, TableHead, Time, useRevoking } from '../components/ui';
+import {
+  EmptyState,
+  ErrorMessage,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+  RevokeButton,
+  RevokeDialog,
+  TableHead,
+  Time,
+  useRevoking,
+} from '../components/ui';
 import { plural } from '../format';
 import { submitRunning, useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
@@ -103,7 +115,11 @@ function AgentTable({ agents, onRevoke }: { agents: Agent[]; onRevoke: (agent: A
   return (
     <div class="table-wrap">
       <table aria-label="Agents">
-        <TableHead columns={['Name', 'Networks', 'Status', 'Last contact', 'Version', 'Host', 'Engine', 'Created']} hideNarrow={['Version', 'Host', 'Engine', 'Created']} actions />
+        <TableHead
+          columns={['Name', 'Networks', 'Status', 'Last contact', 'Version', 'Host', 'Engine', 'Created']}
+          hideNarrow={['Version', 'Host', 'Engine', 'Created']}
+          actions
+        />
         <tbody>
           {agents.map((agent) => (
             <tr key={agent.id}>
@@ -125,7 +141,9 @@ function AgentTable({ agents, onRevoke }: { agents: Agent[]; onRevoke: (agent: A
               <td>
                 <AgentStatusBadge agent={agent} />
               </td>
-              <td><Time iso={agent.last_seen_at} missing="never" /></td>
+              <td>
+                <Time iso={agent.last_seen_at} missing="never" />
+              </td>
               <td class="hide-narrow">{agent.version ?? <span class="muted">—</span>}</td>
               <td class="hide-narrow wrap-anywhere">{agent.hostname ?? <span class="muted">—</span>}</td>
               <td class="hide-narrow">{agent.engine ?? <span class="muted">—</span>}</td>

@@ -1,7 +1,19 @@
 import { useRef, useState } from 'preact/hooks';
 import { API_KEY_NAME_MAX_LENGTH } from '../../../core/limits.js';
 import { answer, api } from '../../api';
-import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, RevokeButton, RevokeDialog, TableHead, Time, useRevoking } from '../../components/ui';
+import {
+  Dialog,
+  EmptyState,
+  ErrorMessage,
+  Field,
+  Loading,
+  Notice,
+  RevokeButton,
+  RevokeDialog,
+  TableHead,
+  Time,
+  useRevoking,
+} from '../../components/ui';
 import { formatDateTime } from '../../format';
 import { submitRunning, useAction, useResource } from '../../hooks';
 import type { ApiKey, NewApiKey } from '../../types';
@@ -97,16 +109,16 @@ function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey) 
               <td class="hide-narrow">
                 <Time iso={key.created_at} />
               </td>
-              <td><Time iso={key.last_used_at} missing="never" /></td>
-              <td class="hide-narrow"><Time iso={key.expires_at} missing="never" /></td>
+              <td>
+                <Time iso={key.last_used_at} missing="never" />
+              </td>
+              <td class="hide-narrow">
+                <Time iso={key.expires_at} missing="never" />
+              </td>
               <td>
                 <span class={`badge key-${key.status}`}>{key.status}</span>
               </td>
-              <td>
-                {key.status === 'active' && (
-                  <RevokeButton name={key.name} onClick={() => onRevoke(key)} />
-                )}
-              </td>
+              <td>{key.status === 'active' && <RevokeButton name={key.name} onClick={() => onRevoke(key)} />}</td>
             </tr>
           ))}
         </tbody>

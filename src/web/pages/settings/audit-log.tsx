@@ -70,7 +70,10 @@ function AuditTable({ entries, filtered }: { entries: AuditEntry[]; filtered: bo
   return (
     <div class="table-wrap">
       <table>
-        <TableHead columns={['Time', 'Action', 'Actor', 'Resource', 'IP address', 'Result', 'Details']} hideNarrow={['Resource', 'IP address', 'Details']} />
+        <TableHead
+          columns={['Time', 'Action', 'Actor', 'Resource', 'IP address', 'Result', 'Details']}
+          hideNarrow={['Resource', 'IP address', 'Details']}
+        />
         <tbody>
           {entries.map((entry) => (
             <tr key={entry.id}>

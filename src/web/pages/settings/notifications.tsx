@@ -488,11 +488,7 @@ function toggleIn<T extends string>(current: T[] | null, all: readonly T[], valu
 
 /** A schema description as shown: `code` spans in backticks become code. */
 function Prose({ text }: { text: string }) {
-  return (
-    <>
-      {text.split('`').map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part))}
-    </>
-  );
+  return <>{text.split('`').map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part))}</>;
 }
 
 /** The numbers a `choice` field offers, from its schema's range. */
@@ -521,7 +517,7 @@ function ConfigInput({
   const name = `config-${field.key}`;
   if (field.kind === 'checkbox') {
     return (
-      <label class="checkbox" title={field.hint?.replaceAll("`", "")}>
+      <label class="checkbox" title={field.hint?.replaceAll('`', '')}>
         <input type="checkbox" name={name} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />
         {field.label}
       </label>

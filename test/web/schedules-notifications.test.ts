@@ -239,10 +239,10 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     await section.getByLabel('Channel type').selectOption('email');
     await section.getByRole('button', { name: 'Add channel' }).click();
     const form = section.getByRole('form', { name: 'New Email channel' });
-    expect(await form.getByLabel('SMTP server').getAttribute('required')).not.toBeNull();
-    expect(await form.getByLabel('Port').inputValue()).toBe('587');
-    expect(await form.getByLabel('Password').getAttribute('type')).toBe('password');
-    expect(await form.getByLabel('Trusted certificate (PEM)').evaluate((e) => e.tagName)).toBe('TEXTAREA');
+    expect(await form.getByLabel('SMTP server', { exact: true }).getAttribute('required')).not.toBeNull();
+    expect(await form.getByLabel('Port', { exact: true }).inputValue()).toBe('587');
+    expect(await form.getByLabel('Password', { exact: true }).getAttribute('type')).toBe('password');
+    expect(await form.getByLabel('Trusted certificate (PEM)', { exact: true }).evaluate((e) => e.tagName)).toBe('TEXTAREA');
     expect(await form.getByRole('checkbox', { name: 'Verify the server certificate' }).isChecked()).toBe(true);
     expect(await form.getByRole('checkbox', { name: 'Implicit TLS (port 465)' }).isChecked()).toBe(false);
     await form.getByRole('button', { name: 'Cancel' }).click();

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
-import { API_TYPES_FILE, generateApiTypes } from '../scripts/generate-api-types.mjs';
+import { API_TYPES_FILE, CHANNEL_CONFIGS_FILE, generateApiTypes } from '../scripts/generate-api-types.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -46,12 +46,14 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
 
 /**
  * True when src/web/api-types.ts was written after every server source (the route schemas and
- * what they import) and the generator itself last changed.
+ * what they import) and the generator itself last changed, and src/web/channel-configs.ts exists.
  */
 function apiTypesAreFresh(): boolean {
   let written: number;
   try {
     written = statSync(API_TYPES_FILE).mtimeMs;
+    // Written with it, but only when its text changes: it need only exist.
+    statSync(CHANNEL_CONFIGS_FILE);
   } catch {
     return false;
   }

@@ -5,17 +5,11 @@
  * extra info and CPEs. Product names and CPE vendor:product pairs follow nmap's
  * nmap-service-probes so both engines describe the same software the same way.
  */
+import type { ScannedPort } from './model.js';
 import { FTP_PORTS, SMTP_PORTS, TLS_PORTS, TLS_SERVICE_NAMES, wellKnownService } from './ports.js';
 
-export interface ServiceInfo {
-  service: string | null;
-  product: string | null;
-  version: string | null;
-  extra_info: string | null;
-  cpe: string[];
-  /** Set when `service` is only the port number's usual service: nothing answered as it (see ScannedPort). */
-  service_guessed?: boolean;
-}
+/** What identifies the service on a port: the identity fields of a port row. */
+export type ServiceInfo = Pick<ScannedPort, 'service' | 'product' | 'version' | 'extra_info' | 'cpe' | 'service_guessed'>;
 
 export interface TlsEvidence {
   /** Certificate subject common name. */
@@ -494,17 +488,15 @@ interface ServerRule {
   extraCpe?: string[];
 }
 
+// Looked up by token, so the order is free: first those with a CPE of their own, then the others.
 const SERVER_RULES: ServerRule[] = [
   { token: 'nginx', product: 'nginx', cpe: 'igor_sysoev:nginx' },
   { token: 'apache', product: 'Apache httpd', cpe: 'apache:http_server' },
   { token: 'lighttpd', product: 'lighttpd', cpe: 'lighttpd:lighttpd' },
-  { token: 'microsoft-iis', product: 'Microsoft IIS httpd', cpe: 'microsoft:internet_information_services', extraCpe: [WINDOWS_CPE] },
-  { token: 'microsoft-httpapi', product: 'Microsoft HTTPAPI httpd', extraCpe: [WINDOWS_CPE] },
   { token: 'openresty', product: 'OpenResty web app server', cpe: 'openresty:ngx_openresty' },
   { token: 'caddy', product: 'Caddy httpd', cpe: 'matt_holt:caddy' },
   { token: 'apache-coyote', product: 'Apache Tomcat/Coyote JSP engine', cpe: 'apache:coyote_http_connector' },
   { token: 'jetty', product: 'Jetty', cpe: 'mortbay:jetty' },
-  { token: 'werkzeug', product: 'Werkzeug httpd' },
   { token: 'gunicorn', product: 'Gunicorn', cpe: 'gunicorn:gunicorn' },
   { token: 'simplehttp', product: 'SimpleHTTPServer', cpe: 'python:simplehttpserver' },
   { token: 'basehttp', product: 'BaseHTTPServer', cpe: 'python:basehttpserver' },
@@ -518,7 +510,6 @@ const SERVER_RULES: ServerRule[] = [
   { token: 'cowboy', product: 'Cowboy httpd', cpe: 'ninenines:cowboy' },
   { token: 'squid', product: 'Squid http proxy', cpe: 'squid-cache:squid' },
   { token: 'varnish', product: 'Varnish http accelerator', cpe: 'varnish-cache:varnish' },
-  { token: 'uvicorn', product: 'Uvicorn' },
   { token: 'kestrel', product: 'Kestrel httpd', cpe: 'microsoft:kestrel' },
   { token: 'envoy', product: 'Envoy proxy', cpe: 'envoyproxy:envoy' },
   { token: 'traefik', product: 'Traefik', cpe: 'traefik:traefik' },
@@ -530,6 +521,10 @@ const SERVER_RULES: ServerRule[] = [
   { token: 'tengine', product: 'Tengine httpd', cpe: 'alibaba:tengine' },
   { token: 'h2o', product: 'H2O http server', cpe: 'dena:h2o' },
   { token: 'python', product: 'Python http.server', cpe: 'python:python' },
+  { token: 'microsoft-iis', product: 'Microsoft IIS httpd', cpe: 'microsoft:internet_information_services', extraCpe: [WINDOWS_CPE] },
+  { token: 'microsoft-httpapi', product: 'Microsoft HTTPAPI httpd', extraCpe: [WINDOWS_CPE] },
+  { token: 'werkzeug', product: 'Werkzeug httpd' },
+  { token: 'uvicorn', product: 'Uvicorn' },
 ];
 
 const SERVER_BY_TOKEN = new Map(SERVER_RULES.map((r) => [r.token, r]));

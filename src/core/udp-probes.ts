@@ -239,11 +239,16 @@ export function udpPortName(port: number): string | null {
 export function answeredUdpPort(port: number, reply: Buffer): ScannedPort {
   const recognised = UDP_PROBES[port]?.read(reply) ?? null;
   if (recognised) return { port, protocol: 'udp', state: 'open', ...recognised, cpe: [] };
+  return guessedUdpPort(port, 'open');
+}
+
+/** A UDP port in `state` with only the port's usual name (marked as a guess) for a service. */
+function guessedUdpPort(port: number, state: ScannedPort['state']): ScannedPort {
   const name = udpPortName(port);
   return {
     port,
     protocol: 'udp',
-    state: 'open',
+    state,
     service: name,
     product: null,
     version: null,
@@ -255,16 +260,5 @@ export function answeredUdpPort(port: number, reply: Buffer): ScannedPort {
 
 /** A UDP port that never answered (nor refused): open, or dropped by a firewall. */
 export function silentUdpPort(port: number): ScannedPort {
-  const name = udpPortName(port);
-  return {
-    port,
-    protocol: 'udp',
-    state: 'open|filtered',
-    service: name,
-    product: null,
-    version: null,
-    extra_info: null,
-    cpe: [],
-    ...(name ? { service_guessed: true } : {}),
-  };
+  return guessedUdpPort(port, 'open|filtered');
 }

@@ -1,20 +1,10 @@
-import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, RiskAcceptancesTable } from './schema.js';
 import { AlreadyAcceptedError } from './errors.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** An acceptance as stored (CONTRACT §17): who accepted which finding of which device, why, until when. */
-export interface AcceptanceRow {
-  id: number;
-  device_id: number;
-  finding_key: string;
-  reason: string;
-  created_by: string;
-  created_at: string;
-  expires_at: string | null;
-  ended_at: string | null;
-  end_reason: string | null;
-}
+export type AcceptanceRow = Selectable<RiskAcceptancesTable>;
 
 export interface NewAcceptance {
   deviceId: number;

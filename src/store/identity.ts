@@ -7,7 +7,7 @@
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
-import type { Database, DevicesTable } from './schema.js';
+import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;
@@ -40,14 +40,8 @@ export interface IdentityKeyRecord {
   last_seen: string;
 }
 
-export interface EvidenceRecord {
-  field: string;
-  value: string;
-  source: string;
-  detail: string;
-  confidence: number;
-  observed_at: string;
-}
+/** One hit of the device's latest recognition, as stored. */
+export type EvidenceRecord = Omit<DeviceEvidenceTable, 'id' | 'device_id'>;
 
 export interface DecisionRecord {
   scan_id: number | null;

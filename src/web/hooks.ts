@@ -85,6 +85,14 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<v
   return { run, busy, error, setError };
 }
 
+/** A form's `onSubmit`: keeps the browser from leaving the page and runs the action (its error shows in the form). */
+export function submitRunning(action: Pick<Action<[]>, 'run'>): (event: Event) => void {
+  return (event) => {
+    event.preventDefault();
+    void action.run();
+  };
+}
+
 /** The width below which pages switch to their phone layout; the same as styles.css's @media rules. */
 export const NARROW_QUERY = '(max-width: 720px)';
 

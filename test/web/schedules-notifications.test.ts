@@ -191,10 +191,11 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     expect(await first.textContent()).toContain('Receiver');
     await browser.screenshot('s04-notifications');
 
-    // The stored secret shows as set; saving without typing it keeps it.
+    // The stored secret shows the mask in its password input; saving without typing it keeps it.
     await section.getByRole('button', { name: 'Edit Receiver' }).click();
     const edit = section.getByRole('form', { name: 'Edit “Receiver”' });
-    expect(await edit.getByLabel('Signing secret').getAttribute('placeholder')).toBe('set — leave to keep');
+    expect(await edit.getByLabel('Signing secret').getAttribute('type')).toBe('password');
+    expect(await edit.getByLabel('Signing secret').getAttribute('placeholder')).toBe('********');
     expect(await edit.getByLabel('Signing secret').inputValue()).toBe('');
     await edit.getByRole('button', { name: 'Save channel' }).click();
     await expect.poll(() => section.getByRole('status').first().textContent()).toContain('saved');
@@ -230,6 +231,22 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     await page.getByRole('dialog', { name: 'Delete channel' }).getByRole('button', { name: 'Delete channel' }).click();
     await expect.poll(async () => (await json('/api/notifications/channels')).map((c: { name: string }) => c.name)).toEqual(['Receiver']);
     await browser.screenshot('s05-notifications-failed');
+  });
+
+  it('builds the email form from the OpenAPI channel config: defaults, a password input, the TLS fields', async () => {
+    await page.goto(url('/settings'));
+    const section = page.getByRole('region', { name: 'Notifications' });
+    await section.getByLabel('Channel type').selectOption('email');
+    await section.getByRole('button', { name: 'Add channel' }).click();
+    const form = section.getByRole('form', { name: 'New Email channel' });
+    expect(await form.getByLabel('SMTP server', { exact: true }).getAttribute('required')).not.toBeNull();
+    expect(await form.getByLabel('Port', { exact: true }).inputValue()).toBe('587');
+    expect(await form.getByLabel('Password', { exact: true }).getAttribute('type')).toBe('password');
+    expect(await form.getByLabel('Trusted certificate (PEM)', { exact: true }).evaluate((e) => e.tagName)).toBe('TEXTAREA');
+    expect(await form.getByRole('checkbox', { name: 'Verify the server certificate' }).isChecked()).toBe(true);
+    expect(await form.getByRole('checkbox', { name: 'Implicit TLS (port 465)' }).isChecked()).toBe(false);
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => section.getByRole('form').count()).toBe(0);
   });
 
   it('saves the public address and when devices count as offline with the other settings', async () => {

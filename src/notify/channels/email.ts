@@ -18,9 +18,8 @@
  */
 import { isIP } from 'node:net';
 import { type Static, Type } from '@sinclair/typebox';
-import { SECRET_MASK } from '../../core/limits.js';
-import { Nullable } from '../../schemas/common.js';
 import { resolveDestination } from '../http.js';
+import { loginFields, tlsTrustFields } from './config-fields.js';
 import { type ChannelDriver, DeliveryError, secretKeysOf, type OutgoingMessage, type SendContext } from '../types.js';
 import { parseEmailAddress } from './email-address.js';
 import { messageId, oneLine, renderEmail } from './email-message.js';
@@ -58,19 +57,7 @@ export const EmailConfig = Type.Object(
         description: 'Fail instead of sending unencrypted when the server does not offer STARTTLS.',
       }),
     ),
-    username: Type.Optional(
-      Nullable(Type.String({ maxLength: 320, title: 'User name', description: 'SMTP AUTH user name; omit for a relay without authentication.' })),
-    ),
-    password: Type.Optional(
-      Nullable(
-        Type.String({
-          maxLength: 1024,
-          title: 'Password',
-          'x-secret': true,
-          description: `SMTP AUTH password. Reads back as "${SECRET_MASK}"; cleared when a destination key changes.`,
-        }),
-      ),
-    ),
+    ...loginFields('SMTP AUTH', 320, 'omit for a relay without authentication'),
     from: Type.String({
       minLength: 1,
       maxLength: 320,
@@ -83,23 +70,11 @@ export const EmailConfig = Type.Object(
       title: 'To',
       description: 'Recipients, each `user@example.com` or `Name <user@example.com>`.',
     }),
-    tls_ca: Type.Optional(
-      Nullable(
-        Type.String({
-          maxLength: 65536,
-          title: 'Trusted certificate (PEM)',
-          'x-input': 'multiline',
-          description: 'PEM certificate(s) to trust for this server besides the system CAs: a private CA or a self-signed certificate.',
-        }),
-      ),
-    ),
-    tls_reject_unauthorized: Type.Optional(
-      Type.Boolean({
-        default: true,
-        title: 'Verify the server certificate',
-        description: 'Verify the server certificate (and its name). Turn off only as a last resort: prefer `tls_ca`.',
-      }),
-    ),
+    ...tlsTrustFields({
+      caDescription: 'PEM certificate(s) to trust for this server besides the system CAs: a private CA or a self-signed certificate.',
+      verifyTitle: 'Verify the server certificate',
+      verifyDescription: 'Verify the server certificate (and its name). Turn off only as a last resort: prefer `tls_ca`.',
+    }),
   },
   {
     additionalProperties: false,

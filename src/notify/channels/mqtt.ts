@@ -11,11 +11,10 @@
  * password is bound to `url`, `username` and the TLS trust settings (the destination keys).
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { SECRET_MASK } from '../../core/limits.js';
 import { isIpv4Address, networkContains, parseIpv4Network } from '../../core/net.js';
-import { Nullable } from '../../schemas/common.js';
 import { type ChannelDriver, DeliveryError, secretKeysOf, type NetworkState, type OutgoingMessage, type SendContext } from '../types.js';
 import { resolveDestination } from '../http.js';
+import { loginFields, tlsTrustFields } from './config-fields.js';
 import { type MqttConnection, type MqttConnectionConfig, MqttConnections } from './mqtt-connections.js';
 import {
   discoveryPublications,
@@ -46,19 +45,7 @@ export const MqttConfig = Type.Object(
       'x-input': 'url',
       description: 'Broker: `mqtt://host:1883` or `mqtts://host:8883` (TLS).',
     }),
-    username: Type.Optional(
-      Nullable(Type.String({ maxLength: 1024, title: 'User name', description: 'MQTT user name; omit for an anonymous broker.' })),
-    ),
-    password: Type.Optional(
-      Nullable(
-        Type.String({
-          maxLength: 1024,
-          title: 'Password',
-          'x-secret': true,
-          description: `MQTT password. Reads back as "${SECRET_MASK}"; cleared when a destination key changes.`,
-        }),
-      ),
-    ),
+    ...loginFields('MQTT', 1024, 'omit for an anonymous broker'),
     topic_prefix: Type.Optional(
       Type.String({
         minLength: 1,
@@ -84,23 +71,11 @@ export const MqttConfig = Type.Object(
         description: "Home Assistant's discovery prefix (its MQTT integration's setting, `homeassistant` unless changed).",
       }),
     ),
-    tls_ca: Type.Optional(
-      Nullable(
-        Type.String({
-          maxLength: 65536,
-          title: 'Trusted certificate (PEM)',
-          'x-input': 'multiline',
-          description: 'PEM certificate(s) to trust for an `mqtts://` broker besides the system CAs: a private CA or a self-signed certificate.',
-        }),
-      ),
-    ),
-    tls_reject_unauthorized: Type.Optional(
-      Type.Boolean({
-        default: true,
-        title: 'Verify the broker certificate',
-        description: "Verify an `mqtts://` broker's certificate and name. Turn off only as a last resort: prefer `tls_ca`.",
-      }),
-    ),
+    ...tlsTrustFields({
+      caDescription: 'PEM certificate(s) to trust for an `mqtts://` broker besides the system CAs: a private CA or a self-signed certificate.',
+      verifyTitle: 'Verify the broker certificate',
+      verifyDescription: "Verify an `mqtts://` broker's certificate and name. Turn off only as a last resort: prefer `tls_ca`.",
+    }),
   },
   {
     additionalProperties: false,

@@ -56,3 +56,25 @@ export function WholeNumberInput({
     />
   );
 }
+
+/**
+ * A password input that reports its text. Required unless told otherwise; other attributes (the
+ * `id` and `aria-describedby` a `Field` gives its control, a `minLength`) go on the input.
+ */
+export function PasswordInput({
+  onInput,
+  required = true,
+  ...attributes
+}: {
+  name: string;
+  autocomplete: 'current-password' | 'new-password';
+  value: string;
+  onInput: (value: string) => void;
+  required?: boolean;
+  minLength?: number;
+  placeholder?: string;
+  id?: string;
+  'aria-describedby'?: string;
+}) {
+  return <input {...attributes} type="password" required={required} onInput={(e) => onInput(e.currentTarget.value)} />;
+}

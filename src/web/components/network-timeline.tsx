@@ -3,9 +3,8 @@ import { answer, api } from '../api';
 import { plural } from '../format';
 import { useResource } from '../hooks';
 import { useRefreshOn } from '../live';
+import { PeriodCardHeader } from './period-select';
 import { ErrorMessage, Loading } from './ui';
-
-const WINDOWS = [7, 30, 90, 365] as const;
 
 /**
  * The network's timeline on the Changes page: per day with a completed network scan, how many scans
@@ -29,19 +28,7 @@ export function NetworkTimeline() {
   const totalScans = entries.reduce((n, [, e]) => n + e.scans, 0);
   return (
     <section class="card" aria-label="Network timeline">
-      <div class="card-header">
-        <h2>Network timeline</h2>
-        <label class="field">
-          <span class="visually-hidden">Period</span>
-          <select value={String(days)} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-            {WINDOWS.map((d) => (
-              <option key={d} value={String(d)}>
-                Last {d} days
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      <PeriodCardHeader title="Network timeline" days={days} onChange={setDays} />
       <ErrorMessage error={trends.error} onRetry={trends.reload} />
       {trends.loading && !trends.data && <Loading />}
       {trends.data && (

@@ -3,9 +3,8 @@ import { answer, api } from '../api';
 import { formatDuration, plural } from '../format';
 import { useResource } from '../hooks';
 import type { Timeline } from '../types';
+import { PeriodCardHeader } from './period-select';
 import { ErrorMessage, Loading } from './ui';
-
-const WINDOWS = [7, 30, 90, 365] as const;
 
 /**
  * A device's timeline (GET /api/devices/{id}/timeline) as one strip: online (green) and offline
@@ -20,19 +19,7 @@ export function TimelineCard({ deviceId, version }: { deviceId: number; version:
   );
   return (
     <section class="card timeline-card" aria-label="Timeline">
-      <div class="card-header">
-        <h2>Timeline</h2>
-        <label class="field">
-          <span class="visually-hidden">Period</span>
-          <select value={String(days)} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-            {WINDOWS.map((d) => (
-              <option key={d} value={String(d)}>
-                Last {d} days
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      <PeriodCardHeader title="Timeline" days={days} onChange={setDays} />
       <ErrorMessage error={timeline.error} onRetry={timeline.reload} />
       {timeline.loading && !timeline.data && <Loading />}
       {timeline.data && <Strip timeline={timeline.data} />}

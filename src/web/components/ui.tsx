@@ -1,5 +1,5 @@
 import { cloneElement, type ComponentChildren, type VNode } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../api';
 import { useAction } from '../hooks';
 import { formatAgo, formatDateTime, humanize } from '../format';
@@ -108,9 +108,9 @@ export function SeverityBadge({ severity }: { severity: Severity }) {
   return <span class={`badge risk-${severity === 'info' ? 'none' : severity}`}>{humanize(severity)}</span>;
 }
 
-/** A time shown relative ("5 minutes ago") with the exact time on hover. */
-export function Time({ iso, relative = true }: { iso: string | null | undefined; relative?: boolean }) {
-  if (!iso) return <span class="muted">—</span>;
+/** A time shown relative ("5 minutes ago") with the exact time on hover; `missing` (muted) when there is none. */
+export function Time({ iso, relative = true, missing = '—' }: { iso: string | null | undefined; relative?: boolean; missing?: string }) {
+  if (!iso) return <span class="muted">{missing}</span>;
   return (
     <time dateTime={iso} title={formatDateTime(iso)}>
       {relative ? formatAgo(iso) : formatDateTime(iso)}
@@ -239,5 +239,102 @@ export function RevokeConfirm({
         </button>
       </div>
     </div>
+  );
+}
+
+/** What a page that revokes things keeps: the one being asked about and the notice after a revoke. */
+export interface Revoking<T> {
+  item: T | null;
+  /** Opens the dialog for `item`. */
+  ask: (item: T) => void;
+  close: () => void;
+  notice: string | null;
+  setNotice: (notice: string | null) => void;
+  /** After a revoke: the notice (`revokedText`), the dialog closed, the list reloaded. */
+  revoked: (item: T) => void;
+}
+
+export function useRevoking<T>(revokedText: (item: T) => string, reload: () => void): Revoking<T> {
+  const [item, setItem] = useState<T | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  return {
+    item,
+    ask: setItem,
+    close: () => setItem(null),
+    notice,
+    setNotice,
+    revoked: (revokedItem) => {
+      setNotice(revokedText(revokedItem));
+      setItem(null);
+      reload();
+    },
+  };
+}
+
+/**
+ * The dialog that asks before revoking `revoking.item` (closed while none): the `RevokeConfirm`
+ * with what it means (`children`), running `revoke(item)`, then `revoking.revoked(item)`.
+ */
+export function RevokeDialog<T>({
+  revoking,
+  title,
+  label,
+  revoke,
+  children,
+}: {
+  revoking: Revoking<T>;
+  title: string;
+  label: string;
+  revoke: (item: T) => Promise<unknown>;
+  children: (item: T) => ComponentChildren;
+}) {
+  const item = revoking.item;
+  return (
+    <Dialog open={item !== null} title={title} onClose={revoking.close}>
+      {item !== null && (
+        <RevokeConfirm
+          label={label}
+          revoke={async () => {
+            await revoke(item);
+            revoking.revoked(item);
+          }}
+          onCancel={revoking.close}
+        >
+          {children(item)}
+        </RevokeConfirm>
+      )}
+    </Dialog>
+  );
+}
+
+/**
+ * A table's column headings; those named in `hideNarrow` are hidden on a phone, and `actions` adds
+ * a last column for the row's buttons, named for screen readers only.
+ */
+export function TableHead({ columns, hideNarrow = [], actions = false }: { columns: string[]; hideNarrow?: string[]; actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th key={column} scope="col" class={hideNarrow.includes(column) ? 'hide-narrow' : undefined}>
+            {column}
+          </th>
+        ))}
+        {actions && (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
+}
+
+/** A table row's Revoke button, named for screen readers after what it revokes. */
+export function RevokeButton({ name, small = false, onClick }: { name: string; small?: boolean; onClick: () => void }) {
+  return (
+    <button type="button" class={small ? 'small-button danger' : 'danger'} aria-label={`Revoke ${name}`} onClick={onClick}>
+      Revoke
+    </button>
   );
 }

@@ -2,9 +2,21 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { AGENT_NAME_MAX_LENGTH, AGENT_NETWORKS_MAX_ITEMS, AGENT_OFFLINE_AFTER_SECONDS } from '../../core/limits.js';
 import { answer, api } from '../api';
 import { CopyText } from '../components/copy-text';
-import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time, RevokeConfirm } from '../components/ui';
+import {
+  EmptyState,
+  ErrorMessage,
+  Field,
+  Loading,
+  Notice,
+  PageHeader,
+  RevokeButton,
+  RevokeDialog,
+  TableHead,
+  Time,
+  useRevoking,
+} from '../components/ui';
 import { plural } from '../format';
-import { useAction, useResource, useTitle } from '../hooks';
+import { submitRunning, useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import { NOT_A_NETWORK, isIpv4Network, parseList, withListEntry } from '../lists';
 import type { Agent, Config, CreatedAgent, NewAgent } from '../types';
@@ -28,8 +40,7 @@ export function AgentsPage() {
   const agents = useResource((signal) => answer(api.GET('/api/agents', { signal })), []);
   const config = useResource((signal) => answer(api.GET('/api/config', { signal })), []);
   const [created, setCreated] = useState<CreatedAgent | null>(null);
-  const [revoking, setRevoking] = useState<Agent | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const revoking = useRevoking<Agent>((agent) => `Agent “${agent.name}” revoked.`, agents.reload);
 
   // Statuses change with time (an agent is offline after a minute of silence), not only with events.
   const reload = agents.reload;
@@ -48,7 +59,7 @@ export function AgentsPage() {
         a machine inside those networks, connects out to this server (it needs no open port), takes the scans of its networks and sends back the
         results. Scans of an agent’s networks wait in the queue while it is offline.
       </p>
-      {notice && <Notice kind="success">{notice}</Notice>}
+      {revoking.notice && <Notice kind="success">{revoking.notice}</Notice>}
       {created && <NewAgentToken created={created} serverUrl={serverUrlOf(config.data)} onDone={() => setCreated(null)} />}
       <section class="card" aria-labelledby="agent-list">
         <h2 id="agent-list">Agents</h2>
@@ -57,28 +68,29 @@ export function AgentsPage() {
         {agents.data?.length === 0 && (
           <EmptyState title="No agents yet">Add one below for each network this server cannot reach, then run it there.</EmptyState>
         )}
-        {agents.data && agents.data.length > 0 && <AgentTable agents={agents.data} onRevoke={setRevoking} />}
+        {agents.data && agents.data.length > 0 && <AgentTable agents={agents.data} onRevoke={revoking.ask} />}
       </section>
       <CreateAgentForm
         onCreated={(agent) => {
-          setNotice(null);
+          revoking.setNotice(null);
           setCreated(agent);
           agents.reload();
         }}
       />
-      <Dialog open={revoking !== null} title="Revoke agent" onClose={() => setRevoking(null)}>
-        {revoking && (
-          <RevokeAgent
-            agent={revoking}
-            onCancel={() => setRevoking(null)}
-            onRevoked={() => {
-              setNotice(`Agent “${revoking.name}” revoked.`);
-              setRevoking(null);
-              agents.reload();
-            }}
-          />
+      <RevokeDialog
+        revoking={revoking}
+        title="Revoke agent"
+        label="Revoke agent"
+        revoke={(agent) => api.DELETE('/api/agents/{agent_id}', { params: { path: { agent_id: agent.id } } })}
+      >
+        {(agent) => (
+          <>
+            “{agent.name}” (token <code>{agent.token_prefix}…</code>) stops working at once: its token is refused.{' '}
+            <strong>Its queued and running scans will fail.</strong> Scans of its networks started later are run by this server again (or by another
+            agent that covers them). This cannot be undone.
+          </>
         )}
-      </Dialog>
+      </RevokeDialog>
     </>
   );
 }
@@ -103,29 +115,11 @@ function AgentTable({ agents, onRevoke }: { agents: Agent[]; onRevoke: (agent: A
   return (
     <div class="table-wrap">
       <table aria-label="Agents">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Networks</th>
-            <th scope="col">Status</th>
-            <th scope="col">Last contact</th>
-            <th scope="col" class="hide-narrow">
-              Version
-            </th>
-            <th scope="col" class="hide-narrow">
-              Host
-            </th>
-            <th scope="col" class="hide-narrow">
-              Engine
-            </th>
-            <th scope="col" class="hide-narrow">
-              Created
-            </th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={['Name', 'Networks', 'Status', 'Last contact', 'Version', 'Host', 'Engine', 'Created']}
+          hideNarrow={['Version', 'Host', 'Engine', 'Created']}
+          actions
+        />
         <tbody>
           {agents.map((agent) => (
             <tr key={agent.id}>
@@ -147,7 +141,9 @@ function AgentTable({ agents, onRevoke }: { agents: Agent[]; onRevoke: (agent: A
               <td>
                 <AgentStatusBadge agent={agent} />
               </td>
-              <td>{agent.last_seen_at ? <Time iso={agent.last_seen_at} /> : <span class="muted">never</span>}</td>
+              <td>
+                <Time iso={agent.last_seen_at} missing="never" />
+              </td>
               <td class="hide-narrow">{agent.version ?? <span class="muted">—</span>}</td>
               <td class="hide-narrow wrap-anywhere">{agent.hostname ?? <span class="muted">—</span>}</td>
               <td class="hide-narrow">{agent.engine ?? <span class="muted">—</span>}</td>
@@ -155,9 +151,7 @@ function AgentTable({ agents, onRevoke }: { agents: Agent[]; onRevoke: (agent: A
                 <Time iso={agent.created_at} />
               </td>
               <td>
-                <button type="button" class="small-button danger" aria-label={`Revoke ${agent.name}`} onClick={() => onRevoke(agent)}>
-                  Revoke
-                </button>
+                <RevokeButton name={agent.name} small onClick={() => onRevoke(agent)} />
               </td>
             </tr>
           ))}
@@ -195,10 +189,7 @@ function CreateAgentForm({ onCreated }: { onCreated: (agent: CreatedAgent) => vo
     setNetworks('');
     onCreated(agent);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void create.run();
-  };
+  const submit = submitRunning(create);
 
   return (
     <form class="card" onSubmit={submit} aria-label="Add an agent">
@@ -250,19 +241,5 @@ function NewAgentToken({ created, serverUrl, onDone }: { created: CreatedAgent; 
         </button>
       </div>
     </section>
-  );
-}
-
-function RevokeAgent({ agent, onCancel, onRevoked }: { agent: Agent; onCancel: () => void; onRevoked: () => void }) {
-  const revoke = async () => {
-    await api.DELETE('/api/agents/{agent_id}', { params: { path: { agent_id: agent.id } } });
-    onRevoked();
-  };
-  return (
-    <RevokeConfirm label="Revoke agent" revoke={revoke} onCancel={onCancel}>
-      “{agent.name}” (token <code>{agent.token_prefix}…</code>) stops working at once: its token is refused.{' '}
-      <strong>Its queued and running scans will fail.</strong> Scans of its networks started later are run by this server again (or by another agent
-      that covers them). This cannot be undone.
-    </RevokeConfirm>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { answer, api, page } from '../api';
 import { ChangeList } from '../components/change-list';
 import { LineChart } from '../components/chart';
+import { PeriodSelect } from '../components/period-select';
 import { ProgressBar, ScanStatusBadge, scanFailure } from '../components/scan-status';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize } from '../format';
@@ -11,7 +12,6 @@ import type { Scan, Stats, Trends } from '../types';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;
-const TREND_PERIODS = [7, 30, 90, 365];
 
 /** The daily overview: counts, trends, what changed, what needs attention, the last scan. */
 export function DashboardPage() {
@@ -142,13 +142,7 @@ function Trends() {
       <div class="card-header">
         <h2>Trends</h2>
         <Field label="Period">
-          <select value={String(days)} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-            {TREND_PERIODS.map((d) => (
-              <option key={d} value={String(d)}>
-                Last {d} days
-              </option>
-            ))}
-          </select>
+          <PeriodSelect days={days} onChange={setDays} />
         </Field>
       </div>
       <ErrorMessage error={trends.error} onRetry={trends.reload} />

@@ -10,7 +10,7 @@ import { missingText, plural } from '../format';
 import { isActive } from '../components/scan-status';
 import { coverageOf, describePorts, type Coverage } from '../coverage';
 import { useEvents } from '../events';
-import { useAction, useInterval, useResource, useTitle } from '../hooks';
+import { submitRunning, useAction, useInterval, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import { TypeIcon, typeLabel } from '../components/type-icon';
 import { SEVERITIES, isOneOf, type Cve, type DeviceDetail, type Finding, type Port, type Scan, type Severity } from '../types';
@@ -332,10 +332,7 @@ function EditForm({ device, onCancel, onSaved }: { device: DeviceDetail; onCance
     const updated = await answer(api.PUT('/api/devices/{device_id}', { params: { path: { device_id: device.id } }, body }));
     onSaved(updated);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const submit = submitRunning(save);
 
   return (
     <section class="card edit-card">

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { answer, api } from '../api';
 import { ThemeToggle } from '../components/layout';
+import { PasswordInput } from '../components/form-parts';
 import { ErrorMessage } from '../components/ui';
-import { useAction, useTitle } from '../hooks';
+import { submitRunning, useAction, useTitle } from '../hooks';
 import type { Me } from '../types';
 
 export function LoginPage({ onLoggedIn }: { onLoggedIn: (me: Me) => void }) {
@@ -14,10 +15,7 @@ export function LoginPage({ onLoggedIn }: { onLoggedIn: (me: Me) => void }) {
     await api.POST('/api/auth/login', { body: { username, password, remember } });
     onLoggedIn(await answer(api.GET('/api/auth/me')));
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void login.run();
-  };
+  const submit = submitRunning(login);
 
   return (
     <main class="centered">
@@ -30,14 +28,7 @@ export function LoginPage({ onLoggedIn }: { onLoggedIn: (me: Me) => void }) {
         </label>
         <label>
           Password
-          <input
-            name="password"
-            type="password"
-            autocomplete="current-password"
-            required
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
+          <PasswordInput name="password" autocomplete="current-password" value={password} onInput={setPassword} />
         </label>
         <label class="checkbox">
           <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} />

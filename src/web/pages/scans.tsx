@@ -6,7 +6,7 @@ import { ProfileSelect } from '../components/profile-select';
 import { ProgressBar, ScanStatusBadge, isActive, scanFailure } from '../components/scan-status';
 import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, Time } from '../components/ui';
 import { formatDuration, formatNumber, humanize, plural } from '../format';
-import { useAction, useInterval, useResource, useTitle, type Resource } from '../hooks';
+import { submitRunning, type Resource, useAction, useInterval, useResource, useTitle } from '../hooks';
 import { useRefreshOn, useScanState } from '../live';
 import type { Agent, Config, Scan, ScanProfile, ScanProgress, ScanStarted, ScanState } from '../types';
 
@@ -118,10 +118,7 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
     );
     onStarted(started);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void start.run();
-  };
+  const submit = submitRunning(start);
 
   return (
     <form class="card" onSubmit={submit} aria-label="Start a scan">
@@ -176,10 +173,7 @@ function ImportForm({ onImported }: { onImported: (scan: Scan) => void }) {
     setInputKey((k) => k + 1);
     onImported(scan);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void upload.run();
-  };
+  const submit = submitRunning(upload);
   return (
     <form class="card" onSubmit={submit} aria-label="Import nmap report">
       <h2>Import nmap report</h2>
@@ -407,11 +401,7 @@ function ScanRow({
         {failure && <div class="small error-text">{failure}</div>}
         <WarningsBadge warnings={scan.warnings} />
       </td>
-      <td>
-        <RunnerText scan={scan} agents={agents} />
-      </td>
-      <td class="hide-narrow">{scan.profile}</td>
-      <td class="hide-narrow">{scan.triggered_by ?? '—'}</td>
+      <RunCells scan={scan} agents={agents} />
       <td class="num hide-narrow">{formatDuration(scan.duration_seconds)}</td>
       <td class="num">{active ? '—' : formatNumber(scan.devices_found)}</td>
       <td>
@@ -441,6 +431,19 @@ function ScanRow({
         <ErrorMessage error={cancel.error} />
       </td>
     </tr>
+  );
+}
+
+/** A scan row's "Run by", profile and "Triggered by" cells. */
+function RunCells({ scan, agents }: { scan: Scan; agents: AgentNames }) {
+  return (
+    <>
+      <td>
+        <RunnerText scan={scan} agents={agents} />
+      </td>
+      <td class="hide-narrow">{scan.profile}</td>
+      <td class="hide-narrow">{scan.triggered_by ?? '—'}</td>
+    </>
   );
 }
 
@@ -557,11 +560,7 @@ function QueueRow({ scan, position, agents, onCancelled }: { scan: Scan; positio
       <td>
         <span class="mono">{scan.target ?? scan.subnet}</span>
       </td>
-      <td>
-        <RunnerText scan={scan} agents={agents} />
-      </td>
-      <td class="hide-narrow">{scan.profile}</td>
-      <td class="hide-narrow">{scan.triggered_by ?? '—'}</td>
+      <RunCells scan={scan} agents={agents} />
       <td>
         <button
           type="button"

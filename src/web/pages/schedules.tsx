@@ -6,7 +6,7 @@ import { SaveCancelButtons } from '../components/form-parts';
 import { ProfileSelect } from '../components/profile-select';
 import { ScanStatusBadge } from '../components/scan-status';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
-import { useAction, useResource, useSavedToggle, useTitle } from '../hooks';
+import { submitRunning, useAction, useResource, useSavedToggle, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import type { Config, Schedule, ScheduleInput, ScanProfile } from '../types';
 
@@ -279,10 +279,7 @@ function ScheduleForm({
       : await answer(api.POST('/api/schedules', { body }));
     onSaved(saved, schedule === null);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const submit = submitRunning(save);
 
   return (
     <section class="card edit-card" aria-label={schedule ? `Edit ${schedule.name}` : 'New schedule'}>

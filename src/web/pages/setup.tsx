@@ -6,8 +6,9 @@ import { answer, api } from '../api';
 import { ThemeToggle } from '../components/layout';
 import { ProfileSelect } from '../components/profile-select';
 import { SubnetField } from '../components/subnet-field';
+import { PasswordInput } from '../components/form-parts';
 import { ErrorMessage, Field } from '../components/ui';
-import { useAction, useTitle } from '../hooks';
+import { submitRunning, useAction, useTitle } from '../hooks';
 import type { Me, ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
@@ -68,10 +69,7 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
     answer(api.GET('/api/auth/status')).then((status) => setCodeRequired(status.setup_code_required), create.setError);
     // eslint-disable-next-line react-hooks/exhaustive-deps -- asks once, on mount
   }, []);
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void create.run();
-  };
+  const submit = submitRunning(create);
 
   return (
     <form onSubmit={submit}>
@@ -105,26 +103,11 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
         />
       </Field>
       <Field label="Password" hint={`At least ${PASSWORD_MIN_LENGTH} characters.`}>
-        <input
-          name="password"
-          type="password"
-          autocomplete="new-password"
-          required
-          minLength={PASSWORD_MIN_LENGTH}
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
+        <PasswordInput name="password" autocomplete="new-password" minLength={PASSWORD_MIN_LENGTH} value={password} onInput={setPassword} />
       </Field>
       <label>
         Confirm password
-        <input
-          name="confirm"
-          type="password"
-          autocomplete="new-password"
-          required
-          value={confirm}
-          onInput={(e) => setConfirm(e.currentTarget.value)}
-        />
+        <PasswordInput name="confirm" autocomplete="new-password" value={confirm} onInput={setConfirm} />
       </label>
       <button type="submit" class="primary" disabled={create.busy}>
         {create.busy ? 'Creating…' : 'Create account'}
@@ -145,10 +128,7 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps -- loads the saved subnet once, on mount
   }, []);
 
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const submit = submitRunning(save);
 
   return (
     <form onSubmit={submit}>

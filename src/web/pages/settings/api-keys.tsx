@@ -1,9 +1,21 @@
 import { useRef, useState } from 'preact/hooks';
 import { API_KEY_NAME_MAX_LENGTH } from '../../../core/limits.js';
 import { answer, api } from '../../api';
-import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Time, RevokeConfirm } from '../../components/ui';
+import {
+  Dialog,
+  EmptyState,
+  ErrorMessage,
+  Field,
+  Loading,
+  Notice,
+  RevokeButton,
+  RevokeDialog,
+  TableHead,
+  Time,
+  useRevoking,
+} from '../../components/ui';
 import { formatDateTime } from '../../format';
-import { useAction, useResource } from '../../hooks';
+import { submitRunning, useAction, useResource } from '../../hooks';
 import type { ApiKey, NewApiKey } from '../../types';
 
 const EXPIRY_CHOICES: { days: number | null; label: string }[] = [
@@ -19,21 +31,17 @@ export function ApiKeys() {
   const [name, setName] = useState('');
   const [expiry, setExpiry] = useState('');
   const [created, setCreated] = useState<NewApiKey | null>(null);
-  const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const [message, setMessage] = useState('');
+  const revoking = useRevoking<ApiKey>((apiKey) => `Key “${apiKey.name}” revoked.`, keys.reload);
 
   const create = useAction(async () => {
-    setMessage('');
+    revoking.setNotice(null);
     if (!name.trim()) throw new Error('Type a name for the key first, such as the script or service that will use it.');
     const body = expiry ? { name: name.trim(), expires_in_days: Number(expiry) } : { name: name.trim() };
     setCreated(await answer(api.POST('/api/keys', { body })));
     setName('');
     keys.reload();
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void create.run();
-  };
+  const submit = submitRunning(create);
 
   return (
     <>
@@ -42,8 +50,8 @@ export function ApiKeys() {
         grafana or backup-script), so that you can revoke it alone.
       </p>
       {keys.error && <ErrorMessage error={keys.error} onRetry={keys.reload} />}
-      {keys.data ? <KeyTable keys={keys.data} onRevoke={setRevoking} /> : !keys.error && <Loading label="Loading API keys…" />}
-      {message && <Notice kind="success">{message}</Notice>}
+      {keys.data ? <KeyTable keys={keys.data} onRevoke={revoking.ask} /> : !keys.error && <Loading label="Loading API keys…" />}
+      {revoking.notice && <Notice kind="success">{revoking.notice}</Notice>}
       <form class="settings-inline-form" onSubmit={submit}>
         <Field label="Key name">
           <input name="key_name" maxLength={API_KEY_NAME_MAX_LENGTH} value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -66,19 +74,19 @@ export function ApiKeys() {
       <Dialog open={created !== null} title="New API key" onClose={() => setCreated(null)}>
         {created && <NewKey created={created} onDone={() => setCreated(null)} />}
       </Dialog>
-      <Dialog open={revoking !== null} title="Revoke API key" onClose={() => setRevoking(null)}>
-        {revoking && (
-          <RevokeKey
-            apiKey={revoking}
-            onCancel={() => setRevoking(null)}
-            onRevoked={() => {
-              setMessage(`Key “${revoking.name}” revoked.`);
-              setRevoking(null);
-              keys.reload();
-            }}
-          />
+      <RevokeDialog
+        revoking={revoking}
+        title="Revoke API key"
+        label="Revoke key"
+        revoke={(apiKey) => api.DELETE('/api/keys/{key_id}', { params: { path: { key_id: apiKey.id } } })}
+      >
+        {(apiKey) => (
+          <>
+            Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This cannot
+            be undone.
+          </>
         )}
-      </Dialog>
+      </RevokeDialog>
     </>
   );
 }
@@ -90,23 +98,7 @@ function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey) 
   return (
     <div class="table-wrap">
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Prefix</th>
-            <th scope="col" class="hide-narrow">
-              Created
-            </th>
-            <th scope="col">Last used</th>
-            <th scope="col" class="hide-narrow">
-              Expires
-            </th>
-            <th scope="col">Status</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Name', 'Prefix', 'Created', 'Last used', 'Expires', 'Status']} hideNarrow={['Created', 'Expires']} actions />
         <tbody>
           {keys.map((key) => (
             <tr key={key.id}>
@@ -117,18 +109,16 @@ function KeyTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke: (key: ApiKey) 
               <td class="hide-narrow">
                 <Time iso={key.created_at} />
               </td>
-              <td>{key.last_used_at ? <Time iso={key.last_used_at} /> : <span class="muted">never</span>}</td>
-              <td class="hide-narrow">{key.expires_at ? <Time iso={key.expires_at} /> : <span class="muted">never</span>}</td>
+              <td>
+                <Time iso={key.last_used_at} missing="never" />
+              </td>
+              <td class="hide-narrow">
+                <Time iso={key.expires_at} missing="never" />
+              </td>
               <td>
                 <span class={`badge key-${key.status}`}>{key.status}</span>
               </td>
-              <td>
-                {key.status === 'active' && (
-                  <button type="button" class="danger" aria-label={`Revoke ${key.name}`} onClick={() => onRevoke(key)}>
-                    Revoke
-                  </button>
-                )}
-              </td>
+              <td>{key.status === 'active' && <RevokeButton name={key.name} onClick={() => onRevoke(key)} />}</td>
             </tr>
           ))}
         </tbody>
@@ -187,18 +177,5 @@ function NewKey({ created, onDone }: { created: NewApiKey; onDone: () => void })
         </button>
       </div>
     </div>
-  );
-}
-
-function RevokeKey({ apiKey, onCancel, onRevoked }: { apiKey: ApiKey; onCancel: () => void; onRevoked: () => void }) {
-  const revoke = async () => {
-    await api.DELETE('/api/keys/{key_id}', { params: { path: { key_id: apiKey.id } } });
-    onRevoked();
-  };
-  return (
-    <RevokeConfirm label="Revoke key" revoke={revoke} onCancel={onCancel}>
-      Scripts and tools using “{apiKey.name}” (<code>{apiKey.prefix}…</code>) stop working at once: their next request is refused. This cannot be
-      undone.
-    </RevokeConfirm>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { answer, api, page } from '../../api';
-import { EmptyState, ErrorMessage, Field, Loading, Pager, Time } from '../../components/ui';
+import { EmptyState, ErrorMessage, Field, Loading, Pager, TableHead, Time } from '../../components/ui';
 import { humanize } from '../../format';
 import { useResource } from '../../hooks';
 import type { AuditAction, AuditEntry } from '../../types';
@@ -70,23 +70,10 @@ function AuditTable({ entries, filtered }: { entries: AuditEntry[]; filtered: bo
   return (
     <div class="table-wrap">
       <table>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Action</th>
-            <th scope="col">Actor</th>
-            <th scope="col" class="hide-narrow">
-              Resource
-            </th>
-            <th scope="col" class="hide-narrow">
-              IP address
-            </th>
-            <th scope="col">Result</th>
-            <th scope="col" class="hide-narrow">
-              Details
-            </th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={['Time', 'Action', 'Actor', 'Resource', 'IP address', 'Result', 'Details']}
+          hideNarrow={['Resource', 'IP address', 'Details']}
+        />
         <tbody>
           {entries.map((entry) => (
             <tr key={entry.id}>

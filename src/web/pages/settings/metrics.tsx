@@ -1,24 +1,15 @@
 import { useState } from 'preact/hooks';
-import { ErrorMessage, Notice } from '../../components/ui';
-import { useAction } from '../../hooks';
-import { saveConfig, type ConfigSectionProps } from './config';
+import type { ConfigSectionProps } from './config';
+import { SectionForm, useSectionSave } from './section-form';
 
 /** Who may read the Prometheus metrics (`metrics.public`). */
 export function MetricsSettings({ config, onSaved }: ConfigSectionProps) {
   const [open, setOpen] = useState(config.metrics.public);
-  const [done, setDone] = useState(false);
-
-  const save = useAction(async () => {
-    setDone(false);
-    const next = await saveConfig({ metrics: { public: open } });
-    onSaved(next);
-    setOpen(next.metrics.public);
-    setDone(true);
-  });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const save = useSectionSave(
+    () => ({ metrics: { public: open } }),
+    onSaved,
+    (next) => setOpen(next.metrics.public),
+  );
 
   return (
     <>
@@ -26,7 +17,7 @@ export function MetricsSettings({ config, onSaved }: ConfigSectionProps) {
         Prometheus reads the inventory, scans, changes and notification counts at <code>/metrics</code>. It needs an API key (create one for it under
         API keys) unless the metrics are public.
       </p>
-      <form class="settings-narrow" onSubmit={submit}>
+      <SectionForm save={save} saved="Metrics access saved." label="Save metrics access">
         <div class="field">
           <label class="checkbox">
             <input
@@ -35,20 +26,13 @@ export function MetricsSettings({ config, onSaved }: ConfigSectionProps) {
               checked={open}
               onChange={(e) => {
                 setOpen(e.currentTarget.checked);
-                setDone(false);
+                save.edited();
               }}
             />
             Anyone who can reach this server may read /metrics, without a key
           </label>
         </div>
-        <ErrorMessage error={save.error} />
-        {done && <Notice kind="success">Metrics access saved.</Notice>}
-        <div class="button-row">
-          <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? 'Saving…' : 'Save metrics access'}
-          </button>
-        </div>
-      </form>
+      </SectionForm>
     </>
   );
 }

@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { SECRET_MASK } from '../../../core/limits.js';
-import { ErrorMessage, Field, Notice } from '../../components/ui';
-import { useAction } from '../../hooks';
+import { Field } from '../../components/ui';
 import type { Config } from '../../types';
-import { saveConfig, type ConfigSectionProps } from './config';
+import type { ConfigSectionProps } from './config';
+import { SectionForm, useSectionSave } from './section-form';
 
 type Sources = Config['name_sources'];
 type SourceName = keyof Sources;
@@ -60,22 +60,14 @@ function payload(form: Form, stored: Sources): Sources {
  */
 export function NameSourceSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState<Form>(() => initialForm(config.name_sources));
-  const [done, setDone] = useState(false);
+  const save = useSectionSave(
+    () => ({ name_sources: payload(form, config.name_sources) }),
+    onSaved,
+    (next) => setForm(initialForm(next.name_sources)),
+  );
   const set = (source: SourceName, key: string, value: string | boolean) => {
     setForm((f) => ({ ...f, [source]: { ...f[source], [key]: value } }));
-    setDone(false);
-  };
-
-  const save = useAction(async () => {
-    setDone(false);
-    const next = await saveConfig({ name_sources: payload(form, config.name_sources) });
-    onSaved(next);
-    setForm(initialForm(next.name_sources));
-    setDone(true);
-  });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
+    save.edited();
   };
 
   const enabled = (source: SourceName, label: string) => (
@@ -117,7 +109,7 @@ export function NameSourceSettings({ config, onSaved }: ConfigSectionProps) {
         did not find and a MAC it could not see (hosts behind a router); what the scan saw always wins. A source that is down or slow (5 s) never
         fails a scan: it is reported as a warning.
       </p>
-      <form class="settings-narrow name-source-form" onSubmit={submit}>
+      <SectionForm save={save} saved="Name sources saved." label="Save name sources" class="settings-narrow name-source-form">
         <fieldset>
           <legend>Pi-hole (v6)</legend>
           {enabled('pihole', 'Ask Pi-hole')}
@@ -164,14 +156,7 @@ export function NameSourceSettings({ config, onSaved }: ConfigSectionProps) {
             </select>
           </Field>
         </fieldset>
-        <ErrorMessage error={save.error} />
-        {done && <Notice kind="success">Name sources saved.</Notice>}
-        <div class="button-row">
-          <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? 'Saving…' : 'Save name sources'}
-          </button>
-        </div>
-      </form>
+      </SectionForm>
     </>
   );
 }

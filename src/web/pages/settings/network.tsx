@@ -4,7 +4,7 @@ import { WholeNumberInput } from '../../components/form-parts';
 import { ProfileSelect } from '../../components/profile-select';
 import { SubnetField } from '../../components/subnet-field';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
-import { useAction } from '../../hooks';
+import { submitRunning, useAction } from '../../hooks';
 import { parseList, sameList, withListEntry } from '../../lists';
 import { SCAN_ENGINES, type Config, type ConfigPatch, type ScanEngine, type ScanProfile } from '../../types';
 import { saveConfig, type ConfigSectionProps } from './config';
@@ -94,10 +94,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
     setForm(networkForm(next));
     setDone(true);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const submit = submitRunning(save);
 
   return (
     <form onSubmit={submit}>

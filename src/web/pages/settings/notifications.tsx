@@ -4,11 +4,12 @@
 import { useRef, useState } from 'preact/hooks';
 import { SECRET_MASK } from '../../../core/limits.js';
 import { answer, api, idParam, page } from '../../api';
+import { CONFIG_FIELDS, type ConfigField } from '../../channel-fields';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
 import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
 import { humanize } from '../../format';
-import { useAction, useResource, useSavedToggle } from '../../hooks';
+import { submitRunning, useAction, useResource, useSavedToggle } from '../../hooks';
 import {
   CHANGE_TYPES,
   CHANNEL_TYPES,
@@ -26,18 +27,6 @@ import {
 const DELIVERIES_PAGE = 20;
 const SCAN_OUTCOMES: ScanOutcome[] = ['completed', 'failed'];
 
-type Kind = 'text' | 'url' | 'secret' | 'number' | 'checkbox' | 'list' | 'priority';
-
-interface ConfigField {
-  key: string;
-  label: string;
-  kind: Kind;
-  required?: boolean;
-  hint?: string;
-  /** The value a new channel's form starts with. */
-  initial?: string | boolean;
-}
-
 const TYPE_LABELS: Record<ChannelType, string> = {
   webhook: 'Webhook',
   ntfy: 'ntfy',
@@ -46,43 +35,6 @@ const TYPE_LABELS: Record<ChannelType, string> = {
   slack: 'Slack',
   email: 'Email',
   mqtt: 'MQTT (Home Assistant)',
-};
-
-/** Each type's config fields, as CONTRACT §13 lists them. */
-const CONFIG_FIELDS: Record<ChannelType, ConfigField[]> = {
-  webhook: [
-    { key: 'url', label: 'URL', kind: 'url', required: true, hint: 'Netwarden POSTs JSON here (http:// or https://).' },
-    { key: 'secret', label: 'Signing secret', kind: 'secret', hint: 'Optional. Signs each body: X-Netwarden-Signature: sha256=<HMAC>.' },
-  ],
-  ntfy: [
-    { key: 'url', label: 'Server and topic', kind: 'url', required: true, hint: 'For example https://ntfy.sh/my-netwarden.' },
-    { key: 'token', label: 'Access token', kind: 'secret', hint: 'Optional, for a protected topic.' },
-    { key: 'priority', label: 'Priority', kind: 'priority', hint: 'Empty: from the most severe change in the message.' },
-  ],
-  gotify: [
-    { key: 'url', label: 'Server URL', kind: 'url', required: true, hint: 'For example https://gotify.example.lan.' },
-    { key: 'token', label: 'Application token', kind: 'secret', required: true },
-  ],
-  discord: [{ key: 'url', label: 'Webhook URL', kind: 'url', required: true, hint: "The channel's incoming-webhook URL." }],
-  slack: [{ key: 'url', label: 'Webhook URL', kind: 'url', required: true, hint: "The channel's incoming-webhook URL." }],
-  email: [
-    { key: 'host', label: 'SMTP server', kind: 'text', required: true },
-    { key: 'port', label: 'Port', kind: 'number', initial: '587', hint: '587 (STARTTLS) or 465 (with implicit TLS).' },
-    { key: 'secure', label: 'Implicit TLS (port 465)', kind: 'checkbox', initial: false },
-    { key: 'require_tls', label: 'Refuse to send without TLS', kind: 'checkbox', initial: false },
-    { key: 'username', label: 'User name', kind: 'text' },
-    { key: 'password', label: 'Password', kind: 'secret' },
-    { key: 'from', label: 'From', kind: 'text', required: true, hint: 'alerts@example.com or Netwarden <alerts@example.com>.' },
-    { key: 'to', label: 'To', kind: 'list', required: true, hint: 'One address per line (commas work too).' },
-  ],
-  mqtt: [
-    { key: 'url', label: 'Broker URL', kind: 'url', required: true, hint: 'mqtt://host:1883 or mqtts://host:8883.' },
-    { key: 'username', label: 'User name', kind: 'text' },
-    { key: 'password', label: 'Password', kind: 'secret' },
-    { key: 'topic_prefix', label: 'Topic prefix', kind: 'text', initial: 'netwarden' },
-    { key: 'ha_discovery', label: 'Home Assistant discovery', kind: 'checkbox', initial: true },
-    { key: 'discovery_prefix', label: 'Discovery prefix', kind: 'text', initial: 'homeassistant' },
-  ],
 };
 
 /** A channel's config by key (its type's schema is one member of the API's union). */
@@ -325,6 +277,9 @@ function initialForm(channel: Channel | null, type: ChannelType): FormState {
   };
 }
 
+/** The kinds whose field left empty on an edit is sent as null: back to the default (or unset). */
+const RESETTABLE = new Set<ConfigField['kind']>(['text', 'multiline', 'number', 'choice']);
+
 /**
  * The config to send. A new channel gets every filled field. An edit sends what the form shows,
  * except secrets left empty (kept: the API keeps what it stores when a key is absent, or clears it
@@ -349,10 +304,10 @@ function configPayload(type: ChannelType, channel: Channel | null, form: FormSta
       const text = String(value).trim();
       if (text === '') {
         // Kept (a stored secret or masked URL), or not given (an optional field).
-        if (!wasSet && channel && (field.kind === 'number' || field.kind === 'priority' || field.kind === 'text')) out[field.key] = null;
+        if (!wasSet && channel && RESETTABLE.has(field.kind)) out[field.key] = null;
         continue;
       }
-      out[field.key] = field.kind === 'number' || field.kind === 'priority' ? Number(text) : text;
+      out[field.key] = field.kind === 'number' || field.kind === 'choice' ? Number(text) : text;
     }
   }
   return out;
@@ -403,10 +358,7 @@ function ChannelForm({
       : await answer(api.POST('/api/notifications/channels', { body: { type, ...body } }));
     onSaved(saved, channel === null);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const submit = submitRunning(save);
   const title = channel ? `Edit “${channel.name}”` : `New ${TYPE_LABELS[type]} channel`;
 
   return (
@@ -534,6 +486,18 @@ function toggleIn<T extends string>(current: T[] | null, all: readonly T[], valu
   return set.size === all.length ? null : all.filter((v) => set.has(v));
 }
 
+/** A schema description as shown: `code` spans in backticks become code. */
+function Prose({ text }: { text: string }) {
+  return <>{text.split('`').map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part))}</>;
+}
+
+/** The numbers a `choice` field offers, from its schema's range. */
+function choicesOf(field: ConfigField): number[] {
+  const min = field.min ?? 1;
+  const max = field.max ?? min;
+  return Array.from({ length: max - min + 1 }, (_, i) => min + i);
+}
+
 function ConfigInput({
   field,
   value,
@@ -553,7 +517,7 @@ function ConfigInput({
   const name = `config-${field.key}`;
   if (field.kind === 'checkbox') {
     return (
-      <label class="checkbox">
+      <label class="checkbox" title={field.hint?.replaceAll('`', '')}>
         <input type="checkbox" name={name} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />
         {field.label}
       </label>
@@ -561,7 +525,12 @@ function ConfigInput({
   }
   const hint = stored ? (
     <>
-      {field.hint ? `${field.hint} ` : ''}Set — leave empty to keep it.{' '}
+      {field.hint && (
+        <>
+          <Prose text={field.hint} />{' '}
+        </>
+      )}
+      Set — leave empty to keep it.{' '}
       {!field.required && (
         <label class="checkbox inline">
           <input type="checkbox" checked={removed} onChange={(e) => onRemove(e.currentTarget.checked)} /> Remove it
@@ -569,21 +538,31 @@ function ConfigInput({
       )}
     </>
   ) : (
-    field.hint
+    field.hint && <Prose text={field.hint} />
   );
-  if (field.kind === 'list') {
+  if (field.kind === 'list' || field.kind === 'multiline') {
     return (
       <Field label={field.label} hint={hint}>
-        <textarea name={name} rows={2} value={String(value)} required={field.required} onInput={(e) => onChange(e.currentTarget.value)} />
+        <textarea
+          name={name}
+          rows={field.kind === 'list' ? 2 : 4}
+          class={field.kind === 'multiline' ? 'mono' : undefined}
+          spellcheck={false}
+          value={String(value)}
+          required={field.required && !stored}
+          placeholder={stored ? 'set — leave to keep' : undefined}
+          disabled={removed}
+          onInput={(e) => onChange(e.currentTarget.value)}
+        />
       </Field>
     );
   }
-  if (field.kind === 'priority') {
+  if (field.kind === 'choice') {
     return (
       <Field label={field.label} hint={hint}>
         <select name={name} value={String(value)} onChange={(e) => onChange(e.currentTarget.value)}>
           <option value="">Automatic</option>
-          {[1, 2, 3, 4, 5].map((p) => (
+          {choicesOf(field).map((p) => (
             <option key={p} value={String(p)}>
               {p}
             </option>
@@ -601,7 +580,11 @@ function ConfigInput({
         autocomplete={field.kind === 'secret' ? 'new-password' : 'off'}
         spellcheck={false}
         required={field.required && !stored}
-        placeholder={stored ? 'set — leave to keep' : undefined}
+        min={field.kind === 'number' ? field.min : undefined}
+        max={field.kind === 'number' ? field.max : undefined}
+        maxLength={field.kind === 'number' ? undefined : field.maxLength}
+        // A stored secret shows the mask the API reads it back as; a masked URL says it is kept.
+        placeholder={stored ? (field.kind === 'secret' ? SECRET_MASK : 'set — leave to keep') : undefined}
         disabled={removed}
         value={String(value)}
         onInput={(e) => onChange(e.currentTarget.value)}

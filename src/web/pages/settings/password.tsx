@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { PASSWORD_MIN_LENGTH } from '../../../core/limits.js';
 import { ApiError, answer, api } from '../../api';
+import { PasswordInput } from '../../components/form-parts';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
 import { plural } from '../../format';
-import { useAction } from '../../hooks';
+import { submitRunning, useAction } from '../../hooks';
 
 /** "new_password: must be …" → "New password: must be …", in the words of the form. */
 function withFieldLabels(error: unknown): unknown {
@@ -34,43 +35,18 @@ export function PasswordChange() {
         : 'Password changed.',
     );
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void change.run();
-  };
+  const submit = submitRunning(change);
 
   return (
     <form class="settings-narrow" onSubmit={submit}>
       <Field label="Current password">
-        <input
-          name="current_password"
-          type="password"
-          autocomplete="current-password"
-          required
-          value={current}
-          onInput={(e) => setCurrent(e.currentTarget.value)}
-        />
+        <PasswordInput name="current_password" autocomplete="current-password" value={current} onInput={setCurrent} />
       </Field>
       <Field label="New password" hint={`At least ${PASSWORD_MIN_LENGTH} characters. Your other sessions are logged out.`}>
-        <input
-          name="new_password"
-          type="password"
-          autocomplete="new-password"
-          required
-          minLength={PASSWORD_MIN_LENGTH}
-          value={next}
-          onInput={(e) => setNext(e.currentTarget.value)}
-        />
+        <PasswordInput name="new_password" autocomplete="new-password" minLength={PASSWORD_MIN_LENGTH} value={next} onInput={setNext} />
       </Field>
       <Field label="Confirm new password">
-        <input
-          name="confirm_password"
-          type="password"
-          autocomplete="new-password"
-          required
-          value={confirm}
-          onInput={(e) => setConfirm(e.currentTarget.value)}
-        />
+        <PasswordInput name="confirm_password" autocomplete="new-password" value={confirm} onInput={setConfirm} />
       </Field>
       <ErrorMessage error={change.error} />
       {message && <Notice kind="success">{message}</Notice>}

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { RETENTION_DAYS } from '../../../core/limits.js';
 import { WholeNumberInput } from '../../components/form-parts';
-import { ErrorMessage, Field, Notice } from '../../components/ui';
+import { Field } from '../../components/ui';
 import { plural } from '../../format';
-import { useAction } from '../../hooks';
-import { saveConfig, type ConfigSectionProps } from './config';
+import type { ConfigSectionProps } from './config';
+import { SectionForm, useSectionSave } from './section-form';
 
 /** What the retention setting does, in words: 0 keeps everything. */
 function retentionText(days: number): string {
@@ -14,19 +14,11 @@ function retentionText(days: number): string {
 /** How long scans, changes and audit entries are kept (`retention.days`). */
 export function RetentionSettings({ config, onSaved }: ConfigSectionProps) {
   const [days, setDays] = useState(String(config.retention.days));
-  const [done, setDone] = useState(false);
-
-  const save = useAction(async () => {
-    setDone(false);
-    const next = await saveConfig({ retention: { days: Number(days) } });
-    onSaved(next);
-    setDays(String(next.retention.days));
-    setDone(true);
-  });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void save.run();
-  };
+  const save = useSectionSave(
+    () => ({ retention: { days: Number(days) } }),
+    onSaved,
+    (next) => setDays(String(next.retention.days)),
+  );
 
   return (
     <>
@@ -34,7 +26,7 @@ export function RetentionSettings({ config, onSaved }: ConfigSectionProps) {
         Scans with their results, changes and audit log entries older than the number of days below are deleted once a day; devices stay in the
         inventory. Now: {retentionText(config.retention.days)}
       </p>
-      <form class="settings-narrow" onSubmit={submit}>
+      <SectionForm save={save} saved="Retention saved." label="Save retention">
         <Field label="Keep history for (days)" hint={`${RETENTION_DAYS.min}–${RETENTION_DAYS.max}; 0 keeps everything.`}>
           <WholeNumberInput
             name="retention_days"
@@ -42,18 +34,11 @@ export function RetentionSettings({ config, onSaved }: ConfigSectionProps) {
             value={days}
             onInput={(value) => {
               setDays(value);
-              setDone(false);
+              save.edited();
             }}
           />
         </Field>
-        <ErrorMessage error={save.error} />
-        {done && <Notice kind="success">Retention saved.</Notice>}
-        <div class="button-row">
-          <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? 'Saving…' : 'Save retention'}
-          </button>
-        </div>
-      </form>
+      </SectionForm>
     </>
   );
 }

@@ -27,7 +27,6 @@ import { ScanImports, type ImportRequest } from './imports.js';
 import { ScanLifecycle } from './lifecycle.js';
 import { newOwner, type ScanOwner } from './owner.js';
 import { ScanRecorder } from './recording.js';
-import { publishRiskChanges } from './risk-acceptance.js';
 import { ScanRunner } from './run.js';
 import type { ScanRequest, ScanTrigger } from './scan-run.js';
 
@@ -116,12 +115,7 @@ export class ScanManager {
       events,
       owner,
       inventory: new InventoryWriter(store.db, () => store.touch()),
-      // A scan that changes a device's risk level publishes `risk_changed` (CONTRACT §17, §18).
-      evaluator: new ScanEvaluator(store, options.dataDir ?? null, {
-        onRiskChanged: (changes) => {
-          publishRiskChanges(store, events, changes, 'scan').catch((err: unknown) => log.warn({ err }, 'could not publish risk_changed'));
-        },
-      }),
+      evaluator: new ScanEvaluator(store, options.dataDir ?? null),
       outboundGuard: options.outboundGuard,
     });
     const lifecycle = new ScanLifecycle({ store, log, owner, recorder, wake });

@@ -71,8 +71,8 @@ export function groupFindings(findings: PriorityFinding[]): FixGroup[] {
     else groups.set(key, [f]);
   }
   return [...groups.entries()].map(([key, list]) => {
-    const first = list[0]!;
-    const withEpss = list.filter((f) => f.epss).sort((a, b) => b.epss!.score - a.epss!.score);
+    const first = list[0];
+    const withEpss = list.filter((f) => f.epss).sort((a, b) => (b.epss?.score ?? 0) - (a.epss?.score ?? 0));
     return {
       key,
       product: first.product,

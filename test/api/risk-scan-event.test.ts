@@ -75,7 +75,12 @@ describe.each(testDatabases())('risk_changed from scans ($kind)', (database) => 
     expect(calm).not.toBe('critical');
 
     // Telnet opens: the level rises to critical.
-    await importReport(serviceReport([{ port: 22, service: 'ssh' }, { port: 23, service: 'telnet' }]));
+    await importReport(
+      serviceReport([
+        { port: 22, service: 'ssh' },
+        { port: 23, service: 'telnet' },
+      ]),
+    );
     expect((await device()).risk_level).toBe('critical');
     await stream.until(() => riskEvents().length >= 1, 'risk_changed after telnet opened', 20_000);
     expect(riskEvents().map((e) => e.data)).toMatchObject([
@@ -89,7 +94,12 @@ describe.each(testDatabases())('risk_changed from scans ($kind)', (database) => 
     ]);
 
     // The same ports again: the level stays, no event.
-    await importReport(serviceReport([{ port: 22, service: 'ssh' }, { port: 23, service: 'telnet' }]));
+    await importReport(
+      serviceReport([
+        { port: 22, service: 'ssh' },
+        { port: 23, service: 'telnet' },
+      ]),
+    );
     // Telnet closes: back down.
     await importReport(serviceReport([{ port: 22, service: 'ssh' }]));
     await stream.until(() => riskEvents().length >= 2, 'risk_changed after telnet closed', 20_000);

@@ -583,8 +583,8 @@ function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: numbe
               {f.acceptance ? (
                 <p class="small acceptance-note">
                   Accepted by {f.acceptance.by} <Time iso={f.acceptance.created_at} />: “{f.acceptance.reason}”,{' '}
-                  {f.acceptance.expires_at ? `until ${formatDateTime(f.acceptance.expires_at)}` : 'no expiry'}. It does not count toward the risk level.{' '}
-                  <a href="/accepted">Accepted risk</a>
+                  {f.acceptance.expires_at ? `until ${formatDateTime(f.acceptance.expires_at)}` : 'no expiry'}. It does not count toward the risk
+                  level. <a href="/accepted">Accepted risk</a>
                 </p>
               ) : (
                 <div class="finding-actions">
@@ -623,7 +623,17 @@ function tomorrow(): string {
 }
 
 /** Accept a finding: why (required) and until when (optional); POST /api/acceptances. */
-function AcceptDialog({ deviceId, finding, onClose, onAccepted }: { deviceId: number; finding: Finding | null; onClose: () => void; onAccepted: () => void }) {
+function AcceptDialog({
+  deviceId,
+  finding,
+  onClose,
+  onAccepted,
+}: {
+  deviceId: number;
+  finding: Finding | null;
+  onClose: () => void;
+  onAccepted: () => void;
+}) {
   const [reason, setReason] = useState('');
   const [until, setUntil] = useState('');
   useEffect(() => {
@@ -646,17 +656,16 @@ function AcceptDialog({ deviceId, finding, onClose, onAccepted }: { deviceId: nu
       <form class="accept-form" onSubmit={submit}>
         <p>
           <strong>{finding?.title}</strong>
-          {finding?.port !== null && finding?.port !== undefined && <span class="muted mono"> {finding.port}/{finding.protocol ?? 'tcp'}</span>}
+          {finding?.port !== null && finding?.port !== undefined && (
+            <span class="muted mono">
+              {' '}
+              {finding.port}/{finding.protocol ?? 'tcp'}
+            </span>
+          )}
         </p>
         <p class="small muted">An accepted finding stays listed but counts toward neither the device's risk level nor its score.</p>
         <Field label="Reason" hint="Why this risk is acceptable, for whoever reads it later.">
-          <textarea
-            required
-            maxLength={ACCEPTANCE_REASON_MAX_LENGTH}
-            value={reason}
-            onInput={(e) => setReason(e.currentTarget.value)}
-            autoFocus
-          />
+          <textarea required maxLength={ACCEPTANCE_REASON_MAX_LENGTH} value={reason} onInput={(e) => setReason(e.currentTarget.value)} autoFocus />
         </Field>
         <Field label="Expires on (optional)" hint="After this day the finding counts again. Leave empty for no expiry.">
           <input type="date" min={tomorrow()} value={until} onInput={(e) => setUntil(e.currentTarget.value)} />

@@ -9,6 +9,7 @@ import { formatDateTime, plural } from '../format';
 import { useAction, useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import { SEVERITIES, isOneOf, type Acceptance, type PriorityFinding, type Severity } from '../types';
+import './devices.css';
 import './risk.css';
 
 /** Findings the Fix first page reads: the API's largest page. */
@@ -95,7 +96,10 @@ function groupHeading(g: FixGroup): string {
 
 export function FixFirstPage() {
   useTitle('Fix first');
-  const findings = useResource((signal) => page(api.GET('/api/findings', { params: { query: { order: 'priority', limit: FIX_FIRST_LIMIT } }, signal })), []);
+  const findings = useResource(
+    (signal) => page(api.GET('/api/findings', { params: { query: { order: 'priority', limit: FIX_FIRST_LIMIT } }, signal })),
+    [],
+  );
   // A scan or an acceptance that changes a device's risk changes this list.
   useRefreshOn(['risk_changed', 'scan_finished'], findings.reload);
   const groups = findings.data ? groupFindings(findings.data.items) : [];
@@ -168,7 +172,9 @@ export function AcceptedPage() {
       <ErrorMessage error={list.error} onRetry={list.reload} />
       {!list.data && !list.error && <Loading label="Loading acceptances…" />}
       {list.data && list.data.length === 0 && (
-        <EmptyState title="No accepted risk">Accept a finding from its device's page (Accept… beside the finding) when it cannot or need not be fixed.</EmptyState>
+        <EmptyState title="No accepted risk">
+          Accept a finding from its device's page (Accept… beside the finding) when it cannot or need not be fixed.
+        </EmptyState>
       )}
       {list.data && list.data.length > 0 && (
         <ul class="card detail-list acceptance-list">
@@ -191,7 +197,12 @@ export function AcceptedPage() {
               </p>
               {a.title === null && <p class="small muted">The device no longer has this finding ({a.finding_key}).</p>}
               <div class="button-row">
-                <button type="button" class="small-button" onClick={() => setRemoving(a)} aria-label={`Remove acceptance of ${a.title ?? a.finding_key} on ${deviceName(a)}`}>
+                <button
+                  type="button"
+                  class="small-button"
+                  onClick={() => setRemoving(a)}
+                  aria-label={`Remove acceptance of ${a.title ?? a.finding_key} on ${deviceName(a)}`}
+                >
                   Remove
                 </button>
               </div>

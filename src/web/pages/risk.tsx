@@ -177,38 +177,40 @@ export function AcceptedPage() {
         </EmptyState>
       )}
       {list.data && list.data.length > 0 && (
-        <ul class="card detail-list acceptance-list">
-          {list.data.map((a) => (
-            <li key={a.id} class="acceptance">
-              <div class="detail-head">
-                {a.severity && <SeverityBadge severity={severityOf(a.severity)} />}
-                <strong>{a.title ?? a.finding_key}</strong>
-                <a href={`/devices/${a.device_id}#findings`}>{deviceName(a)}</a>
-              </div>
-              <p>
-                <span class="muted">Why: </span>
-                {a.reason}
-              </p>
-              <p class="small">
-                <span class="muted">By </span>
-                {a.by} <Time iso={a.created_at} />
-                <span class="muted"> · </span>
-                {a.expires_at ? <span title={formatDateTime(a.expires_at)}>Until {formatDateTime(a.expires_at)}</span> : 'No expiry'}
-              </p>
-              {a.title === null && <p class="small muted">The device no longer has this finding ({a.finding_key}).</p>}
-              <div class="button-row">
-                <button
-                  type="button"
-                  class="small-button"
-                  onClick={() => setRemoving(a)}
-                  aria-label={`Remove acceptance of ${a.title ?? a.finding_key} on ${deviceName(a)}`}
-                >
-                  Remove
-                </button>
-              </div>
-            </li>
-          ))}
-        </ul>
+        <section class="card" aria-label="Acceptances">
+          <ul class="detail-list acceptance-list">
+            {list.data.map((a) => (
+              <li key={a.id} class="acceptance">
+                <div class="detail-head">
+                  {a.severity && <SeverityBadge severity={severityOf(a.severity)} />}
+                  <strong>{a.title ?? a.finding_key}</strong>
+                  <a href={`/devices/${a.device_id}#findings`}>{deviceName(a)}</a>
+                </div>
+                <p>
+                  <span class="muted">Why: </span>
+                  {a.reason}
+                </p>
+                <p class="small">
+                  <span class="muted">By </span>
+                  {a.by} <Time iso={a.created_at} />
+                  <span class="muted"> · </span>
+                  {a.expires_at ? <span title={formatDateTime(a.expires_at)}>Until {formatDateTime(a.expires_at)}</span> : 'No expiry'}
+                </p>
+                {a.title === null && <p class="small muted">The device no longer has this finding ({a.finding_key}).</p>}
+                <div class="button-row">
+                  <button
+                    type="button"
+                    class="small-button"
+                    onClick={() => setRemoving(a)}
+                    aria-label={`Remove acceptance of ${a.title ?? a.finding_key} on ${deviceName(a)}`}
+                  >
+                    Remove
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        </section>
       )}
       <RemoveDialog acceptance={removing} onClose={() => setRemoving(null)} onRemoved={list.reload} />
     </div>

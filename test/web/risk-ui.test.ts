@@ -75,8 +75,14 @@ describe.skipIf(skipReason !== null).sequential('web UI: fix first and accepted 
     }
     expect(await first.textContent()).toContain(top.cve_id ?? top.title);
     if (top.kev) expect(await first.locator('.badge.kev').count()).toBeGreaterThan(0);
-    // Every finding of the inventory is listed once.
+    // Every finding of the inventory is listed once; beyond five, a group keeps the rest behind "N more findings".
     expect(await page.locator('.fix-finding').count()).toBe(findings.length);
+    const sameProduct = findings.filter((f) => f.product === top.product).length;
+    if (top.product && sameProduct > 5) {
+      expect(await first.locator('.fix-finding:visible').count()).toBe(5);
+      await first.getByText(`${sameProduct - 5} more finding${sameProduct - 5 === 1 ? '' : 's'}`).click();
+      await expect.poll(() => first.locator('.fix-finding:visible').count()).toBe(sameProduct);
+    }
     await browser.screenshot('fix-first');
   });
 

@@ -14,6 +14,8 @@ import './risk.css';
 
 /** Findings the Fix first page reads: the API's largest page. */
 const FIX_FIRST_LIMIT = 1000;
+/** Findings of a group shown at once; the rest behind "N more findings". */
+const FINDINGS_SHOWN = 5;
 
 const severityOf = (text: string | null): Severity => (text && isOneOf(SEVERITIES, text) ? text : 'info');
 const deviceName = (f: { device_name: string | null; device_ip: string }) => f.device_name || f.device_ip;
@@ -94,6 +96,33 @@ function groupHeading(g: FixGroup): string {
   return `${g.title} ${on}`;
 }
 
+function FindingList({ findings }: { findings: PriorityFinding[] }) {
+  return (
+    <ul class="detail-list compact-list">
+      {findings.map((f) => (
+        <li key={`${f.device_id} ${f.finding_key}`} class="fix-finding">
+          <div class="detail-head">
+            <SeverityBadge severity={severityOf(f.severity)} />
+            <span class={f.cve_id ? 'mono' : undefined}>{f.cve_id ?? f.title}</span>
+            <KevBadge kev={f.kev} />
+            <EpssBadge epss={f.epss} />
+            {f.cvss_score !== null && <span class="small muted">CVSS {f.cvss_score}</span>}
+          </div>
+          <p class="small">
+            <a href={`/devices/${f.device_id}#findings`}>{deviceName(f)}</a>
+            {f.port !== null && (
+              <span class="muted mono">
+                {' '}
+                port {f.port}/{f.protocol ?? 'tcp'}
+              </span>
+            )}
+          </p>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function FixFirstPage() {
   useTitle('Fix first');
   const findings = useResource(
@@ -128,28 +157,13 @@ export function FixFirstPage() {
               <KevBadge kev={g.kev} />
               <EpssBadge epss={g.epss} />
             </div>
-            <ul class="detail-list compact-list">
-              {g.findings.map((f) => (
-                <li key={`${f.device_id} ${f.finding_key}`} class="fix-finding">
-                  <div class="detail-head">
-                    <SeverityBadge severity={severityOf(f.severity)} />
-                    <span class={f.cve_id ? 'mono' : undefined}>{f.cve_id ?? f.title}</span>
-                    <KevBadge kev={f.kev} />
-                    <EpssBadge epss={f.epss} />
-                    {f.cvss_score !== null && <span class="small muted">CVSS {f.cvss_score}</span>}
-                  </div>
-                  <p class="small">
-                    <a href={`/devices/${f.device_id}#findings`}>{deviceName(f)}</a>
-                    {f.port !== null && (
-                      <span class="muted mono">
-                        {' '}
-                        port {f.port}/{f.protocol ?? 'tcp'}
-                      </span>
-                    )}
-                  </p>
-                </li>
-              ))}
-            </ul>
+            <FindingList findings={g.findings.slice(0, FINDINGS_SHOWN)} />
+            {g.findings.length > FINDINGS_SHOWN && (
+              <details class="fix-more">
+                <summary>{plural(g.findings.length - FINDINGS_SHOWN, 'more finding')}</summary>
+                <FindingList findings={g.findings.slice(FINDINGS_SHOWN)} />
+              </details>
+            )}
           </li>
         ))}
       </ol>

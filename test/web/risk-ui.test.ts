@@ -84,7 +84,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: fix first and accepted 
       await expect.poll(() => first.locator('.fix-finding:visible').count()).toBe(sameProduct);
     }
     await browser.screenshot('fix-first');
-  });
+  }, 60_000);
 
   it('accepts a finding from its device page, shows it accepted and on Accepted, and removes it there', async () => {
     const devices: any[] = await get('/api/devices?limit=1000');
@@ -158,7 +158,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: fix first and accepted 
     // Fix first lists it again.
     await page.goto(browser.url('/fix-first'));
     await expect.poll(() => page.locator('.fix-finding').count(), { timeout: 15_000 }).toBe(before.length);
-  });
+  }, 120_000);
 
   it('ran without page errors or Content-Security-Policy violations', () => {
     expect(browser.errors).toEqual([]);

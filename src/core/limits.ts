@@ -53,6 +53,9 @@ export const AGENT_UPLOAD_MAX_HOSTS = 65_536;
 
 export const DEVICE_LABEL_MAX_LENGTH = 200;
 export const DEVICE_NOTES_MAX_LENGTH = 10_000;
+
+/** Longest reason of an acceptance of risk (CONTRACT §18: 1–500 characters); the UI's form shares it. */
+export const ACCEPTANCE_REASON_MAX_LENGTH = 500;
 /** The free-text search of the device list (`q`). */
 export const DEVICE_SEARCH_MAX_LENGTH = 200;
 /** Rows an export (GET /api/export/…, `netwarden export`) reads from the database per page; one page is held at a time. */

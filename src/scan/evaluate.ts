@@ -32,7 +32,10 @@ export interface ScanEvaluatorOptions {
    * both). Default true: only devices whose OS, ports, rules or CVE data changed.
    */
   incremental?: boolean;
-  /** Told of the devices whose risk level an assessment changed (the `risk_changed` live event). */
+  /**
+   * Told of the devices whose risk level an assessment outside a scan changed (the `risk_changed`
+   * live event); a scan's own changes are in its outcome (`riskChanged`).
+   */
   onRiskChanged?: (changes: RiskChange[]) => void;
 }
 
@@ -68,6 +71,11 @@ export interface EvaluationOutcome {
   /** Devices this scan brought online (new ones included), and those it took offline. Ascending ids. */
   arrived: number[];
   departed: number[];
+  /**
+   * Devices whose risk level this scan's assessment changed, in id order; a device assessed for the
+   * first time has no level to change from and is left out (it is `device_new` or was unassessed).
+   */
+  riskChanged: RiskChange[];
 }
 
 /**
@@ -137,11 +145,13 @@ export class ScanEvaluator {
         ? withPorts(d, portsOf.get(d.state.deviceId) ?? []).state
         : { ...d.state, ports: before.get(d.state.deviceId)!.ports },
     );
+    const riskChanged: RiskChange[] = [];
     await this.assessInputs(
       ctx.scan.id,
       devices.filter(stale).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
       rules,
       policies,
+      riskChanged,
     );
     const ownSegments = new Map(
       devices.flatMap((d) => {
@@ -177,7 +187,13 @@ export class ScanEvaluator {
     const devicesUpdated = new Set([...presence.arrived, ...presence.removed]);
     for (const c of changes) if (c.device_id !== null) devicesUpdated.add(c.device_id);
     const ascending = (ids: readonly number[]) => [...ids].sort((a, b) => a - b);
-    return { changes, devicesUpdated: ascending([...devicesUpdated]), arrived: ascending(presence.arrived), departed: ascending(presence.removed) };
+    return {
+      changes,
+      devicesUpdated: ascending([...devicesUpdated]),
+      arrived: ascending(presence.arrived),
+      departed: ascending(presence.removed),
+      riskChanged: riskChanged.sort((a, b) => a.deviceId - b.deviceId),
+    };
   }
 
   /**
@@ -230,15 +246,23 @@ export class ScanEvaluator {
   /**
    * Risk and CVEs of the given devices, recorded with what they were computed from (inputKey and
    * the fingerprint), a batch of devices per transaction. Returns how many devices were assessed.
+   * The devices whose level moved go to `riskChanged` when given (a scan's, published with its
+   * outcome; devices assessed for the first time left out), else to `onRiskChanged`.
    */
-  private async assessInputs(scanId: number | null, inputs: EvaluationInput[], rules: RiskRuleSet, policies: ZonePolicies): Promise<number> {
+  private async assessInputs(
+    scanId: number | null,
+    inputs: EvaluationInput[],
+    rules: RiskRuleSet,
+    policies: ZonePolicies,
+    riskChanged?: RiskChange[],
+  ): Promise<number> {
     const index = this.cves.index();
     const fingerprint = this.fingerprint(rules, policies);
     const accepted = await this.store.acceptances.activeKeysOf(
       inputs.map((d) => d.state.deviceId),
       nowIso(),
     );
-    const before = new Map(inputs.map((d) => [d.state.deviceId, d.risk]));
+    const before = new Map(inputs.filter((d) => !riskChanged || d.assessedInput !== null).map((d) => [d.state.deviceId, d.risk]));
     let assessed = 0;
     let batch: DeviceAssessment[] = [];
     const flush = async () => {
@@ -250,7 +274,8 @@ export class ScanEvaluator {
         if (was && was.level !== a.risk.level)
           changed.push({ deviceId: a.deviceId, before: was, after: { level: a.risk.level, score: a.risk.score } });
       }
-      if (changed.length > 0) this.options.onRiskChanged?.(changed);
+      if (riskChanged) riskChanged.push(...changed);
+      else if (changed.length > 0) this.options.onRiskChanged?.(changed);
       batch = [];
     };
     for (const device of inputs) {

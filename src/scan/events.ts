@@ -1,6 +1,7 @@
 /**
  * The live events a completed scan publishes besides its start, progress and end (CONTRACT §10,
- * §17): each stored change, the summary of each device the scan visibly changed, `device_new` for
+ * §17): each stored change, the summary of each device the scan visibly changed, `risk_changed`
+ * (reason `scan`) for each device whose risk level it changed, `device_new` for
  * each device it saw for the first time, and `device_offline` / `device_online` for the watched
  * devices whose presence it changed (never for archived ones).
  */
@@ -8,6 +9,7 @@ import type { EventBus } from '../events/bus.js';
 import type { Store } from '../store/index.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { EvaluationOutcome } from './evaluate.js';
+import { publishRiskChanges } from './risk-acceptance.js';
 
 /**
  * At most this many `device_updated` events per scan (the devices with the lowest ids first), and
@@ -28,6 +30,8 @@ export async function publishScanOutcome(events: EventBus, store: Store, outcome
   for (const ids of chunks(outcome.devicesUpdated.slice(0, DEVICE_EVENTS_PER_SCAN), IDS_PER_STATEMENT)) {
     for (const device of await store.devices.summariesOf(ids)) events.publish('device_updated', device);
   }
+  // Then the devices whose risk level the scan changed (CONTRACT §17, §18).
+  for (const part of chunks(outcome.riskChanged, IDS_PER_STATEMENT)) await publishRiskChanges(store, events, part, 'scan');
   const fresh = [...new Set(context.newDeviceIds)].sort((a, b) => a - b);
   for (const ids of chunks(fresh.slice(0, DEVICE_EVENTS_PER_SCAN), IDS_PER_STATEMENT)) {
     for (const device of await store.devices.summariesOf(ids)) if (device.status === 'new') events.publish('device_new', device);

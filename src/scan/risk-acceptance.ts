@@ -12,7 +12,7 @@ import { nowIso } from '../store/clock.js';
 import type { Store } from '../store/index.js';
 import type { RiskChange } from './evaluate.js';
 
-export type RiskChangeReason = 'reassessed' | 'accepted' | 'acceptance_removed' | 'acceptance_expired';
+export type RiskChangeReason = 'scan' | 'reassessed' | 'accepted' | 'acceptance_removed' | 'acceptance_expired';
 
 /** Publishes `risk_changed` for each device whose level changed. */
 export async function publishRiskChanges(store: Store, events: EventBus | null, changes: RiskChange[], reason: RiskChangeReason): Promise<void> {

@@ -23,9 +23,9 @@ export const RiskChangedEvent = Type.Object({
   name: Nullable(Type.String({ description: 'Its label, else its hostname' })),
   before: RiskState,
   after: RiskState,
-  reason: StringEnum(['reassessed', 'accepted', 'acceptance_removed', 'acceptance_expired'] as const, {
+  reason: StringEnum(['scan', 'reassessed', 'accepted', 'acceptance_removed', 'acceptance_expired'] as const, {
     description:
-      '`reassessed`: its findings changed (a zone policy, the rules or CVE data); `accepted`, `acceptance_removed`, `acceptance_expired`: an acceptance of one of its findings began or ended',
+      '`scan`: a scan or import changed its ports or services; `reassessed`: its findings changed (a zone policy, the rules or CVE data); `accepted`, `acceptance_removed`, `acceptance_expired`: an acceptance of one of its findings began or ended',
   }),
 });
 

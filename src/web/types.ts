@@ -58,6 +58,9 @@ export type AuditAction = NonNullable<QueryOf<'/api/audit-logs'>['action']>;
 export type NetworkDetection = Answer<'/api/network/detect'>;
 export type Zones = Answer<'/api/zones'>;
 
+export type PriorityFinding = Answer<'/api/findings'>[number];
+export type Acceptance = Answer<'/api/acceptances'>[number];
+
 export type Config = Answer<'/api/config'>;
 export type ScanEngine = Config['scanning']['engine'];
 

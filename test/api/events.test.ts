@@ -89,8 +89,8 @@ describe.each(testDatabases())('live events ($kind)', (database) => {
         expect(end).toBeGreaterThan(start);
         const during = names.slice(start + 1, end);
         expect(during).toContain('scan_progress');
-        // Progress first, then the scan's changes, then the devices it changed, then the devices it saw first.
-        const outcome = ['change', 'device_updated', 'device_new'];
+        // Progress first, then the scan's changes, then the devices it changed (and their risk levels), then the devices it saw first.
+        const outcome = ['change', 'device_updated', 'risk_changed', 'device_new'];
         const firstChange = during.findIndex((n) => outcome.includes(n));
         if (firstChange !== -1) {
           expect(during.slice(firstChange).every((n) => outcome.includes(n))).toBe(true);

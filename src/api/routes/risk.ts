@@ -5,6 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ageInDays, comparePriority, compareSeverity, kevOf } from '../../core/intel.js';
+import { ACCEPTANCE_REASON_MAX_LENGTH } from '../../core/limits.js';
 import { suggestedPolicies, validatePolicies } from '../../core/policies.js';
 import type { FindingSeverity } from '../../core/severity.js';
 import { Acceptance, FindingKey, FindingListItem, IntelSourceStatus, ZonePolicies } from '../../schemas/risk.js';
@@ -16,9 +17,6 @@ import { principalOf } from '../auth.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { Id, Nullable, PAGED, StringEnum, Timestamp, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
-
-/** Longest reason of an acceptance. */
-export const ACCEPTANCE_REASON_MAX_LENGTH = 500;
 
 export const riskRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, acceptances } = app.services;

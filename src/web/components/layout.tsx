@@ -7,6 +7,8 @@ import { nextTheme, setThemeChoice, themeChoice, type ThemeChoice } from '../the
 const NAV = [
   { href: '/', label: 'Dashboard' },
   { href: '/devices', label: 'Devices' },
+  { href: '/fix-first', label: 'Fix first' },
+  { href: '/accepted', label: 'Accepted' },
   { href: '/scans', label: 'Scans' },
   { href: '/schedules', label: 'Schedules' },
   { href: '/changes', label: 'Changes' },

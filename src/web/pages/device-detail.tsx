@@ -1,12 +1,12 @@
 import { useRoute } from 'preact-iso';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
+import { ACCEPTANCE_REASON_MAX_LENGTH, DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH } from '../../core/limits.js';
 import { NAME_SOURCE_LABELS } from '../../core/model.js';
 import { ApiError, answer, api, page } from '../api';
 import { SaveCancelButtons } from '../components/form-parts';
 import { TimelineCard } from '../components/timeline-strip';
-import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, StaleMarker, Time } from '../components/ui';
-import { missingText, plural } from '../format';
+import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, RiskBadge, SeverityBadge, StaleMarker, Time } from '../components/ui';
+import { formatDateTime, missingText, plural } from '../format';
 import { isActive } from '../components/scan-status';
 import { coverageOf, describePorts, type Coverage } from '../coverage';
 import { useEvents } from '../events';
@@ -18,6 +18,7 @@ import { SEVERITIES, isOneOf, type Cve, type DeviceDetail, type Finding, type Po
 /** The API states findings' and CVEs' severities as plain strings; anything unexpected shows as info. */
 const severityOf = (text: string): Severity => (isOneOf(SEVERITIES, text) ? text : 'info');
 import './devices.css';
+import './risk.css';
 
 const CHANGES_PAGE = 10;
 const REFERENCES_SHOWN = 3;
@@ -110,7 +111,7 @@ function DeviceView({ id }: { id: number }) {
           which are often mostly "Unknown". devices.css places them side by side on wider screens. */}
       <div class="device-sections">
         <RiskSummary device={d} coverage={coverage} />
-        <FindingsCard findings={d.risk_details.findings} cves={d.cves} />
+        <FindingsCard deviceId={d.id} findings={d.risk_details.findings} cves={d.cves} onChanged={device.reload} />
         <Facts device={d} />
         <IdentityCard device={d} />
         <PortsCard ports={d.ports} />
@@ -529,8 +530,9 @@ function PortsCard({ ports }: { ports: Port[] }) {
   );
 }
 
-function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) {
+function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: number; findings: Finding[]; cves: Cve[]; onChanged: () => void }) {
   const known = new Set(cves.map((c) => c.id));
+  const [accepting, setAccepting] = useState<Finding | null>(null);
   return (
     <section class="card findings-card" id="findings">
       <h2>Risk findings</h2>
@@ -540,10 +542,11 @@ function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) 
         </EmptyState>
       ) : (
         <ul class="detail-list">
-          {findings.map((f, i) => (
-            <li key={i}>
+          {findings.map((f) => (
+            <li key={f.finding_key} class={f.acceptance ? 'accepted-finding' : undefined}>
               <div class="detail-head">
                 <SeverityBadge severity={severityOf(f.severity)} />
+                {f.acceptance && <span class="badge accepted">Accepted</span>}
                 <strong>{f.title}</strong>
                 {f.port !== null && (
                   <span class="muted small mono">
@@ -574,11 +577,107 @@ function FindingsCard({ findings, cves }: { findings: Finding[]; cves: Cve[] }) 
                   ))}
                 </p>
               )}
+              {f.acceptance ? (
+                <p class="small acceptance-note">
+                  Accepted by {f.acceptance.by} <Time iso={f.acceptance.created_at} />: “{f.acceptance.reason}”,{' '}
+                  {f.acceptance.expires_at ? `until ${formatDateTime(f.acceptance.expires_at)}` : 'no expiry'}. It does not count toward the risk
+                  level. <a href="/accepted">Accepted risk</a>
+                </p>
+              ) : (
+                <div class="finding-actions">
+                  <button type="button" class="small-button" onClick={() => setAccepting(f)} aria-label={`Accept ${f.title}`}>
+                    Accept…
+                  </button>
+                </div>
+              )}
             </li>
           ))}
         </ul>
       )}
+      <AcceptDialog
+        deviceId={deviceId}
+        finding={accepting}
+        onClose={() => setAccepting(null)}
+        onAccepted={() => {
+          setAccepting(null);
+          onChanged();
+        }}
+      />
     </section>
+  );
+}
+
+/** The end of the chosen day in the browser's time zone, as the API takes `expires_at`. */
+function endOfDay(date: string): string {
+  return new Date(`${date}T23:59:59`).toISOString();
+}
+
+/** Tomorrow as a date input's value (YYYY-MM-DD, local): the earliest expiry the form offers. */
+function tomorrow(): string {
+  const d = new Date();
+  d.setDate(d.getDate() + 1);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** Accept a finding: why (required) and until when (optional); POST /api/acceptances. */
+function AcceptDialog({
+  deviceId,
+  finding,
+  onClose,
+  onAccepted,
+}: {
+  deviceId: number;
+  finding: Finding | null;
+  onClose: () => void;
+  onAccepted: () => void;
+}) {
+  const [reason, setReason] = useState('');
+  const [until, setUntil] = useState('');
+  useEffect(() => {
+    setReason('');
+    setUntil('');
+  }, [finding]);
+  const accept = useAction(async () => {
+    if (!finding) return;
+    await api.POST('/api/acceptances', {
+      body: { device_id: deviceId, finding_key: finding.finding_key, reason: reason.trim(), ...(until ? { expires_at: endOfDay(until) } : {}) },
+    });
+    onAccepted();
+  });
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void accept.run();
+  };
+  return (
+    <Dialog open={finding !== null} title="Accept risk" onClose={onClose}>
+      <form class="accept-form" onSubmit={submit}>
+        <p>
+          <strong>{finding?.title}</strong>
+          {finding?.port !== null && finding?.port !== undefined && (
+            <span class="muted mono">
+              {' '}
+              {finding.port}/{finding.protocol ?? 'tcp'}
+            </span>
+          )}
+        </p>
+        <p class="small muted">An accepted finding stays listed but counts toward neither the device's risk level nor its score.</p>
+        <Field label="Reason" hint="Why this risk is acceptable, for whoever reads it later.">
+          <textarea required maxLength={ACCEPTANCE_REASON_MAX_LENGTH} value={reason} onInput={(e) => setReason(e.currentTarget.value)} autoFocus />
+        </Field>
+        <Field label="Expires on (optional)" hint="After this day the finding counts again. Leave empty for no expiry.">
+          <input type="date" min={tomorrow()} value={until} onInput={(e) => setUntil(e.currentTarget.value)} />
+        </Field>
+        <ErrorMessage error={accept.error} />
+        <div class="button-row">
+          <button type="submit" class="primary" disabled={accept.busy || reason.trim() === ''}>
+            {accept.busy ? 'Accepting…' : 'Accept risk'}
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
   );
 }
 

@@ -68,6 +68,8 @@ for (const database of testDatabases()) {
               port: 21,
               matched_product: 'vsftpd',
               matched_version: '2.3.4',
+              kev: null,
+              epss: null,
             },
             {
               id: 'CVE-1999-0001',
@@ -80,6 +82,8 @@ for (const database of testDatabases()) {
               port: 21,
               matched_product: 'vsftpd',
               matched_version: '2.3.4',
+              kev: null,
+              epss: null,
             },
           ]);
 

@@ -145,7 +145,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
     const badge = page.locator('.risk-card .badge').first();
     await expect.poll(() => badge.textContent()).toBe('No finding · ports not scanned');
     await page.goto(url(`/devices?q=${LOOPBACK}`));
-    await expect.poll(() => main().locator('table .badge').first().textContent()).toBe('No finding · ports not scanned');
+    await expect.poll(() => main().locator('table .badge.risk-none').first().textContent()).toBe('No finding · ports not scanned');
 
     const normal = await readJson(await server.request(`/api/scan/device/${LOOPBACK}?profile=normal`, { method: 'POST', key }));
     expect((await waitForScan(server, key, normal.scan_id)).status).toBe('completed');
@@ -158,7 +158,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: monitoring', () => {
     await browser.screenshot('m03-device-no-finding');
     // The list row stays compact: the ports and the time are in the badge's title.
     await page.goto(url(`/devices?q=${LOOPBACK}`));
-    const row = main().locator('table .badge').first();
+    const row = main().locator('table .badge.risk-none').first();
     await expect.poll(() => row.textContent()).toBe('No finding');
     expect(await row.getAttribute('title')).toMatch(new RegExp(`^No risk found in ports ${CLOSED_PORT}, ${silent.port}, examined .+ or later\\.$`));
   });

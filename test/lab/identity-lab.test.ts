@@ -103,7 +103,10 @@ describe.skipIf(unavailable !== null)('device identity on the namespace lab (bri
           server = await startTestServer(database, {
             settings: {
               network: { subnet: SUBNET },
-              scanning: { engine, port_range: PORT_RANGE, host_timeout_seconds: 60, os_detection: false },
+              // Identity across moves is the subject here: UDP ports and recognition probes have labs of
+              // their own (udp-lab, test/api/device-identity.test.ts) and would only slow these scans.
+              scanning: { engine, port_range: PORT_RANGE, host_timeout_seconds: 60, os_detection: false, udp_ports: '' },
+              recognition: { probes: [] },
             },
           });
           ({ key } = await adminWithKey(server));

@@ -36,7 +36,8 @@ export class AcceptanceStore {
         .where('ended_at', 'is', null)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', a.createdAt)]))
         .executeTakeFirst();
-      if (active) throw new AlreadyAcceptedError(`finding_key: ${a.findingKey} of device ${a.deviceId} is already accepted (acceptance ${active.id})`);
+      if (active)
+        throw new AlreadyAcceptedError(`finding_key: ${a.findingKey} of device ${a.deviceId} is already accepted (acceptance ${active.id})`);
       return trx
         .insertInto('risk_acceptances')
         .values({

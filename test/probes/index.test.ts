@@ -15,6 +15,7 @@ import {
   runProbes,
   type ProbeHost,
 } from '../../src/probes/index.js';
+import { isUnicastHost } from '../../src/probes/common.js';
 import { greetingServer, makeSelfSignedCert, silentServer, type Listener } from '../scan/native/listeners.js';
 import { mdnsResponder, netbiosResponder, snmpAgent, ssdpResponder, udpResponder, type SnmpAgent, type UdpResponder } from './responders.js';
 import { webServer, type WebServer } from './servers.js';
@@ -138,7 +139,11 @@ describe('runProbes', () => {
   });
 
   it('never probes a group or broadcast address', async () => {
-    expect(await runProbes({ ip: '239.255.255.250', openTcpPorts: [{ port: 80, service: 'http' }] })).toEqual({});
+    // Checked on the pure predicate runProbes asks first: no socket is given such an address, not
+    // even in a test (should the guard ever break, a test must not send to a group).
+    expect(isUnicastHost('255.255.255.255')).toBe(false);
+    expect(isUnicastHost('0.0.0.0')).toBe(false);
+    expect(await runProbes({ ip: 'not-an-ip', openTcpPorts: [{ port: 80, service: 'http' }] })).toEqual({});
   });
 
   it('picks the ports that carry HTTP, TLS and SSH', () => {

@@ -84,7 +84,7 @@ describe('SSDP probe', () => {
       deviceType: 'urn:schemas-upnp-org:device:MediaRenderer:1',
     });
     expect(desc.requests).toEqual(['/desc.xml']);
-    // The M-SEARCH went to the host's address and port, never to 239.255.255.250.
+    // The M-SEARCH went to the host's address and port, never to the SSDP group.
     const search = responder.received[0].msg.toString('latin1');
     expect(search).toContain(`HOST: ${HOST}:${responder.port}`);
     expect(search).toContain('MAN: "ssdp:discover"');

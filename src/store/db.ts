@@ -190,10 +190,9 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
   pool.on('connect', (client) => {
     // A checked-out client (between the queries of a transaction) has no pool listener: without
     // one of its own, a connection dropped at that moment would be an uncaught 'error' and end the
-    // process. Its next query fails instead, and that failure is reported where it happens.
-    client.on('error', (err) => {
-      if (warn) warn({ err }, 'a PostgreSQL connection in use failed');
-    });
+    // process. Its next query fails instead, and that failure is reported where it happens (an idle
+    // client's is logged by the pool's listener above), so this one says nothing itself.
+    client.on('error', () => {});
     client.query(`select pg_advisory_lock_shared(${PG_SCHEMA_LOCK.classId}, ${PG_SCHEMA_LOCK.key})`).catch((err: Error) => {
       // The query that follows on this connection fails the same way and is reported there.
       if (warn) warn({ err }, 'could not take the schema lock on a new PostgreSQL connection');

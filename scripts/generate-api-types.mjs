@@ -12,7 +12,7 @@
 // and the test set-up run this first, so it always matches the route schemas of the checkout.
 // The document comes from the TypeScript sources (scripts/openapi-document.ts, loaded through
 // Vite's module runner), so it needs no dist/ and cannot be older than the sources.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
@@ -113,12 +113,20 @@ function writeIfChanged(file, text) {
   } catch {
     // Not written yet.
   }
-  if (old !== text) writeFileSync(file, text);
+  if (old !== text) writeAtomically(file, text);
+}
+
+/** Writes through a temporary file and a rename: a reader at the same moment (the linter, which
+ * `.ci/run` runs beside the type-check) sees the old text or the new, never half of it. */
+function writeAtomically(file, text) {
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, text);
+  renameSync(temporary, file);
 }
 
 export async function generateApiTypes() {
   const document = await loadOpenApiDocument();
-  writeFileSync(API_TYPES_FILE, await apiTypesSource(document));
+  writeAtomically(API_TYPES_FILE, await apiTypesSource(document));
   // Runtime code of the UI: rewritten only when it changes, so the UI is not rebuilt for nothing.
   writeIfChanged(CHANNEL_CONFIGS_FILE, channelConfigsSource(document));
 }

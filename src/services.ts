@@ -27,7 +27,7 @@ import { ScanManager } from './scan/manager.js';
 import { newOwner } from './scan/owner.js';
 import { Reevaluator } from './scan/reevaluate.js';
 import { RiskAcceptances, publishRiskChanges } from './scan/risk-acceptance.js';
-import { openStore, type Store } from './store/index.js';
+import { openCommandStore, openStore, type Store } from './store/index.js';
 import { UpdateChecker } from './updates/checker.js';
 import { OutboundGuard } from './util/outbound.js';
 import { VERSION } from './version.js';
@@ -326,7 +326,7 @@ export interface CommandServices {
  * the user's to fix. `logger` is the command's (warnings on stderr).
  */
 export async function openCommandServices(config: ServicesConfig, logger: Logger): Promise<CommandServices> {
-  const store = (await openStore({ url: config.databaseUrl, poolSize: 2 })).shareWrites();
+  const store = await openCommandStore(config.databaseUrl);
   let scans: ScanManager | undefined;
   return {
     store,

@@ -88,7 +88,7 @@ export function registerBackupCommands(program: Command): void {
           .catch(refusal);
 
         // One connection: on PostgreSQL, a second one of our own would hold the schema lock the restore needs.
-        const handle = openDatabaseHandle(config);
+        const handle = await openDatabaseHandle(config);
         try {
           await assertNotInUse(handle).catch(refusal);
           let safety: string | null = null;

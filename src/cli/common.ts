@@ -5,9 +5,8 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { ConfigError, loadServerConfig, readEnvironment, type ServerConfig } from '../config/environment.js';
-import { seedSettings } from '../config/seed.js';
-import { isPostgresUrl, openDatabase, type DatabaseHandle } from '../store/db.js';
-import { commandLogger } from '../logger.js';
+import type { DatabaseHandle } from '../store/db.js';
+import { isPostgresUrl } from '../util/database-url.js';
 import type { CommandServices } from '../services.js';
 import type { Store } from '../store/index.js';
 import { markRunning } from '../store/run-markers.js';
@@ -52,7 +51,9 @@ export function loadConfig(): ServerConfig {
  * A handle on the configured database without opening the store (no migration, no seeding): for
  * commands that manage the database itself. One connection; a CliError names the database on failure.
  */
-export function openDatabaseHandle(config: ServerConfig): DatabaseHandle {
+export async function openDatabaseHandle(config: ServerConfig): Promise<DatabaseHandle> {
+  // Loaded here, not at the top, as in withServices.
+  const { openDatabase } = await import('../store/db.js');
   try {
     return openDatabase({ url: config.databaseUrl, poolSize: 1 });
   } catch (err) {
@@ -72,7 +73,15 @@ export function describeDatabase(url: string): string {
 
 /** Opens (and migrates) the configured datastore, runs `fn`, and always closes the store. */
 export async function withStore<T>(fn: (store: Store, config: ServerConfig) => Promise<T>): Promise<T> {
-  return withServices((services, config) => fn(services.store, config));
+  return withOpened(
+    async (config) => {
+      // Only the store: the scan manager and the rest of the service are for the commands that scan.
+      const { openCommandStore } = await import('../store/index.js');
+      const store = await openCommandStore(config.databaseUrl);
+      return { store, close: () => store.close() };
+    },
+    (opened, config) => fn(opened.store, config),
+  );
 }
 
 /**
@@ -80,27 +89,40 @@ export async function withStore<T>(fn: (store: Store, config: ServerConfig) => P
  * when asked for), runs `fn`, and always closes them.
  */
 export async function withServices<T>(fn: (services: CommandServices, config: ServerConfig) => Promise<T>): Promise<T> {
+  return withOpened(async (config) => {
+    const [{ openCommandServices }, { commandLogger }] = await Promise.all([import('../services.js'), import('../logger.js')]);
+    return openCommandServices(config, commandLogger());
+  }, fn);
+}
+
+/**
+ * What withStore and withServices share: the configuration, the store opened by `open` (loaded
+ * there, not at the top: a command's start-up pays only for what it uses), the data directory's
+ * in-use marker, the settings seeded, and everything closed whatever `fn` does.
+ */
+async function withOpened<O extends { store: Store; close(): Promise<void> }, T>(
+  open: (config: ServerConfig) => Promise<O>,
+  fn: (opened: O, config: ServerConfig) => Promise<T>,
+): Promise<T> {
   const config = loadConfig();
-  let services: CommandServices;
+  let opened: O;
   try {
-    // Writes by a command (a scan, a key revoked) reach the running service's cached counts.
-    // Loaded here, not at the top: commands that open no store start faster without it.
-    const { openCommandServices } = await import('../services.js');
-    services = await openCommandServices(config, commandLogger());
+    opened = await open(config);
   } catch (err) {
     throw new CliError(`cannot open the database ${describeDatabase(config.databaseUrl)}: ${messageOf(err)}`);
   }
   const release = markUsing(config);
   try {
     try {
-      await seedSettings(services.store, config.settingsSeed);
+      const { seedSettings } = await import('../config/seed.js');
+      await seedSettings(opened.store, config.settingsSeed);
     } catch (err) {
       throw new CliError(messageOf(err), EXIT_USAGE);
     }
-    return await fn(services, config);
+    return await fn(opened, config);
   } finally {
     release?.();
-    await services.close().catch(() => {});
+    await opened.close().catch(() => {});
   }
 }
 

@@ -11,7 +11,7 @@ export function registerDbCommands(program: Command): void {
       action(async () => {
         const config = loadConfig();
         const where = describeDatabase(config.databaseUrl);
-        const handle = openDatabaseHandle(config);
+        const handle = await openDatabaseHandle(config);
         try {
           const { applied } = await migrateToLatest(handle).catch((err: unknown) => {
             throw new CliError(`migrating ${where} failed: ${messageOf(err)}`);

@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Type, type Static, type StringOptions } from '@sinclair/typebox';
 import { parseCidrList } from '../core/net.js';
-import { isPostgresUrl } from '../store/db.js';
+import { isPostgresUrl } from '../util/database-url.js';
 import { outboundAllowFromEnvironment } from '../util/outbound.js';
 import { NetwardenError } from '../util/errors.js';
 

@@ -9,6 +9,7 @@ import { withSchemaIntrospection } from './schema-introspection.js';
 import { migrationProvider, type Dialect } from './migrations/index.js';
 import type { Database } from './schema.js';
 import { resilientSqliteDialect, type LockRetry } from './sqlite-driver.js';
+import { isPostgresUrl } from '../util/database-url.js';
 
 export { DatabaseUnavailableError } from './errors.js';
 
@@ -49,9 +50,6 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(url);
-}
 
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (isPostgresUrl(options.url)) return openPostgres(options);

@@ -205,3 +205,11 @@ export async function openStore(options: DatabaseOptions): Promise<Store> {
   }
   return new Store(handle);
 }
+
+/**
+ * The store a one-off command (`netwarden keys`, `user`, `scan`, …) works on: migrated, as `serve`
+ * would; a small pool; its writes reach the running service's cached counts.
+ */
+export async function openCommandStore(url: string): Promise<Store> {
+  return (await openStore({ url, poolSize: 2 })).shareWrites();
+}

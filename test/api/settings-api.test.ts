@@ -70,7 +70,9 @@ describe.each(testDatabases())('settings and wizard API ($kind)', (database) => 
     });
     const large = await check('127.0.0.0/16');
     expect(large).toMatchObject({ ok: false, problem: 'too_large', network: '127.0.0.0/16', addresses: 65536 });
-    expect(large.detail).toBe('127.0.0.0/16 has 65,536 addresses, more than this server scans at once (1,024). Use a smaller block, such as a /24 with 256 addresses.');
+    expect(large.detail).toBe(
+      '127.0.0.0/16 has 65,536 addresses, more than this server scans at once (1,024). Use a smaller block, such as a /24 with 256 addresses.',
+    );
     const outside = await check('192.168.1.0/24');
     expect(outside).toMatchObject({ ok: false, problem: 'not_allowed', network: '192.168.1.0/24' });
     expect(outside.detail).toContain('outside the networks this server may scan (127.0.0.0/8, 10.66.0.0/24)');

@@ -60,7 +60,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: settings sub-pages', ()
     await page.goto(browser.url('/settings'));
     const links = page.getByRole('list', { name: 'Settings pages' }).getByRole('link');
     await expect.poll(() => links.count()).toBe(10);
-    const pages = await links.evaluateAll((els) => els.map((a) => ({ href: a.getAttribute('href')!, title: a.textContent! })));
+    const pages = await links.evaluateAll((els) => els.map((a) => ({ href: a.getAttribute('href')!, title: a.textContent })));
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
       for (const theme of THEMES) {
@@ -228,7 +228,10 @@ describe.skipIf(skipReason !== null).sequential('web UI: set-up wizard checks', 
     const problem = page.locator('.field-error');
     const cases: [string, RegExp][] = [
       ['127.0.0.0/16', /^127\.0\.0\.0\/16 has 65,536 addresses, more than this server scans at once \(1,024\)/],
-      ['192.168.1.0/24', /^192\.168\.1\.0\/24 is outside the networks this server may scan \(127\.0\.0\.0\/8, 10\.66\.0\.0\/24\)\..*NETWARDEN_SCAN_ALLOW/],
+      [
+        '192.168.1.0/24',
+        /^192\.168\.1\.0\/24 is outside the networks this server may scan \(127\.0\.0\.0\/8, 10\.66\.0\.0\/24\)\..*NETWARDEN_SCAN_ALLOW/,
+      ],
       ['banana', /^This is not a network/],
     ];
     for (const [text, words] of cases) {

@@ -17,7 +17,9 @@ const HealthBody = Type.Object({
     description: 'Scan engine a scan started now would use (null when the configuration cannot be read)',
   }),
   nmap: Type.Optional(
-    Type.Union([Type.String(), Type.Null()], { description: "nmap's version, or null when it is not installed (absent when the database cannot be reached)" }),
+    Type.Union([Type.String(), Type.Null()], {
+      description: "nmap's version, or null when it is not installed (absent when the database cannot be reached)",
+    }),
   ),
   detail: Type.Optional(Type.String({ description: 'When degraded or unhealthy: what is wrong, and what to do' })),
 });

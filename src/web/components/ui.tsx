@@ -214,7 +214,7 @@ export function Field({
     <div class="field">
       <label for={id}>{label}</label>
       {cloneElement(children, { id, 'aria-describedby': describedBy, ...(error ? { 'aria-invalid': 'true' } : {}) })}
-      {error && <FieldError id={errorId!}>{error}</FieldError>}
+      {error && <FieldError id={errorId}>{error}</FieldError>}
       {hint && (
         <span id={hintId} class="hint">
           {hint}

@@ -10,7 +10,7 @@ import { PasswordInput } from '../components/form-parts';
 import { ErrorMessage, Field, Loading, Notice } from '../components/ui';
 import { submitRunning, useAction, useResource, useTitle } from '../hooks';
 import { fieldMessage, unlessField } from '../plain';
-import type { Me, ScanProfile } from '../types';
+import type { Config, Me, ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
@@ -184,7 +184,7 @@ function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void 
   const { route } = useLocation();
   const [profile, setProfile] = useState<ScanProfile>(DEFAULT_SCAN_PROFILE);
   // After a reload the subnet saved in the previous step comes from the configuration.
-  const config = useResource((signal) => (subnet ? Promise.resolve(null) : answer(api.GET('/api/config', { signal }))), [subnet]);
+  const config = useResource<Config | null>((signal) => (subnet ? Promise.resolve(null) : answer(api.GET('/api/config', { signal }))), [subnet]);
   const shownSubnet = subnet || config.data?.network.subnet || '';
   // Whether scans can run: a missing nmap (or another engine problem) is said here, not "Everything is ready".
   const health = useResource((signal) => answer(api.GET('/health', { signal })), []);

@@ -9,8 +9,8 @@ export function DataSettings({ config, onSaved }: ConfigSectionProps) {
       <RetentionSettings config={config} onSaved={onSaved} />
       <h2>Backup</h2>
       <p class="small">
-        A snapshot of the whole database (users and their password hashes, keys, configuration, inventory, scan history, audit log), taken
-        while the service keeps running. Keep the file as private as the database. Restore it on the server, with the service stopped:{' '}
+        A snapshot of the whole database (users and their password hashes, keys, configuration, inventory, scan history, audit log), taken while the
+        service keeps running. Keep the file as private as the database. Restore it on the server, with the service stopped:{' '}
         <code>netwarden restore FILE</code>.
       </p>
       <div class="button-row">

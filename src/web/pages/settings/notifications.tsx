@@ -219,8 +219,8 @@ function ChannelItem({
       {destination && <div class="small muted mono wrap-anywhere">{destination === SECRET_MASK ? 'URL with credentials (hidden)' : destination}</div>}
       {failing && (
         <p class="small channel-failing">
-          The last {failing.count} deliveries failed{failing.lastError ? `: ${plainSocketErrors(failing.lastError)}` : ''}. Check the
-          settings, then send a test.
+          The last {failing.count} deliveries failed{failing.lastError ? `: ${plainSocketErrors(failing.lastError)}` : ''}. Check the settings, then
+          send a test.
         </p>
       )}
       <div class="button-row">
@@ -272,7 +272,9 @@ function TestResult({ delivery: d }: { delivery: Delivery }) {
       </div>
     );
   return (
-    <Notice kind="warning">Test message not delivered yet{d.last_error ? `: ${plainSocketErrors(d.last_error)}` : ''}. It is retried; see the delivery log.</Notice>
+    <Notice kind="warning">
+      Test message not delivered yet{d.last_error ? `: ${plainSocketErrors(d.last_error)}` : ''}. It is retried; see the delivery log.
+    </Notice>
   );
 }
 

@@ -34,8 +34,8 @@ export function Updates({ config, onSaved }: ConfigSectionProps) {
     <>
       <p class="small">
         When this page is opened, this server asks <span class="mono wrap-anywhere">{config.updates.feed_url}</span> for the latest release. The
-        request carries this server's version (in its User-Agent header){config.updates.token ? ' and the feed token you set' : ''}, nothing
-        about your network or devices; the answer is reused for {cacheText(config.updates.cache_minutes)}. Nothing is downloaded or installed.
+        request carries this server's version (in its User-Agent header){config.updates.token ? ' and the feed token you set' : ''}, nothing about
+        your network or devices; the answer is reused for {cacheText(config.updates.cache_minutes)}. Nothing is downloaded or installed.
       </p>
       <SectionForm save={save} saved={enabled ? 'Update check turned on.' : 'Update check turned off.'} label="Save update check">
         <div class="field">

@@ -10,8 +10,8 @@ export function UsersSettings() {
     <>
       <h2>Users</h2>
       <p class="muted small">
-        Everyone who can log in to this web interface. Add one on the server with <code>netwarden user create NAME</code>; a forgotten password
-        is reset there with <code>netwarden user reset-password NAME</code>.
+        Everyone who can log in to this web interface. Add one on the server with <code>netwarden user create NAME</code>; a forgotten password is
+        reset there with <code>netwarden user reset-password NAME</code>.
       </p>
       <ErrorMessage error={users.error} onRetry={users.reload} />
       {users.loading && !users.data && <Loading label="Loading users…" />}

@@ -8,6 +8,7 @@ import { CONFIG_FIELDS, type ConfigField } from '../../channel-fields';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
 import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
+import { failingChannels, type Failing } from '../../deliveries';
 import { plainSocketErrors, unlessField } from '../../plain';
 import { humanize } from '../../format';
 import { submitRunning, useAction, useResource, useSavedToggle } from '../../hooks';
@@ -26,6 +27,8 @@ import {
 } from '../../types';
 
 const DELIVERIES_PAGE = 20;
+/** How many recent deliveries (of all channels) are read to tell which channels keep failing. */
+const RECENT_DELIVERIES = 200;
 const SCAN_OUTCOMES: ScanOutcome[] = ['completed', 'failed'];
 
 const TYPE_LABELS: Record<ChannelType, string> = {
@@ -134,37 +137,6 @@ export function NotificationSettings() {
       <DeliveryLog channels={channels.data ?? []} version={logVersion} />
     </div>
   );
-}
-
-/** How many recent deliveries (of all channels) are read to tell which channels keep failing. */
-const RECENT_DELIVERIES = 200;
-/** Failed deliveries in a row, with none sent since, that flag a channel as failing. */
-const FAILING_AFTER = 2;
-
-/** A channel whose last deliveries all failed: how many in a row, and the last reason. */
-interface Failing {
-  count: number;
-  lastError: string | null;
-}
-
-/**
- * The channels whose newest finished deliveries (pending ones are still being tried) failed
- * FAILING_AFTER or more times in a row, from the delivery log, newest first.
- */
-export function failingChannels(deliveries: Delivery[]): Map<number, Failing> {
-  const out = new Map<number, Failing>();
-  const settled = new Set<number>();
-  for (const d of deliveries) {
-    if (d.status === 'pending' || settled.has(d.channel_id)) continue;
-    if (d.status === 'sent') {
-      settled.add(d.channel_id);
-      continue;
-    }
-    const seen = out.get(d.channel_id);
-    out.set(d.channel_id, { count: (seen?.count ?? 0) + 1, lastError: seen ? seen.lastError : d.last_error });
-  }
-  for (const [id, f] of out) if (f.count < FAILING_AFTER) out.delete(id);
-  return out;
 }
 
 function ChannelItem({

@@ -1,5 +1,12 @@
-// Which notification channels keep failing, from the delivery log.
-import type { Delivery } from './types';
+// Which notification channels keep failing, from the delivery log. Imports nothing, so the unit
+// tests (node, not the bundler) can load it.
+
+/** What the rule reads of a delivery (GET /api/notifications/deliveries). */
+interface DeliveryOutcome {
+  channel_id: number;
+  status: 'pending' | 'sent' | 'failed';
+  last_error: string | null;
+}
 
 /** Failed deliveries in a row, with none sent since, that flag a channel as failing. */
 const FAILING_AFTER = 2;
@@ -14,7 +21,7 @@ export interface Failing {
  * The channels whose newest finished deliveries (pending ones are still being tried) failed
  * FAILING_AFTER or more times in a row, from the delivery log, newest first.
  */
-export function failingChannels(deliveries: Delivery[]): Map<number, Failing> {
+export function failingChannels(deliveries: DeliveryOutcome[]): Map<number, Failing> {
   const out = new Map<number, Failing>();
   const settled = new Set<number>();
   for (const d of deliveries) {

@@ -1,6 +1,5 @@
 /** Server messages in plain words (src/web/plain.ts): setting paths as words, socket codes explained, a field's own refusal. */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/web/api.js';
 import { failingChannels } from '../../src/web/deliveries.js';
 import { fieldMessage, pathLabel, plainMessage, plainSocketErrors, unlessField } from '../../src/web/plain.js';
 
@@ -25,15 +24,17 @@ describe('plain words for server messages', () => {
   });
 
   it('gives a 400 about a field to that field, without its path, and leaves the rest to the form', () => {
-    const error = new ApiError(400, 'scanning.port_range: must be ports or ranges such as 1-1000');
+    // As api.ts's ApiError carries them.
+    const apiError = (status: number, detail: string) => Object.assign(new Error(detail), { status, detail });
+    const error = apiError(400, 'scanning.port_range: must be ports or ranges such as 1-1000');
     expect(fieldMessage(error, 'scanning.port_range')).toBe('must be ports or ranges such as 1-1000');
     expect(fieldMessage(error, 'network.subnet')).toBeNull();
     expect(unlessField(error, 'scanning.port_range')).toBeNull();
     expect(unlessField(error, 'network.subnet')).toBe(error);
-    const entry = new ApiError(400, 'network.exclude.2: must be an IPv4 CIDR network');
+    const entry = apiError(400, 'network.exclude.2: must be an IPv4 CIDR network');
     expect(fieldMessage(entry, 'network.exclude')).toBe('Entry 3: must be an IPv4 CIDR network');
     // Not a refusal of the value: stays with the form.
-    expect(fieldMessage(new ApiError(403, 'scanning.port_range: no'), 'scanning.port_range')).toBeNull();
+    expect(fieldMessage(apiError(403, 'scanning.port_range: no'), 'scanning.port_range')).toBeNull();
   });
 });
 
@@ -41,14 +42,8 @@ describe('failing channels', () => {
   const delivery = (id: number, channel_id: number, status: 'sent' | 'failed' | 'pending', last_error: string | null = null) => ({
     id,
     channel_id,
-    event: 'test' as const,
     status,
-    attempts: 1,
     last_error,
-    created_at: '2026-11-27T00:00:00.000Z',
-    sent_at: null,
-    scan_id: null,
-    next_attempt_at: null,
   });
 
   it('flags a channel whose last two or more finished deliveries failed, with none sent since', () => {
@@ -63,7 +58,7 @@ describe('failing channels', () => {
       delivery(3, 3, 'sent'),
       delivery(2, 3, 'failed'),
       delivery(1, 3, 'failed'),
-    ] as never);
+    ]);
     expect([...failing.entries()]).toEqual([[1, { count: 2, lastError: 'HTTP 500' }]]);
   });
 });

@@ -138,6 +138,16 @@ export function logSafely(write: () => void): void {
   }
 }
 
+/**
+ * One line of plain text on the logger's output (stdout), in order with its JSON lines: written
+ * through the same destination, so it cannot land in the middle of a log line. For the few lines
+ * written for a person (the start-up line), not for log processors, which skip lines that are not JSON.
+ */
+export function printLine(logger: Logger, text: string): void {
+  const destination = destinations.get(logger);
+  logSafely(() => (destination ? destination.write(`${text}\n`) : process.stdout.write(`${text}\n`)));
+}
+
 /** The logger of a one-off command (`netwarden scan`, `import`, `schedule`): warnings and worse, on stderr, so stdout stays the command's output. */
 export function commandLogger(): Logger {
   return pino({ level: 'warn' }, pino.destination(2));

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { buildApp, type App } from './api/app.js';
 import type { ServerConfig } from './config/environment.js';
-import { createLogger, flushLog, logSafely } from './logger.js';
+import { createLogger, flushLog, logSafely, printLine } from './logger.js';
 import { openServerServices, type ServerServices } from './services.js';
 import type { Store } from './store/index.js';
 
@@ -36,6 +36,8 @@ export async function startServer(
   try {
     const app = await buildApp({ services, logger });
     const url = await app.listen({ port: config.port, host: config.host });
+    // For the person who started it: where to open it, in plain words, before the JSON log line.
+    printLine(logger, `Netwarden is ready: open ${openableUrl(url, config.host, config.port, app)}`);
     logger.info({ url, version: services.version }, 'netwarden listening');
     await announceSetupCode(services, logger);
     // Whoever started the service waits for this line: do not leave it in the buffer.
@@ -56,6 +58,17 @@ export async function startServer(
     await services.close();
     throw err;
   }
+}
+
+/**
+ * The address a person can open: the listen address, except that a wildcard one (0.0.0.0, ::)
+ * is not openable, so `localhost` stands for it (with the port actually bound, for port 0).
+ */
+export function openableUrl(url: string, host: string, port: number, app: App): string {
+  if (host !== '0.0.0.0' && host !== '::' && host !== '') return url;
+  const address = app.server.address();
+  const bound = address && typeof address !== 'string' ? address.port : port;
+  return `http://localhost:${bound}`;
 }
 
 /**

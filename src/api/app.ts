@@ -36,6 +36,7 @@ import { scanImportRoutes } from './routes/scan-import.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { statsRoutes } from './routes/stats.js';
 import { updateRoutes } from './routes/updates.js';
+import { userRoutes } from './routes/users.js';
 import { zoneRoutes } from './routes/zones.js';
 import { riskRoutes } from './routes/risk.js';
 import { eventRoutes } from './routes/events.js';
@@ -210,6 +211,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(healthRoutes);
   await app.register(authRoutes);
   await app.register(keyRoutes);
+  await app.register(userRoutes);
   await app.register(agentRoutes);
   await app.register(agentEndpointRoutes, { maxWaitMs: options.agentPollMaxWaitMs });
   await app.register(configRoutes);

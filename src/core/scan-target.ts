@@ -39,8 +39,54 @@ export function allowedTargets(scanAllow: string[] | null, settings: Settings): 
     : { cidrs: settings.scanning.allowed_targets, source: 'scanning.allowed_targets' };
 }
 
+/** What resolveTarget reads of the configuration: the default subnet and the size limit. */
+export interface TargetSettings {
+  network: Pick<Settings['network'], 'subnet'>;
+  scanning: Pick<Settings['scanning'], 'max_hosts'>;
+}
+
+/** Why a subnet cannot be scanned: not a network, larger than scanning.max_hosts, or outside the allowed targets. */
+export type SubnetProblem =
+  | { kind: 'malformed'; error: string }
+  | { kind: 'too_large'; cidr: string; size: number; max: number }
+  | { kind: 'not_allowed'; cidr: string; allowed: AllowedTargets };
+
+/**
+ * The rules a scan's subnet must pass, as data: null when `text` may be scanned. resolveTarget
+ * throws on them; the set-up wizard and the settings page check a subnet with them as it is typed.
+ */
+export function subnetProblem(text: string, settings: Pick<TargetSettings, 'scanning'>, allowed: AllowedTargets): SubnetProblem | null {
+  const parsed = parseIpv4Network(text);
+  if (!parsed.ok) return { kind: 'malformed', error: parsed.error };
+  const max = settings.scanning.max_hosts;
+  if (parsed.value.size > max) return { kind: 'too_large', cidr: parsed.value.cidr, size: parsed.value.size, max };
+  if (!allowed.cidrs.some((cidr) => insideCidr(parsed.value, cidr))) return { kind: 'not_allowed', cidr: parsed.value.cidr, allowed };
+  return null;
+}
+
+/** A subnet problem in plain words, for under the field where the subnet is typed (it names no setting path). */
+export function describeSubnetProblem(problem: SubnetProblem): string {
+  const n = (value: number) => value.toLocaleString('en-US');
+  switch (problem.kind) {
+    case 'malformed':
+      return 'This is not a network: type one in CIDR form such as 192.168.1.0/24, or a single IPv4 address.';
+    case 'too_large':
+      return (
+        `${problem.cidr} has ${n(problem.size)} addresses, more than this server scans at once (${n(problem.max)}). ` +
+        'Use a smaller block, such as a /24 with 256 addresses.'
+      );
+    case 'not_allowed': {
+      const where =
+        problem.allowed.source === 'NETWARDEN_SCAN_ALLOW'
+          ? 'The list is set on the server by the NETWARDEN_SCAN_ALLOW environment variable.'
+          : 'An administrator can add it under Settings → Network and scanning → Allowed scan targets.';
+      return `${problem.cidr} is outside the networks this server may scan (${problem.allowed.cidrs.join(', ')}). ${where}`;
+    }
+  }
+}
+
 /** The validated target of a request, and how many addresses it covers. */
-export function resolveTarget(request: TargetRequest, settings: Settings, allowed: AllowedTargets): { network: Ipv4Network; hosts: number } {
+export function resolveTarget(request: TargetRequest, settings: TargetSettings, allowed: AllowedTargets): { network: Ipv4Network; hosts: number } {
   const target = parseTarget(request, settings);
   if (!allowed.cidrs.some((cidr) => insideCidr(target.network, cidr))) {
     const field = request.device !== undefined ? 'ip_address' : 'subnet';
@@ -80,7 +126,7 @@ function insideCidr(network: Ipv4Network, cidr: string): boolean {
   return outer.ok && networkWithin(network, outer.value);
 }
 
-function parseTarget(request: TargetRequest, settings: Settings): { network: Ipv4Network; hosts: number } {
+function parseTarget(request: TargetRequest, settings: TargetSettings): { network: Ipv4Network; hosts: number } {
   if (request.device !== undefined) {
     const parsed = parseIpv4Network(request.device);
     if (!parsed.ok || request.device.includes('/')) {
@@ -89,13 +135,14 @@ function parseTarget(request: TargetRequest, settings: Settings): { network: Ipv
     return { network: parsed.value, hosts: 1 };
   }
   const text = request.subnet ?? settings.network.subnet;
-  const parsed = parseIpv4Network(text);
-  if (!parsed.ok) throw new InvalidTargetError(`subnet: ${parsed.error}`);
-  const max = settings.scanning.max_hosts;
-  if (parsed.value.size > max) {
+  // The allowed targets are resolveTarget's to check (with the request's field name): any list passes here.
+  const problem = subnetProblem(text, settings, { cidrs: ['0.0.0.0/0'], source: '' });
+  if (problem?.kind === 'malformed') throw new InvalidTargetError(`subnet: ${problem.error}`);
+  if (problem?.kind === 'too_large') {
     throw new InvalidTargetError(
-      `subnet: ${parsed.value.cidr} has ${parsed.value.size} addresses, more than the limit of ${max} (scanning.max_hosts); scan a smaller block`,
+      `subnet: ${problem.cidr} has ${problem.size} addresses, more than the limit of ${problem.max} (scanning.max_hosts); scan a smaller block`,
     );
   }
-  return { network: parsed.value, hosts: parsed.value.size };
+  const network = networkOf(text);
+  return { network, hosts: network.size };
 }

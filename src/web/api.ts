@@ -9,6 +9,7 @@
 // failures thrown as ApiError (the server's `detail`), a 401 ending the session (middleware below).
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from './api-types';
+import { plainMessage } from './plain';
 
 /** An error answer from the API, with its `detail` text ready to show. */
 export class ApiError extends Error {
@@ -114,9 +115,9 @@ export function fileBody(file: Blob): string {
 /** A body serializer that leaves the body alone (see fileBody). */
 export const asIs = <T>(body: T): T => body;
 
-/** The message to show for any failure, API or not. */
+/** The message to show for any failure, API or not, in plain words (plain.ts). */
 export function messageOf(error: unknown): string {
-  if (error instanceof ApiError) return error.detail;
-  if (error instanceof Error) return error.message;
+  if (error instanceof ApiError) return plainMessage(error.detail);
+  if (error instanceof Error) return plainMessage(error.message);
   return String(error);
 }

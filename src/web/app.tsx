@@ -15,7 +15,7 @@ import { AcceptedPage, FixFirstPage } from './pages/risk';
 import { ScanRedirect, ScansPage } from './pages/scans';
 import { SchedulesPage } from './pages/schedules';
 import { SettingsPage } from './pages/settings';
-import { SetupPage } from './pages/setup';
+import { SetupPage, resumeStep } from './pages/setup';
 import { SessionContext, type Session } from './session';
 import type { Me } from './types';
 
@@ -68,9 +68,16 @@ export function App() {
     <LocationProvider>
       {state.kind === 'setup' && <SetupPage onFinished={(me) => setState({ kind: 'in', me })} />}
       {state.kind === 'login' && <LoginPage onLoggedIn={(me) => setState({ kind: 'in', me })} />}
-      {state.kind === 'in' && <LoggedIn session={{ me: state.me, logout }} />}
+      {state.kind === 'in' && <SignedIn me={state.me} logout={logout} onFinished={(me) => setState({ kind: 'in', me })} />}
     </LocationProvider>
   );
+}
+
+/** The app, or the set-up wizard where this browser left it after creating the account (a reload resumes it). */
+function SignedIn({ me, logout, onFinished }: { me: Me; logout: () => Promise<void>; onFinished: (me: Me) => void }) {
+  const step = resumeStep(me);
+  if (step) return <SetupPage resume={{ me, step }} onFinished={onFinished} />;
+  return <LoggedIn session={{ me, logout }} />;
 }
 
 function LoggedIn({ session }: { session: Session }) {
@@ -90,6 +97,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/compare" component={ComparePage} />
           <Route path="/agents" component={AgentsPage} />
           <Route path="/settings" component={SettingsPage} />
+          <Route path="/settings/:section" component={SettingsPage} />
           <Route default component={NotFoundPage} />
         </Router>
       </Layout>

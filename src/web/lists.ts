@@ -40,3 +40,20 @@ export function isIpv4Network(text: string): boolean {
   if (!m || !m.slice(1).every((octet) => (octet === '0' || !octet.startsWith('0')) && Number(octet) <= 255)) return false;
   return prefix === undefined || (/^\d{1,2}$/.test(prefix) && Number(prefix) <= 32);
 }
+
+/** The first and last address of `a.b.c.d/n` (or one address) as numbers, or null when it is not one. */
+export function networkRange(text: string): [number, number] | null {
+  if (!isIpv4Network(text)) return null;
+  const [address, prefix] = text.trim().split('/');
+  const value = address.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+  const size = 2 ** (32 - (prefix === undefined ? 32 : Number(prefix)));
+  const first = Math.floor(value / size) * size;
+  return [first, first + size - 1];
+}
+
+/** Whether two networks (or addresses) share an address; false when either is not one. */
+export function networksOverlap(a: string, b: string): boolean {
+  const x = networkRange(a);
+  const y = networkRange(b);
+  return x !== null && y !== null && x[0] <= y[1] && y[0] <= x[1];
+}

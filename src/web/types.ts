@@ -115,3 +115,7 @@ export type CreatedAgent = Answer<'/api/agents', 'post'>;
 export type Comparison = Answer<'/api/scans/{current_id}/compare/{previous_id}'>;
 export type DeviceComparison = Comparison['devices'][number];
 export type Timeline = Answer<'/api/devices/{device_id}/timeline'>;
+
+export type SubnetCheck = Answer<'/api/network/check'>;
+export type LockedSetting = Answer<'/api/config/locked'>[number];
+export type User = Answer<'/api/users'>[number];

@@ -73,17 +73,17 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
     await form.getByRole('button', { name: 'Add agent' }).click();
     await expect
       .poll(() => form.getByRole('alert').textContent())
-      .toBe('networks.1: must be an IPv4 CIDR network such as 192.168.1.0/24, or a single IPv4 address (entry “10.66.1.300”)');
+      .toBe('Networks, entry 2: must be an IPv4 CIDR network such as 192.168.1.0/24, or a single IPv4 address (entry “10.66.1.300”)');
     await form.getByLabel('Name').fill('   ');
     await form.getByRole('button', { name: 'Add agent' }).click();
-    await expect.poll(() => form.getByRole('alert').textContent()).toBe('name: must not be blank');
+    await expect.poll(() => form.getByRole('alert').textContent()).toBe('Name: must not be blank');
     expect(await agentNames()).toEqual(['lab-agent']);
 
     // The server's refusal (a name in use), shown as it answered.
     await form.getByLabel('Name').fill('lab-agent');
     await form.getByLabel('Networks').fill('10.66.1.0/24');
     await form.getByRole('button', { name: 'Add agent' }).click();
-    await expect.poll(() => form.getByRole('alert').textContent()).toBe("name: an agent named 'lab-agent' already exists");
+    await expect.poll(() => form.getByRole('alert').textContent()).toBe("Name: an agent named 'lab-agent' already exists");
     await browser.screenshot('a01-agent-refused');
 
     await form.getByLabel('Name').fill('branch-office');
@@ -152,7 +152,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
       await page.goto(url('/scans'));
       const history = page.getByRole('table', { name: 'Scan history' });
       const doneRow = history.getByRole('row').filter({ hasText: new RegExp(`^${done.scan_id}`) });
-      await expect.poll(() => doneRow.locator('.runner').textContent()).toBe(finished.runner);
+      // The serving process is "this server"; its process name is in the tooltip.
+      await expect.poll(() => doneRow.locator('.runner').textContent()).toBe('this server');
+      expect(await doneRow.locator('.runner').getAttribute('title')).toBe(finished.runner);
       for (const id of queuedIds) {
         const row = history.getByRole('row').filter({ hasText: new RegExp(`^${id}`) });
         await expect.poll(() => row.textContent()).toContain('waiting for agent lab-agent (offline)');
@@ -185,7 +187,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
   });
 
   it('saves how many scans may run at once', async () => {
-    await page.goto(url('/settings'));
+    await page.goto(url('/settings/network'));
     const network = page.getByRole('region', { name: 'Network and scanning' });
     const field = network.getByLabel('Parallel scans');
     expect(await field.inputValue()).toBe('3');

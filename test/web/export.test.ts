@@ -87,7 +87,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: export buttons', () => 
 
   it('makes /metrics public from the Metrics settings card, and private again', async () => {
     expect((await server.request('/metrics')).status).toBe(401);
-    await page.goto(url('/settings'));
+    await page.goto(url('/settings/metrics'));
     const card = page.getByRole('region', { name: 'Metrics' });
     const box = card.getByRole('checkbox', { name: /may read \/metrics/ });
     expect(await box.isChecked()).toBe(false);

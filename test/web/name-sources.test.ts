@@ -41,7 +41,7 @@ describe.skipIf(skipReason !== null).sequential('name sources in the web UI', ()
   });
 
   it("saves Pi-hole's address and app password in Settings; the password is never shown again", async () => {
-    await page.goto(`${server.baseUrl}/settings`);
+    await page.goto(`${server.baseUrl}/settings/names`);
     const card = page.getByRole('region', { name: 'Name sources' });
     const pi = card.getByRole('group', { name: 'Pi-hole (v6)' });
     await pi.getByLabel('Ask Pi-hole').check();

@@ -61,7 +61,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: importing an nmap repor
     const xml = readFileSync(join(FIXTURES, 'loopback-sv-1.xml'));
     await form.getByLabel('Report file').setInputFiles({ name: 'cut.xml', mimeType: 'text/xml', buffer: xml.subarray(0, 1500) });
     await form.getByRole('button', { name: 'Import report' }).click();
-    await expect.poll(() => form.getByRole('alert').textContent()).toMatch(/^body: not well-formed XML at line \d+/);
+    await expect.poll(() => form.getByRole('alert').textContent()).toMatch(/^Not well-formed XML at line \d+/);
     expect((await readJson(await server.request('/api/scans', { key }))).length).toBe(1);
     expect(errors).toEqual([]);
   });

@@ -61,7 +61,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: service descriptions an
   });
 
   it('edits the number of most frequent ports on the Settings page', async () => {
-    await page.goto(url('/settings'));
+    await page.goto(url('/settings/network'));
     const network = page.getByRole('region', { name: 'Network and scanning' });
     const field = network.getByLabel('Most frequent ports');
     await expect.poll(() => field.inputValue()).toBe('0');

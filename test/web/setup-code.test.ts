@@ -44,7 +44,7 @@ describe.skipIf(skipReason !== null).sequential('set-up code in the web wizard',
     await page.getByLabel('Confirm password').fill(ADMIN.password);
     await code.fill('AAAA-BBBB-CCCC');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('setup_code: does not match');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Setup code: does not match');
     expect(await server.store.users.count()).toBe(0);
     await browser.screenshot('setup-code');
 

@@ -70,9 +70,10 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await page.getByRole('button', { name: 'Detect' }).click();
     // Detection reads this machine's interfaces and fills in a suggestion.
     await expect.poll(() => subnet.inputValue()).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    // Checked as it is typed, against the server's rules, in plain words under the field.
     await subnet.fill('not a subnet');
-    await page.getByRole('button', { name: 'Save and continue' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^network\.subnet: /);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^This is not a network: /);
+    expect(await page.getByRole('button', { name: 'Save and continue' }).isDisabled()).toBe(true);
     await subnet.fill(`${HOST}/32`);
     expect(await subnet.inputValue()).toBe(`${HOST}/32`);
     await browser.screenshot('02-setup-network');
@@ -166,7 +167,7 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await page.waitForURL(url('/scans'));
     await page.getByLabel('Subnet').fill('banana');
     await page.getByRole('button', { name: 'Start scan' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^subnet: /);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/^Subnet: /);
   });
 
   it('follows a running scan live, cancels it, then runs one to the end', async () => {
@@ -209,7 +210,7 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
   });
 
   it('creates an API key shown once, which works until it is revoked', async () => {
-    await page.goto(url('/settings'));
+    await page.goto(url('/settings/keys'));
     await page.getByLabel('Key name').fill('grafana');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = page.getByTestId('new-api-key');
@@ -229,48 +230,56 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await browser.screenshot('13-settings');
   });
 
-  it("edits allowed scan targets and retention in Settings, with the API's refusals shown where they happened", async () => {
+  it("edits Settings one sub-page at a time, with a locked setting read-only and the API's refusals under their fields", async () => {
     const cookie = await sessionCookie(page);
     const stored = async () => readJson(await server.request('/api/config', { cookie }));
     await page.goto(url('/settings'));
+    await page.getByRole('list', { name: 'Settings pages' }).getByRole('link', { name: 'Network and scanning' }).click();
+    await page.waitForURL(url('/settings/network'));
     const network = page.getByRole('region', { name: 'Network and scanning' });
     const targets = network.getByLabel('Allowed scan targets');
-    // This server runs with NETWARDEN_SCAN_ALLOW: the field shows that list, as enforced.
+    // This server runs with NETWARDEN_SCAN_ALLOW: the field shows that list, as enforced, read-only, naming the variable.
     await expect.poll(() => targets.inputValue()).toBe('127.0.0.0/8\n10.66.0.0/24');
+    await expect.poll(() => targets.getAttribute('readonly')).not.toBeNull();
+    expect(await network.getByTestId('locked-allowed-targets').textContent()).toContain('NETWARDEN_SCAN_ALLOW');
+    await browser.screenshot('13a-settings-allowed-targets-locked');
 
-    // A bad entry is named by the API's position and by the entry itself.
-    await targets.fill('127.0.0.0/8\nbanana');
+    // A refusal shows under the field it is about, in words (no setting path), and not again above the button.
+    const portRange = network.getByLabel('Port range');
+    const ports = (await stored()).scanning.port_range;
+    await portRange.fill('banana');
     await network.getByRole('button', { name: 'Save settings' }).click();
-    await expect.poll(() => network.getByRole('alert').textContent()).toMatch(/^scanning\.allowed_targets\.1: .*\(entry “banana”\)$/);
-    // A valid change is refused: the environment decides here, and the API says so.
-    await targets.fill('127.0.0.0/8');
-    await network.getByRole('button', { name: 'Save settings' }).click();
-    await expect
-      .poll(() => network.getByRole('alert').textContent())
-      .toBe('scanning.allowed_targets: set by the NETWARDEN_SCAN_ALLOW environment variable on this server; change it there');
-    await browser.screenshot('13a-settings-allowed-targets-refused');
-    expect((await stored()).scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
+    const fieldError = network.locator('.field-error');
+    await expect.poll(() => fieldError.count()).toBe(1);
+    expect(await fieldError.textContent()).not.toMatch(/scanning\./);
+    expect(await network.getByRole('alert').count()).toBe(1);
+    expect(await portRange.getAttribute('aria-invalid')).toBe('true');
+    await portRange.fill(ports);
 
-    // Left as shown, the list does not stand in the way of saving the rest of the form.
-    await targets.fill('127.0.0.0/8\n10.66.0.0/24');
+    // The rest of the form saves with the locked list left as it is.
     await network.getByLabel('Host timeout (seconds)').fill('60');
     await network.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(() => network.getByRole('status').textContent()).toBe('Settings saved.');
     expect((await stored()).scanning.host_timeout_seconds).toBe(60);
+    expect((await stored()).scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
 
-    const retention = page.getByRole('region', { name: 'Data retention' });
-    const days = retention.getByLabel('Keep history for (days)');
-    expect(await days.inputValue()).toBe(String((await stored()).retention.days));
+    // The menu beside the sub-page leads to the others; each has its own save.
+    await page.getByRole('navigation', { name: 'Settings pages' }).getByRole('link', { name: 'Data and backup' }).click();
+    await page.waitForURL(url('/settings/data'));
+    const data = page.getByRole('region', { name: 'Data and backup' });
+    const days = data.getByLabel('Keep history for (days)');
+    await expect.poll(async () => days.inputValue()).toBe(String((await stored()).retention.days));
     await days.fill('0');
-    await retention.getByRole('button', { name: 'Save retention' }).click();
-    await expect.poll(() => retention.getByRole('status').textContent()).toBe('Retention saved.');
-    await expect.poll(() => retention.textContent()).toContain('Now: everything is kept.');
+    await data.getByRole('button', { name: 'Save retention' }).click();
+    await expect.poll(() => data.getByRole('status').textContent()).toBe('Retention saved.');
+    await expect.poll(() => data.textContent()).toContain('Now: everything is kept.');
     expect((await stored()).retention).toEqual({ days: 0 });
     await days.fill('30');
-    await retention.getByRole('button', { name: 'Save retention' }).click();
-    await expect.poll(() => retention.textContent()).toContain('Now: history older than 30 days is deleted.');
+    await data.getByRole('button', { name: 'Save retention' }).click();
+    await expect.poll(() => data.textContent()).toContain('Now: history older than 30 days is deleted.');
     expect((await stored()).retention).toEqual({ days: 30 });
-    await browser.screenshot('13b-settings-retention');
+    expect(await data.getByRole('link', { name: 'Download backup' }).getAttribute('href')).toBe('/api/backup');
+    await browser.screenshot('13b-settings-data');
   });
 
   it('switches to dark mode, and keeps it after a reload', async () => {
@@ -300,6 +309,7 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
       ['/', '16-phone-dashboard'],
       ['/devices', '17-phone-devices'],
       ['/settings', '18-phone-settings'],
+      ['/settings/network', '18a-phone-settings-network'],
     ]) {
       await page.goto(url(path));
       await heading().waitFor();

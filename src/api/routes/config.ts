@@ -8,6 +8,7 @@ import { requireSession } from '../auth.js';
 import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 import { isObject } from '../../util/is-object.js';
+import { LockedSetting } from '../../schemas/config.js';
 
 export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, scans } = app.services;
@@ -28,6 +29,22 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => shown(await store.settings.get()),
+  );
+
+  app.get(
+    '/api/config/locked',
+    {
+      schema: {
+        tags: ['config'],
+        summary: 'Settings that environment variables decide on this server',
+        description:
+          'Each setting here is set by an environment variable of the server process: `GET /api/config` shows the value in force, and ' +
+          '`PUT /api/config` refuses to change it (400 naming the variable). Today one setting can be locked: ' +
+          '`scanning.allowed_targets`, by `NETWARDEN_SCAN_ALLOW`. An empty array: nothing is locked.',
+        response: { 200: Type.Array(LockedSetting), ...errorResponses(401) },
+      },
+    },
+    async () => (scans.scanAllowOverride ? [{ path: 'scanning.allowed_targets', variable: 'NETWARDEN_SCAN_ALLOW' }] : []),
   );
 
   app.put(

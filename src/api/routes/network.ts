@@ -3,7 +3,8 @@ import { hostname, networkInterfaces } from 'node:os';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type InterfaceAddress, defaultRouteFromProcRoute, detectNetwork } from '../../core/network-detect.js';
-import { Nullable, errorResponses } from '../schemas.js';
+import { allowedTargets, describeSubnetProblem, networkOf, subnetProblem } from '../../core/scan-target.js';
+import { Nullable, StringEnum, errorResponses } from '../schemas.js';
 
 const Detection = Type.Object({
   local_ip: Type.String(),
@@ -18,6 +19,15 @@ const Detection = Type.Object({
       mac: Nullable(Type.String()),
     }),
   ),
+});
+
+const SubnetCheck = Type.Object({
+  subnet: Type.String({ description: 'The subnet as given' }),
+  network: Nullable(Type.String({ description: 'The network in canonical CIDR form (host bits cleared), null when it is not one' })),
+  addresses: Nullable(Type.Integer({ description: 'How many addresses it covers, null when it is not a network' })),
+  ok: Type.Boolean({ description: 'Whether a scan of it would be accepted' }),
+  problem: Nullable(StringEnum(['malformed', 'too_large', 'not_allowed'] as const)),
+  detail: Nullable(Type.String({ description: 'Why it would be refused, in plain words for under the field; null when ok' })),
 });
 
 /** Reads the host's interfaces and default route; sends no packet. */
@@ -41,5 +51,40 @@ export const networkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => readLocalNetwork(),
+  );
+
+  app.get(
+    '/api/network/check',
+    {
+      schema: {
+        tags: ['config'],
+        summary: 'Whether a subnet could be scanned, checked as it is typed',
+        description:
+          'Applies the rules a scan of the subnet must pass (the same code as `POST /api/scan/trigger`): an IPv4 network, no larger than ' +
+          '`scanning.max_hosts`, inside the allowed scan targets (`scanning.allowed_targets`, or `NETWARDEN_SCAN_ALLOW` where set). ' +
+          'Always 200 for any subnet text: `ok` says whether it passes, `problem` which rule it breaks and `detail` why, in plain words. ' +
+          'The set-up wizard and the settings page call it while the subnet is typed. Nothing is scanned or saved.',
+        querystring: Type.Object(
+          { subnet: Type.String({ maxLength: 100, description: 'The subnet as typed, such as 192.168.1.0/24' }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: SubnetCheck, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { store, scans } = app.services;
+      const subnet = request.query.subnet.trim();
+      const settings = await store.settings.get();
+      const problem = subnetProblem(subnet, settings, allowedTargets(scans.scanAllowOverride, settings));
+      const network = problem?.kind === 'malformed' ? null : networkOf(subnet);
+      return {
+        subnet: request.query.subnet,
+        network: network?.cidr ?? null,
+        addresses: network?.size ?? null,
+        ok: problem === null,
+        problem: problem?.kind ?? null,
+        detail: problem ? describeSubnetProblem(problem) : null,
+      };
+    },
   );
 };

@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
-import { ApiError, answer, api } from '../api';
+import { ApiError, answer, api, messageOf } from '../api';
+import { fieldMessage } from '../plain';
 import { Field } from './ui';
 
 /** How long typing must pause before the next run times are asked for. */
@@ -73,7 +74,8 @@ export function useCronPreview(cron: string, timeZone: string): { runs: string[]
         (preview) => setState({ runs: preview.next_runs, error: null, checking: false }),
         (err: unknown) => {
           if (controller.signal.aborted) return;
-          setState({ runs: null, error: err instanceof ApiError ? err.detail : String(err), checking: false });
+          // Under the field, so without the parameter's name: "cron: …" reads "…".
+          setState({ runs: null, error: err instanceof ApiError ? (fieldMessage(err, 'cron') ?? messageOf(err)) : String(err), checking: false });
         },
       );
     }, PREVIEW_DELAY_MS);

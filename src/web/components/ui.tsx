@@ -194,19 +194,42 @@ export function PageHeader({ title, children }: { title: string; children?: Comp
  * A form control with its label and an optional hint. The hint is tied to the control with
  * aria-describedby, so the control's accessible name stays exactly `label`.
  */
-export function Field({ label, hint, children }: { label: string; hint?: ComponentChildren; children: VNode<Record<string, unknown>> }) {
+export function Field({
+  label,
+  hint,
+  error,
+  children,
+}: {
+  label: string;
+  hint?: ComponentChildren;
+  /** What is wrong with the value, in plain words (plain.ts fieldMessage), shown under the field. */
+  error?: string | null;
+  children: VNode<Record<string, unknown>>;
+}) {
   const id = useId();
   const hintId = hint ? `${id}-hint` : undefined;
+  const errorId = error ? `${id}-error` : undefined;
+  const describedBy = [errorId, hintId].filter(Boolean).join(' ') || undefined;
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      {cloneElement(children, { id, 'aria-describedby': hintId })}
+      {cloneElement(children, { id, 'aria-describedby': describedBy, ...(error ? { 'aria-invalid': 'true' } : {}) })}
+      {error && <FieldError id={errorId}>{error}</FieldError>}
       {hint && (
         <span id={hintId} class="hint">
           {hint}
         </span>
       )}
     </div>
+  );
+}
+
+/** What is wrong with a field's value, under the field. */
+export function FieldError({ id, children }: { id?: string; children: ComponentChildren }) {
+  return (
+    <span id={id} class="field-error" role="alert">
+      {children}
+    </span>
   );
 }
 

@@ -32,7 +32,7 @@ export function DashboardPage() {
       {stats.data?.total_devices === 0 && (
         <EmptyState title="No devices yet">
           Netwarden fills its inventory from scans. <a href="/scans">Run a scan</a> of your network to see your devices here, or set the subnet first
-          in <a href="/settings">Settings</a>.
+          in <a href="/settings/network">Settings</a>.
         </EmptyState>
       )}
       <ScanStatusCard onFinished={live ? undefined : stats.reload} />

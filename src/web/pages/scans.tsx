@@ -8,6 +8,7 @@ import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Pager, Time } fro
 import { formatDuration, formatNumber, humanize, plural } from '../format';
 import { submitRunning, type Resource, useAction, useInterval, useResource, useTitle } from '../hooks';
 import { useRefreshOn, useScanState } from '../live';
+import { networksOverlap } from '../lists';
 import type { Agent, Config, Scan, ScanProfile, ScanProgress, ScanStarted, ScanState } from '../types';
 
 const PAGE_SIZE = 25;
@@ -95,6 +96,8 @@ export function ScansPage() {
       {!running && resultId !== null && <ScanResult scanId={resultId} agents={agentNames} />}
       <Queue
         queued={queued}
+        running={(recent.data?.items ?? []).filter((s) => s.status === 'running')}
+        maxParallel={config.data?.scanning.max_parallel_scans}
         error={recent.error}
         onRetry={recent.reload}
         complete={recent.data ? recent.data.total <= QUEUE_WINDOW : true}
@@ -132,7 +135,7 @@ function StartForm({ config, configError, onStarted }: { config?: Config; config
           hint={
             config ? (
               <>
-                Leave empty to scan <span class="mono">{config.network.subnet}</span> (from <a href="/settings">Settings</a>). A CIDR such as
+                Leave empty to scan <span class="mono">{config.network.subnet}</span> (from <a href="/settings/network">Settings</a>). A CIDR such as
                 192.168.1.0/24 or one address.
               </>
             ) : (
@@ -202,8 +205,27 @@ function ImportForm({ onImported }: { onImported: (scan: Scan) => void }) {
   );
 }
 
+/**
+ * The elapsed time and time left of `progress`, moving every second between progress events:
+ * counted on from when the last event arrived (the next event corrects them).
+ */
+function useMovingTimes(progress: ScanProgress | null): { elapsed: number | null; left: number | null } {
+  const [received, setReceived] = useState(() => Date.now());
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => setReceived(Date.now()), [progress]);
+  useInterval(() => setNow(Date.now()), 1000, progress !== null);
+  if (!progress) return { elapsed: null, left: null };
+  const since = Math.max(0, (now - received) / 1000);
+  return {
+    elapsed: progress.elapsed_seconds + since,
+    // Counting down, but never claiming "done" before the scan says so.
+    left: progress.eta_seconds === null ? null : Math.max(1, progress.eta_seconds - since),
+  };
+}
+
 function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled?: () => void }) {
   const progress = state.progress;
+  const times = useMovingTimes(progress);
   const cancel = useAction(async () => {
     if (state.scan_id === null) return;
     await api.POST('/api/scans/{scan_id}/cancel', { params: { path: { scan_id: state.scan_id } } });
@@ -231,11 +253,9 @@ function RunningScan({ state, onCancelled }: { state: ScanState; onCancelled?: (
           </>
         )}
         <dt>Elapsed</dt>
-        <dd>{formatDuration(progress?.elapsed_seconds)}</dd>
+        <dd>{formatDuration(times.elapsed)}</dd>
         <dt>Time left</dt>
-        <dd>
-          {progress?.eta_seconds === null || progress?.eta_seconds === undefined ? 'estimating…' : `about ${formatDuration(progress.eta_seconds)}`}
-        </dd>
+        <dd>{times.left === null ? 'estimating…' : `about ${formatDuration(Math.round(times.left))}`}</dd>
       </dl>
       <button type="button" class="danger" disabled={cancel.busy} onClick={() => void cancel.run()}>
         {cancel.busy ? 'Cancelling…' : 'Cancel scan'}
@@ -249,6 +269,35 @@ function hostsText(progress: ScanProgress | null): string {
   const found = plural(progress.hosts_found, 'device') + ' found';
   if (progress.hosts_total === null) return found;
   return `${formatNumber(progress.hosts_done)} of ${plural(progress.hosts_total, 'address', 'addresses')} done, ${found}`;
+}
+
+/** How many of a scan's changes are read for its summary (more are counted from the total). */
+const SUMMARY_CHANGES = 1000;
+
+/** What a completed scan found, at a glance: devices, changes, and the new risks among them (high or critical changes). */
+function ResultSummary({ scan }: { scan: Scan }) {
+  const changes = useResource(
+    (signal) => page(api.GET('/api/changes', { params: { query: { scan_id: scan.scan_id, limit: SUMMARY_CHANGES } }, signal })),
+    [scan.scan_id],
+  );
+  if (!changes.data) return null;
+  const items = changes.data.items;
+  const added = items.filter((c) => c.change_type === 'device_added').length;
+  const risks = items.filter((c) => c.severity === 'critical' || c.severity === 'high').length;
+  return (
+    <ul class="result-summary" aria-label="What the scan found">
+      <li>
+        <strong>{formatNumber(scan.devices_found)}</strong> {scan.devices_found === 1 ? 'device' : 'devices'}
+        {added > 0 && <span class="muted"> ({added} new)</span>}
+      </li>
+      <li>
+        <strong>{formatNumber(changes.data.total)}</strong> {changes.data.total === 1 ? 'change' : 'changes'}
+      </li>
+      <li class={risks > 0 ? 'has-risks' : undefined}>
+        <strong>{formatNumber(risks)}</strong> new {risks === 1 ? 'risk' : 'risks'}
+      </li>
+    </ul>
+  );
 }
 
 /** The outcome of the scan just watched (or linked to), with where to look next. */
@@ -266,6 +315,7 @@ function ScanResult({ scanId, agents }: { scanId: number; agents: AgentNames }) 
         <ScanStatusBadge status={s.status} /> <Time iso={s.completed_at ?? s.started_at} />.
       </p>
       {failure && <ErrorMessage error={new Error(failure)} />}
+      {s.status === 'completed' && <ResultSummary scan={s} />}
       <dl class="facts">
         <dt>Profile</dt>
         <dd>{s.profile}</dd>
@@ -435,11 +485,11 @@ function ScanRow({
 }
 
 /** A scan row's "Run by", profile and "Triggered by" cells. */
-function RunCells({ scan, agents }: { scan: Scan; agents: AgentNames }) {
+function RunCells({ scan, agents, waitsFor }: { scan: Scan; agents: AgentNames; waitsFor?: string | undefined }) {
   return (
     <>
       <td>
-        <RunnerText scan={scan} agents={agents} />
+        <RunnerText scan={scan} agents={agents} waitsFor={waitsFor} />
       </td>
       <td class="hide-narrow">{scan.profile}</td>
       <td class="hide-narrow">{scan.triggered_by ?? '—'}</td>
@@ -451,18 +501,55 @@ function RunCells({ scan, agents }: { scan: Scan; agents: AgentNames }) {
  * Who runs or ran a scan (`server <name>`, `worker <name>`, `agent <name>`), or, while it is queued, who it waits
  * for: the agent whose networks hold its target (and whether that agent is offline), else a worker.
  */
-function RunnerText({ scan, agents }: { scan: Pick<Scan, 'status' | 'runner' | 'agent_id'>; agents: AgentNames }) {
+function RunnerText({
+  scan,
+  agents,
+  waitsFor,
+}: {
+  scan: Pick<Scan, 'status' | 'runner' | 'agent_id'>;
+  agents: AgentNames;
+  /** What a queued scan waits for, from the queue (waitReason); without it, its line. */
+  waitsFor?: string | undefined;
+}) {
   if (scan.status === 'queued') {
-    if (scan.agent_id === null) return <span class="muted">waiting for a worker</span>;
+    if (scan.agent_id === null) return <span class="muted">{waitsFor ?? 'next to start'}</span>;
     const agent = agents.get(scan.agent_id);
     return (
       <span class="muted">
         waiting for agent {agent ? agent.name : `#${scan.agent_id}`}
         {agent?.status === 'offline' && <span class="small"> (offline)</span>}
+        {waitsFor && <span class="small">; {waitsFor}</span>}
       </span>
     );
   }
-  return scan.runner ? <span class="runner">{scan.runner}</span> : <span class="muted">—</span>;
+  if (!scan.runner) return <span class="muted">—</span>;
+  // A `netwarden serve` process is this server to whoever reads its pages; its process name is in the tooltip.
+  if (scan.runner.startsWith('server '))
+    return (
+      <span class="runner" title={scan.runner}>
+        this server
+      </span>
+    );
+  return <span class="runner">{scan.runner}</span>;
+}
+
+/** The target of a scan as a network: its device's address for a single-device scan. */
+function targetOf(scan: Pick<Scan, 'target' | 'subnet'>): string {
+  return scan.target ?? scan.subnet;
+}
+
+/**
+ * What keeps a queued scan waiting, in words: a running or older queued scan over the same
+ * addresses ("waits for scan #7"), the scan ahead of it in its line, or every parallel place
+ * taken. Undefined when nothing visible holds it (it starts next).
+ */
+export function waitReason(scan: Scan, ahead: Scan[], running: Scan[], maxParallel: number | undefined): string | undefined {
+  const overlapping = [...running, ...ahead].find((other) => networksOverlap(targetOf(other), targetOf(scan)));
+  if (overlapping) return `waits for scan #${overlapping.scan_id}${overlapping.status === 'running' ? ' (running)' : ''}`;
+  const before = ahead.filter((other) => other.agent_id === scan.agent_id).at(-1);
+  if (before) return `waits for scan #${before.scan_id}`;
+  if (maxParallel !== undefined && running.length >= maxParallel) return `waits for a free place (${running.length} of ${maxParallel} running)`;
+  return undefined;
 }
 
 /** Problems that did not stop a scan: a badge, its tooltip listing them (the scan's page shows them in full). */
@@ -493,6 +580,8 @@ function ordinal(n: number): string {
  */
 function Queue({
   queued,
+  running,
+  maxParallel,
   error,
   onRetry,
   complete,
@@ -500,6 +589,9 @@ function Queue({
   onCancelled,
 }: {
   queued: Scan[];
+  /** The running scans: a queued scan over the same addresses waits for them. */
+  running: Scan[];
+  maxParallel: number | undefined;
   error: unknown;
   onRetry: () => void;
   /** False when older scans than those read exist: a queued one among them is not listed. */
@@ -537,7 +629,14 @@ function Queue({
             </thead>
             <tbody>
               {queued.map((s, i) => (
-                <QueueRow key={s.scan_id} scan={s} position={positions[i]} agents={agents} onCancelled={onCancelled} />
+                <QueueRow
+                  key={s.scan_id}
+                  scan={s}
+                  position={positions[i]}
+                  agents={agents}
+                  waitsFor={waitReason(s, queued.slice(0, i), running, maxParallel)}
+                  onCancelled={onCancelled}
+                />
               ))}
             </tbody>
           </table>
@@ -548,7 +647,19 @@ function Queue({
   );
 }
 
-function QueueRow({ scan, position, agents, onCancelled }: { scan: Scan; position: number; agents: AgentNames; onCancelled: () => void }) {
+function QueueRow({
+  scan,
+  position,
+  agents,
+  waitsFor,
+  onCancelled,
+}: {
+  scan: Scan;
+  position: number;
+  agents: AgentNames;
+  waitsFor: string | undefined;
+  onCancelled: () => void;
+}) {
   const cancel = useAction(async () => {
     await api.POST('/api/scans/{scan_id}/cancel', { params: { path: { scan_id: scan.scan_id } } });
     onCancelled();
@@ -560,7 +671,7 @@ function QueueRow({ scan, position, agents, onCancelled }: { scan: Scan; positio
       <td>
         <span class="mono">{scan.target ?? scan.subnet}</span>
       </td>
-      <RunCells scan={scan} agents={agents} />
+      <RunCells scan={scan} agents={agents} waitsFor={waitsFor} />
       <td>
         <button
           type="button"

@@ -6,6 +6,7 @@ import { SaveCancelButtons } from '../components/form-parts';
 import { ProfileSelect } from '../components/profile-select';
 import { ScanStatusBadge } from '../components/scan-status';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
+import { unlessField } from '../plain';
 import { submitRunning, useAction, useResource, useSavedToggle, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import type { Config, Schedule, ScheduleInput, ScanProfile } from '../types';
@@ -285,7 +286,8 @@ function ScheduleForm({
     <section class="card edit-card" aria-label={schedule ? `Edit ${schedule.name}` : 'New schedule'}>
       <h2>{schedule ? `Edit “${schedule.name}”` : 'New schedule'}</h2>
       <form onSubmit={submit} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
-        <ErrorMessage error={save.error} />
+        {/* A cron or time zone the server refuses shows once, under the expression (its preview says why). */}
+        <ErrorMessage error={form.cron.trim() ? unlessField(save.error, 'cron', 'timezone') : save.error} />
         <Field label="Name">
           <input name="name" required maxLength={NAME_MAX_LENGTH} value={form.name} onInput={(e) => update({ name: e.currentTarget.value })} />
         </Field>

@@ -5,20 +5,55 @@ import { PASSWORD_MIN_LENGTH, USERNAME_MAX_LENGTH, USERNAME_MIN_LENGTH } from '.
 import { answer, api } from '../api';
 import { ThemeToggle } from '../components/layout';
 import { ProfileSelect } from '../components/profile-select';
-import { SubnetField } from '../components/subnet-field';
+import { SubnetField, useSubnetCheck } from '../components/subnet-field';
 import { PasswordInput } from '../components/form-parts';
-import { ErrorMessage, Field } from '../components/ui';
-import { submitRunning, useAction, useTitle } from '../hooks';
-import type { Me, ScanProfile } from '../types';
+import { ErrorMessage, Field, Loading, Notice } from '../components/ui';
+import { submitRunning, useAction, useResource, useTitle } from '../hooks';
+import { fieldMessage, unlessField } from '../plain';
+import type { Config, Me, ScanProfile } from '../types';
 
 type Step = 'account' | 'network' | 'scan';
 
-/** First run: create the admin account, choose the subnet, optionally start the first scan. */
-export function SetupPage({ onFinished }: { onFinished: (me: Me) => void }) {
+/** Where the wizard was after the account step (it survives a reload): whose, and which step. */
+const RESUME_KEY = 'netwarden.setup';
+
+/** The step to resume for `me`, when this browser left the wizard after creating that account. */
+export function resumeStep(me: Me): 'network' | 'scan' | null {
+  try {
+    const saved = JSON.parse(localStorage.getItem(RESUME_KEY) ?? 'null') as { username?: unknown; step?: unknown } | null;
+    if (saved && saved.username === me.username && (saved.step === 'network' || saved.step === 'scan')) return saved.step;
+  } catch {
+    // Storage unavailable or garbled: nothing to resume.
+  }
+  return null;
+}
+
+function remember(me: Me, step: Step | null): void {
+  try {
+    if (step === null || step === 'account') localStorage.removeItem(RESUME_KEY);
+    else localStorage.setItem(RESUME_KEY, JSON.stringify({ username: me.username, step }));
+  } catch {
+    // A browser without storage starts the remaining steps over after a reload.
+  }
+}
+
+/**
+ * First run: create the admin account, choose the subnet, optionally start the first scan. After
+ * the account exists a reload comes back to the step it left (`resume`, from resumeStep).
+ */
+export function SetupPage({ onFinished, resume }: { onFinished: (me: Me) => void; resume?: { me: Me; step: 'network' | 'scan' } }) {
   useTitle('Set up');
-  const [step, setStep] = useState<Step>('account');
-  const [me, setMe] = useState<Me | null>(null);
+  const [step, setStepState] = useState<Step>(resume?.step ?? 'account');
+  const [me, setMe] = useState<Me | null>(resume?.me ?? null);
   const [subnet, setSubnet] = useState('');
+  const setStep = (next: Step, who: Me | null = me) => {
+    if (who) remember(who, next);
+    setStepState(next);
+  };
+  const finish = (who: Me) => {
+    remember(who, null);
+    onFinished(who);
+  };
   return (
     <main class="centered">
       <div class="card setup-card">
@@ -32,7 +67,7 @@ export function SetupPage({ onFinished }: { onFinished: (me: Me) => void }) {
           <AccountStep
             onCreated={(created) => {
               setMe(created);
-              setStep('network');
+              setStep('network', created);
             }}
           />
         )}
@@ -44,7 +79,7 @@ export function SetupPage({ onFinished }: { onFinished: (me: Me) => void }) {
             }}
           />
         )}
-        {step === 'scan' && me && <FirstScanStep subnet={subnet} onDone={() => onFinished(me)} />}
+        {step === 'scan' && me && <FirstScanStep subnet={subnet} onDone={() => finish(me)} />}
       </div>
       <ThemeToggle />
     </main>
@@ -118,24 +153,27 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
 
 function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
   const [subnet, setSubnet] = useState('');
+  const check = useSubnetCheck(subnet);
   const save = useAction(async () => {
     const config = await answer(api.PUT('/api/config', { body: { network: { subnet: subnet.trim() } } }));
     onSaved(config.network.subnet);
   });
 
   useEffect(() => {
+    // The configured subnet (NETWARDEN_SUBNET, the config file, or an earlier visit) is the starting point.
     answer(api.GET('/api/config')).then((config) => setSubnet((s) => s || config.network.subnet), save.setError);
     // eslint-disable-next-line react-hooks/exhaustive-deps -- loads the saved subnet once, on mount
   }, []);
 
   const submit = submitRunning(save);
+  const refused = check !== null && !check.ok;
 
   return (
     <form onSubmit={submit}>
       <p>Which network should Netwarden watch? Use the CIDR form, such as 192.168.1.0/24.</p>
-      <ErrorMessage error={save.error} />
-      <SubnetField value={subnet} onChange={setSubnet} />
-      <button type="submit" class="primary" disabled={save.busy}>
+      <ErrorMessage error={unlessField(save.error, 'network.subnet')} />
+      <SubnetField value={subnet} check={check} error={fieldMessage(save.error, 'network.subnet')} onChange={setSubnet} />
+      <button type="submit" class="primary" disabled={save.busy || refused}>
         {save.busy ? 'Saving…' : 'Save and continue'}
       </button>
     </form>
@@ -145,16 +183,31 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
 function FirstScanStep({ subnet, onDone }: { subnet: string; onDone: () => void }) {
   const { route } = useLocation();
   const [profile, setProfile] = useState<ScanProfile>(DEFAULT_SCAN_PROFILE);
+  // After a reload the subnet saved in the previous step comes from the configuration.
+  const config = useResource<Config | null>((signal) => (subnet ? Promise.resolve(null) : answer(api.GET('/api/config', { signal }))), [subnet]);
+  const shownSubnet = subnet || config.data?.network.subnet || '';
+  // Whether scans can run: a missing nmap (or another engine problem) is said here, not "Everything is ready".
+  const health = useResource((signal) => answer(api.GET('/health', { signal })), []);
   const start = useAction(async () => {
     const started = await answer(api.POST('/api/scan/trigger', { params: { query: { profile } } }));
     route(`/scans?scan=${started.scan_id}`);
     onDone();
   });
+  const engineProblem = health.data && health.data.status !== 'healthy' ? (health.data.detail ?? 'The scan engine is not ready.') : null;
+  const ready = health.data?.status === 'healthy' && !start.error;
 
   return (
     <div>
+      {!health.data && !health.error && <Loading label="Checking the scan engine…" />}
+      {health.error !== null && health.error !== undefined && <ErrorMessage error={health.error} onRetry={health.reload} />}
+      {engineProblem && (
+        <Notice kind="warning">
+          <span data-testid="engine-problem">{engineProblem}</span>
+        </Notice>
+      )}
       <p>
-        Everything is ready. Start a first scan of <strong>{subnet}</strong> now to fill the device inventory, or do it later from the Scans page.
+        {ready ? 'Everything is ready. ' : ''}Start a first scan of <strong>{shownSubnet}</strong> now to fill the device inventory, or do it later
+        from the Scans page.
       </p>
       <ErrorMessage error={start.error} />
       <ProfileSelect value={profile} onChange={setProfile} />

@@ -2,9 +2,11 @@ import { useId, useState } from 'preact/hooks';
 import { HOST_TIMEOUT_SECONDS, MAX_PARALLEL_SCANS, OFFLINE_AFTER_SCANS, PORTS, TOP_PORTS } from '../../../core/limits.js';
 import { WholeNumberInput } from '../../components/form-parts';
 import { ProfileSelect } from '../../components/profile-select';
-import { SubnetField } from '../../components/subnet-field';
+import { SubnetField, useSubnetCheck } from '../../components/subnet-field';
 import { ErrorMessage, Field, Notice } from '../../components/ui';
-import { submitRunning, useAction } from '../../hooks';
+import { answer, api } from '../../api';
+import { submitRunning, useAction, useResource } from '../../hooks';
+import { fieldMessage, unlessField } from '../../plain';
 import { parseList, sameList, withListEntry } from '../../lists';
 import { SCAN_ENGINES, type Config, type ConfigPatch, type ScanEngine, type ScanProfile } from '../../types';
 import { saveConfig, type ConfigSectionProps } from './config';
@@ -49,6 +51,19 @@ function networkForm(config: Config): NetworkForm {
   };
 }
 
+/** The settings this form has a field for: a refusal about one of them shows under that field. */
+const FIELD_PATHS = [
+  'network.subnet',
+  'network.exclude',
+  'server.public_url',
+  'scanning.allowed_targets',
+  'scanning.port_range',
+  'scanning.top_ports',
+  'scanning.host_timeout_seconds',
+  'scanning.max_parallel_scans',
+  'presence.offline_after_scans',
+];
+
 /**
  * Subnet, excluded and allowed addresses, the public address (for links in notifications), ports,
  * engine, default profile, name lookups, host timeout, parallel scans, when devices count as offline.
@@ -57,6 +72,10 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
   const [form, setForm] = useState(() => networkForm(config));
   const [done, setDone] = useState(false);
   const resolveId = useId();
+  const subnetCheck = useSubnetCheck(form.subnet);
+  // Settings an environment variable decides on this server: shown read-only, naming the variable.
+  const locks = useResource((signal) => answer(api.GET('/api/config/locked', { signal })), []);
+  const allowedLock = locks.data?.find((l) => l.path === 'scanning.allowed_targets')?.variable ?? null;
 
   const update = (patch: Partial<NetworkForm>) => {
     setForm((f) => ({ ...f, ...patch }));
@@ -69,7 +88,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
     // Sent only when edited: a server started with NETWARDEN_SCAN_ALLOW refuses any change to
     // the list (400, shown here), and must not block saving the rest of the form.
     const allowed = parseList(form.allowedTargets);
-    const allowedTargets = sameList(allowed, config.scanning.allowed_targets) ? undefined : allowed;
+    const allowedTargets = allowedLock || sameList(allowed, config.scanning.allowed_targets) ? undefined : allowed;
     // Only to a server that has the setting (an older one refuses an unknown key).
     const serverPatch: (Partial<Config['server']> & { public_url?: string }) | null =
       form.publicUrl === null ? null : { public_url: form.publicUrl.trim() };
@@ -95,15 +114,20 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
     setDone(true);
   });
   const submit = submitRunning(save);
+  /** The last save's refusal under the field it is about (`paths`: the settings the field edits). */
+  const errorOf = (...paths: string[]) => fieldMessage(save.error, ...paths);
 
   return (
     <form onSubmit={submit}>
       <SubnetField
         value={form.subnet}
+        check={subnetCheck}
+        error={errorOf('network.subnet')}
         onChange={(subnet) => update({ subnet })}
         hint="The network to scan, in CIDR form such as 192.168.1.0/24. Detect reads this server's network interfaces."
       />
       <Field
+        error={errorOf('network.exclude')}
         label="Excluded addresses"
         hint="Never scanned. One IPv4 address or CIDR block per line (commas work too), such as 192.168.1.1 or 10.0.0.0/28."
       >
@@ -111,6 +135,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
       </Field>
       {form.publicUrl !== null && (
         <Field
+          error={errorOf('server.public_url')}
           label="Public address of Netwarden"
           hint="Where people reach this web interface, such as https://netwarden.example.lan. Notifications link to devices under it; empty: messages carry no links."
         >
@@ -126,24 +151,42 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
       )}
       <Field
         label="Allowed scan targets"
-        hint="Scans may only reach addresses inside these IPv4 CIDR blocks, one per line (commas work too); a scan of anything else is refused. When the server was started with NETWARDEN_SCAN_ALLOW, that list applies and cannot be changed here."
+        error={errorOf('scanning.allowed_targets')}
+        hint={
+          allowedLock ? (
+            <span class="locked-setting" data-testid="locked-allowed-targets">
+              Read-only: set by the <code>{allowedLock}</code> environment variable on this server. Change it there and restart the service.
+            </span>
+          ) : (
+            'Scans may only reach addresses inside these IPv4 CIDR blocks, one per line (commas work too); a scan of anything else is refused.'
+          )
+        }
       >
-        <textarea name="allowed_targets" rows={3} value={form.allowedTargets} onInput={(e) => update({ allowedTargets: e.currentTarget.value })} />
+        <textarea
+          name="allowed_targets"
+          rows={3}
+          readOnly={allowedLock !== null}
+          value={form.allowedTargets}
+          onInput={(e) => update({ allowedTargets: e.currentTarget.value })}
+        />
       </Field>
       <div class="settings-grid">
         <Field
+          error={errorOf('scanning.port_range')}
           label="Port range"
           hint={`Ports the normal profile checks (${PORTS.min}–${PORTS.max}): 1-1000, or a list such as 22,80,443,8000-8100.`}
         >
           <input name="port_range" required value={form.portRange} onInput={(e) => update({ portRange: e.currentTarget.value })} />
         </Field>
         <Field
+          error={errorOf('scanning.top_ports')}
           label="Most frequent ports"
           hint={`The normal profile also checks this many of the most frequently open TCP ports (such as 3389, 5900, 8080) and common home-server ports (Redis, MQTT, Home Assistant, Plex) beside the port range (${TOP_PORTS.min}–${TOP_PORTS.max}; 0: the port range alone). Intensive scans check every port.`}
         >
           <WholeNumberInput name="top_ports" range={TOP_PORTS} value={form.topPorts} onInput={(topPorts) => update({ topPorts })} />
         </Field>
         <Field
+          error={errorOf('scanning.host_timeout_seconds')}
           label="Host timeout (seconds)"
           hint={`How long one device may take before the scan moves on (${HOST_TIMEOUT_SECONDS.min}–${HOST_TIMEOUT_SECONDS.max}).`}
         >
@@ -155,6 +198,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
           />
         </Field>
         <Field
+          error={errorOf('scanning.max_parallel_scans')}
           label="Parallel scans"
           hint={`How many scans may run at once (${MAX_PARALLEL_SCANS.min}–${MAX_PARALLEL_SCANS.max}), on this server's workers and on agents together. Scans whose targets overlap never run at once; a scan started while every place is taken is refused, and scheduled runs wait in the queue.`}
         >
@@ -166,6 +210,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
           />
         </Field>
         <Field
+          error={errorOf('presence.offline_after_scans')}
           label="Offline after missed scans"
           hint={`A device counts as gone (offline, and reported as removed) only after this many network scans in a row missed it (${OFFLINE_AFTER_SCANS.min}–${OFFLINE_AFTER_SCANS.max}). Phones that sleep need 2 or 3.`}
         >
@@ -208,7 +253,7 @@ export function NetworkSettings({ config, onSaved }: ConfigSectionProps) {
           Look up each device's name in DNS during scans. Slower on networks without local DNS.
         </span>
       </div>
-      <ErrorMessage error={save.error} />
+      <ErrorMessage error={unlessField(save.error, ...FIELD_PATHS)} />
       {done && <Notice kind="success">Settings saved.</Notice>}
       <div class="button-row">
         <button type="submit" class="primary" disabled={save.busy}>

@@ -8,6 +8,8 @@ import { CONFIG_FIELDS, type ConfigField } from '../../channel-fields';
 import { CronPreviewList, TimeZoneField, browserTimeZone } from '../../components/cron-field';
 import { HumanizedOptions, SaveCancelButtons } from '../../components/form-parts';
 import { Dialog, EmptyState, ErrorMessage, Field, Loading, Notice, Pager, Time } from '../../components/ui';
+import { failingChannels, type Failing } from '../../deliveries';
+import { plainSocketErrors, unlessField } from '../../plain';
 import { humanize } from '../../format';
 import { submitRunning, useAction, useResource, useSavedToggle } from '../../hooks';
 import {
@@ -25,6 +27,8 @@ import {
 } from '../../types';
 
 const DELIVERIES_PAGE = 20;
+/** How many recent deliveries (of all channels) are read to tell which channels keep failing. */
+const RECENT_DELIVERIES = 200;
 const SCAN_OUTCOMES: ScanOutcome[] = ['completed', 'failed'];
 
 const TYPE_LABELS: Record<ChannelType, string> = {
@@ -48,6 +52,11 @@ export function NotificationSettings() {
   const [editing, setEditing] = useState<Channel | ChannelType | null>(null);
   const [newType, setNewType] = useState<ChannelType>('webhook');
   const [logVersion, setLogVersion] = useState(0);
+  const recent = useResource(
+    (signal) => answer(api.GET('/api/notifications/deliveries', { params: { query: { limit: RECENT_DELIVERIES } }, signal })),
+    [logVersion],
+  );
+  const failing = failingChannels(recent.data ?? []);
   const [notice, setNotice] = useState<string | null>(null);
   const addButton = useRef<HTMLButtonElement>(null);
   const close = () => {
@@ -76,6 +85,7 @@ export function NotificationSettings() {
             <ChannelItem
               key={c.id}
               channel={c}
+              failing={failing.get(c.id)}
               onEdit={() => {
                 setNotice(null);
                 setEditing(c);
@@ -131,11 +141,13 @@ export function NotificationSettings() {
 
 function ChannelItem({
   channel: c,
+  failing,
   onEdit,
   onChanged,
   onDeleted,
 }: {
   channel: Channel;
+  failing?: Failing | undefined;
   onEdit: () => void;
   onChanged: () => void;
   onDeleted: () => void;
@@ -164,6 +176,7 @@ function ChannelItem({
         <strong class="wrap-anywhere">{c.name}</strong>
         <span class="badge">{TYPE_LABELS[c.type]}</span>
         {!c.enabled && <span class="badge status-cancelled">Disabled</span>}
+        {failing && <span class="badge status-failed">Failing</span>}
         {c.digest && (
           <span class="small muted">
             digest: <span class="mono">{c.digest}</span>
@@ -176,6 +189,12 @@ function ChannelItem({
         )}
       </div>
       {destination && <div class="small muted mono wrap-anywhere">{destination === SECRET_MASK ? 'URL with credentials (hidden)' : destination}</div>}
+      {failing && (
+        <p class="small channel-failing">
+          The last {failing.count} deliveries failed{failing.lastError ? `: ${plainSocketErrors(failing.lastError)}` : ''}. Check the settings, then
+          send a test.
+        </p>
+      )}
       <div class="button-row">
         <button type="button" class="small-button" disabled={test.busy} aria-label={`Test ${c.name}`} onClick={() => void test.run()}>
           {test.busy ? 'Sending…' : 'Test'}
@@ -221,11 +240,13 @@ function TestResult({ delivery: d }: { delivery: Delivery }) {
   if (d.status === 'failed')
     return (
       <div class="alert alert-error" role="alert">
-        Test message failed: {d.last_error ?? 'no reason given'}
+        Test message failed: {d.last_error ? plainSocketErrors(d.last_error) : 'no reason given'}
       </div>
     );
   return (
-    <Notice kind="warning">Test message not delivered yet{d.last_error ? `: ${d.last_error}` : ''}. It is retried; see the delivery log.</Notice>
+    <Notice kind="warning">
+      Test message not delivered yet{d.last_error ? `: ${plainSocketErrors(d.last_error)}` : ''}. It is retried; see the delivery log.
+    </Notice>
   );
 }
 
@@ -472,7 +493,8 @@ function ChannelForm({
         <input type="checkbox" checked={form.enabled} onChange={(e) => update({ enabled: e.currentTarget.checked })} />
         Enabled
       </label>
-      <ErrorMessage error={save.error} />
+      {/* A digest the server refuses shows once, under the field (its preview says why). */}
+      <ErrorMessage error={form.digest.trim() ? unlessField(save.error, 'digest') : save.error} />
       <SaveCancelButtons busy={save.busy} label={channel ? 'Save channel' : 'Add channel'} onCancel={onCancel} />
     </form>
   );
@@ -686,7 +708,7 @@ function DeliveryLog({ channels, version }: { channels: Channel[]; version: numb
                     )}
                   </td>
                   <td class="num">{d.attempts}</td>
-                  <td class="wrap-anywhere small">{d.last_error ?? ''}</td>
+                  <td class="wrap-anywhere small">{d.last_error ? plainSocketErrors(d.last_error) : ''}</td>
                 </tr>
               ))}
             </tbody>

@@ -149,7 +149,7 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
           expect(withoutMerges(await dumpTables(store))).toEqual(before);
         },
       ),
-      { numRuns: 12 },
+      { numRuns: 8 },
     );
   }, 120_000);
 });

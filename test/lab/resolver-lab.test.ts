@@ -32,7 +32,9 @@ import { labCtl, labMacs, labUnavailableReason } from './lab.js';
 const unavailable = await labUnavailableReason();
 if (unavailable) console.warn(`skipping the namespace-lab resolver tests: ${unavailable}`);
 const hasNmap = unavailable ? false : (await nmapVersion()) !== null;
-const ENGINES = hasNmap ? (['native', 'nmap'] as const) : (['native'] as const);
+const ENGINES = (hasNmap ? (['native', 'nmap'] as const) : (['native'] as const)).filter(
+  (e) => !process.env.NWLAB_ENGINE || e === process.env.NWLAB_ENGINE,
+);
 
 const SUBNET = '10.66.0.8/29';
 const MAC = labMacs(4);
@@ -176,7 +178,13 @@ describe.skipIf(unavailable !== null)('identity resolver on the namespace lab', 
           await respond('h3', PHONE_NEW_IP, 'alices-phone', PHONE_ENGINE_ID);
           const rejoined = await scan();
           const after = await get('/api/devices');
-          expect(after.map((d: any) => [d.id, d.ip_address, d.mac_address])).toEqual([
+          // On a failure, what the phone's device at its new address was seen with and why it was kept apart.
+          const newcomer = after.find((d: any) => d.ip_address === PHONE_NEW_IP);
+          const why = newcomer ? JSON.stringify(await get(`/api/devices/${newcomer.id}/identity`)) : 'no device at the new address';
+          expect(
+            after.map((d: any) => [d.id, d.ip_address, d.mac_address]),
+            why,
+          ).toEqual([
             [phone.id, PHONE_NEW_IP, PHONE_NEW_MAC],
             [devices[0].id, '10.66.0.11', MAC.h1],
             [nas.id, '10.66.0.12', MAC.h2],

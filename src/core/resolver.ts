@@ -184,6 +184,15 @@ export function resolveIdentities(input: ResolverInput): Resolution {
     }
   }
   const shared = (kind: string, value: string) => (holders.get(keyId(kind, value))?.size ?? 0) >= SHARED_AT;
+  // Who holds each key as devices fold (a device folded into another gives it its keys): the
+  // candidates of a device are the devices holding one of its keys, never every device.
+  const index = new Map([...holders].map(([id, set]) => [id, new Set(set)]));
+  const sharing = (g: Group): Group[] => {
+    const ids = new Set<number>();
+    for (const [id, k] of g.keys) if (k.kind !== 'ip' && k.strength !== 'excluded') for (const d of index.get(id) ?? []) ids.add(d);
+    ids.delete(g.deviceId);
+    return [...ids].map((id) => groups.get(id)!);
+  };
   const separated = new Set((input.separated ?? []).flatMap(([a, b]) => [`${a} ${b}`, `${b} ${a}`]));
 
   const folds: Fold[] = [];
@@ -192,8 +201,8 @@ export function resolveIdentities(input: ResolverInput): Resolution {
     if (!g.isNew || g.gone) continue;
     const candidates: { target: Group; score: number; common: Held[] }[] = [];
     const noted: ResolverDecision[] = [];
-    for (const other of groups.values()) {
-      if (other === g || other.gone) continue;
+    for (const other of sharing(g)) {
+      if (other.gone) continue;
       // A device created by this scan is a candidate only if reported before this one.
       if (other.isNew && other.order > g.order) continue;
       const common = commonKeys(g, other, shared);
@@ -254,7 +263,10 @@ export function resolveIdentities(input: ResolverInput): Resolution {
     target.decisions.push(...g.decisions);
     target.hosts.push(...g.hosts);
     target.order = Math.min(target.order, g.order);
-    for (const k of g.keys.values()) addKey(target.keys, k);
+    for (const [id, k] of g.keys) {
+      addKey(target.keys, k);
+      index.get(id)?.add(target.deviceId);
+    }
     g.gone = true;
   }
 

@@ -23,7 +23,7 @@ function tls(keyHash: string, selfSigned = true, subject = 'CN=nas-alice'): NonN
     notAfter: null,
     keyHash,
     selfSigned,
-  } as unknown as NonNullable<ProbeResults['tls']>[number];
+  };
 }
 
 function host(deviceId: number, ip: string, mac: string | null, probes: ProbeResults, isNew = true, hostname: string | null = null): ResolverHost {
@@ -37,7 +37,10 @@ function stored(deviceId: number, ip: string, mac: string | null, probes: ProbeR
     .map((k: IdentityKey) => ({ deviceId, kind: k.kind, value: k.value, strength: k.strength }));
 }
 
-const phoneProbes: ProbeResults = { ssh: [{ port: 22, banner: 'SSH-2.0-dropbear', fingerprint: SSH }], mdns: { names: ['alices-phone.local'] } } as ProbeResults;
+const phoneProbes: ProbeResults = {
+  ssh: [{ port: 22, banner: 'SSH-2.0-dropbear', fingerprint: SSH }],
+  mdns: { names: ['alices-phone.local'] },
+} as ProbeResults;
 
 describe('resolveIdentities: the rules', () => {
   it('same_device: a phone back with a new random MAC, the same mDNS name and host key, is the known device', () => {
@@ -48,7 +51,10 @@ describe('resolveIdentities: the rules', () => {
     expect(r.folds).toEqual([expect.objectContaining({ deviceId: 9, into: 3, kind: 'same_device', score: 160 })]);
     expect(r.devices).toHaveLength(1);
     expect(r.devices[0].deviceId).toBe(3);
-    expect(r.devices[0].decisions[0]).toMatchObject({ rule: RESOLVER_RULES.sameDevice, explanation: expect.stringMatching(/SSH host key.*mDNS name/) });
+    expect(r.devices[0].decisions[0]).toMatchObject({
+      rule: RESOLVER_RULES.sameDevice,
+      explanation: expect.stringMatching(/SSH host key.*mDNS name/),
+    });
     expect(r.devices[0].keys.find((k) => k.kind === 'ssh_host_key')?.strength).toBe('strong');
   });
 
@@ -137,7 +143,10 @@ describe('resolveIdentities: the rules', () => {
     expect(one.folds).toEqual([]);
     expect(one.devices[0].decisions).toContainEqual(expect.objectContaining({ rule: RESOLVER_RULES.belowThreshold }));
     const two = { mdns: { names: ['alices-phone.local'] }, netbios: { name: 'ALICES-PHONE', mac: null } } as unknown as ProbeResults;
-    const r = resolveIdentities({ hosts: [host(9, '10.66.0.40', '7A:00:00:00:00:02', two)], stored: stored(3, '10.66.0.20', '7A:00:00:00:00:01', two) });
+    const r = resolveIdentities({
+      hosts: [host(9, '10.66.0.40', '7A:00:00:00:00:02', two)],
+      stored: stored(3, '10.66.0.20', '7A:00:00:00:00:01', two),
+    });
     expect(r.folds).toEqual([expect.objectContaining({ into: 3, score: 120 })]);
     expect(120).toBeGreaterThanOrEqual(MATCH_SCORE);
   });
@@ -184,7 +193,7 @@ describe('resolveIdentities: the rules', () => {
     const probes = { ssh: [{ port: 22, banner: 'x', fingerprint: SSH }], ssdp: { udn: 'uuid:12345678-aaaa-bbbb-cccc-000000000001' } } as ProbeResults;
     const r = resolveIdentities({
       hosts: [host(9, '10.66.0.40', null, probes)],
-      stored: [...stored(3, '10.66.0.20', null, { ssh: probes.ssh } as ProbeResults), ...stored(4, '10.66.0.21', null, { ssdp: probes.ssdp } as ProbeResults)],
+      stored: [...stored(3, '10.66.0.20', null, { ssh: probes.ssh }), ...stored(4, '10.66.0.21', null, { ssdp: probes.ssdp })],
     });
     expect(r.folds).toEqual([]);
     expect(r.devices[0].decisions).toContainEqual(expect.objectContaining({ rule: RESOLVER_RULES.ambiguous }));
@@ -201,22 +210,20 @@ describe('resolveIdentities: properties', () => {
     { kind: 'mac', value: '7A:00:00:00:00:01' },
     { kind: 'tls_certificate', value: 'cc' },
   ] as const;
-  const keyArb = fc.record({ key: fc.constantFrom(...KEYS), strength: fc.constantFrom('strong', 'medium', 'weak', 'excluded') as fc.Arbitrary<IdentityKey['strength']> });
+  const keyArb = fc.record({
+    key: fc.constantFrom(...KEYS),
+    strength: fc.constantFrom<IdentityKey['strength']>('strong', 'medium', 'weak', 'excluded'),
+  });
   const hostsArb = fc.array(fc.record({ isNew: fc.boolean(), keys: fc.array(keyArb, { maxLength: 4 }) }), { maxLength: 6 });
-  // Known devices 100.., each strong key on at most one of them (as the database's unique index keeps it).
-  const storedArb = fc.array(fc.array(keyArb, { maxLength: 3 }), { maxLength: 4 }).map((devices) => {
-    const strong = new Set<string>();
-    return devices.flatMap((keys, i) =>
+  // Known devices 100.., with their stored keys (the property keeps each strong key on one of them, as the database's unique index does).
+  const storedArb = fc.array(fc.array(keyArb, { maxLength: 3 }), { maxLength: 4 }).map((devices) =>
+    devices.flatMap((keys, i) =>
       keys
         .filter((k) => k.strength !== 'excluded')
-        .filter((k) => k.strength !== 'strong' || !strong.has(k.key.value) || false)
-        .map((k) => {
-          if (k.strength === 'strong') strong.add(`${k.key.kind} ${k.key.value}`);
-          return { deviceId: 100 + i, kind: k.key.kind, value: k.key.value, strength: k.strength };
-        })
+        .map((k) => ({ deviceId: 100 + i, kind: k.key.kind, value: k.key.value, strength: k.strength }))
         .filter((k, j, all) => all.findIndex((o) => o.kind === k.kind && o.value === k.value) === j),
-    );
-  });
+    ),
+  );
 
   it('no two devices ever hold one strong key', () => {
     fc.assert(

@@ -21,6 +21,8 @@ import { ScanAbortedError } from '../engines/types.js';
 import type { ScanEvaluator } from './evaluate.js';
 import { publishScanOutcome } from './events.js';
 import { identifyHosts, type IdentifyTarget } from './identify.js';
+import { resolveIdentities, type FoldKind, type ResolverHost } from '../core/resolver.js';
+import type { DeviceRecognitionRecord } from '../store/identity.js';
 import type { ScanOwner } from './owner.js';
 import type { ScanRequest, ScanRun } from './scan-run.js';
 
@@ -71,7 +73,7 @@ export class ScanRecorder {
       await this.deps.store.scans.addWarnings(scan.id, results.warnings);
       seen = await this.recordDiscovery(run, results.hosts);
       if (request.profile !== 'quick') await this.recordPorts(scan, coverageOf(results.examined), results.ports, results.hosts, seen);
-      await this.recordIdentity(run, seen, results.hosts, request.profile !== 'quick' ? results.ports : [], false);
+      seen = await this.recordIdentity(run, seen, results.hosts, request.profile !== 'quick' ? results.ports : [], false);
     } else {
       seen = results.seen;
     }
@@ -119,10 +121,14 @@ export class ScanRecorder {
   /**
    * Recognition of the devices a scan reached (src/scan/identify.ts): with `probe`, the recognition
    * probes ask each host first (its own scan's run, after the port scan); without, recognition reads
-   * what the scan saw (an imported report, an agent's upload). Records keys, evidence, the
-   * recognised fields (never one a person set) and the decisions. A failure is logged, never fatal.
+   * what the scan saw (an imported report, an agent's upload). Then the identity resolver
+   * (core/resolver.ts) decides which devices the scan created are devices already known, or a
+   * second address of another host of the scan, and folds them (store/device-merge.ts fold), before
+   * the scan's changes are computed. Records keys, evidence, the recognised fields (never one a
+   * person set) and the decisions. Returns the devices the scan saw after folding (the folded ones
+   * replaced by the devices they are). A failure is logged, never fatal.
    */
-  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ScannedHost[], probe: boolean): Promise<void> {
+  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ScannedHost[], probe: boolean): Promise<SeenDevice[]> {
     const { store, log } = this.deps;
     const scannedByIp = new Map(scanned.map((h) => [h.ip, h]));
     const liveByIp = new Map(live.map((h) => [h.ip, h]));
@@ -149,14 +155,81 @@ export class ScanRecorder {
         });
       targets.push({ deviceId: device.deviceId, host, decisions });
     }
-    if (targets.length === 0) return;
+    if (targets.length === 0) return seen;
+    let after = seen;
     try {
       const records = await identifyHosts(targets, run.settings, { probe, signal: run.engineOptions.signal });
-      if (run.engineOptions.signal.aborted) return;
-      await store.identity.recordRecognition(run.scan.id, records, nowIso());
+      if (run.engineOptions.signal.aborted) return seen;
+      const resolved = await this.resolve(run, seen, targets, records);
+      after = resolved.seen;
+      await store.identity.recordRecognition(run.scan.id, resolved.records, nowIso());
     } catch (err) {
       log.warn({ err, scan_id: run.scan.id }, 'could not record what the devices of a scan are');
     }
+    return after;
+  }
+
+  /**
+   * The identity resolver over the scan's recognised hosts: folds the devices it decides are
+   * others, and returns the records to store (one per device after folding, with the resolver's
+   * keys and decisions) and the devices seen.
+   */
+  private async resolve(
+    run: ScanRun,
+    seen: SeenDevice[],
+    targets: IdentifyTarget[],
+    records: DeviceRecognitionRecord[],
+  ): Promise<{ seen: SeenDevice[]; records: DeviceRecognitionRecord[] }> {
+    const { store, log } = this.deps;
+    const seenById = new Map(seen.map((s) => [s.deviceId, s]));
+    const hosts: ResolverHost[] = records.map((r, i) => ({
+      deviceId: r.deviceId,
+      isNew: seenById.get(r.deviceId)?.isNew ?? false,
+      ip: targets[i].host.ip,
+      mac: targets[i].host.mac,
+      keys: r.keys,
+    }));
+    const stored = await store.identity.keysOfHolders(records.flatMap((r) => r.keys.filter((k) => k.kind !== 'ip' && k.strength !== 'excluded')));
+    const involved = [...new Set([...hosts.map((h) => h.deviceId), ...stored.map((k) => k.deviceId)])];
+    const separated = await store.deviceMerges.separatedPairs(involved);
+    const resolution = resolveIdentities({ hosts, stored, separated });
+
+    // Fold, one transaction each; a fold that cannot be made leaves both devices as they are.
+    const into = new Map<number, { target: number; kind: FoldKind }>();
+    for (const fold of resolution.folds) {
+      const target = into.get(fold.into)?.target ?? fold.into;
+      const merged = await store.deviceMerges.fold(target, fold.deviceId, run.scan.id, fold.kind);
+      if (!merged) continue;
+      into.set(fold.deviceId, { target, kind: fold.kind });
+      log.info({ scan_id: run.scan.id, device_id: target, folded: fold.deviceId, ip: fold.ip, kind: fold.kind }, `identity: ${fold.explanation}`);
+    }
+    const after: SeenDevice[] = [];
+    for (const s of seen) {
+      const folded = into.get(s.deviceId);
+      if (!folded) after.push(s);
+      else if (folded.kind === 'same_device') after.push({ deviceId: folded.target, ip: s.ip, isNew: false, previousIp: null });
+    }
+
+    // The records: a folded host's evidence and fields become its device's when that device had no host of its own here.
+    const recordOf = new Map(records.map((r) => [r.deviceId, r]));
+    const byTarget = new Map<number, DeviceRecognitionRecord>();
+    for (const r of records) {
+      const folded = into.get(r.deviceId);
+      const deviceId = folded?.target ?? r.deviceId;
+      if (byTarget.has(deviceId)) continue;
+      if (folded && recordOf.has(deviceId)) continue;
+      const decisions = folded ? r.decisions.filter((d) => d.rule !== 'new_device') : r.decisions;
+      byTarget.set(deviceId, { ...r, deviceId, decisions });
+    }
+    const out: DeviceRecognitionRecord[] = [];
+    for (const device of resolution.devices) {
+      // A fold that could not be made: its host keeps its own record (and the keys it offered).
+      const record = byTarget.get(device.deviceId);
+      if (!record) continue;
+      out.push({ ...record, keys: device.keys, decisions: [...record.decisions, ...device.decisions] });
+    }
+    for (const [deviceId, record] of byTarget) if (!out.some((r) => r.deviceId === deviceId)) out.push(record);
+    return { seen: after, records: out };
   }
 
   /**

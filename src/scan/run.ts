@@ -120,11 +120,16 @@ export class ScanRunner {
     timer.unref();
     const lease = lifecycle.keepLease(running);
     try {
-      const { live, seen, portList, scanned } =
-        engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run, request.profile) : await this.phases(run);
+      const {
+        live,
+        seen: discovered,
+        portList,
+        scanned,
+      } = engine.concurrent && request.profile !== 'quick' ? await this.pipelinedPhases(run, request.profile) : await this.phases(run);
       if (running.abort.signal.aborted) throw new ScanAbortedError();
-      // Recognition (issue 21): the probes ask the hosts the port scan reached what they are.
-      await recorder.recordIdentity(run, seen, live, scanned, request.profile !== 'quick');
+      // Recognition (issue 21): the probes ask the hosts the port scan reached what they are, and
+      // the resolver folds the devices it created that are devices already known.
+      const seen = await recorder.recordIdentity(run, discovered, live, scanned, request.profile !== 'quick');
       if (running.abort.signal.aborted) throw new ScanAbortedError();
       await recorder.recordResults(run, { hosts: live, seen, examined: portList });
     } catch (err) {

@@ -16,16 +16,42 @@ import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { DEVICE_TABLES, type DeviceTable } from './device-tables.js';
 import type { Database, DeviceRow } from './schema.js';
 import { nowIso } from './clock.js';
+import { covers, examineSegments, parseSegments, storedCoverage } from '../core/coverage.js';
+import type { FoldKind } from '../core/resolver.js';
 
 type Row = Record<string, unknown> & { id: number; device_id: number };
 
 /** The columns of the kept device a merge may change, restored by an undo. */
 const KEPT_COLUMNS = ['label', 'zone', 'notes', 'first_seen', 'watch_offline', 'watch_online', 'ports_hash', 'assessed_input'] as const;
 
+/**
+ * What a resolver fold (`same_device`) also changes on the kept device: it takes the address, MAC
+ * and identity the scan saw, and the scan's port coverage. An undo restores them (before the
+ * folded device, which had that identity, comes back).
+ */
+const FOLD_COLUMNS = [
+  ...KEPT_COLUMNS,
+  'identity',
+  'ip_address',
+  'ip_sort',
+  'mac_address',
+  'mac_randomized',
+  'mac_source',
+  'hostname',
+  'hostname_source',
+  'vendor',
+  'last_seen',
+  'last_scan_id',
+  'port_coverage',
+] as const;
+
+/** Who a merge the identity resolver made is by (device_merges.created_by). */
+export const RESOLVER_ACTOR = 'resolver';
+
 /** What an undo needs: stored as JSON in device_merges.snapshot. */
 interface MergeSnapshot {
-  /** The kept device's values of KEPT_COLUMNS before the merge. */
-  kept: Pick<DeviceRow, (typeof KEPT_COLUMNS)[number]>;
+  /** The kept device's values of KEPT_COLUMNS (of FOLD_COLUMNS for a resolver fold) before the merge. */
+  kept: Partial<Pick<DeviceRow, (typeof FOLD_COLUMNS)[number]>>;
   /** The merged devices' rows, whole. */
   devices: DeviceRow[];
   /** Per table: the ids of the rows moved to the kept device, by the device they came from; and the rows removed (collisions), whole. */
@@ -112,6 +138,91 @@ export class DeviceMergeStore {
     return record;
   }
 
+  /**
+   * The identity resolver's fold (core/resolver.ts): device `newId`, created by scan `scanId`, is
+   * device `keptId`. Recorded as a merge by `resolver` (undoable like any). `same_device`: the kept
+   * device was not otherwise seen by the scan: it takes the new device's address, MAC, identity,
+   * sighting and this scan's port coverage, and its ports that this scan examined are replaced by
+   * what the scan found. `second_address`: the kept device was seen at another address by the
+   * same scan: it keeps its own, gains the other address's history and any port it lacks.
+   * Null when either device is gone.
+   */
+  async fold(keptId: number, newId: number, scanId: number, kind: FoldKind): Promise<MergeRecord | null> {
+    const record = await this.db.transaction().execute(async (trx) => {
+      const kept = await trx.selectFrom('devices').selectAll().where('id', '=', keptId).executeTakeFirst();
+      const folded = await trx.selectFrom('devices').selectAll().where('id', '=', newId).executeTakeFirst();
+      if (!kept || !folded) return null;
+      const same = kind === 'same_device';
+      const snapshot: MergeSnapshot = { kept: pick(kept, same ? FOLD_COLUMNS : KEPT_COLUMNS), devices: [folded], tables: {} };
+      // What this scan examined on the new device: the kept device's ports there are now what the scan found.
+      const segment = parseSegments(folded.port_coverage).find((s) => s.scan_id === scanId);
+      const examined = segment ? storedCoverage(segment.ports) : null;
+      for (const { table, unique } of DEVICE_TABLES) {
+        const prefer = same && table === 'ports' ? 'merged' : 'kept';
+        const stale = same && table === 'ports' && examined ? (r: Row) => covers(examined, Number(r.port), String(r.protocol)) : undefined;
+        snapshot.tables[table] = await moveRows(trx, table, unique, keptId, [newId], prefer, stale);
+      }
+      await trx.deleteFrom('devices').where('id', '=', newId).execute();
+      const at = nowIso();
+      await trx
+        .updateTable('devices')
+        .set({
+          first_seen: kept.first_seen < folded.first_seen ? kept.first_seen : folded.first_seen,
+          ports_hash: null,
+          assessed_input: null,
+          ...(same
+            ? {
+                identity: folded.identity,
+                ip_address: folded.ip_address,
+                ip_sort: folded.ip_sort,
+                ...(folded.mac_address
+                  ? { mac_address: folded.mac_address, mac_randomized: folded.mac_randomized, mac_source: folded.mac_source }
+                  : {}),
+                ...(folded.hostname ? { hostname: folded.hostname, hostname_source: folded.hostname_source } : {}),
+                ...(folded.vendor ? { vendor: folded.vendor } : {}),
+                last_seen: folded.last_seen,
+                last_scan_id: folded.last_scan_id,
+                port_coverage: examined
+                  ? JSON.stringify(examineSegments(parseSegments(kept.port_coverage), scanId, segment!.at, examined))
+                  : kept.port_coverage,
+              }
+            : {}),
+        })
+        .where('id', '=', keptId)
+        .execute();
+      const row = await trx
+        .insertInto('device_merges')
+        .values({
+          device_id: keptId,
+          merged_ids: JSON.stringify([newId]),
+          snapshot: JSON.stringify(snapshot),
+          created_at: at,
+          created_by: RESOLVER_ACTOR,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { id: row.id, deviceId: keptId, mergedIds: [newId], createdAt: at, undoneAt: null };
+    });
+    if (record) this.onWrite();
+    return record;
+  }
+
+  /** Pairs of devices a person separated: every undone merge's kept device with each device it had merged. */
+  async separatedPairs(deviceIds: readonly number[]): Promise<[number, number][]> {
+    if (deviceIds.length === 0) return [];
+    const pairs: [number, number][] = [];
+    for (const part of chunks([...deviceIds], IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('device_merges')
+        .select(['device_id', 'merged_ids'])
+        .where('undone_at', 'is not', null)
+        .where('device_id', 'in', part)
+        .execute();
+      for (const r of rows) for (const m of JSON.parse(r.merged_ids) as number[]) pairs.push([r.device_id, m]);
+    }
+    return pairs;
+  }
+
   async get(id: number): Promise<MergeRecord | undefined> {
     const row = await this.db
       .selectFrom('device_merges')
@@ -146,6 +257,8 @@ export class DeviceMergeStore {
           device_id: row.device_id,
         });
       const identities = snapshot.devices.map((d) => d.identity);
+      // A resolver fold gave the kept device a merged device's identity: the undo gives it back first.
+      const restoresIdentity = snapshot.kept.identity !== undefined;
       const holders = await trx
         .selectFrom('devices')
         .select(['id', 'identity'])
@@ -159,6 +272,7 @@ export class DeviceMergeStore {
             ),
           ]),
         )
+        .where('id', '!=', restoresIdentity ? row.device_id : -1)
         .execute();
       if (holders.length > 0) {
         const ids = holders.map((h) => h.id);
@@ -168,9 +282,17 @@ export class DeviceMergeStore {
           { conflicting_device_ids: ids },
         );
       }
+      // The hash and assessment the kept device had, unless a scan has computed them again since.
+      const untouched = kept.ports_hash === null && kept.assessed_input === null;
+      const { ports_hash, assessed_input, ...values } = snapshot.kept;
+      await trx
+        .updateTable('devices')
+        .set({ ...values, ...(untouched ? { ports_hash, assessed_input } : { ports_hash: null, assessed_input: null }) })
+        .where('id', '=', row.device_id)
+        .execute();
       for (const device of snapshot.devices) await trx.insertInto('devices').values(device).execute();
       const any = trx as unknown as Kysely<Record<string, Row>>;
-      for (const { table } of DEVICE_TABLES) {
+      for (const { table, unique } of DEVICE_TABLES) {
         const saved = snapshot.tables[table];
         if (!saved) continue;
         for (const [deviceId, ids] of Object.entries(saved.moved)) {
@@ -183,16 +305,16 @@ export class DeviceMergeStore {
               .execute();
           }
         }
-        for (const removed of saved.removed) await any.insertInto(table).values(removed).execute();
+        for (const removed of saved.removed) {
+          // A row of the kept device a resolver fold replaced: unless a later scan wrote that row again.
+          if (removed.device_id === row.device_id && unique.length > 0) {
+            let again = any.selectFrom(table).select('id').where('device_id', '=', row.device_id);
+            for (const c of unique) again = again.where(c, '=', removed[c] as never);
+            if (await again.executeTakeFirst()) continue;
+          }
+          await any.insertInto(table).values(removed).execute();
+        }
       }
-      // The hash and assessment the kept device had, unless a scan has computed them again since.
-      const untouched = kept.ports_hash === null && kept.assessed_input === null;
-      const { ports_hash, assessed_input, ...values } = snapshot.kept;
-      await trx
-        .updateTable('devices')
-        .set({ ...values, ...(untouched ? { ports_hash, assessed_input } : { ports_hash: null, assessed_input: null }) })
-        .where('id', '=', row.device_id)
-        .execute();
       const undoneAt = nowIso();
       await trx.updateTable('device_merges').set({ undone_at: undoneAt }).where('id', '=', id).execute();
       return { id, deviceId: row.device_id, mergedIds: JSON.parse(row.merged_ids) as number[], createdAt: row.created_at, undoneAt };
@@ -209,12 +331,22 @@ async function moveRows(
   unique: readonly string[],
   keptId: number,
   mergedIds: number[],
+  prefer: 'kept' | 'merged' = 'kept',
+  stale?: (keptRow: Row) => boolean,
 ): Promise<{ moved: Record<string, number[]>; removed: Row[] }> {
   const any = trx as unknown as Kysely<Record<string, Row>>;
   const rows = (await any.selectFrom(table).selectAll().where('device_id', 'in', mergedIds).orderBy('device_id').orderBy('id').execute()) as Row[];
   const keyOf = (r: Record<string, unknown>) => JSON.stringify(unique.map((c) => r[c]));
   const taken = new Set<string>();
-  if (unique.length > 0) {
+  const moved: Record<string, number[]> = {};
+  const removed: Row[] = [];
+  if (prefer === 'merged') {
+    // The merged device's rows win (a resolver fold: they are what the scan just found); the kept
+    // device's colliding rows, and those `stale` says the scan replaced, are removed.
+    const incoming = new Set(rows.map(keyOf));
+    const keptRows = (await any.selectFrom(table).selectAll().where('device_id', '=', keptId).orderBy('id').execute()) as Row[];
+    removed.push(...keptRows.filter((r) => incoming.has(keyOf(r)) || stale?.(r)));
+  } else if (unique.length > 0) {
     const keptRows = await any
       .selectFrom(table)
       .select(unique as string[])
@@ -222,8 +354,6 @@ async function moveRows(
       .execute();
     for (const r of keptRows) taken.add(keyOf(r));
   }
-  const moved: Record<string, number[]> = {};
-  const removed: Row[] = [];
   for (const r of rows) {
     if (unique.length > 0) {
       const key = keyOf(r);

@@ -7,6 +7,8 @@
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
+import type { StoredKey } from '../core/resolver.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
@@ -270,6 +272,31 @@ export class IdentityStore {
         .values(decisions.map((d) => ({ device_id: deviceId, scan_id: scanId, rule: d.rule, explanation: d.explanation, at })))
         .execute();
     }
+  }
+
+  /**
+   * Every stored key of every device that holds one of `keys` (any strength): what the identity
+   * resolver (core/resolver.ts) compares a scan's hosts with.
+   */
+  async keysOfHolders(keys: readonly { kind: string; value: string }[]): Promise<StoredKey[]> {
+    const wanted = new Set(keys.map((k) => `${k.kind}\u0000${k.value}`));
+    const values = [...new Set(keys.map((k) => k.value))];
+    const holders = new Set<number>();
+    for (const part of chunks(values, IDS_PER_STATEMENT)) {
+      const rows = await this.db.selectFrom('device_identity_keys').select(['device_id', 'kind', 'value']).where('value', 'in', part).execute();
+      for (const r of rows) if (wanted.has(`${r.kind}\u0000${r.value}`)) holders.add(r.device_id);
+    }
+    const out: StoredKey[] = [];
+    for (const part of chunks([...holders], IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('device_identity_keys')
+        .select(['device_id', 'kind', 'value', 'strength'])
+        .where('device_id', 'in', part)
+        .orderBy('id')
+        .execute();
+      for (const r of rows) out.push({ deviceId: r.device_id, kind: r.kind, value: r.value, strength: r.strength });
+    }
+    return out;
   }
 
   /**

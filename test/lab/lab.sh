@@ -16,6 +16,8 @@
 #                                  give the host a new address in 10.66.0.0/24, keeping its MAC; with
 #                                  --keep-neighbour the scanner's ARP entry for the old address stays
 #                                  (refreshed to REACHABLE: a stale entry, as right after a renumbering)
+#   lab.sh setmac HOST MAC         give the host's eth0 another MAC (a phone's new random MAC); the
+#                                  scanner's ARP entry for its address is forgotten
 #   lab.sh ip HOST | mac HOST      the host's current address / its MAC
 #   lab.sh neigh-flush             forget the scanner's ARP entries on nwlab0 (cold cache for a benchmark)
 #
@@ -286,6 +288,29 @@ cmd_move() {
   log "h$i moved ${old:-?} -> $new (MAC $(mac_of "$i") kept)"
 }
 
+cmd_setmac() {
+  need_root
+  local i mac ip
+  i=$(index_of "${1:?usage: lab.sh setmac HOST MAC}")
+  mac=${2:?usage: lab.sh setmac HOST MAC}
+  [[ $mac =~ ^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$ ]] || die "MAC must look like 02:66:00:66:01:03, got '$mac'"
+  # Unicast only (the lowest bit of the first octet clear).
+  (( (16#${mac:0:2} & 1) == 0 )) || die "MAC must be a unicast address, got '$mac'"
+  lock
+  require_host "$i"
+  ip -n "$(ns_of "$i")" link set dev eth0 address "$mac"
+  ip=$(current_ip "$i")
+  [[ -z $ip ]] || ip neigh del "$ip" dev "$BRIDGE" 2>/dev/null || true
+  log "h$i has MAC $mac"
+}
+
+# The host's MAC as it is now (setmac may have changed it), else the fixed one.
+current_mac() {
+  local mac
+  mac=$(ip -n "$(ns_of "$1")" -o link show dev eth0 2>/dev/null | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p' | tr 'a-f' 'A-F')
+  echo "${mac:-$(mac_of "$1")}"
+}
+
 cmd_neigh_flush() {
   need_root
   # The neighbour entries of the lab's own bridge only.
@@ -302,7 +327,7 @@ cmd_hosts() {
     state=down
     flags=$(ip -o link show dev "nwl${i}a" 2>/dev/null || true)
     [[ $flags =~ [\<,]UP[,\>] ]] && state=up
-    echo "h$i $(ns_of "$i") $(current_ip "$i") $(mac_of "$i") $state"
+    echo "h$i $(ns_of "$i") $(current_ip "$i") $(current_mac "$i") $state"
   done
 }
 
@@ -393,7 +418,7 @@ cmd_status() {
   done < <(cmd_hosts)
 }
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd=${1:-}
@@ -412,6 +437,7 @@ main() {
     move) cmd_move "$@" ;;
     ip) cmd_ip "$@" ;;
     mac) cmd_mac "$@" ;;
+    setmac) cmd_setmac "$@" ;;
     neigh-flush) cmd_neigh_flush ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;

@@ -121,6 +121,8 @@ export const labCtl = {
   move: (host: string, ip: string) => lab('move', host, ip),
   /** As `move`, but the scanner's ARP entry for the old address stays, complete, with the host's MAC. */
   moveKeepingNeighbour: (host: string, ip: string) => lab('move', host, ip, '--keep-neighbour'),
+  /** Another MAC on the host's eth0 (a phone's new random MAC); the scanner's ARP entry for it is forgotten. */
+  setMac: (host: string, mac: string) => lab('setmac', host, mac),
   status: () => lab('status'),
   async hosts(): Promise<LabHost[]> {
     const out = await lab('hosts');

@@ -1,0 +1,155 @@
+/**
+ * The identity resolver's folds and a person's merges, applied to a real store (both dialects):
+ * a fold makes the device created by a scan the known device (address, MAC, identity, ports the
+ * scan examined) and an undo restores every row of every table exactly (fast-check over random
+ * devices with ports, addresses and keys); the database never lets two devices hold one strong key.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ScannedHost } from '../../src/core/model.js';
+import type { Store } from '../../src/store/index.js';
+import { InventoryWriter } from '../../src/store/inventory.js';
+import { testDatabases, type OpenedDatabase } from '../helpers/databases.js';
+import { dumpTables, type TableDump } from '../helpers/tables.js';
+
+const IPS = ['10.66.0.10', '10.66.0.11', '10.66.0.12', '10.66.0.13'];
+const MACS = ['7A:00:00:00:00:01', '7A:00:00:00:00:02', '00:11:32:00:00:03', '00:11:32:00:00:04'];
+const PORTS = [22, 80, 443];
+const KEYS = [
+  { kind: 'ssh_host_key', value: 'SHA256:aaaa' },
+  { kind: 'mdns_name', value: 'alices-phone.local' },
+  { kind: 'tls_certificate', value: 'cc'.repeat(32) },
+];
+
+/** device_merges gains the merge (undone); every other table must be exactly as before. */
+function withoutMerges(dump: TableDump): TableDump {
+  const { device_merges: _merges, ...rest } = dump;
+  return rest;
+}
+
+describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (database) => {
+  let db: OpenedDatabase;
+  let store: Store;
+  let writer: InventoryWriter;
+  let scanIds: number[];
+
+  beforeAll(async () => {
+    db = await database.open();
+    store = db.store;
+    writer = new InventoryWriter(store.db, () => {});
+    scanIds = [];
+    for (let i = 0; i < 2; i++)
+      scanIds.push(
+        (await store.scans.create({ status: 'running', profile: 'normal', subnet: '10.66.0.0/24', scan_type: 'network', devices_found: 0 })).id,
+      );
+  });
+  afterAll(() => db?.cleanup());
+
+  const clear = async () => {
+    for (const t of ['device_merges', 'identity_decisions', 'device_identity_keys', 'ports', 'ip_history', 'devices'] as const)
+      await store.db.deleteFrom(t).execute();
+  };
+  const at = (n: number) => new Date(Date.UTC(2026, 0, 1 + n)).toISOString();
+
+  /** Two devices: the known one (first scan) and one the second scan created, with random ports and keys. */
+  async function twoDevices(spec: { ports: [number[], number[]]; keys: [number[], number[]]; strong: boolean }) {
+    const first = await writer.recordDiscovery(scanIds[0], [{ ip: IPS[0], mac: MACS[0], vendor: null, hostname: 'phone.lan' }], at(0));
+    const known = first.seen[0].deviceId;
+    const examined = { tcp: [{ low: 1, high: 1024 }], udp: [] };
+    const portsOf = (ip: string, ports: number[]): ScannedHost => ({
+      ip,
+      mac: null,
+      vendor: null,
+      hostname: null,
+      os_name: null,
+      device_type: null,
+      ports: ports.map((port) => ({
+        port,
+        protocol: 'tcp' as const,
+        state: 'open',
+        service: null,
+        product: null,
+        version: null,
+        extra_info: null,
+        cpe: [],
+      })),
+    });
+    await writer.recordPorts([{ deviceId: known, host: portsOf(IPS[0], spec.ports[0]) }], at(0), { id: scanIds[0], examined });
+    const second = await writer.recordDiscovery(scanIds[1], [{ ip: IPS[1], mac: MACS[1], vendor: 'Apple', hostname: null }], at(1));
+    const created = second.seen[0].deviceId;
+    await writer.recordPorts([{ deviceId: created, host: portsOf(IPS[1], spec.ports[1]) }], at(1), { id: scanIds[1], examined });
+    for (const [i, deviceId] of [known, created].entries()) {
+      for (const k of spec.keys[i]) {
+        // A strong key on one device only (the partial unique index): the second copy is weak.
+        const strength = spec.strong && !(i === 1 && spec.keys[0].includes(k)) ? 'strong' : 'medium';
+        await store.db
+          .insertInto('device_identity_keys')
+          .values({ device_id: deviceId, ...KEYS[k], strength, source: 'test', first_seen: at(i), last_seen: at(i) })
+          .execute();
+      }
+    }
+    await store.db
+      .insertInto('identity_decisions')
+      .values({ device_id: known, scan_id: scanIds[0], rule: 'new_device', explanation: 'x', at: at(0) })
+      .execute();
+    return { known, created };
+  }
+
+  it('a same_device fold: the known device takes the new address, MAC and identity; the scan’s ports replace the examined ones', async () => {
+    await clear();
+    const { known, created } = await twoDevices({
+      ports: [
+        [22, 80],
+        [22, 443],
+      ],
+      keys: [
+        [0, 1],
+        [0, 1],
+      ],
+      strong: true,
+    });
+    const merge = await store.deviceMerges.fold(known, created, scanIds[1], 'same_device');
+    expect(merge).toMatchObject({ deviceId: known, mergedIds: [created] });
+    const device = await store.db.selectFrom('devices').selectAll().where('id', '=', known).executeTakeFirstOrThrow();
+    expect(device).toMatchObject({ ip_address: IPS[1], mac_address: MACS[1], identity: `mac:${MACS[1]}`, vendor: 'Apple', hostname: 'phone.lan' });
+    expect(await store.db.selectFrom('devices').select('id').where('id', '=', created).executeTakeFirst()).toBeUndefined();
+    const ports = await store.db.selectFrom('ports').select('port').where('device_id', '=', known).orderBy('port').execute();
+    expect(ports.map((p) => p.port)).toEqual([22, 443]);
+    const history = await store.db.selectFrom('ip_history').select('ip_address').where('device_id', '=', known).orderBy('ip_address').execute();
+    expect(history.map((h) => h.ip_address)).toEqual([IPS[0], IPS[1]]);
+    expect((await store.db.selectFrom('device_merges').select('created_by').executeTakeFirstOrThrow()).created_by).toBe('resolver');
+    // A person undid it: the pair is separated for the resolver.
+    await store.deviceMerges.undo(merge!.id);
+    expect(await store.deviceMerges.separatedPairs([known])).toEqual([[known, created]]);
+  });
+
+  it('fold or merge, then undo, restores every row exactly (property)', async () => {
+    const portsArb = fc.uniqueArray(fc.constantFrom(...PORTS), { maxLength: 3 });
+    const keysArb = fc.uniqueArray(fc.integer({ min: 0, max: KEYS.length - 1 }), { maxLength: 3 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          ports: fc.tuple(portsArb, portsArb),
+          keys: fc.tuple(keysArb, keysArb),
+          strong: fc.boolean(),
+          how: fc.constantFrom('same_device', 'second_address', 'person'),
+        }),
+        async (spec) => {
+          await clear();
+          const { known, created } = await twoDevices(spec);
+          const before = withoutMerges(await dumpTables(store));
+          const merge =
+            spec.how === 'person'
+              ? await store.deviceMerges.merge(known, [created], 'admin')
+              : await store.deviceMerges.fold(known, created, scanIds[1], spec.how);
+          // No two devices hold one strong key, whatever moved.
+          const strong = await store.db.selectFrom('device_identity_keys').select(['kind', 'value']).where('strength', '=', 'strong').execute();
+          expect(new Set(strong.map((k) => `${k.kind} ${k.value}`)).size).toBe(strong.length);
+          await store.deviceMerges.undo(merge!.id);
+          expect(withoutMerges(await dumpTables(store))).toEqual(before);
+        },
+      ),
+      { numRuns: 8 },
+    );
+  }, 120_000);
+});

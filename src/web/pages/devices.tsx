@@ -498,6 +498,7 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         {/* Compact: the ports and when they were examined are in the title and on the device page. */}
         <RiskBadge level={d.risk_level} score={d.risk_score} coverage={coverageOf(d)} compact />
         <StaleMarker count={d.stale_ports} />
+        {d.risk_reason && <div class="small muted risk-reason">{d.risk_reason}</div>}
       </td>
       <td class="hide-narrow mono small">
         <PortList ports={d.open_ports} />

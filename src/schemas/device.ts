@@ -111,7 +111,7 @@ export const DeviceSummary = Type.Object({
     Nullable(
       Type.String({
         description:
-          'GET /api/devices only: why the device has its risk level, in a few words ("Telnet remote login exposed", "27 CVEs · 3 exploited"), ' +
+          'GET /api/devices?with_reasons=true only: why the device has its risk level, in a few words ("Telnet remote login exposed", "27 CVEs · 3 exploited"), ' +
           'from its open findings (accepted ones left out); null without open findings',
       }),
     ),

@@ -32,6 +32,16 @@ export interface InventoryCveMatch {
   remediation: string | null;
 }
 
+/** A finding as the device list's `risk_reason` reads it. */
+export interface DeviceFindingRow {
+  device_id: number;
+  finding_key: string | null;
+  kind: string | null;
+  title: string;
+  severity: string;
+  cve_ids: string;
+}
+
 /** Every device's findings: the priority list orders them with exploit data the caller adds. */
 export class FindingStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -72,8 +82,8 @@ export class FindingStore {
   }
 
   /** The findings of the given devices (their keys, kinds, titles, severities and CVE ids), in id order. */
-  async ofDevices(deviceIds: readonly number[]): Promise<{ device_id: number; finding_key: string | null; kind: string | null; title: string; severity: string; cve_ids: string }[]> {
-    const out = [];
+  async ofDevices(deviceIds: readonly number[]): Promise<DeviceFindingRow[]> {
+    const out: DeviceFindingRow[] = [];
     for (const ids of chunks([...deviceIds], IDS_PER_STATEMENT)) {
       out.push(
         ...(await this.db

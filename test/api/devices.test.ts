@@ -35,6 +35,7 @@ const SUMMARY_KEYS = [
   'os_version',
   'status',
   'watch',
+  'presence',
 ];
 
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
@@ -74,6 +75,7 @@ function expectedSummary(seed: Seed, key: DeviceKey) {
     // Written by the inventory writer (as a scan writes), so first seen and not yet acknowledged.
     status: d.status,
     watch: { offline: d.watch_offline === 1, online: d.watch_online === 1 },
+    presence: { offline_after_scans: null },
   };
 }
 

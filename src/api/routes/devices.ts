@@ -56,6 +56,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             ...DEVICE_FILTER_PARAMS,
             sort: Type.Optional(StringEnum(DEVICE_SORT_KEYS, { description: 'Order by this field (default ip_address); empty values sort last' })),
             order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'Sort direction (default asc)' })),
+            with_reasons: Type.Optional(
+              Type.Boolean({ description: 'Add `risk_reason` to each device: why it has its risk level, in a few words (the web list shows it)' }),
+            ),
             ...pagingQuery(),
           },
           { additionalProperties: false },
@@ -64,7 +67,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { sort, order, limit = 100, offset = 0, ...filters } = request.query;
+      const { sort, order, limit = 100, offset = 0, with_reasons = false, ...filters } = request.query;
       const { rows, total } = await store.devices.list({
         ...(await deviceFiltersOf(store, filters)),
         excludeArchived: true,
@@ -74,7 +77,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         offset,
       });
       reply.header('X-Total-Count', total);
-      return withReasons(rows);
+      return with_reasons ? withReasons(rows) : rows;
     },
   );
 

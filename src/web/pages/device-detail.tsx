@@ -668,11 +668,10 @@ interface ProductGroup<T> {
 const compareVersions = new Intl.Collator('en', { numeric: true }).compare;
 
 /** Groups CVE items by the port (and so the software) they were found on; known exploited first inside each. */
-function groupByProduct<T>(items: T[], cveOf: (item: T) => Cve | undefined, portOf: (item: T) => { port: number | null; protocol: string | null }): ProductGroup<T>[] {
+function groupByProduct<T>(items: T[], cveOf: (item: T) => Cve | undefined, portOf: (item: T) => string | null): ProductGroup<T>[] {
   const groups = new Map<string, T[]>();
   for (const item of items) {
-    const { port, protocol } = portOf(item);
-    const key = port === null ? 'host' : `${port}/${protocol ?? 'tcp'}`;
+    const key = portOf(item) ?? 'host';
     const list = groups.get(key);
     if (list) list.push(item);
     else groups.set(key, [item]);
@@ -725,7 +724,7 @@ function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: numbe
   const groups = groupByProduct(
     findings.filter((f) => f.kind === 'cve'),
     cveOf,
-    (f) => f,
+    (f) => (f.port === null ? null : `${f.port}/${f.protocol ?? 'tcp'}`),
   );
   const item = (f: Finding, compact: boolean) => (
     <FindingItem key={f.finding_key} finding={f} cve={cveOf(f)} compact={compact} cves={cves} onAccept={() => setAccepting(f)} />
@@ -946,7 +945,7 @@ function CvesCard({ cves }: { cves: Cve[] }) {
   const groups = groupByProduct(
     cves,
     (c) => c,
-    (c) => ({ port: c.port, protocol: null }),
+    (c) => (c.port === null ? null : String(c.port)),
   );
   return (
     <section class="card cves-card" id="cves">

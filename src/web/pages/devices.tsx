@@ -112,6 +112,7 @@ export function DevicesPage() {
     order: query.order === 'asc' ? undefined : query.order,
     limit: PAGE_SIZE,
     offset: query.offset,
+    with_reasons: true,
   };
   const listKey = JSON.stringify(apiQuery);
   const list = useResource((signal) => page(api.GET('/api/devices', { params: { query: apiQuery }, signal })), [listKey]);

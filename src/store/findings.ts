@@ -75,10 +75,7 @@ export class FindingStore {
 
   /** Every device's CVE matches, for the confidence and fixed version of the CVE findings. */
   async cveMatches(): Promise<InventoryCveMatch[]> {
-    return this.db
-      .selectFrom('cve_matches')
-      .select(['device_id', 'cve_id', 'port', 'confidence', 'matched_version', 'remediation'])
-      .execute();
+    return this.db.selectFrom('cve_matches').select(['device_id', 'cve_id', 'port', 'confidence', 'matched_version', 'remediation']).execute();
   }
 
   /** The findings of the given devices (their keys, kinds, titles, severities and CVE ids), in id order. */

@@ -12,7 +12,9 @@ describe('fixedIn', () => {
   const ssh = (range: Record<string, string>) => [{ cpe: 'openbsd:openssh', ...range }];
   it('is the exclusive upper bound of the range the detected version lies in', () => {
     expect(fixedIn(ssh({ versionEndExcluding: '9.8p1' }), '7.4')).toBe('9.8p1');
-    expect(fixedIn([...ssh({ versionEndExcluding: '5.2' }), ...ssh({ versionStartIncluding: '7.0', versionEndExcluding: '7.6' })], '7.4')).toBe('7.6');
+    expect(fixedIn([...ssh({ versionEndExcluding: '5.2' }), ...ssh({ versionStartIncluding: '7.0', versionEndExcluding: '7.6' })], '7.4')).toBe(
+      '7.6',
+    );
   });
   it('is unknown when the data does not say or the version is outside every range or unreadable', () => {
     expect(fixedIn(ssh({ versionEndIncluding: '9.7' }), '7.4')).toBeNull();

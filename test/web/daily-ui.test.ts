@@ -215,7 +215,8 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
       const heading = texts.find((t) => t.startsWith(`Upgrade ${product}`));
       expect(heading, product).toBeDefined();
       expect(heading).toContain(`${ids.size} CVE${ids.size === 1 ? '' : 's'}`);
-      if (list.every((f) => f.fixed_in)) expect(heading).toMatch(new RegExp(`^Upgrade ${product.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to \\S+: fixes `));
+      if (list.every((f) => f.fixed_in))
+        expect(heading).toMatch(new RegExp(`^Upgrade ${product.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to \\S+: fixes `));
     }
     expect(texts.some((t) => /^Upgrade OpenSSH to \S+: fixes \d+ CVEs? on 1 device$/.test(t))).toBe(true);
     // Where the data names no fixed version for some, the group says what is known.

@@ -30,7 +30,6 @@ export function fixedIn(affected: readonly CveAffected[], version: string | null
   return unknown ? null : best;
 }
 
-
 export interface Detection {
   confidence: 'confirmed' | 'likely';
   reason: string;

@@ -18,8 +18,7 @@ const ALL_LIMIT = 1000;
 
 export function NewDevicesInbox() {
   const list = useResource(
-    (signal) =>
-      page(api.GET('/api/devices', { params: { query: { status: 'new', sort: 'first_seen', order: 'desc', limit: SHOWN } }, signal })),
+    (signal) => page(api.GET('/api/devices', { params: { query: { status: 'new', sort: 'first_seen', order: 'desc', limit: SHOWN } }, signal })),
     [],
   );
   useRefreshOn(['device_new', 'device_updated', 'scan_finished'], list.reload);
@@ -133,7 +132,12 @@ function InboxItem({
       <form class="inbox-form" onSubmit={submit} aria-label={`Decide about ${d.ip_address}`}>
         <label class="inbox-field">
           <span>Name</span>
-          <input value={label} maxLength={DEVICE_LABEL_MAX_LENGTH} placeholder={d.name ?? 'A name of your own'} onInput={(e) => setLabel(e.currentTarget.value)} />
+          <input
+            value={label}
+            maxLength={DEVICE_LABEL_MAX_LENGTH}
+            placeholder={d.name ?? 'A name of your own'}
+            onInput={(e) => setLabel(e.currentTarget.value)}
+          />
         </label>
         <label class="inbox-field">
           <span>Zone</span>

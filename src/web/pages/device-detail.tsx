@@ -168,11 +168,21 @@ function StatusCard({ device: d, onSaved }: { device: DeviceDetail; onSaved: (de
       <fieldset class="plain">
         <legend>Tell me when it</legend>
         <label class="checkbox">
-          <input type="checkbox" checked={d.watch.offline} disabled={busy} onChange={(e) => void save.run({ watch: { offline: e.currentTarget.checked } })} />
+          <input
+            type="checkbox"
+            checked={d.watch.offline}
+            disabled={busy}
+            onChange={(e) => void save.run({ watch: { offline: e.currentTarget.checked } })}
+          />
           goes offline
         </label>
         <label class="checkbox">
-          <input type="checkbox" checked={d.watch.online} disabled={busy} onChange={(e) => void save.run({ watch: { online: e.currentTarget.checked } })} />
+          <input
+            type="checkbox"
+            checked={d.watch.online}
+            disabled={busy}
+            onChange={(e) => void save.run({ watch: { online: e.currentTarget.checked } })}
+          />
           comes back online
         </label>
       </fieldset>
@@ -681,7 +691,10 @@ function groupByProduct<T>(items: T[], cveOf: (item: T) => Cve | undefined, port
     const named = cves.find((c) => c?.matched_product);
     const software = named ? [named.matched_product, named.matched_version].filter(Boolean).join(' ') : 'The software';
     const exploited = (item: T) => (cveOf(item)?.kev ? 1 : 0);
-    const sorted = list.map((item, i) => ({ item, i })).sort((a, b) => exploited(b.item) - exploited(a.item) || a.i - b.i).map((x) => x.item);
+    const sorted = list
+      .map((item, i) => ({ item, i }))
+      .sort((a, b) => exploited(b.item) - exploited(a.item) || a.i - b.i)
+      .map((x) => x.item);
     const fixes = cves.map((c) => c?.fixed_in ?? null);
     const known = fixes.filter((v): v is string => v !== null);
     return {
@@ -710,9 +723,7 @@ function fixText(g: ProductGroup<unknown>): string | null {
 export function RichText({ text }: { text: string }) {
   const parts = text.split(/(`[^`\n]+`)/);
   return (
-    <>
-      {parts.map((part, i) => (part.length > 2 && part.startsWith('`') && part.endsWith('`') ? <code key={i}>{part.slice(1, -1)}</code> : part))}
-    </>
+    <>{parts.map((part, i) => (part.length > 2 && part.startsWith('`') && part.endsWith('`') ? <code key={i}>{part.slice(1, -1)}</code> : part))}</>
   );
 }
 
@@ -751,7 +762,9 @@ function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: numbe
                 <ul class="detail-list">{g.items.slice(0, shown).map((f) => item(f, false))}</ul>
                 {g.items.length > shown && (
                   <details class="product-more">
-                    <summary>{plural(g.items.length - shown, `more CVE`)} in {g.label.split(' on ')[0]}</summary>
+                    <summary>
+                      {plural(g.items.length - shown, `more CVE`)} in {g.label.split(' on ')[0]}
+                    </summary>
                     <ul class="detail-list compact-list">{g.items.slice(shown).map((f) => item(f, true))}</ul>
                   </details>
                 )}

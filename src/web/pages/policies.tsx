@@ -14,7 +14,10 @@ import type { PriorityFinding } from '../types';
 import './risk.css';
 
 type Severity = PriorityFinding['severity'];
-type Policies = Record<string, { forbidden_ports: (number | string)[]; forbidden_services: string[]; allowed_ports: (number | string)[] | null; severity: Severity }>;
+type Policies = Record<
+  string,
+  { forbidden_ports: (number | string)[]; forbidden_services: string[]; allowed_ports: (number | string)[] | null; severity: Severity }
+>;
 
 /** One zone's policy as the form holds it: lists as the text typed. */
 interface Draft {
@@ -51,7 +54,8 @@ export function parsePorts(text: string): { ok: true; value: (number | string)[]
   for (const word of words(text)) {
     const m = /^(\d{1,5})(?:\/(tcp|udp))?$/i.exec(word);
     const port = m ? Number(m[1]) : NaN;
-    if (!m || port < 1 || port > 65535) return { ok: false, error: `“${word}” is not a port: write a number from 1 to 65535, such as 23, or 161/udp for UDP.` };
+    if (!m || port < 1 || port > 65535)
+      return { ok: false, error: `“${word}” is not a port: write a number from 1 to 65535, such as 23, or 161/udp for UDP.` };
     const value = m[2]?.toLowerCase() === 'udp' ? `${port}/udp` : port;
     if (!out.includes(value)) out.push(value);
   }
@@ -109,7 +113,7 @@ export function PoliciesPage() {
   const zoneNames = zones.data ?? [];
   useEffect(() => {
     if (!zones.data || !current.data) return;
-    const policies = current.data as Policies;
+    const policies = current.data;
     setDrafts(Object.fromEntries(zones.data.map((z) => [z, draftOf(policies[z])])));
   }, [zones.data, current.data]);
 
@@ -167,7 +171,7 @@ export function PoliciesPage() {
               zone={zone}
               draft={drafts[zone] ?? EMPTY}
               errors={errors[zone] ?? {}}
-              suggested={(suggested.data as Policies | undefined)?.[zone]}
+              suggested={(suggested.data)?.[zone]}
               onChange={(change) => update(zone, change)}
             />
           ))}
@@ -218,7 +222,12 @@ function ZoneCard({
           <PolicyField id={`${id}-ports`} label="Forbidden ports" hint="Such as 23, 445, 161/udp (TCP unless /udp)." error={errors.forbidden_ports}>
             <input value={d.forbiddenPorts} onInput={(e) => onChange({ forbiddenPorts: e.currentTarget.value })} spellcheck={false} />
           </PolicyField>
-          <PolicyField id={`${id}-services`} label="Forbidden services" hint="nmap service names, such as telnet, vnc, microsoft-ds." error={errors.forbidden_services}>
+          <PolicyField
+            id={`${id}-services`}
+            label="Forbidden services"
+            hint="nmap service names, such as telnet, vnc, microsoft-ds."
+            error={errors.forbidden_services}
+          >
             <input value={d.forbiddenServices} onInput={(e) => onChange({ forbiddenServices: e.currentTarget.value })} spellcheck={false} />
           </PolicyField>
           <label class="checkbox">

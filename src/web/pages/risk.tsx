@@ -117,7 +117,9 @@ export function groupFindings(findings: PriorityFinding[]): FixGroup[] {
 export function groupHeading(g: FixGroup): string {
   const on = `on ${plural(g.devices, 'device')}`;
   if (g.product && g.cves > 0) {
-    return g.fixedIn ? `Upgrade ${g.product} to ${g.fixedIn}: fixes ${plural(g.cves, 'CVE')} ${on}` : `Upgrade ${g.product}: ${plural(g.cves, 'CVE')} ${on}`;
+    return g.fixedIn
+      ? `Upgrade ${g.product} to ${g.fixedIn}: fixes ${plural(g.cves, 'CVE')} ${on}`
+      : `Upgrade ${g.product}: ${plural(g.cves, 'CVE')} ${on}`;
   }
   if (g.product) return `${g.product}: ${plural(g.findings.length, 'finding')} ${on}`;
   return `${g.title} ${on}`;

@@ -393,7 +393,7 @@ export class DeviceStore {
           port: c.port,
           matched_product: c.matched_product,
           matched_version: c.matched_version,
-          fixed_in: text?.affected ? fixedIn(text.affected, c.matched_version) : null,
+          fixed_in: text?.affected ? fixedIn(text.affected, c.matched_version, c.matched_product) : null,
           kev: kevOf(intel.kev.get(c.cve_id), text?.kev),
           epss: intel.epss.get(c.cve_id) ?? null,
         };

@@ -27,6 +27,7 @@ export interface InventoryCveMatch {
   cve_id: string;
   port: number | null;
   confidence: string;
+  matched_product: string | null;
   matched_version: string | null;
   /** Non-null only when it differs from the dataset's: a distribution's back-port note. */
   remediation: string | null;
@@ -75,7 +76,10 @@ export class FindingStore {
 
   /** Every device's CVE matches, for the confidence and fixed version of the CVE findings. */
   async cveMatches(): Promise<InventoryCveMatch[]> {
-    return this.db.selectFrom('cve_matches').select(['device_id', 'cve_id', 'port', 'confidence', 'matched_version', 'remediation']).execute();
+    return this.db
+      .selectFrom('cve_matches')
+      .select(['device_id', 'cve_id', 'port', 'confidence', 'matched_product', 'matched_version', 'remediation'])
+      .execute();
   }
 
   /** The findings of the given devices (their keys, kinds, titles, severities and CVE ids), in id order. */

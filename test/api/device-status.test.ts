@@ -208,8 +208,8 @@ describe.each(testDatabases())('device status, delete, merge and watch ($kind)',
     expect(online[0].data.away_seconds).toBeGreaterThanOrEqual(0);
   });
   it('a device that can sleep (its own presence.offline_after_scans) stays online through fewer missed scans', async () => {
-    const [stays, sleeper, phone] = ['127.0.0.60', '127.0.0.61', '127.0.0.62'];
-    const subnet = '127.0.0.60/30';
+    const [stays, sleeper, phone] = ['127.0.0.64', '127.0.0.65', '127.0.0.66'];
+    const subnet = '127.0.0.64/30';
     await importReport(discoveryReport(subnet, [stays, sleeper, phone]));
     const s = await byIp(sleeper);
     const p = await byIp(phone);

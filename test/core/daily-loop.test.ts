@@ -22,6 +22,10 @@ describe('fixedIn', () => {
     expect(fixedIn([{ cpe: 'openbsd:openssh', versionIndependent: true }], '7.4')).toBeNull();
     expect(fixedIn(ssh({ versionEndExcluding: '7.0' }), '7.4')).toBeNull();
     expect(fixedIn(ssh({ versionEndExcluding: '9.8' }), null)).toBeNull();
+    // Only the matched product's ranges count: Terrapin names Dropbear too, bounded inclusively.
+    const terrapin = [...ssh({ versionEndExcluding: '9.6' }), { cpe: 'dropbear_ssh_project:dropbear_ssh', versionEndIncluding: '2022.83' }];
+    expect(fixedIn(terrapin, '7.4', 'OpenSSH')).toBe('9.6');
+    expect(fixedIn(terrapin, '7.4')).toBeNull();
     // One containing range without an exclusive bound makes the whole answer unknown.
     expect(fixedIn([...ssh({ versionEndExcluding: '9.8' }), ...ssh({ versionEndIncluding: '9.9' })], '7.4')).toBeNull();
   });

@@ -289,7 +289,7 @@ export const riskRoutes: FastifyPluginAsyncTypebox = async (app) => {
           cve_id: cveId,
           product: r.product ? (r.version ? `${r.product} ${r.version}` : r.product) : null,
           product_name: r.product,
-          fixed_in: match && affected ? fixedIn(affected, match.matched_version) : null,
+          fixed_in: match && affected ? fixedIn(affected, match.matched_version, match.matched_product) : null,
           confidence: detection?.confidence ?? null,
           confidence_reason: detection?.reason ?? null,
           kev: cveId ? kevOf(intel.kev.get(cveId), cves.entry(cveId)?.kev) : null,

@@ -1,18 +1,24 @@
 /**
  * Which version fixes a CVE for a port (the Fix first page's "upgrade OpenSSH to 9.8"): the upper
- * bound (`versionEndExcluding`) of the affected ranges the detected version lies in. Pure.
+ * bound (`versionEndExcluding`) of the affected ranges of the matched product that the detected
+ * version lies in. Pure.
  * Unknown (null) when the version cannot be read, when no affected range contains it, or when a
  * range that contains it gives no exclusive upper bound (`versionEndIncluding`, an exact version,
  * no bound, or a version-independent entry): the data then does not say which release fixes it.
  */
 import { compareVersions, distroIn, inRange, parseVersion } from '../versions.js';
 import type { CveAffected } from './entry.js';
+import { canonicalProductKey, productKeyForName } from './products.js';
 
-export function fixedIn(affected: readonly CveAffected[], version: string | null | undefined): string | null {
+export function fixedIn(affected: readonly CveAffected[], version: string | null | undefined, product?: string | null): string | null {
   if (!parseVersion(version)) return null;
+  // Only the ranges of the product that matched: a CVE naming several products (Terrapin: OpenSSH,
+  // Dropbear, libssh…) has ranges whose versions mean nothing for the others.
+  const key = productKeyForName(product);
+  const own = key === null ? [] : affected.filter((a) => canonicalProductKey(a.cpe) === key);
   let best: string | null = null;
   let unknown = false;
-  for (const a of affected) {
+  for (const a of own.length > 0 ? own : affected) {
     if (a.versionIndependent) continue;
     let contains: boolean | null;
     try {

@@ -22,6 +22,8 @@ import { testDatabases } from '../helpers/databases.js';
 import { adminWithKey, readJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 const skipReason = browserSkipReason();
+/** What expect.poll waits at most: the page and the server share a busy machine. */
+const POLL = { timeout: 15_000 };
 const REPORT = join(import.meta.dirname, '..', 'fixtures', 'nmap-import', 'loopback-sv-1.xml');
 
 describe.skipIf(skipReason !== null).sequential('web UI: new devices, device status, policies, fix first wording', () => {
@@ -72,7 +74,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     expect(listed.find((d) => d.ip_address === '127.0.0.20').risk_reason).toBeNull();
     await page.goto(browser.url('/devices'));
     const row = page.locator('tr', { has: page.getByRole('link', { name: '127.0.0.21', exact: true }) });
-    await expect.poll(() => row.locator('.badge.new').count()).toBe(1);
+    await expect.poll(() => row.locator('.badge.new').count(), POLL).toBe(1);
     expect(await row.locator('.risk-reason').textContent()).toBe(web.risk_reason);
     await browser.screenshot('devices-reasons');
   });
@@ -80,7 +82,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
   it('the dashboard inbox names, zones, trusts and acknowledges one, archives one, deletes one and acknowledges the rest', async () => {
     await page.goto(browser.url('/'));
     const inbox = page.getByRole('region', { name: 'New devices' });
-    await expect.poll(() => inbox.getByRole('heading', { level: 2 }).textContent()).toBe('New devices (4)');
+    await expect.poll(() => inbox.getByRole('heading', { level: 2 }).textContent(), POLL).toBe('New devices (4)');
     await browser.screenshot('dashboard-inbox');
 
     const web = inbox.getByRole('form', { name: 'Decide about 127.0.0.21' });
@@ -101,7 +103,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     await inbox.getByText('Deleted 127.0.0.23.').waitFor();
     expect(await get('/api/devices?limit=1000&q=127.0.0.23')).toEqual([]);
 
-    await expect.poll(() => inbox.getByRole('heading', { level: 2 }).textContent()).toBe('New devices (1)');
+    await expect.poll(() => inbox.getByRole('heading', { level: 2 }).textContent(), POLL).toBe('New devices (1)');
     await inbox.getByRole('button', { name: 'Acknowledge', exact: true }).click();
     await inbox.getByText('Acknowledged 1 new device.').waitFor();
     await inbox.getByText('No new devices.').waitFor();
@@ -121,9 +123,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     await status.getByRole('button', { name: 'Restore (known)' }).click();
     await status.getByText('Known', { exact: true }).waitFor();
     await status.getByLabel('goes offline').check();
-    await expect.poll(async () => (await get(`/api/devices/${summary.id}`)).watch).toEqual({ offline: true, online: false });
+    await expect.poll(async () => (await get(`/api/devices/${summary.id}`)).watch, POLL).toEqual({ offline: true, online: false });
     await status.getByLabel('Can sleep').selectOption('3');
-    await expect.poll(async () => (await get(`/api/devices/${summary.id}`)).presence).toEqual({ offline_after_scans: 3 });
+    await expect.poll(async () => (await get(`/api/devices/${summary.id}`)).presence, POLL).toEqual({ offline_after_scans: 3 });
 
     // Findings: CVEs grouped by the software on their port, known exploited first, the rest collapsed.
     const cveFindings = detail.risk_details.findings.filter((f: any) => f.kind === 'cve');
@@ -148,7 +150,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     expect(before).toBeLessThan(detail.risk_details.findings.length);
     const more = findings.locator('details.product-more').first();
     await more.locator('summary').click();
-    await expect.poll(visible).toBeGreaterThan(before);
+    await expect.poll(visible, POLL).toBeGreaterThan(before);
     // The same in the CVE card.
     const cveCard = page.locator('#cves');
     expect(await cveCard.locator('.product-group').count()).toBeGreaterThan(0);
@@ -177,7 +179,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     await guest.getByLabel('Severity of a breach').selectOption('critical');
     await page.getByRole('button', { name: 'Save policies' }).click();
     const error = guest.locator('.field-error');
-    await expect.poll(() => error.textContent()).toContain('“telnet” is not a port');
+    await expect.poll(() => error.textContent(), POLL).toContain('“telnet” is not a port');
     expect(await guest.getByLabel('Forbidden ports').getAttribute('aria-invalid')).toBe('true');
     expect(await get('/api/policies')).toEqual({});
     await guest.getByLabel('Forbidden ports').fill('23, 161/udp');
@@ -206,7 +208,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     expect(cves.find((f) => f.cve_id === 'CVE-2021-41773')).toMatchObject({ product_name: 'Apache httpd', fixed_in: null, confidence: 'confirmed' });
     await page.goto(browser.url('/fix-first'));
     const headings = page.locator('.fix-group h2');
-    await expect.poll(() => headings.count()).toBeGreaterThan(0);
+    await expect.poll(() => headings.count(), POLL).toBeGreaterThan(0);
     const texts = await headings.allTextContents();
     const byProduct = new Map<string, any[]>();
     for (const f of cves) byProduct.set(f.product_name, [...(byProduct.get(f.product_name) ?? []), f]);

@@ -171,7 +171,7 @@ export function PoliciesPage() {
               zone={zone}
               draft={drafts[zone] ?? EMPTY}
               errors={errors[zone] ?? {}}
-              suggested={(suggested.data)?.[zone]}
+              suggested={suggested.data?.[zone]}
               onChange={(change) => update(zone, change)}
             />
           ))}

@@ -20,7 +20,7 @@ export type ExportKind = (typeof EXPORT_KINDS)[number];
 
 /**
  * Devices CSV columns: the device summary fields in CONTRACT §4's order, then the summary fields
- * added since (`mac_randomized`, `missed_scans`, `ports_examined`, `ports_examined_at`, `stale_ports`, then `name`, `type_confidence`, `model`, `os_version` of §15, then `status`; `watch` is in the JSON export only). `open_ports` is written as numbers joined by spaces.
+ * added since (`mac_randomized`, `missed_scans`, `ports_examined`, `ports_examined_at`, `stale_ports`, then `name`, `type_confidence`, `model`, `os_version` of §15, then `status`; `watch` and `presence`, objects, are in the JSON export only). `open_ports` is written as numbers joined by spaces.
  */
 export const DEVICE_CSV_COLUMNS = [
   'id',

@@ -21,6 +21,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Register>>> = {
   scan: async () => (await import('./scan.js')).registerScanCommand,
   import: async () => (await import('./import.js')).registerImportCommand,
   compare: async () => (await import('./compare.js')).registerCompareCommand,
+  devices: async () => (await import('./devices.js')).registerDevicesCommand,
   // One module registers both.
   backup: async () => (await import('./backup.js')).registerBackupCommands,
   restore: async () => (await import('./backup.js')).registerBackupCommands,

@@ -42,7 +42,7 @@ export function registerWatchCommand(program: Command): void {
     .action(
       action(async (options: WatchOptions) => {
         const key = options.apiKey ?? readEnvironment().NETWARDEN_API_KEY;
-        if (!key) throw usageError('no API key: give --api-key KEY or set NETWARDEN_API_KEY (create one with `netwarden key create`)');
+        if (!key) throw usageError('no API key: give --api-key KEY or set NETWARDEN_API_KEY (create one with `netwarden keys create watch`)');
         const endpoint = eventsUrl(options.server ?? `http://127.0.0.1:${loadConfig().port}`);
         const lastEventId = options.lastEventId;
         if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) {

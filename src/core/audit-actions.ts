@@ -12,7 +12,7 @@ export const AUDIT_ACTIONS = {
   api_key_revoked: 'An API key was revoked',
   api_key_rejected: 'A request presented an unknown, revoked or expired API key (throttled per client)',
   config_updated: 'The configuration was changed (old and new values of the changed keys)',
-  device_updated: 'A device label, zone, trust flag, notes, status or watch changed (old and new values)',
+  device_updated: 'A device label, zone, trust flag, notes, status, watch or presence threshold changed (old and new values)',
   device_acknowledged: 'New devices were acknowledged (status new → known): one entry per device, `bulk` when acknowledged together',
   device_deleted: 'A device was deleted with its history (its address, MAC, name and status before)',
   devices_merged: 'Devices were merged into one (the kept device, the merged ones, the merge id to undo it)',

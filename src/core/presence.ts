@@ -10,6 +10,8 @@
  *   not see has missed one more scan. The scan in which the count reaches
  *   `presence.offline_after_scans` while the device is online takes it offline and reports
  *   `device_removed`; further misses only count.
+ * - A device may carry its own threshold (`presence.offline_after_scans` on the device, "can
+ *   sleep": a phone that misses a scan while asleep is not down); it replaces the setting's for it.
  * - Failed and cancelled scans change nothing; device scans only count sightings.
  * So `device_added` and `device_removed` alternate for each device, never twice in a row.
  */
@@ -20,6 +22,8 @@ export interface PresenceState {
   online: boolean;
   /** Consecutive completed network scans of its address that did not see it. */
   missedScans: number;
+  /** The device's own threshold ("can sleep"), replacing offline_after_scans for it; null/absent: the setting's. */
+  offlineAfterScans?: number | null;
 }
 
 export interface PresenceInput {
@@ -41,7 +45,7 @@ export interface PresenceOutcome {
 }
 
 export function decidePresence({ seen, missing, offlineAfterScans }: PresenceInput): PresenceOutcome {
-  const threshold = Math.max(1, Math.floor(offlineAfterScans));
+  const threshold = (own: number | null | undefined) => Math.max(1, Math.floor(own ?? offlineAfterScans));
   const updates: PresenceState[] = [];
   const arrived: number[] = [];
   const removed: number[] = [];
@@ -52,7 +56,7 @@ export function decidePresence({ seen, missing, offlineAfterScans }: PresenceInp
   for (const d of missing) {
     const missedScans = d.missedScans + 1;
     // `>=`: a threshold lowered since the last scan takes a device that already missed more offline now.
-    const online = d.online && missedScans < threshold;
+    const online = d.online && missedScans < threshold(d.offlineAfterScans);
     if (d.online && !online) removed.push(d.deviceId);
     updates.push({ deviceId: d.deviceId, online, missedScans });
   }

@@ -5,12 +5,13 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { STALE_AFTER_SCANS } from '../core/coverage.js';
+import { OFFLINE_AFTER_SCANS } from '../core/limits.js';
 import { DEVICE_TYPES } from '../core/device-types.js';
 import { FACT_SOURCES } from '../core/model.js';
 import { RISK_LEVELS } from '../core/severity.js';
 import { DEVICE_STATUSES } from '../core/device-status.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
-import { AcceptanceRef, Epss, FindingKey, Kev } from './risk.js';
+import { AcceptanceRef, Epss, FindingKey, FixedIn, Kev } from './risk.js';
 
 /** "port scan", or "3 port scans": how many port scans make a port stale (core/coverage.ts). */
 const LATEST_PORT_SCANS = STALE_AFTER_SCANS === 1 ? 'port scan' : `${String(STALE_AFTER_SCANS)} port scans`;
@@ -84,13 +85,38 @@ const deviceSummaryFields = {
     },
     { description: 'Which presence changes of this device are announced (PUT /api/devices/{id} `watch`)' },
   ),
+  presence: Type.Object(
+    {
+      offline_after_scans: Nullable(
+        Type.Integer({
+          minimum: OFFLINE_AFTER_SCANS.min,
+          maximum: OFFLINE_AFTER_SCANS.max,
+          description:
+            'This device\'s own presence.offline_after_scans ("can sleep": a phone missing one scan while asleep is not down): ' +
+            'it goes offline only after this many consecutive completed network scans of its address missed it. Null: the setting applies',
+        }),
+      ),
+    },
+    { description: 'Per-device presence override (PUT /api/devices/{id} `presence`)' },
+  ),
   stale_ports: Type.Integer({
     minimum: 0,
     description: `How many of its listed ports are stale (\`stale\` on the port: not examined by the latest ${LATEST_PORT_SCANS} that reached the device)`,
   }),
 };
 
-export const DeviceSummary = Type.Object(deviceSummaryFields);
+export const DeviceSummary = Type.Object({
+  ...deviceSummaryFields,
+  risk_reason: Type.Optional(
+    Nullable(
+      Type.String({
+        description:
+          'GET /api/devices?with_reasons=true only: why the device has its risk level, in a few words ("Telnet remote login exposed", "27 CVEs · 3 exploited"), ' +
+          'from its open findings (accepted ones left out); null without open findings',
+      }),
+    ),
+  ),
+});
 
 const FactSourceField = (fact: string) =>
   Nullable(
@@ -172,6 +198,7 @@ export const DeviceDetail = Type.Object({
       port: Nullable(Type.Integer()),
       matched_product: Nullable(Type.String()),
       matched_version: Nullable(Type.String()),
+      fixed_in: FixedIn,
       kev: Kev,
       epss: Epss,
     }),

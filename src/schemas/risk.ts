@@ -68,6 +68,16 @@ export const Acceptance = Type.Object({
 });
 export type Acceptance = Static<typeof Acceptance>;
 
+export const FixedIn = Nullable(
+  Type.String({
+    description:
+      "The lowest version that fixes this CVE for the detected version (the affected range's exclusive upper bound in the CVE data); " +
+      'null when the data does not say (no upper bound, an inclusive one, or a version-independent entry) or the version was not read',
+  }),
+);
+
+export const DETECTION_CONFIDENCES = ['confirmed', 'likely'] as const;
+
 export const FindingListItem = Type.Object({
   finding_key: FindingKey,
   device_id: Type.Integer(),
@@ -79,7 +89,19 @@ export const FindingListItem = Type.Object({
   severity: StringEnum(FINDING_SEVERITIES),
   title: Type.String(),
   cve_id: Nullable(Type.String({ description: 'The CVE of a `cve` finding' })),
-  product: Nullable(Type.String({ description: 'The software on the port, as detected ("OpenSSH 8.9p1"): the Fix first page groups by it' })),
+  product: Nullable(Type.String({ description: 'The software on the port, as detected ("OpenSSH 8.9p1")' })),
+  product_name: Nullable(Type.String({ description: 'The software without its version ("OpenSSH"): the Fix first page groups by it' })),
+  fixed_in: FixedIn,
+  confidence: Nullable(
+    StringEnum(DETECTION_CONFIDENCES, {
+      description:
+        'How sure the detection of a `cve` finding is (null for rule and policy findings, which follow from the open port itself): ' +
+        '`confirmed`: the product and version read from the service match an affected range; ' +
+        '`likely`: the version came only from a banner that a distribution package may not have updated (back-ported fixes), ' +
+        'or the scan cannot see the patch level: check the installed package before upgrading',
+    }),
+  ),
+  confidence_reason: Nullable(Type.String({ description: 'Why `confidence` is what it is, in words; null with it' })),
   kev: Kev,
   epss: Epss,
   cvss_score: Nullable(Type.Number()),

@@ -14,6 +14,7 @@ import { AcceptanceStore } from './acceptances.js';
 import { IntelStore } from './intel.js';
 import { nowIso } from './clock.js';
 import { kevOf } from '../core/intel.js';
+import { fixedIn } from '../core/cve/fixes.js';
 import type { FindingKind } from '../core/risk.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { DeviceStatus, SettableDeviceStatus } from '../core/device-status.js';
@@ -81,6 +82,7 @@ const SUMMARY_COLUMNS = [
   'status',
   'watch_offline',
   'watch_online',
+  'offline_after_scans',
 ] as const satisfies readonly (keyof DeviceRow)[];
 type SummaryRow = Pick<DeviceRow, (typeof SUMMARY_COLUMNS)[number]>;
 
@@ -106,6 +108,8 @@ export interface DeviceUserFields {
   status?: SettableDeviceStatus;
   /** Partial: only the flags given change. */
   watch?: { offline?: boolean; online?: boolean };
+  /** The device's own presence threshold ("can sleep"); null follows presence.offline_after_scans. */
+  presence?: { offline_after_scans?: number | null };
 }
 
 /** Device inventory: identities, their current ports, findings, CVEs, IP history and per-scan snapshots. */
@@ -389,6 +393,7 @@ export class DeviceStore {
           port: c.port,
           matched_product: c.matched_product,
           matched_version: c.matched_version,
+          fixed_in: text?.affected ? fixedIn(text.affected, c.matched_version, c.matched_product) : null,
           kev: kevOf(intel.kev.get(c.cve_id), text?.kev),
           epss: intel.epss.get(c.cve_id) ?? null,
         };
@@ -444,6 +449,7 @@ export class DeviceStore {
     if (fields.status !== undefined) patch.status = fields.status;
     if (fields.watch?.offline !== undefined) patch.watch_offline = fields.watch.offline ? 1 : 0;
     if (fields.watch?.online !== undefined) patch.watch_online = fields.watch.online ? 1 : 0;
+    if (fields.presence && 'offline_after_scans' in fields.presence) patch.offline_after_scans = fields.presence.offline_after_scans ?? null;
     if (Object.keys(patch).length === 0 || ids.length === 0) return;
     await this.db.updateTable('devices').set(patch).where('id', 'in', ids).execute();
     this.onWrite();
@@ -642,6 +648,7 @@ function toSummary(row: SummaryRow, ports: PortsSummary = { open: [], stale: 0 }
     missed_scans: row.missed_scans,
     status: row.status as DeviceStatus,
     watch: { offline: row.watch_offline === 1, online: row.watch_online === 1 },
+    presence: { offline_after_scans: row.offline_after_scans },
     ...coverageSummary(row.port_coverage),
     stale_ports: ports.stale,
   };

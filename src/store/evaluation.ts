@@ -4,7 +4,7 @@ import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
 import { insertChanges } from './changes.js';
-import type { CveMatch } from '../core/cve/index.js';
+import type { CveAffected, CveMatch } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
 import type { FindingKind, RiskAssessment, RiskFinding } from '../core/risk.js';
 import type { RiskLevel, FindingSeverity } from '../core/severity.js';
@@ -64,6 +64,8 @@ export interface CveText {
   references: string[];
   /** Listed as known exploited in the dataset. */
   kev?: boolean;
+  /** The affected products and version ranges: which version fixes it (core/cve/fixes.ts). */
+  affected?: readonly CveAffected[];
 }
 
 /** Looks a CVE up in the dataset in use; undefined when the dataset (no longer) has it. */
@@ -373,7 +375,7 @@ export class EvaluationStore {
   async devicesWithin(low: number, high: number): Promise<RangeDevice[]> {
     const rows = await this.db
       .selectFrom('devices')
-      .select(['id', 'ip_address', 'ip_sort', 'mac_address', 'label', 'vendor', 'is_trusted', 'online', 'missed_scans'])
+      .select(['id', 'ip_address', 'ip_sort', 'mac_address', 'label', 'vendor', 'is_trusted', 'online', 'missed_scans', 'offline_after_scans'])
       .where('ip_sort', '>=', low)
       .where('ip_sort', '<=', high)
       .orderBy('ip_sort')
@@ -389,6 +391,7 @@ export class EvaluationStore {
       trusted: r.is_trusted === 1,
       online: r.online === 1,
       missedScans: r.missed_scans,
+      offlineAfterScans: r.offline_after_scans,
     }));
   }
 

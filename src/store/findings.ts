@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** One stored finding with its device, as the cross-inventory list (GET /api/findings) reads it. */
 export interface InventoryFinding {
@@ -17,6 +18,29 @@ export interface InventoryFinding {
   cvss_score: number | null;
   product: string | null;
   version: string | null;
+  extra_info: string | null;
+}
+
+/** How a device's CVE was matched: the detection confidence the findings list shows. */
+export interface InventoryCveMatch {
+  device_id: number;
+  cve_id: string;
+  port: number | null;
+  confidence: string;
+  matched_product: string | null;
+  matched_version: string | null;
+  /** Non-null only when it differs from the dataset's: a distribution's back-port note. */
+  remediation: string | null;
+}
+
+/** A finding as the device list's `risk_reason` reads it. */
+export interface DeviceFindingRow {
+  device_id: number;
+  finding_key: string | null;
+  kind: string | null;
+  title: string;
+  severity: string;
+  cve_ids: string;
 }
 
 /** Every device's findings: the priority list orders them with exploit data the caller adds. */
@@ -43,9 +67,34 @@ export class FindingStore {
         'f.cvss_score',
         'p.product',
         'p.version',
+        'p.extra_info',
       ])
       .orderBy('d.ip_sort')
       .orderBy('f.id')
       .execute();
+  }
+
+  /** Every device's CVE matches, for the confidence and fixed version of the CVE findings. */
+  async cveMatches(): Promise<InventoryCveMatch[]> {
+    return this.db
+      .selectFrom('cve_matches')
+      .select(['device_id', 'cve_id', 'port', 'confidence', 'matched_product', 'matched_version', 'remediation'])
+      .execute();
+  }
+
+  /** The findings of the given devices (their keys, kinds, titles, severities and CVE ids), in id order. */
+  async ofDevices(deviceIds: readonly number[]): Promise<DeviceFindingRow[]> {
+    const out: DeviceFindingRow[] = [];
+    for (const ids of chunks([...deviceIds], IDS_PER_STATEMENT)) {
+      out.push(
+        ...(await this.db
+          .selectFrom('risk_findings')
+          .select(['device_id', 'finding_key', 'kind', 'title', 'severity', 'cve_ids'])
+          .where('device_id', 'in', ids)
+          .orderBy('id')
+          .execute()),
+      );
+    }
+    return out;
   }
 }

@@ -96,10 +96,14 @@ export class HistoryStore {
 
   /**
    * Device `deviceId`'s timeline over the last `days` days up to `now`; undefined for an unknown device.
-   * `offlineAfterScans` is presence.offline_after_scans.
+   * `offlineAfterScans` is presence.offline_after_scans (the device's own threshold, when it has one, wins).
    */
   async timeline(deviceId: number, days: number, now: string, offlineAfterScans: number): Promise<Timeline | undefined> {
-    const device = await this.db.selectFrom('devices').select(['id', 'ip_sort', 'first_seen']).where('id', '=', deviceId).executeTakeFirst();
+    const device = await this.db
+      .selectFrom('devices')
+      .select(['id', 'ip_sort', 'first_seen', 'offline_after_scans'])
+      .where('id', '=', deviceId)
+      .executeTakeFirst();
     if (!device) return undefined;
     const since = new Date(Date.parse(now) - days * 86_400_000).toISOString();
     const seenBy = this.db.selectFrom('device_snapshots').select('scan_id').where('device_id', '=', deviceId);
@@ -131,7 +135,11 @@ export class HistoryStore {
       days,
       from: since,
       to: now,
-      presence: presenceIntervals(timelineScans, { firstSeen: device.first_seen, offlineAfterScans, now }),
+      presence: presenceIntervals(timelineScans, {
+        firstSeen: device.first_seen,
+        offlineAfterScans: device.offline_after_scans ?? offlineAfterScans,
+        now,
+      }),
       changes,
       scans: timelineScans,
     };

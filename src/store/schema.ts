@@ -189,6 +189,8 @@ export interface DevicesTable {
   /** Whether `device_offline` / `device_online` events are published for it (migration 016). */
   watch_offline: Generated<Flag>;
   watch_online: Generated<Flag>;
+  /** Its own presence.offline_after_scans ("can sleep"); null: the setting's (migration 019). */
+  offline_after_scans: Generated<number | null>;
 }
 
 /** A key a device was seen with (core/identity-keys.ts, migration 015); a strong one belongs to one device only. */

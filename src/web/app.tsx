@@ -11,6 +11,7 @@ import { DeviceDetailPage } from './pages/device-detail';
 import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
+import { PoliciesPage } from './pages/policies';
 import { AcceptedPage, FixFirstPage } from './pages/risk';
 import { ScanRedirect, ScansPage } from './pages/scans';
 import { SchedulesPage } from './pages/schedules';
@@ -91,6 +92,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/devices/:id" component={DeviceDetailPage} />
           <Route path="/fix-first" component={FixFirstPage} />
           <Route path="/accepted" component={AcceptedPage} />
+          <Route path="/policies" component={PoliciesPage} />
           <Route path="/scans" component={ScansPage} />
           <Route path="/schedules" component={SchedulesPage} />
           <Route path="/changes" component={ChangesPage} />

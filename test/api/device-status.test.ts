@@ -207,6 +207,36 @@ describe.each(testDatabases())('device status, delete, merge and watch ($kind)',
     expect(online[0].data.last_seen).toEqual(expect.any(String));
     expect(online[0].data.away_seconds).toBeGreaterThanOrEqual(0);
   });
+  it('a device that can sleep (its own presence.offline_after_scans) stays online through fewer missed scans', async () => {
+    const [stays, sleeper, phone] = ['127.0.0.64', '127.0.0.65', '127.0.0.66'];
+    const subnet = '127.0.0.64/30';
+    await importReport(discoveryReport(subnet, [stays, sleeper, phone]));
+    const s = await byIp(sleeper);
+    const p = await byIp(phone);
+    expect(s.presence).toEqual({ offline_after_scans: null });
+    const set = await ok('PUT', `/api/devices/${s.id}`, { presence: { offline_after_scans: 3 } });
+    expect(set.presence).toEqual({ offline_after_scans: 3 });
+    for (const bad of [{ offline_after_scans: 0 }, { offline_after_scans: 101 }, { offline_after_scans: 'two' }, { sleeps: true }]) {
+      const res = await call('PUT', `/api/devices/${s.id}`, { presence: bad });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect((await readJson(res)).detail).toContain('presence');
+    }
+    const [update] = (await auditOf('device_updated')).filter((e) => e.resource_id === String(s.id) || e.resource_id === s.id);
+    expect(update.details.changes.presence).toEqual({ old: { offline_after_scans: null }, new: { offline_after_scans: 3 } });
+
+    // Missed twice: the phone (setting: 1) is offline after the first miss, the sleeper still online.
+    await importReport(discoveryReport(subnet, [stays]));
+    await importReport(discoveryReport(subnet, [stays]));
+    expect(await byIp(phone)).toMatchObject({ online: false, missed_scans: 2 });
+    expect(await byIp(sleeper)).toMatchObject({ online: true, missed_scans: 2 });
+    // The third miss reaches its own threshold.
+    await importReport(discoveryReport(subnet, [stays]));
+    expect(await byIp(sleeper)).toMatchObject({ online: false, missed_scans: 3 });
+    // null hands it back to the setting.
+    expect((await ok('PUT', `/api/devices/${p.id}`, { presence: { offline_after_scans: null } })).presence).toEqual({ offline_after_scans: null });
+    expect((await ok('GET', `/api/devices/${s.id}`)).presence).toEqual({ offline_after_scans: 3 });
+  });
+
   it('channels get device.new, device.offline and device.online messages when filters.events names them', async () => {
     const wanted = await startReceiver();
     const scansOnly = await startReceiver();

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noFindingStatement } from '../../src/core/coverage.js';
+import { fixedIn } from '../../src/core/cve/index.js';
+import { loadShippedCves } from '../../src/cve/dataset.js';
 import { describePort } from '../../src/core/services.js';
 import { testDatabases } from '../helpers/databases.js';
 import { ADMIN, readJson, type TestServer } from '../helpers/server.js';
@@ -35,6 +37,7 @@ const SUMMARY_KEYS = [
   'os_version',
   'status',
   'watch',
+  'presence',
 ];
 
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
@@ -74,6 +77,7 @@ function expectedSummary(seed: Seed, key: DeviceKey) {
     // Written by the inventory writer (as a scan writes), so first seen and not yet acknowledged.
     status: d.status,
     watch: { offline: d.watch_offline === 1, online: d.watch_online === 1 },
+    presence: { offline_after_scans: null },
   };
 }
 
@@ -356,6 +360,7 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
       expect(findings.reduce((n, f) => n + f.score, 0)).toBe(risk_details.score);
 
       // The CVEs matched on the open ports, highest CVSS first.
+      const shipped = new Map(loadShippedCves().map((e) => [e.id, e]));
       const expectedCves = [...matches]
         .sort((a, b) => (b.cvss_score ?? -1) - (a.cvss_score ?? -1) || a.id.localeCompare(b.id))
         .map((c) => ({
@@ -369,6 +374,8 @@ describe.each(testDatabases())('device API ($kind)', (database) => {
           port: c.port,
           matched_product: c.matched_product,
           matched_version: c.matched_version,
+          // The version that fixes it: the shipped data's exclusive upper bound of the range the version is in.
+          fixed_in: fixedIn(shipped.get(c.id)!.affected, c.matched_version, c.matched_product),
           // No KEV catalogue or EPSS file imported: the shipped dataset's KEV flag, dates unknown.
           kev: c.kev ? { date_added: null, ransomware: false, due_date: null } : null,
           epss: null,

@@ -261,6 +261,10 @@ describe.each(testDatabases())('accepted risk, policies, intel and priorities ($
         'title',
         'cve_id',
         'product',
+        'product_name',
+        'fixed_in',
+        'confidence',
+        'confidence_reason',
         'kev',
         'epss',
         'cvss_score',
@@ -273,7 +277,20 @@ describe.each(testDatabases())('accepted risk, policies, intel and priorities ($
       cve_id: 'CVE-2021-41773',
       device_id: ssh,
       product: 'Apache httpd 2.4.49',
+      product_name: 'Apache httpd',
+      // The shipped data names the affected version only (2.4.49): which release fixes it is not stated.
+      fixed_in: null,
+      confidence: 'confirmed',
+      confidence_reason: 'The product and version read from the service match an affected range.',
     });
+    // OpenSSH 7.4: the shipped data bounds most of its CVEs by the release that fixes them, Terrapin
+    // (which also names Dropbear, bounded inclusively) by OpenSSH's own range; CVE-2020-15778 is
+    // bounded inclusively ("up to 8.3p1"), so which release fixes it is not stated.
+    const openssh = new Map(list.filter((f: any) => f.product_name === 'OpenSSH' && f.kind === 'cve').map((f: any) => [f.cve_id, f.fixed_in]));
+    expect(openssh.get('CVE-2023-48795')).toBe('9.6');
+    expect(openssh.get('CVE-2017-15906')).toBe('7.6');
+    expect(openssh.get('CVE-2020-15778')).toBeNull();
+    for (const f of list.filter((x: any) => x.kind !== 'cve')) expect([f.fixed_in, f.confidence, f.confidence_reason]).toEqual([null, null, null]);
     const rank = { critical: 4, high: 3, medium: 2, low: 1 } as Record<string, number>;
     for (let i = 1; i < list.length; i++) {
       const [a, b] = [list[i - 1], list[i]];

@@ -224,7 +224,10 @@ describe.each(cliDatastores())('netwarden watch ($kind)', ({ create }) => {
 
   it('exits 2 on bad usage: no key, a malformed --server, a bad --last-event-id, an unknown option', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['watch', '--server', serve.baseUrl], /no API key: give --api-key KEY or set NETWARDEN_API_KEY/],
+      [
+        ['watch', '--server', serve.baseUrl],
+        /no API key: give --api-key KEY or set NETWARDEN_API_KEY \(create one with `netwarden keys create watch`\)/,
+      ],
       [['watch', '--server', 'ftp://127.0.0.1', '--api-key', key], /--server must be an http:\/\/ or https:\/\/ URL/],
       [['watch', '--server', 'not a url', '--api-key', key], /--server must be an http:\/\/ or https:\/\/ URL/],
       [['watch', '--server', serve.baseUrl, '--api-key', key, '--last-event-id', 'x'], /--last-event-id must be an event id/],

@@ -66,19 +66,24 @@ describe.skipIf(skipReason !== null).sequential('web UI: fix first and accepted 
     // The most urgent finding's group comes first, headed by its product.
     const first = groups.first();
     const heading = await first.locator('h2').textContent();
-    if (top.product) expect(heading).toContain(top.product);
-    const cveFindings = findings.filter((f) => f.product === top.product && f.cve_id);
-    if (top.product && cveFindings.length > 0) {
-      const devices = new Set(findings.filter((f) => f.product === top.product).map((f) => f.device_id)).size;
+    // Grouped by the software without its version; the heading names the version that fixes all, where the CVE data gives one for each.
+    if (top.product_name) expect(heading).toContain(top.product_name);
+    const cveFindings = findings.filter((f) => f.product_name === top.product_name && f.cve_id);
+    if (top.product_name && cveFindings.length > 0) {
+      const devices = new Set(findings.filter((f) => f.product_name === top.product_name).map((f) => f.device_id)).size;
       const cves = new Set(cveFindings.map((f) => f.cve_id)).size;
-      expect(heading).toBe(`Upgrade ${top.product}: fixes ${cves} CVE${cves === 1 ? '' : 's'} on ${devices} device${devices === 1 ? '' : 's'}`);
+      const fixes = cveFindings.map((f) => f.fixed_in);
+      const collator = new Intl.Collator('en', { numeric: true });
+      const fixedIn = fixes.every(Boolean) ? fixes.reduce((x, y) => (collator.compare(y, x) > 0 ? y : x)) : null;
+      const counted = `${cves} CVE${cves === 1 ? '' : 's'} on ${devices} device${devices === 1 ? '' : 's'}`;
+      expect(heading).toBe(fixedIn ? `Upgrade ${top.product_name} to ${fixedIn}: fixes ${counted}` : `Upgrade ${top.product_name}: ${counted}`);
     }
     expect(await first.textContent()).toContain(top.cve_id ?? top.title);
     if (top.kev) expect(await first.locator('.badge.kev').count()).toBeGreaterThan(0);
     // Every finding of the inventory is listed once; beyond five, a group keeps the rest behind "N more findings".
     expect(await page.locator('.fix-finding').count()).toBe(findings.length);
-    const sameProduct = findings.filter((f) => f.product === top.product).length;
-    if (top.product && sameProduct > 5) {
+    const sameProduct = findings.filter((f) => f.product_name === top.product_name).length;
+    if (top.product_name && sameProduct > 5) {
       expect(await first.locator('.fix-finding:visible').count()).toBe(5);
       await first.getByText(`${sameProduct - 5} more finding${sameProduct - 5 === 1 ? '' : 's'}`).click();
       await expect.poll(() => first.locator('.fix-finding:visible').count()).toBe(sameProduct);

@@ -8,10 +8,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { SETTABLE_DEVICE_STATUSES } from '../../core/device-status.js';
+import { OFFLINE_AFTER_SCANS } from '../../core/limits.js';
 import { DeviceDetail, DeviceSummary } from '../../schemas/device.js';
 import { audit } from '../audit.js';
 import { HttpError, notFound } from '../errors.js';
-import { Id, StringEnum, errorResponses } from '../schemas.js';
+import { Id, Nullable, StringEnum, errorResponses } from '../schemas.js';
 
 /** `status` as PUT /api/devices/{id} takes it. */
 export const DeviceStatusField = StringEnum(SETTABLE_DEVICE_STATUSES, {
@@ -26,6 +27,20 @@ export const DeviceWatchField = Type.Object(
     online: Type.Optional(Type.Boolean({ description: 'Publish `device_online` when it comes back' })),
   },
   { additionalProperties: false, minProperties: 1, description: 'Partial: only the flags sent change' },
+);
+
+/** `presence` as PUT /api/devices/{id} takes it: the device's own offline threshold ("can sleep"), null to follow the setting. */
+export const DevicePresenceField = Type.Object(
+  {
+    offline_after_scans: Nullable(
+      Type.Integer({
+        minimum: OFFLINE_AFTER_SCANS.min,
+        maximum: OFFLINE_AFTER_SCANS.max,
+        description: `Missed network scans in a row before this device counts as offline (${OFFLINE_AFTER_SCANS.min}–${OFFLINE_AFTER_SCANS.max}); null: presence.offline_after_scans applies`,
+      }),
+    ),
+  },
+  { additionalProperties: false, description: '"Can sleep": this device\'s own presence threshold' },
 );
 
 const DeviceIds = (what: string, max: number) =>

@@ -4,6 +4,9 @@ import type { FastifyRequest } from 'fastify';
 import { DEVICE_LABEL_MAX_LENGTH, DEVICE_NOTES_MAX_LENGTH, ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
 import { DeviceDetail, DeviceIdentity, DeviceSummary } from '../../schemas/device.js';
 import { DEVICE_TYPES } from '../../core/device-types.js';
+import { kevOf } from '../../core/intel.js';
+import { riskReason, type ReasonFinding } from '../../core/risk-reason.js';
+import { nowIso } from '../../store/clock.js';
 import { DEVICE_SORT_KEYS, type DeviceUserFields } from '../../store/devices.js';
 import type { Store } from '../../store/index.js';
 import { audit } from '../audit.js';
@@ -11,7 +14,7 @@ import { HttpError, badRequest, notFound } from '../errors.js';
 import { DEVICE_FILTER_PARAMS, deviceFiltersOf } from '../list-filters.js';
 import { Id, Nullable, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
-import { DeviceStatusField, DeviceWatchField } from './device-status.js';
+import { DevicePresenceField, DeviceStatusField, DeviceWatchField } from './device-status.js';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -20,6 +23,26 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // CVE matches are stored as references: their text comes from the dataset in use.
   const cves = app.services.reevaluator.evaluator.cves;
   const describeCve = (id: string) => cves.entry(id);
+
+  /** Adds `risk_reason` to listed devices: from their open (not accepted) findings and the known exploited CVEs among them. */
+  async function withReasons(rows: DeviceSummary[]): Promise<DeviceSummary[]> {
+    const ids = rows.filter((d) => d.risk_level !== 'none' || d.risk_score > 0).map((d) => d.id);
+    if (ids.length === 0) return rows.map((d) => ({ ...d, risk_reason: null }));
+    const [findings, accepted] = await Promise.all([store.findings.ofDevices(ids), store.acceptances.activeOf(ids, nowIso())]);
+    const byDevice = new Map<number, ReasonFinding[]>();
+    const cveIds = new Set<string>();
+    for (const f of findings) {
+      if (f.finding_key && accepted.get(f.device_id)?.has(f.finding_key)) continue;
+      const cveId = f.kind === 'cve' ? ((JSON.parse(f.cve_ids) as string[])[0] ?? null) : null;
+      if (cveId) cveIds.add(cveId);
+      let list = byDevice.get(f.device_id);
+      if (!list) byDevice.set(f.device_id, (list = []));
+      list.push({ kind: f.kind, title: f.title, severity: f.severity, cve_id: cveId });
+    }
+    const intel = await store.intel.factsOf([...cveIds]);
+    const exploited = new Set([...cveIds].filter((id) => kevOf(intel.kev.get(id), cves.entry(id)?.kev) !== null));
+    return rows.map((d) => ({ ...d, risk_reason: riskReason(byDevice.get(d.id) ?? [], exploited) }));
+  }
 
   app.get(
     '/api/devices',
@@ -33,6 +56,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             ...DEVICE_FILTER_PARAMS,
             sort: Type.Optional(StringEnum(DEVICE_SORT_KEYS, { description: 'Order by this field (default ip_address); empty values sort last' })),
             order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'Sort direction (default asc)' })),
+            with_reasons: Type.Optional(
+              Type.Boolean({ description: 'Add `risk_reason` to each device: why it has its risk level, in a few words (the web list shows it)' }),
+            ),
             ...pagingQuery(),
           },
           { additionalProperties: false },
@@ -41,7 +67,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { sort, order, limit = 100, offset = 0, ...filters } = request.query;
+      const { sort, order, limit = 100, offset = 0, with_reasons = false, ...filters } = request.query;
       const { rows, total } = await store.devices.list({
         ...(await deviceFiltersOf(store, filters)),
         excludeArchived: true,
@@ -51,7 +77,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         offset,
       });
       reply.header('X-Total-Count', total);
-      return rows;
+      return with_reasons ? withReasons(rows) : rows;
     },
   );
 
@@ -77,11 +103,12 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         tags: ['devices'],
-        summary: "Change a device's label (name), type, zone, trust flag, notes, status or watch",
+        summary: "Change a device's label (name), type, zone, trust flag, notes, status, watch or presence threshold",
         description:
           'Partial: only the fields sent change. `null` or `""` clears label, zone or notes. `zone` must be one of GET /api/zones. Returns the full device. ' +
           '`name` is the label (`name` wins when both are sent); `device_type` one of the types of CONTRACT §15. A name or type a person set is never overwritten by a scan (its evidence shows `source: "user"`); `null` hands it back to discovery. ' +
           '`status` is `known` or `archived` (`new` is only given by the service). `watch` is merged: only the flags sent change. ' +
+          '`presence.offline_after_scans` ("can sleep") sets how many network scans in a row must miss this device before it counts as offline; null follows the setting. ' +
           'When a value changed, the device summary is published as a `device_updated` live event (GET /api/events).',
         params: Type.Object({ device_id: Id }),
         body: Type.Object(
@@ -94,6 +121,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
             device_type: Type.Optional(Nullable(StringEnum(DEVICE_TYPES))),
             status: Type.Optional(DeviceStatusField),
             watch: Type.Optional(DeviceWatchField),
+            presence: Type.Optional(DevicePresenceField),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -194,7 +222,7 @@ export async function auditDeviceUpdate(
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {
   const changes: Record<string, { old: unknown; new: unknown }> = {};
-  for (const key of ['label', 'zone', 'is_trusted', 'notes', 'device_type', 'status', 'watch'] as const) {
+  for (const key of ['label', 'zone', 'is_trusted', 'notes', 'device_type', 'status', 'watch', 'presence'] as const) {
     if ((key in fields || (key === 'label' && 'name' in fields)) && JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
       changes[key] = { old: before[key], new: after[key] };
     }

@@ -4,6 +4,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { detectionOf, fixedIn } from '../../core/cve/index.js';
 import { ageInDays, comparePriority, compareSeverity, kevOf } from '../../core/intel.js';
 import { ACCEPTANCE_REASON_MAX_LENGTH } from '../../core/limits.js';
 import { suggestedPolicies, validatePolicies } from '../../core/policies.js';
@@ -260,16 +261,21 @@ export const riskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const rows = (await store.findings.all()).filter((r) => r.finding_key !== null);
       const deviceIds = [...new Set(rows.map((r) => r.device_id))];
       const cveOf = (r: { kind: string | null; cve_ids: string }) => (r.kind === 'cve' ? ((JSON.parse(r.cve_ids) as string[])[0] ?? null) : null);
-      const [accepted, intel] = await Promise.all([
+      const [accepted, intel, matchRows] = await Promise.all([
         store.acceptances.activeOf(deviceIds, nowIso()),
         store.intel.factsOf(rows.map(cveOf).filter((c): c is string => c !== null)),
+        store.findings.cveMatches(),
       ]);
+      const matches = new Map(matchRows.map((m) => [`${m.device_id} ${m.cve_id} ${m.port ?? '-'}`, m]));
       const cves = dataset();
       const items: FindingListItem[] = [];
       for (const r of rows) {
         const a = accepted.get(r.device_id)?.get(r.finding_key!);
         if (a && !include_accepted) continue;
         const cveId = cveOf(r);
+        const match = cveId ? matches.get(`${r.device_id} ${cveId} ${r.port ?? '-'}`) : undefined;
+        const detection = match ? detectionOf(match.confidence, r) : null;
+        const affected = cveId ? cves.entry(cveId)?.affected : undefined;
         items.push({
           finding_key: r.finding_key!,
           device_id: r.device_id,
@@ -282,6 +288,10 @@ export const riskRoutes: FastifyPluginAsyncTypebox = async (app) => {
           title: r.title,
           cve_id: cveId,
           product: r.product ? (r.version ? `${r.product} ${r.version}` : r.product) : null,
+          product_name: r.product,
+          fixed_in: match && affected ? fixedIn(affected, match.matched_version, match.matched_product) : null,
+          confidence: detection?.confidence ?? null,
+          confidence_reason: detection?.reason ?? null,
           kev: cveId ? kevOf(intel.kev.get(cveId), cves.entry(cveId)?.kev) : null,
           epss: cveId ? (intel.epss.get(cveId) ?? null) : null,
           cvss_score: r.cvss_score,

@@ -22,6 +22,7 @@ export { cvssBaseScore } from './cvss.js';
 export { parseCpe, splitCpe23, type ParsedCpe } from './cpe.js';
 export { PRODUCT_ALIASES, WINDOWS_KEY, canonicalProductKey, productKeyForName } from './products.js';
 export { windowsReleasesIn } from './windows.js';
+export { detectionOf, fixedIn, type Detection } from './fixes.js';
 export {
   CVE_ID_PATTERN,
   CVSS_VERSIONS,

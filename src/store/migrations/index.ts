@@ -18,6 +18,7 @@ import * as m014 from './014_coverage.js';
 import * as m015 from './015_identity.js';
 import * as m017 from './017_risk.js';
 import * as m016 from './016_device_status.js';
+import * as m019 from './019_device_presence.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -40,6 +41,7 @@ const modules: Record<string, MigrationModule> = {
   '015_identity': m015,
   '017_risk': m017,
   '016_device_status': m016,
+  '019_device_presence': m019,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -9,6 +9,7 @@ const NAV = [
   { href: '/devices', label: 'Devices' },
   { href: '/fix-first', label: 'Fix first' },
   { href: '/accepted', label: 'Accepted' },
+  { href: '/policies', label: 'Policies' },
   { href: '/scans', label: 'Scans' },
   { href: '/schedules', label: 'Schedules' },
   { href: '/changes', label: 'Changes' },

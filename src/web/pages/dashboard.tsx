@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { answer, api, page } from '../api';
 import { ChangeList } from '../components/change-list';
+import { NewDevicesInbox } from '../components/new-devices';
 import { LineChart } from '../components/chart';
 import { PeriodSelect } from '../components/period-select';
 import { ProgressBar, ScanStatusBadge, scanFailure } from '../components/scan-status';
@@ -9,6 +10,7 @@ import { formatDuration, formatNumber, humanize } from '../format';
 import { useResource, useTitle } from '../hooks';
 import { useRefreshOn, useScanState } from '../live';
 import type { Scan, Stats, Trends } from '../types';
+import './devices.css';
 
 const AT_RISK_SHOWN = 8;
 const CHANGES_SHOWN = 8;
@@ -35,6 +37,7 @@ export function DashboardPage() {
           in <a href="/settings/network">Settings</a>.
         </EmptyState>
       )}
+      <NewDevicesInbox />
       <ScanStatusCard onFinished={live ? undefined : stats.reload} />
       <div class="grid-2">
         <Trends />

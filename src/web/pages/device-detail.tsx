@@ -111,6 +111,7 @@ function DeviceView({ id }: { id: number }) {
           which are often mostly "Unknown". devices.css places them side by side on wider screens. */}
       <div class="device-sections">
         <RiskSummary device={d} coverage={coverage} />
+        <StatusCard device={d} onSaved={(updated) => setSaved(updated)} />
         <FindingsCard deviceId={d.id} findings={d.risk_details.findings} cves={d.cves} onChanged={device.reload} />
         <Facts device={d} />
         <IdentityCard device={d} />
@@ -121,6 +122,92 @@ function DeviceView({ id }: { id: number }) {
         <IpHistory history={d.ip_history} />
       </div>
     </div>
+  );
+}
+
+/** Missed network scans in a row a device that "can sleep" may take before it counts as offline. */
+const SLEEP_CHOICES = [2, 3, 5, 10, 24];
+
+/**
+ * Where the device stands in the daily loop (CONTRACT §17): new, known or archived, with the
+ * button that moves it on; which presence changes are announced (watch); and "can sleep", its own
+ * presence threshold, so a phone that misses a scan while asleep is not reported gone.
+ */
+function StatusCard({ device: d, onSaved }: { device: DeviceDetail; onSaved: (device: DeviceDetail) => void }) {
+  const path = { params: { path: { device_id: d.id } } };
+  type Body = { status?: 'known' | 'archived'; watch?: { offline?: boolean; online?: boolean }; presence?: { offline_after_scans: number | null } };
+  const save = useAction(async (body: Body) => {
+    onSaved(await answer(api.PUT('/api/devices/{device_id}', { ...path, body })));
+  });
+  const acknowledge = useAction(async () => {
+    onSaved(await answer(api.POST('/api/devices/{device_id}/acknowledge', path)));
+  });
+  const busy = save.busy || acknowledge.busy;
+  const own = d.presence.offline_after_scans;
+  const choices = own !== null && !SLEEP_CHOICES.includes(own) ? [...SLEEP_CHOICES, own].sort((a, b) => a - b) : SLEEP_CHOICES;
+  const statusText = { new: 'New: not acknowledged yet', known: 'Known', archived: 'Archived: left out of lists, stats and alerts' }[d.status];
+  return (
+    <section class="card status-card" aria-label="Status and watching">
+      <h2>Status and watching</h2>
+      <p>
+        {d.status === 'new' && <span class="badge new">New</span>}
+        {d.status === 'archived' && <span class="badge archived">Archived</span>} <span class="status-text">{statusText}</span>
+      </p>
+      <div class="button-row">
+        {d.status !== 'known' && (
+          <button type="button" class={d.status === 'new' ? 'primary' : undefined} disabled={busy} onClick={() => void acknowledge.run()}>
+            {d.status === 'new' ? 'Acknowledge' : 'Restore (known)'}
+          </button>
+        )}
+        {d.status !== 'archived' && (
+          <button type="button" disabled={busy} onClick={() => void save.run({ status: 'archived' })}>
+            Archive
+          </button>
+        )}
+      </div>
+      <fieldset class="plain">
+        <legend>Tell me when it</legend>
+        <label class="checkbox">
+          <input
+            type="checkbox"
+            checked={d.watch.offline}
+            disabled={busy}
+            onChange={(e) => void save.run({ watch: { offline: e.currentTarget.checked } })}
+          />
+          goes offline
+        </label>
+        <label class="checkbox">
+          <input
+            type="checkbox"
+            checked={d.watch.online}
+            disabled={busy}
+            onChange={(e) => void save.run({ watch: { online: e.currentTarget.checked } })}
+          />
+          comes back online
+        </label>
+      </fieldset>
+      <Field
+        label="Can sleep"
+        hint="A phone or laptop that sleeps misses scans without being gone: it counts as offline only after this many network scans in a row missed it."
+      >
+        <select
+          value={own === null ? '' : String(own)}
+          disabled={busy}
+          onChange={(e) => {
+            const v = e.currentTarget.value;
+            void save.run({ presence: { offline_after_scans: v === '' ? null : Number(v) } });
+          }}
+        >
+          <option value="">No: as set in Settings</option>
+          {choices.map((n) => (
+            <option key={n} value={String(n)}>
+              Yes: offline after {n} missed scans
+            </option>
+          ))}
+        </select>
+      </Field>
+      <ErrorMessage error={save.error ?? acknowledge.error} />
+    </section>
   );
 }
 
@@ -288,7 +375,9 @@ function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: 
       {risk.top_recommendation ? (
         <div>
           <h3>What to do first</h3>
-          <p>{risk.top_recommendation}</p>
+          <p class="recommendation">
+            <RichText text={risk.top_recommendation} />
+          </p>
         </div>
       ) : (
         <p class="muted">
@@ -299,6 +388,7 @@ function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: 
               : 'Nothing to fix in the ports examined (below); other ports were not examined.'}
         </p>
       )}
+      <ScoreExplained findings={risk.findings} score={risk.score} />
       <Examined coverage={d.coverage} />
       {risk.findings.length > 0 && (
         <p class="small">
@@ -312,6 +402,46 @@ function RiskSummary({ device: d, coverage }: { device: DeviceDetail; coverage: 
         </p>
       )}
     </section>
+  );
+}
+
+/** Findings shown by name in the score's explanation; the rest are summed up. */
+const SCORE_PARTS_SHOWN = 5;
+
+/**
+ * How the score came about (core/risk.ts scoreFindings): the worst open finding sets the level and
+ * its points, each further one adds a few, up to the top of the level's band; accepted findings add
+ * nothing. Lists what each finding added.
+ */
+function ScoreExplained({ findings, score }: { findings: Finding[]; score: number }) {
+  const counted = findings.filter((f) => f.score > 0);
+  if (findings.length === 0) return null;
+  const rest = counted.slice(SCORE_PARTS_SHOWN);
+  const restPoints = rest.reduce((sum, f) => sum + f.score, 0);
+  const accepted = findings.filter((f) => f.acceptance).length;
+  const capped = findings.length - counted.length - accepted;
+  return (
+    <details class="score-explained small">
+      <summary>How the score of {score} comes about</summary>
+      <p>
+        The worst open finding sets the level and most of the score; each further finding adds a few points, up to the top of that level's range, so
+        many small findings never outweigh one critical one.
+      </p>
+      <ul class="compact">
+        {counted.slice(0, SCORE_PARTS_SHOWN).map((f) => (
+          <li key={f.finding_key}>
+            +{f.score} {f.title} <span class="muted">({f.severity})</span>
+          </li>
+        ))}
+        {rest.length > 0 && (
+          <li>
+            +{restPoints} {plural(rest.length, 'more finding')}
+          </li>
+        )}
+      </ul>
+      {capped > 0 && <p class="muted">{plural(capped, 'finding')} added nothing: the level's range was already full.</p>}
+      {accepted > 0 && <p class="muted">{plural(accepted, 'accepted finding')} not counted.</p>}
+    </details>
   );
 }
 
@@ -530,9 +660,86 @@ function PortsCard({ ports }: { ports: Port[] }) {
   );
 }
 
+/** A CVE's finding or record, with the product it was found in: what the device page groups by. */
+interface ProductGroup<T> {
+  key: string;
+  /** "OpenSSH 7.4 on port 22/tcp". */
+  label: string;
+  /** Known exploited first, then as the API ordered them (worst first). */
+  items: T[];
+  exploited: number;
+  /** Items shown before "N more": the known exploited ones, and the worst one when it is not among them. */
+  shown: number;
+  /** The version that fixes every CVE of the group, when the CVE data says so for each. */
+  fixedIn: string | null;
+  fixKnown: number;
+}
+
+const compareVersions = new Intl.Collator('en', { numeric: true }).compare;
+
+/** Groups CVE items by the port (and so the software) they were found on; known exploited first inside each. */
+function groupByProduct<T>(items: T[], cveOf: (item: T) => Cve | undefined, portOf: (item: T) => string | null): ProductGroup<T>[] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = portOf(item) ?? 'host';
+    const list = groups.get(key);
+    if (list) list.push(item);
+    else groups.set(key, [item]);
+  }
+  const out = [...groups.entries()].map(([key, list]) => {
+    const cves = list.map(cveOf);
+    const named = cves.find((c) => c?.matched_product);
+    const software = named ? [named.matched_product, named.matched_version].filter(Boolean).join(' ') : 'The software';
+    const exploited = (item: T) => (cveOf(item)?.kev ? 1 : 0);
+    const sorted = list
+      .map((item, i) => ({ item, i }))
+      .sort((a, b) => exploited(b.item) - exploited(a.item) || a.i - b.i)
+      .map((x) => x.item);
+    const fixes = cves.map((c) => c?.fixed_in ?? null);
+    const known = fixes.filter((v): v is string => v !== null);
+    return {
+      key,
+      label: key === 'host' ? `${software} on this device` : `${software} on port ${key}`,
+      items: sorted,
+      exploited: list.filter(exploited).length,
+      shown: list.filter(exploited).length + (exploited(list[0]) ? 0 : 1),
+      fixedIn: known.length === fixes.length && known.length > 0 ? known.reduce((a, b) => (compareVersions(b, a) > 0 ? b : a)) : null,
+      fixKnown: known.length,
+    };
+  });
+  // Groups with exploited CVEs first, then the larger ones.
+  return out.sort((a, b) => b.exploited - a.exploited || b.items.length - a.items.length);
+}
+
+/** What upgrading fixes, in words: "Upgrading to 9.8 fixes all 11" or what is known. */
+function fixText(g: ProductGroup<unknown>): string | null {
+  const n = g.items.length;
+  if (g.fixedIn) return n === 1 ? `Fixed in ${g.fixedIn}.` : `Upgrading to ${g.fixedIn} or later fixes all ${n}.`;
+  if (g.fixKnown > 0) return `The CVE data names a fixed version for ${g.fixKnown} of ${n}; check the vendor's advisories for the rest.`;
+  return null;
+}
+
+/** Text with `backticks` shown as code: recommendations carry commands and settings that way. */
+export function RichText({ text }: { text: string }) {
+  const parts = text.split(/(`[^`\n]+`)/);
+  return (
+    <>{parts.map((part, i) => (part.length > 2 && part.startsWith('`') && part.endsWith('`') ? <code key={i}>{part.slice(1, -1)}</code> : part))}</>
+  );
+}
+
 function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: number; findings: Finding[]; cves: Cve[]; onChanged: () => void }) {
-  const known = new Set(cves.map((c) => c.id));
   const [accepting, setAccepting] = useState<Finding | null>(null);
+  const byId = new Map(cves.map((c) => [`${c.id} ${c.port ?? '-'}`, c]));
+  const cveOf = (f: Finding) => (f.cve_ids[0] ? byId.get(`${f.cve_ids[0]} ${f.port ?? '-'}`) : undefined);
+  const others = findings.filter((f) => f.kind !== 'cve');
+  const groups = groupByProduct(
+    findings.filter((f) => f.kind === 'cve'),
+    cveOf,
+    (f) => (f.port === null ? null : `${f.port}/${f.protocol ?? 'tcp'}`),
+  );
+  const item = (f: Finding, compact: boolean) => (
+    <FindingItem key={f.finding_key} finding={f} cve={cveOf(f)} compact={compact} cves={cves} onAccept={() => setAccepting(f)} />
+  );
   return (
     <section class="card findings-card" id="findings">
       <h2>Risk findings</h2>
@@ -541,58 +748,30 @@ function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: numbe
           The latest scan found nothing risky on this device: no risky open service and no known vulnerability.
         </EmptyState>
       ) : (
-        <ul class="detail-list">
-          {findings.map((f) => (
-            <li key={f.finding_key} class={f.acceptance ? 'accepted-finding' : undefined}>
-              <div class="detail-head">
-                <SeverityBadge severity={severityOf(f.severity)} />
-                {f.acceptance && <span class="badge accepted">Accepted</span>}
-                <strong>{f.title}</strong>
-                {f.port !== null && (
-                  <span class="muted small mono">
-                    {f.port}/{f.protocol ?? 'tcp'}
-                    {f.service ? ` ${f.service}` : ''}
-                  </span>
+        <>
+          {others.length > 0 && <ul class="detail-list">{others.map((f) => item(f, false))}</ul>}
+          {groups.map((g) => {
+            const shown = g.shown;
+            return (
+              <div key={g.key} class="product-group">
+                <h3>
+                  {g.label}: {plural(g.items.length, 'CVE')}
+                  {g.exploited > 0 && <span class="badge kev">{g.exploited} known exploited</span>}
+                </h3>
+                {fixText(g) && <p class="small">{fixText(g)}</p>}
+                <ul class="detail-list">{g.items.slice(0, shown).map((f) => item(f, false))}</ul>
+                {g.items.length > shown && (
+                  <details class="product-more">
+                    <summary>
+                      {plural(g.items.length - shown, `more CVE`)} in {g.label.split(' on ')[0]}
+                    </summary>
+                    <ul class="detail-list compact-list">{g.items.slice(shown).map((f) => item(f, true))}</ul>
+                  </details>
                 )}
               </div>
-              <p>{f.description}</p>
-              <p>
-                <span class="muted">Recommendation: </span>
-                {f.recommendation}
-              </p>
-              {f.cve_ids.length > 0 && (
-                <p class="small">
-                  <span class="muted">CVEs: </span>
-                  {f.cve_ids.map((cve, j) => (
-                    <span key={cve}>
-                      {j > 0 && ', '}
-                      {known.has(cve) ? (
-                        <a href={`#${cveAnchor(cve)}`}>{cve}</a>
-                      ) : (
-                        <a href={nvdUrl(cve)} target="_blank" rel="noreferrer noopener">
-                          {cve}
-                        </a>
-                      )}
-                    </span>
-                  ))}
-                </p>
-              )}
-              {f.acceptance ? (
-                <p class="small acceptance-note">
-                  Accepted by {f.acceptance.by} <Time iso={f.acceptance.created_at} />: “{f.acceptance.reason}”,{' '}
-                  {f.acceptance.expires_at ? `until ${formatDateTime(f.acceptance.expires_at)}` : 'no expiry'}. It does not count toward the risk
-                  level. <a href="/accepted">Accepted risk</a>
-                </p>
-              ) : (
-                <div class="finding-actions">
-                  <button type="button" class="small-button" onClick={() => setAccepting(f)} aria-label={`Accept ${f.title}`}>
-                    Accept…
-                  </button>
-                </div>
-              )}
-            </li>
-          ))}
-        </ul>
+            );
+          })}
+        </>
       )}
       <AcceptDialog
         deviceId={deviceId}
@@ -604,6 +783,95 @@ function FindingsCard({ deviceId, findings, cves, onChanged }: { deviceId: numbe
         }}
       />
     </section>
+  );
+}
+
+/** One finding: in full (description, recommendation), or compact (one line) inside a collapsed group. */
+function FindingItem({
+  finding: f,
+  cve,
+  compact,
+  cves,
+  onAccept,
+}: {
+  finding: Finding;
+  cve: Cve | undefined;
+  compact: boolean;
+  cves: Cve[];
+  onAccept: () => void;
+}) {
+  const known = new Set(cves.map((c) => c.id));
+  const acceptButton = !f.acceptance && (
+    <button type="button" class="small-button" onClick={onAccept} aria-label={`Accept ${f.title}`}>
+      Accept…
+    </button>
+  );
+  if (compact) {
+    return (
+      <li class={f.acceptance ? 'accepted-finding' : undefined}>
+        <div class="detail-head">
+          <SeverityBadge severity={severityOf(f.severity)} />
+          {f.acceptance && <span class="badge accepted">Accepted</span>}
+          <a class="mono" href={`#${cveAnchor(f.cve_ids[0] ?? '')}`}>
+            {f.cve_ids[0] ?? f.title}
+          </a>
+          {cve?.cvss_score !== null && cve?.cvss_score !== undefined && <span class="small muted">CVSS {cve.cvss_score}</span>}
+          {cve && cve.confidence !== 'confirmed' && <span class="small muted">likely</span>}
+          {acceptButton}
+        </div>
+      </li>
+    );
+  }
+  return (
+    <li class={f.acceptance ? 'accepted-finding' : undefined}>
+      <div class="detail-head">
+        <SeverityBadge severity={severityOf(f.severity)} />
+        {f.acceptance && <span class="badge accepted">Accepted</span>}
+        <strong>{f.title}</strong>
+        {f.port !== null && (
+          <span class="muted small mono">
+            {f.port}/{f.protocol ?? 'tcp'}
+            {f.service ? ` ${f.service}` : ''}
+          </span>
+        )}
+        {cve && cve.confidence !== 'confirmed' && (
+          <span class="badge confidence" title="The version came only from the service's banner, or the patch level cannot be seen">
+            Likely
+          </span>
+        )}
+      </div>
+      <p>{f.description}</p>
+      <p class="recommendation">
+        <span class="muted">Recommendation: </span>
+        <RichText text={f.recommendation} />
+      </p>
+      {f.cve_ids.length > 0 && (
+        <p class="small">
+          <span class="muted">CVEs: </span>
+          {f.cve_ids.map((id, j) => (
+            <span key={id}>
+              {j > 0 && ', '}
+              {known.has(id) ? (
+                <a href={`#${cveAnchor(id)}`}>{id}</a>
+              ) : (
+                <a href={nvdUrl(id)} target="_blank" rel="noreferrer noopener">
+                  {id}
+                </a>
+              )}
+            </span>
+          ))}
+        </p>
+      )}
+      {f.acceptance ? (
+        <p class="small acceptance-note">
+          Accepted by {f.acceptance.by} <Time iso={f.acceptance.created_at} />: “{f.acceptance.reason}”,{' '}
+          {f.acceptance.expires_at ? `until ${formatDateTime(f.acceptance.expires_at)}` : 'no expiry'}. It does not count toward the risk level.{' '}
+          <a href="/accepted">Accepted risk</a>
+        </p>
+      ) : (
+        <div class="finding-actions">{acceptButton}</div>
+      )}
+    </li>
   );
 }
 
@@ -687,6 +955,11 @@ const nvdUrl = (id: string) => `https://nvd.nist.gov/vuln/detail/${encodeURIComp
 const isWebUrl = (url: string) => /^https?:\/\//i.test(url);
 
 function CvesCard({ cves }: { cves: Cve[] }) {
+  const groups = groupByProduct(
+    cves,
+    (c) => c,
+    (c) => (c.port === null ? null : String(c.port)),
+  );
   return (
     <section class="card cves-card" id="cves">
       <h2>Known vulnerabilities (CVEs)</h2>
@@ -695,11 +968,32 @@ function CvesCard({ cves }: { cves: Cve[] }) {
           No product and version seen on this device matches a CVE in Netwarden's dataset. Services whose version is unknown cannot be matched.
         </EmptyState>
       ) : (
-        <ul class="detail-list">
-          {cves.map((c) => (
-            <CveItem key={c.id} cve={c} />
-          ))}
-        </ul>
+        groups.map((g) => {
+          const shown = g.shown;
+          return (
+            <div key={g.key} class="product-group">
+              <h3>
+                {g.label}: {plural(g.items.length, 'CVE')}
+                {g.exploited > 0 && <span class="badge kev">{g.exploited} known exploited</span>}
+              </h3>
+              <ul class="detail-list">
+                {g.items.slice(0, shown).map((c) => (
+                  <CveItem key={c.id} cve={c} />
+                ))}
+              </ul>
+              {g.items.length > shown && (
+                <details class="product-more">
+                  <summary>{plural(g.items.length - shown, 'more CVE')}</summary>
+                  <ul class="detail-list">
+                    {g.items.slice(shown).map((c) => (
+                      <CveItem key={c.id} cve={c} />
+                    ))}
+                  </ul>
+                </details>
+              )}
+            </div>
+          );
+        })
       )}
     </section>
   );
@@ -714,6 +1008,7 @@ function CveItem({ cve: c }: { cve: Cve }) {
         <strong class="mono">{c.id}</strong>
         <SeverityBadge severity={severityOf(c.severity)} />
         <span class="small">CVSS {c.cvss_score ?? '—'}</span>
+        {c.kev && <span class="badge kev">Known exploited</span>}
         <span class="small muted">{c.confidence === 'confirmed' ? 'Product and version match' : `Match: ${c.confidence}`}</span>
       </div>
       <p>{c.description}</p>
@@ -722,12 +1017,13 @@ function CveItem({ cve: c }: { cve: Cve }) {
           <span class="muted">Matched: </span>
           {matched || 'a service'}
           {c.port !== null && ` on port ${c.port}`}
+          {c.fixed_in && <span> · fixed in {c.fixed_in}</span>}
         </p>
       )}
       {c.remediation && (
         <p>
           <span class="muted">Remediation: </span>
-          {c.remediation}
+          <RichText text={c.remediation} />
         </p>
       )}
       <p class="small links">

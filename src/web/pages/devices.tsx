@@ -112,6 +112,7 @@ export function DevicesPage() {
     order: query.order === 'asc' ? undefined : query.order,
     limit: PAGE_SIZE,
     offset: query.offset,
+    with_reasons: true,
   };
   const listKey = JSON.stringify(apiQuery);
   const list = useResource((signal) => page(api.GET('/api/devices', { params: { query: apiQuery }, signal })), [listKey]);
@@ -498,6 +499,7 @@ function DeviceRow({ device: d, checked, onCheck }: { device: DeviceSummary; che
         {/* Compact: the ports and when they were examined are in the title and on the device page. */}
         <RiskBadge level={d.risk_level} score={d.risk_score} coverage={coverageOf(d)} compact />
         <StaleMarker count={d.stale_ports} />
+        {d.risk_reason && <div class="small muted risk-reason">{d.risk_reason}</div>}
       </td>
       <td class="hide-narrow mono small">
         <PortList ports={d.open_ports} />

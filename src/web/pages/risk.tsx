@@ -52,6 +52,7 @@ export function EpssBadge({ epss }: { epss: PriorityFinding['epss'] }) {
 
 interface FixGroup {
   key: string;
+  /** The software without its version ("OpenSSH"); null for findings not tied to one. */
   product: string | null;
   title: string;
   findings: PriorityFinding[];
@@ -59,16 +60,27 @@ interface FixGroup {
   devices: number;
   kev: PriorityFinding['kev'];
   epss: PriorityFinding['epss'];
+  /** The lowest version that fixes every CVE of the group, when the CVE data gives one for each. */
+  fixedIn: string | null;
+  /** CVEs whose fixed version the data gives, and the highest of those versions. */
+  fixKnown: number;
+  fixKnownVersion: string | null;
+  /** CVE findings whose detection is only `likely` (a banner's version, back-ports possible). */
+  likely: number;
 }
 
+const compareVersions = new Intl.Collator('en', { numeric: true }).compare;
+const highest = (versions: string[]) => (versions.length === 0 ? null : versions.reduce((a, b) => (compareVersions(b, a) > 0 ? b : a)));
+
 /**
- * The findings grouped by product (those without one by title), in the order of each group's most
+ * The findings grouped by software (those without one by title), in the order of each group's most
  * urgent finding: the list comes in priority order, so a group's place is its first finding's.
  */
 export function groupFindings(findings: PriorityFinding[]): FixGroup[] {
   const groups = new Map<string, PriorityFinding[]>();
   for (const f of findings) {
-    const key = f.product ? `product:${f.product}` : `title:${f.title}`;
+    const product = f.product_name ?? f.product;
+    const key = product ? `product:${product}` : `title:${f.title}`;
     const list = groups.get(key);
     if (list) list.push(f);
     else groups.set(key, [f]);
@@ -76,24 +88,69 @@ export function groupFindings(findings: PriorityFinding[]): FixGroup[] {
   return [...groups.entries()].map(([key, list]) => {
     const first = list[0];
     const withEpss = list.filter((f) => f.epss).sort((a, b) => (b.epss?.score ?? 0) - (a.epss?.score ?? 0));
+    // One CVE on many devices is one CVE: its fix is the highest version any of them needs.
+    const fixes = new Map<string, string | null>();
+    for (const f of list) {
+      if (!f.cve_id) continue;
+      const before = fixes.get(f.cve_id);
+      fixes.set(f.cve_id, before === undefined ? f.fixed_in : before === null || f.fixed_in === null ? null : highest([before, f.fixed_in]));
+    }
+    const known = [...fixes.values()].filter((v): v is string => v !== null);
     return {
       key,
-      product: first.product,
+      product: first.product_name ?? first.product,
       title: first.title,
       findings: list,
-      cves: new Set(list.map((f) => f.cve_id).filter(Boolean)).size,
+      cves: fixes.size,
       devices: new Set(list.map((f) => f.device_id)).size,
       kev: list.find((f) => f.kev)?.kev ?? null,
       epss: withEpss[0]?.epss ?? null,
+      fixedIn: fixes.size > 0 && known.length === fixes.size ? highest(known) : null,
+      fixKnown: known.length,
+      fixKnownVersion: highest(known),
+      likely: list.filter((f) => f.confidence === 'likely').length,
     };
   });
 }
 
-function groupHeading(g: FixGroup): string {
+/** "Upgrade OpenSSH to 9.8: fixes 11 CVEs on 3 devices", or what is known when the data names no fixed version for some. */
+export function groupHeading(g: FixGroup): string {
   const on = `on ${plural(g.devices, 'device')}`;
-  if (g.product && g.cves > 0) return `Upgrade ${g.product}: fixes ${plural(g.cves, 'CVE')} ${on}`;
+  if (g.product && g.cves > 0) {
+    return g.fixedIn
+      ? `Upgrade ${g.product} to ${g.fixedIn}: fixes ${plural(g.cves, 'CVE')} ${on}`
+      : `Upgrade ${g.product}: ${plural(g.cves, 'CVE')} ${on}`;
+  }
   if (g.product) return `${g.product}: ${plural(g.findings.length, 'finding')} ${on}`;
   return `${g.title} ${on}`;
+}
+
+/** What the CVE data says about the fix when it does not cover the whole group, and how sure the detection is. */
+export function groupNotes(g: FixGroup): string[] {
+  const notes: string[] = [];
+  if (g.cves > 0 && !g.fixedIn) {
+    notes.push(
+      g.fixKnown > 0
+        ? `${g.fixKnownVersion} fixes ${g.fixKnown} of the ${g.cves}; the CVE data names no fixed version for the other ${g.cves - g.fixKnown}: check the vendor's advisories.`
+        : "The CVE data names no fixed version: upgrade to the vendor's current release and check its advisories.",
+    );
+  }
+  if (g.likely > 0) {
+    notes.push(
+      `${g.likely === g.findings.length ? 'All' : `${g.likely} of ${g.findings.length}`} detected with likely confidence: the version came only from the service's banner, and distribution packages back-port fixes without changing it.`,
+    );
+  }
+  return notes;
+}
+
+/** "Likely": the detection rests on a banner's version (back-ported fixes possible) or on the product alone; the reason on hover. */
+export function ConfidenceBadge({ finding }: { finding: Pick<PriorityFinding, 'confidence' | 'confidence_reason'> }) {
+  if (finding.confidence !== 'likely') return null;
+  return (
+    <span class="badge confidence" title={finding.confidence_reason ?? undefined}>
+      Likely
+    </span>
+  );
 }
 
 function FindingList({ findings }: { findings: PriorityFinding[] }) {
@@ -107,6 +164,7 @@ function FindingList({ findings }: { findings: PriorityFinding[] }) {
             <KevBadge kev={f.kev} />
             <EpssBadge epss={f.epss} />
             {f.cvss_score !== null && <span class="small muted">CVSS {f.cvss_score}</span>}
+            <ConfidenceBadge finding={f} />
           </div>
           <p class="small">
             <a href={`/devices/${f.device_id}#findings`}>{deviceName(f)}</a>
@@ -157,6 +215,11 @@ export function FixFirstPage() {
               <KevBadge kev={g.kev} />
               <EpssBadge epss={g.epss} />
             </div>
+            {groupNotes(g).map((note) => (
+              <p key={note} class="small muted fix-note">
+                {note}
+              </p>
+            ))}
             <FindingList findings={g.findings.slice(0, FINDINGS_SHOWN)} />
             {g.findings.length > FINDINGS_SHOWN && (
               <details class="fix-more">

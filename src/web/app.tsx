@@ -11,7 +11,9 @@ import { DeviceDetailPage } from './pages/device-detail';
 import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
+import { PortsPage } from './pages/ports';
 import { AcceptedPage, FixFirstPage } from './pages/risk';
+import { RiskMapPage } from './pages/risk-map';
 import { ScanRedirect, ScansPage } from './pages/scans';
 import { SchedulesPage } from './pages/schedules';
 import { SettingsPage } from './pages/settings';
@@ -82,6 +84,8 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/scan" component={ScanRedirect} />
           <Route path="/devices" component={DevicesPage} />
           <Route path="/devices/:id" component={DeviceDetailPage} />
+          <Route path="/ports" component={PortsPage} />
+          <Route path="/risk-map" component={RiskMapPage} />
           <Route path="/fix-first" component={FixFirstPage} />
           <Route path="/accepted" component={AcceptedPage} />
           <Route path="/scans" component={ScansPage} />

@@ -115,3 +115,8 @@ export type CreatedAgent = Answer<'/api/agents', 'post'>;
 export type Comparison = Answer<'/api/scans/{current_id}/compare/{previous_id}'>;
 export type DeviceComparison = Comparison['devices'][number];
 export type Timeline = Answer<'/api/devices/{device_id}/timeline'>;
+
+// Port matrix (CONTRACT §16, issue 22 §3).
+export type PortMatrix = Answer<'/api/visualization/port-matrix'>;
+export type MatrixPort = PortMatrix['ports'][number];
+export type MatrixDevice = PortMatrix['devices'][number];

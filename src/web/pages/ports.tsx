@@ -104,7 +104,6 @@ export function PortsPage() {
         port={port}
         ports={data?.ports ?? []}
         update={update}
-        subnetError={matrix.error && subnet ? matrix.error : null}
       />
       <ErrorMessage error={zones.error} onRetry={zones.reload} />
       <ErrorMessage error={matrix.error} onRetry={matrix.reload} />
@@ -147,7 +146,6 @@ function Filters(props: {
   only: string | undefined;
   port: string | undefined;
   ports: MatrixPort[];
-  subnetError: unknown;
   update: (changes: Record<string, string | undefined>) => void;
 }) {
   const { zones, zone, subnet, only, port, ports, update } = props;

@@ -7,6 +7,7 @@
  */
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { PortGroup } from '../core/port-matrix.js';
+import type { RiskLevel } from '../core/severity.js';
 import { IDS_PER_STATEMENT } from '../util/batches.js';
 import type { Database } from './schema.js';
 
@@ -23,7 +24,7 @@ export interface MatrixDeviceRow {
   zone: string | null;
   device_type: string | null;
   online: boolean;
-  risk_level: string;
+  risk_level: RiskLevel;
   risk_score: number;
   ports: { port: number; protocol: string; service: string | null }[];
 }
@@ -112,7 +113,7 @@ export class PortMatrixReader {
         zone: r.zone,
         device_type: r.device_type,
         online: r.online === 1,
-        risk_level: r.risk_level,
+        risk_level: r.risk_level as RiskLevel,
         risk_score: r.risk_score,
         ports: byDevice.get(r.id) ?? [],
       }));

@@ -103,7 +103,8 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply
         .type('application/json; charset=utf-8')
         .header('Cache-Control', 'no-store')
-        .send(Readable.from(body(), { objectMode: false }));
+        // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
+        .send(Readable.from(body(), { objectMode: false }) as never);
     },
   );
 };

@@ -86,7 +86,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: ports, risk map and liv
   it('shows the port matrix: counts, forbidden and rare ports, devices with their ports', async () => {
     await page.goto(browser.url('/'));
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Ports' }).click();
-    const ports = page.getByRole('table', { name: 'Open ports' });
+    const ports = page.getByRole('table', { name: 'Open ports', exact: true });
     await expect.poll(() => ports.locator('tbody tr').count(), { timeout: 15_000 }).toBe(4);
     // Most devices first: 22 on five devices.
     expect(await ports.locator('tbody tr').first().textContent()).toMatch(/^22\/tcp5ssh/);
@@ -137,9 +137,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: ports, risk map and liv
 
     await page.getByLabel('Show').selectOption('forbidden');
     await expect.poll(() => devices.locator('tbody tr').count()).toBe(1);
-    expect(await page.getByRole('table', { name: 'Open ports' }).locator('tbody tr').count()).toBe(1);
+    expect(await page.getByRole('table', { name: 'Open ports', exact: true }).locator('tbody tr').count()).toBe(1);
     await page.getByLabel('Show').selectOption('rare');
-    await expect.poll(() => page.getByRole('table', { name: 'Open ports' }).locator('tbody tr').allTextContents()).toEqual([
+    await expect.poll(() => page.getByRole('table', { name: 'Open ports', exact: true }).locator('tbody tr').allTextContents()).toEqual([
       expect.stringMatching(/^80\/tcp/),
       expect.stringMatching(/^23\/tcp/),
       expect.stringMatching(/^3306\/tcp/),

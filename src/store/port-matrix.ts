@@ -32,6 +32,9 @@ export interface MatrixDeviceRow {
 /** Devices per page: one `in (…)` list of their ids reads their ports. */
 export const MATRIX_PAGE_SIZE = IDS_PER_STATEMENT;
 
+/** The device (`devices` of the query) has an open port: one probe of the ports index. */
+const hasOpenPort = () => sql<boolean>`exists (select 1 from ports where ports.device_id = devices.id and ports.state = 'open')`;
+
 export class PortMatrixReader {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -42,15 +45,27 @@ export class PortMatrixReader {
     return q;
   }
 
-  /** Open ports of the matching devices counted per zone, port, protocol and service, and how many devices have any. */
+  /**
+   * Open ports of the matching devices counted per zone, port, protocol and service, and how many
+   * devices have any. The ports are reached from the matching devices' ids (`device_id in (…)`, the
+   * ports index), never by a pass over every port row: SQLite would otherwise walk the whole ports
+   * table for one subnet's matrix.
+   */
   async groups(filters: PortMatrixFilters): Promise<{ groups: PortGroup[]; total: number }> {
-    const base = this.devices(filters).innerJoin('ports', 'ports.device_id', 'devices.id').where('ports.state', '=', 'open');
+    const ids = this.devices(filters).select('devices.id');
     const [rows, count] = await Promise.all([
-      base
+      this.db
+        .selectFrom('ports')
+        .innerJoin('devices', 'devices.id', 'ports.device_id')
+        .where('ports.device_id', 'in', ids)
+        .where('ports.state', '=', 'open')
         .select(['devices.zone', 'ports.port', 'ports.protocol', 'ports.service', (eb) => eb.fn.countAll<number>().as('n')])
         .groupBy(['devices.zone', 'ports.port', 'ports.protocol', 'ports.service'])
         .execute(),
-      base.select(sql<number>`count(distinct ${sql.ref('ports.device_id')})`.as('n')).executeTakeFirstOrThrow(),
+      this.devices(filters)
+        .where(hasOpenPort())
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     return {
       groups: rows.map((r) => ({ zone: r.zone, port: r.port, protocol: r.protocol, service: r.service, devices: Number(r.n) })),
@@ -64,14 +79,7 @@ export class PortMatrixReader {
     let after: { ipSort: number; id: number } | null = null;
     for (;;) {
       let page = this.devices(filters)
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('ports')
-              .select(sql`1`.as('one'))
-              .whereRef('ports.device_id', '=', 'devices.id')
-              .where('ports.state', '=', 'open'),
-          ),
-        )
+        .where(hasOpenPort())
         .select([
           'devices.id',
           'devices.ip_sort',

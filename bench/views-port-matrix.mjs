@@ -142,7 +142,19 @@ export async function seedPortMatrix(store, { devices = 100_000, subnets = 50, s
       const ports = [];
       for (const { id, ip_address } of ids) {
         for (const [port, service] of portsByIp.get(ip_address)) {
-          ports.push({ device_id: id, port, protocol: 'tcp', state: 'open', service, product: null, version: null, extra_info: null, cpe: '[]', first_seen: now, last_seen: now });
+          ports.push({
+            device_id: id,
+            port,
+            protocol: 'tcp',
+            state: 'open',
+            service,
+            product: null,
+            version: null,
+            extra_info: null,
+            cpe: '[]',
+            first_seen: now,
+            last_seen: now,
+          });
         }
       }
       for (let i = 0; i < ports.length; i += 1000) {
@@ -175,7 +187,9 @@ function timedGet(baseUrl, key, path) {
         if (head.length < 200) head += chunk.toString('utf8', 0, Math.min(chunk.length, 200));
         bytes += chunk.length;
       });
-      res.on('end', () => resolve({ status: res.statusCode, bytes, ttfb: first ?? performance.now() - started, ms: performance.now() - started, head }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode, bytes, ttfb: first ?? performance.now() - started, ms: performance.now() - started, head }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -228,7 +242,9 @@ export async function portMatrixCase(ctx) {
       ttfb_p99_ms: round(percentile(ttfbs, 99)),
       bytes,
     };
-    log(`[port-matrix] ${store} ${name}: p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, first byte p99 ${result.ttfb_p99_ms} ms, ${bytes.toLocaleString('en-GB')} bytes`);
+    log(
+      `[port-matrix] ${store} ${name}: p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, first byte p99 ${result.ttfb_p99_ms} ms, ${bytes.toLocaleString('en-GB')} bytes`,
+    );
     return result;
   };
   const base = '/api/visualization/port-matrix';
@@ -237,8 +253,18 @@ export async function portMatrixCase(ctx) {
   for (let r = 0; r < rounds; r++) for (const s of subnets) perSubnet.push(`${base}?subnet=${encodeURIComponent(s)}`);
   cases.push(await measure('subnet (2,000 devices)', perSubnet));
   if (full) {
-    cases.push(await measure('zone=IoT', Array.from({ length: 10 }, () => `${base}?zone=IoT`)));
-    cases.push(await measure('all devices', Array.from({ length: 5 }, () => base)));
+    cases.push(
+      await measure(
+        'zone=IoT',
+        Array.from({ length: 10 }, () => `${base}?zone=IoT`),
+      ),
+    );
+    cases.push(
+      await measure(
+        'all devices',
+        Array.from({ length: 5 }, () => base),
+      ),
+    );
   }
   const pass = cases[0].p99_ms < PORT_MATRIX_P99_TARGET_MS && cases.every((c) => c.failed === 0);
   return { name: 'port-matrix', store, target_ms: PORT_MATRIX_P99_TARGET_MS, pass, cases };
@@ -281,7 +307,9 @@ async function main() {
       await initialise(store, { settingsSeed: {}, admin: null }, logger);
       const started = performance.now();
       const subnets = await seedPortMatrix(store, { devices, subnets: subnetCount });
-      log(`${kind}: ${devices.toLocaleString('en-GB')} devices over ${subnets.length} subnets seeded in ${Math.round(performance.now() - started)} ms`);
+      log(
+        `${kind}: ${devices.toLocaleString('en-GB')} devices over ${subnets.length} subnets seeded in ${Math.round(performance.now() - started)} ms`,
+      );
       const { key, prefix, hash } = generateApiKey();
       await store.apiKeys.create({ name: 'bench', prefix, key_hash: hash, created_by: null, created_at: new Date().toISOString(), expires_at: null });
       const { app, close } = await openBenchApp(dist, { store, logger, appOptions: { logger: false } });
@@ -306,7 +334,9 @@ async function main() {
     '| Store | Case | Requests | p50 ms | p99 ms | First byte p99 ms | Bytes |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
     ...results.flatMap((r) =>
-      r.cases.map((c) => `| ${r.store} | ${c.case} | ${c.requests} | ${c.p50_ms} | ${c.p99_ms} | ${c.ttfb_p99_ms} | ${c.bytes.toLocaleString('en-GB')} |`),
+      r.cases.map(
+        (c) => `| ${r.store} | ${c.case} | ${c.requests} | ${c.p50_ms} | ${c.p99_ms} | ${c.ttfb_p99_ms} | ${c.bytes.toLocaleString('en-GB')} |`,
+      ),
     ),
     '',
   ];

@@ -9,7 +9,9 @@ export const MatrixPort = Type.Object({
   protocol: Type.String({ description: '`tcp` or `udp`' }),
   service: Nullable(Type.String({ description: 'The service most of its devices report on it; null when none names one' })),
   devices: Type.Integer({ minimum: 1, description: 'How many devices of the matrix have it open (last known state for offline devices)' }),
-  forbidden: Type.Boolean({ description: "Whether it breaks the zone policy of at least one of those devices (port, service or the zone's allow-list)" }),
+  forbidden: Type.Boolean({
+    description: "Whether it breaks the zone policy of at least one of those devices (port, service or the zone's allow-list)",
+  }),
   forbidden_devices: Type.Integer({ minimum: 0, description: 'How many of those devices break their zone policy with it' }),
   rare: Type.Boolean({ description: `Rare: ${RARE_RULE}` }),
 });

@@ -16,7 +16,7 @@ const DESCRIPTION = [
   '',
   '- `ports[].devices` is a count. Offline devices count with their last known ports (a port keeps its state until a scan',
   '  examines it again, CONTRACT §14). Archived devices are left out; devices with no open port are not in `devices`.',
-  "- `forbidden`: the port breaks the zone policy (GET /api/policies) of at least one of its devices: the port is forbidden, its service",
+  '- `forbidden`: the port breaks the zone policy (GET /api/policies) of at least one of its devices: the port is forbidden, its service',
   "  is forbidden, or the zone has an allow-list without it; `forbidden_devices` counts those devices. A device's port carries",
   '  `forbidden` for that device alone.',
   `- \`rare\`: ${RARE_RULE}. The matrix's devices are those matching the filters with at least one open port (\`total_devices\`).`,
@@ -43,7 +43,11 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Object(
           {
             subnet: Type.Optional(
-              Type.String({ minLength: 1, maxLength: 43, description: 'Only devices in this IPv4 network, e.g. 192.168.1.0/24 (an address alone is /32)' }),
+              Type.String({
+                minLength: 1,
+                maxLength: 43,
+                description: 'Only devices in this IPv4 network, e.g. 192.168.1.0/24 (an address alone is /32)',
+              }),
             ),
             zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, description: 'Only devices of this zone' })),
           },
@@ -80,19 +84,17 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         yield `${JSON.stringify(head).slice(0, -1)},"devices":[`;
         let first = true;
         for await (const page of reader.pages(filters)) {
-          const items = page.map(
-            (d): MatrixDeviceRecord => ({
-              device_id: d.id,
-              name: d.name,
-              ip_address: d.ip_address,
-              zone: d.zone,
-              device_type: d.device_type,
-              online: d.online,
-              risk_level: d.risk_level,
-              risk_score: d.risk_score,
-              ports: d.ports.map((p) => ({ ...p, forbidden: forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service)) })),
-            }),
-          );
+          const items = page.map((d): MatrixDeviceRecord => ({
+            device_id: d.id,
+            name: d.name,
+            ip_address: d.ip_address,
+            zone: d.zone,
+            device_type: d.device_type,
+            online: d.online,
+            risk_level: d.risk_level,
+            risk_score: d.risk_score,
+            ports: d.ports.map((p) => ({ ...p, forbidden: forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service)) })),
+          }));
           const text = items.map((item) => JSON.stringify(item)).join(',\n');
           yield first ? `\n${text}` : `,\n${text}`;
           first = false;
@@ -100,11 +102,13 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         yield ']}\n';
       }
 
-      return reply
-        .type('application/json; charset=utf-8')
-        .header('Cache-Control', 'no-store')
-        // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
-        .send(Readable.from(body(), { objectMode: false }) as never);
+      return (
+        reply
+          .type('application/json; charset=utf-8')
+          .header('Cache-Control', 'no-store')
+          // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
+          .send(Readable.from(body(), { objectMode: false }) as never)
+      );
     },
   );
 };

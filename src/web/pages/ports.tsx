@@ -16,10 +16,17 @@ const DEVICE_SORTS = {
   ip: { label: 'Address', compare: (a: MatrixDevice, b: MatrixDevice) => ipValue(a.ip_address) - ipValue(b.ip_address) },
   name: {
     label: 'Name',
-    compare: (a: MatrixDevice, b: MatrixDevice) => (a.name ?? '\uffff').localeCompare(b.name ?? '\uffff') || ipValue(a.ip_address) - ipValue(b.ip_address),
+    compare: (a: MatrixDevice, b: MatrixDevice) =>
+      (a.name ?? '\uffff').localeCompare(b.name ?? '\uffff') || ipValue(a.ip_address) - ipValue(b.ip_address),
   },
-  ports: { label: 'Open ports', compare: (a: MatrixDevice, b: MatrixDevice) => a.ports.length - b.ports.length || ipValue(b.ip_address) - ipValue(a.ip_address) },
-  risk: { label: 'Risk', compare: (a: MatrixDevice, b: MatrixDevice) => a.risk_score - b.risk_score || ipValue(b.ip_address) - ipValue(a.ip_address) },
+  ports: {
+    label: 'Open ports',
+    compare: (a: MatrixDevice, b: MatrixDevice) => a.ports.length - b.ports.length || ipValue(b.ip_address) - ipValue(a.ip_address),
+  },
+  risk: {
+    label: 'Risk',
+    compare: (a: MatrixDevice, b: MatrixDevice) => a.risk_score - b.risk_score || ipValue(b.ip_address) - ipValue(a.ip_address),
+  },
 } as const;
 type DeviceSort = keyof typeof DEVICE_SORTS;
 
@@ -92,25 +99,19 @@ export function PortsPage() {
     <>
       <PageHeader title="Ports" />
       <p class="muted small lead">
-        Every open port in the inventory and the devices it is open on. Offline devices count with their last known ports; archived devices
-        are left out. <span class="port-flag forbidden">Forbidden</span> ports break a zone policy on at least one device;{' '}
+        Every open port in the inventory and the devices it is open on. Offline devices count with their last known ports; archived devices are left
+        out. <span class="port-flag forbidden">Forbidden</span> ports break a zone policy on at least one device;{' '}
         <span class="port-flag rare">Rare</span> ports are {data ? data.rare_rule : 'open on few devices'}.
       </p>
-      <Filters
-        zones={zones.data ?? []}
-        zone={zone}
-        subnet={subnet}
-        only={only}
-        port={port}
-        ports={data?.ports ?? []}
-        update={update}
-      />
+      <Filters zones={zones.data ?? []} zone={zone} subnet={subnet} only={only} port={port} ports={data?.ports ?? []} update={update} />
       <ErrorMessage error={zones.error} onRetry={zones.reload} />
       <ErrorMessage error={matrix.error} onRetry={matrix.reload} />
       {matrix.loading && !data && <Loading label="Loading the port matrix…" />}
       {data && data.devices.length === 0 && (
         <EmptyState title="No open ports">
-          {zone || subnet ? 'No device matching these filters has an open port.' : 'No device has an open port yet. Run a normal scan to examine ports.'}
+          {zone || subnet
+            ? 'No device matching these filters has an open port.'
+            : 'No device has an open port yet. Run a normal scan to examine ports.'}
         </EmptyState>
       )}
       {data && data.devices.length > 0 && (
@@ -130,7 +131,14 @@ export function PortsPage() {
                 </button>
               )}
             </h2>
-            <DeviceTable devices={shown} sort={sort} descending={descending} onSort={onSort} portInfo={portInfo} onPort={(p) => update({ port: p })} />
+            <DeviceTable
+              devices={shown}
+              sort={sort}
+              descending={descending}
+              onSort={onSort}
+              portInfo={portInfo}
+              onPort={(p) => update({ port: p })}
+            />
             <Pager total={devices.length} limit={DEVICES_PER_PAGE} offset={offset} onChange={(o) => update({ offset: o ? String(o) : undefined })} />
           </section>
         </>
@@ -232,7 +240,11 @@ function PortTable({
           <thead>
             <tr>
               {(Object.keys(PORT_SORTS) as PortSort[]).map((key) => (
-                <th key={key} aria-sort={sort === key ? (key === 'port' ? 'ascending' : 'descending') : undefined} class={key === 'devices' ? 'num' : undefined}>
+                <th
+                  key={key}
+                  aria-sort={sort === key ? (key === 'port' ? 'ascending' : 'descending') : undefined}
+                  class={key === 'devices' ? 'num' : undefined}
+                >
                   <button type="button" class="sort" onClick={() => update({ ports_sort: key === 'devices' ? undefined : key })}>
                     {PORT_SORTS[key].label}
                     {sort === key && <span aria-hidden="true">{key === 'port' ? ' ▲' : ' ▼'}</span>}
@@ -260,7 +272,11 @@ function PortTable({
                 <td class="num">{formatNumber(p.devices)}</td>
                 <td>{p.service ?? <span class="muted">—</span>}</td>
                 <td class="hide-narrow share">
-                  <span class="share-bar" style={{ width: `${Math.max(2, Math.round((p.devices / Math.max(1, total)) * 100))}%` }} aria-hidden="true" />
+                  <span
+                    class="share-bar"
+                    style={{ width: `${Math.max(2, Math.round((p.devices / Math.max(1, total)) * 100))}%` }}
+                    aria-hidden="true"
+                  />
                   <span class="small muted">{Math.round((p.devices / Math.max(1, total)) * 1000) / 10} %</span>
                 </td>
               </tr>
@@ -345,7 +361,11 @@ function DeviceTable({
                     const flags = [p.forbidden ? 'forbidden by its zone policy' : '', info?.rare ? 'rare' : ''].filter(Boolean);
                     return (
                       <li key={portKey(p)} class={`port-chip${p.forbidden ? ' forbidden' : ''}${info?.rare ? ' rare' : ''}`}>
-                        <button type="button" title={flags.length ? `${portKey(p)}: ${flags.join(', ')}` : portKey(p)} onClick={() => onPort(portKey(p))}>
+                        <button
+                          type="button"
+                          title={flags.length ? `${portKey(p)}: ${flags.join(', ')}` : portKey(p)}
+                          onClick={() => onPort(portKey(p))}
+                        >
                           <span class="mono">{p.protocol === 'tcp' ? p.port : portKey(p)}</span>
                           {p.service && <span class="svc"> {p.service}</span>}
                           {flags.length > 0 && <span class="visually-hidden"> ({flags.join(', ')})</span>}

@@ -100,8 +100,8 @@ export function RiskMapPage() {
     <>
       <PageHeader title="Risk map" />
       <p class="muted small lead">
-        Each square is a device, sized and coloured by its risk score; the riskiest groups and devices come first. Offline devices are faded.
-        Select a square to open its device.
+        Each square is a device, sized and coloured by its risk score; the riskiest groups and devices come first. Offline devices are faded. Select a
+        square to open its device.
       </p>
       <form class="filters" aria-label="Risk map options" onSubmit={(e) => e.preventDefault()}>
         <Field label="Group by">
@@ -111,8 +111,8 @@ export function RiskMapPage() {
           </select>
         </Field>
         <label class="checkbox">
-          <input type="checkbox" checked={atRiskOnly} onChange={(e) => update({ at_risk: e.currentTarget.checked ? 'true' : undefined })} /> Only devices
-          at risk
+          <input type="checkbox" checked={atRiskOnly} onChange={(e) => update({ at_risk: e.currentTarget.checked ? 'true' : undefined })} /> Only
+          devices at risk
         </label>
       </form>
       <Legend />

@@ -224,6 +224,7 @@ export async function portMatrixCase(ctx) {
     const ttfbs = [];
     let bytes = 0;
     let failed = 0;
+    const cpuBefore = process.cpuUsage();
     for (const path of paths) {
       const r = await timedGet(baseUrl, key, path);
       if (r.status !== 200 || !r.head.startsWith('{"subnet"')) failed++;
@@ -231,6 +232,7 @@ export async function portMatrixCase(ctx) {
       ttfbs.push(r.ttfb);
       bytes = Math.max(bytes, r.bytes);
     }
+    const cpu = process.cpuUsage(cpuBefore);
     times.sort((a, b) => a - b);
     ttfbs.sort((a, b) => a - b);
     const result = {
@@ -240,10 +242,13 @@ export async function portMatrixCase(ctx) {
       p50_ms: round(percentile(times, 50)),
       p99_ms: round(percentile(times, 99)),
       ttfb_p99_ms: round(percentile(ttfbs, 99)),
+      // CPU of this process (server and client: portMatrixCase runs beside an in-process server in main) per request:
+      // what a request costs whatever else the machine is doing. The database server's CPU (PostgreSQL) is not in it.
+      cpu_ms_per_request: round((cpu.user + cpu.system) / 1000 / paths.length),
       bytes,
     };
     log(
-      `[port-matrix] ${store} ${name}: p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, first byte p99 ${result.ttfb_p99_ms} ms, ${bytes.toLocaleString('en-GB')} bytes`,
+      `[port-matrix] ${store} ${name}: p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, first byte p99 ${result.ttfb_p99_ms} ms, CPU ${result.cpu_ms_per_request} ms/request, ${bytes.toLocaleString('en-GB')} bytes`,
     );
     return result;
   };
@@ -331,11 +336,17 @@ async function main() {
     '',
     `Target: per-subnet p99 < ${PORT_MATRIX_P99_TARGET_MS} ms. Times to the last byte of the streamed answer; ${new Date().toISOString()}, ${os.cpus().length} CPUs.`,
     '',
-    '| Store | Case | Requests | p50 ms | p99 ms | First byte p99 ms | Bytes |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    `Load average at the end: ${os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(', ')}.`,
+    '',
+    '| Store | Case | Requests | p50 ms | p99 ms | First byte p99 ms | CPU ms/request | Bytes |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...results.flatMap((r) =>
       r.cases.map(
-        (c) => `| ${r.store} | ${c.case} | ${c.requests} | ${c.p50_ms} | ${c.p99_ms} | ${c.ttfb_p99_ms} | ${c.bytes.toLocaleString('en-GB')} |`,
+        (c) =>
+          `| ${r.store} | ${c.case} | ${c.requests} | ${c.p50_ms} | ${c.p99_ms} | ${c.ttfb_p99_ms} | ${c.cpu_ms_per_request} | ${c.bytes.toLocaleString('en-GB')} |`,
       ),
     ),
     '',

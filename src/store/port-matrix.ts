@@ -38,9 +38,18 @@ const hasOpenPort = () => sql<boolean>`exists (select 1 from ports where ports.d
 export class PortMatrixReader {
   constructor(private readonly db: Kysely<Database>) {}
 
-  private devices(filters: PortMatrixFilters): SelectQueryBuilder<Database, 'devices', object> {
+  /**
+   * The matching devices. `inAddressOrder`: the zone is compared as `zone || ''`, which no index
+   * serves, so a page in address order walks the address index (about 8 rows read per zone device
+   * for a zone of an eighth) instead of gathering and sorting the whole zone again for every page.
+   */
+  private devices(filters: PortMatrixFilters, inAddressOrder = false): SelectQueryBuilder<Database, 'devices', object> {
     let q = this.db.selectFrom('devices').where('devices.status', '<>', 'archived');
-    if (filters.zone !== undefined) q = q.where('devices.zone', '=', filters.zone);
+    if (filters.zone !== undefined) {
+      q = inAddressOrder
+        ? q.where(sql<string>`${sql.ref('devices.zone')} || ''`, '=', filters.zone)
+        : q.where('devices.zone', '=', filters.zone);
+    }
     if (filters.range) q = q.where('devices.ip_sort', '>=', filters.range.low).where('devices.ip_sort', '<=', filters.range.high);
     return q;
   }
@@ -78,7 +87,7 @@ export class PortMatrixReader {
     const size = Math.min(pageSize, IDS_PER_STATEMENT);
     let after: { ipSort: number; id: number } | null = null;
     for (;;) {
-      let page = this.devices(filters)
+      let page = this.devices(filters, true)
         .where(hasOpenPort())
         .select([
           'devices.id',

@@ -46,9 +46,7 @@ export class PortMatrixReader {
   private devices(filters: PortMatrixFilters, inAddressOrder = false): SelectQueryBuilder<Database, 'devices', object> {
     let q = this.db.selectFrom('devices').where('devices.status', '<>', 'archived');
     if (filters.zone !== undefined) {
-      q = inAddressOrder
-        ? q.where(sql<string>`${sql.ref('devices.zone')} || ''`, '=', filters.zone)
-        : q.where('devices.zone', '=', filters.zone);
+      q = inAddressOrder ? q.where(sql<string>`${sql.ref('devices.zone')} || ''`, '=', filters.zone) : q.where('devices.zone', '=', filters.zone);
     }
     if (filters.range) q = q.where('devices.ip_sort', '>=', filters.range.low).where('devices.ip_sort', '<=', filters.range.high);
     return q;

@@ -12,7 +12,9 @@ import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
 import { PoliciesPage } from './pages/policies';
+import { PortsPage } from './pages/ports';
 import { AcceptedPage, FixFirstPage } from './pages/risk';
+import { RiskMapPage } from './pages/risk-map';
 import { ScanRedirect, ScansPage } from './pages/scans';
 import { SchedulesPage } from './pages/schedules';
 import { SettingsPage } from './pages/settings';
@@ -90,6 +92,8 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/scan" component={ScanRedirect} />
           <Route path="/devices" component={DevicesPage} />
           <Route path="/devices/:id" component={DeviceDetailPage} />
+          <Route path="/ports" component={PortsPage} />
+          <Route path="/risk-map" component={RiskMapPage} />
           <Route path="/fix-first" component={FixFirstPage} />
           <Route path="/accepted" component={AcceptedPage} />
           <Route path="/policies" component={PoliciesPage} />

@@ -119,3 +119,7 @@ export type Timeline = Answer<'/api/devices/{device_id}/timeline'>;
 export type SubnetCheck = Answer<'/api/network/check'>;
 export type LockedSetting = Answer<'/api/config/locked'>[number];
 export type User = Answer<'/api/users'>[number];
+// Port matrix (CONTRACT §16, issue 22 §3).
+export type PortMatrix = Answer<'/api/visualization/port-matrix'>;
+export type MatrixPort = PortMatrix['ports'][number];
+export type MatrixDevice = PortMatrix['devices'][number];

@@ -7,6 +7,8 @@ import { nextTheme, setThemeChoice, themeChoice, type ThemeChoice } from '../the
 const NAV = [
   { href: '/', label: 'Dashboard' },
   { href: '/devices', label: 'Devices' },
+  { href: '/ports', label: 'Ports' },
+  { href: '/risk-map', label: 'Risk map' },
   { href: '/fix-first', label: 'Fix first' },
   { href: '/accepted', label: 'Accepted' },
   { href: '/policies', label: 'Policies' },

@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { answer, api, idParam, page, withQuery } from '../api';
-import { EmptyState, ErrorMessage, Field, Loading, PageHeader, Time } from '../components/ui';
+import { EmptyState, ErrorMessage, Field, Loading, Notice, PageHeader, Time } from '../components/ui';
 import { formatNumber, plural } from '../format';
 import { useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
@@ -20,6 +20,9 @@ const GROUPS = [
 /**
  * Two completed scans compared (GET /api/scans/{current}/compare/{previous}): `?current=&previous=`
  * in the URL; without them, the latest two completed scans of the latest scan's subnet.
+ * Live: the scan list is loaded again when a scan finishes, so a compare of "the latest two" moves
+ * to the new scans by itself; a compare pinned to a scan (`current` in the URL) stays, with a notice
+ * that a newer scan of its subnet exists and a link to compare that one.
  */
 export function ComparePage() {
   useTitle('Compare scans');
@@ -30,6 +33,8 @@ export function ComparePage() {
   const current = idParam(query.current ?? '') ?? completed[0]?.scan_id;
   const previous = idParam(query.previous ?? '') ?? previousOf(completed, current)?.scan_id;
   const all = query.all === 'true';
+  const pinned = idParam(query.current ?? '') !== undefined;
+  const newer = pinned ? newerScanOf(completed, current) : undefined;
   const set = (next: Record<string, string | undefined>) =>
     route(
       withQuery(path, {
@@ -58,6 +63,18 @@ export function ComparePage() {
           <input type="checkbox" checked={all} onChange={(e) => set({ all: e.currentTarget.checked ? 'true' : undefined })} /> Show unchanged devices
         </label>
       </form>
+      {newer && current !== undefined && (
+        <Notice>
+          <span>
+            A newer scan exists: #{newer.scan_id} of <span class="mono">{newer.target ?? newer.subnet}</span> (<Time iso={newer.completed_at} />
+            ).{' '}
+            <a href={withQuery(path, { current: String(newer.scan_id), previous: String(current), all: all ? 'true' : undefined })}>
+              Compare it with scan #{current}
+            </a>{' '}
+            or <a href={withQuery(path, { all: all ? 'true' : undefined })}>follow the latest scans</a>.
+          </span>
+        </Notice>
+      )}
       {scans.loading && !scans.data && <Loading />}
       {scans.data && (!current || !previous) && (
         <EmptyState title="Two completed scans are needed">Run or import a second scan of a network to see what changed between them.</EmptyState>
@@ -65,6 +82,14 @@ export function ComparePage() {
       {current && previous && <ComparisonView current={current} previous={previous} all={all} />}
     </>
   );
+}
+
+/** The newest completed scan of `current`'s subnet that is newer than it (`completed` is newest first), if any. */
+function newerScanOf(completed: Scan[], current: number | undefined): Scan | undefined {
+  if (current === undefined) return undefined;
+  const of = completed.find((s) => s.scan_id === current);
+  if (!of) return undefined;
+  return completed.find((s) => s.scan_id > current && s.subnet === of.subnet);
 }
 
 /** The completed scan before `current` of the same subnet, else the one before it at all (`completed` is newest first). */

@@ -55,7 +55,7 @@ function Tiles({ stats }: { stats: Stats }) {
     { label: 'Devices at risk', value: stats.devices_at_risk, href: '/devices?sort=risk_score&order=desc' },
     { label: 'Critical', value: stats.critical, href: '/devices?risk_level=critical', className: 'critical' },
     { label: 'High', value: stats.high, href: '/devices?risk_level=high', className: 'high' },
-    { label: 'Open ports', value: stats.open_ports, href: '/devices' },
+    { label: 'Open ports', value: stats.open_ports, href: '/ports' },
   ];
   return (
     <section class="tiles" aria-label="Summary">
@@ -218,7 +218,7 @@ function AtRisk() {
       )}
       {atRisk.length > 0 && (
         <p class="small">
-          <a href="/devices?sort=risk_score&order=desc">All devices by risk →</a>
+          <a href="/devices?sort=risk_score&order=desc">All devices by risk →</a> · <a href="/risk-map">Risk map →</a>
         </p>
       )}
     </section>

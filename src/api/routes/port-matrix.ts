@@ -1,0 +1,114 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
+import { ipv4ToInt, parseIpv4Network } from '../../core/net.js';
+import { RARE_RULE, combinationKey, forbiddenCombinations, matrixPorts } from '../../core/port-matrix.js';
+import { PortMatrix, type MatrixDeviceRecord } from '../../schemas/port-matrix.js';
+import { PortMatrixReader, type PortMatrixFilters } from '../../store/port-matrix.js';
+import { badRequest } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+import { listZones } from './zones.js';
+
+const DESCRIPTION = [
+  'Devices × open ports (CONTRACT §16, §18, issue 22 §3): every port open on a device of the inventory, with how many devices',
+  'have it open, and each device with its open ports.',
+  '',
+  '- `ports[].devices` is a count. Offline devices count with their last known ports (a port keeps its state until a scan',
+  '  examines it again, CONTRACT §14). Archived devices are left out; devices with no open port are not in `devices`.',
+  '- `forbidden`: the port breaks the zone policy (GET /api/policies) of at least one of its devices: the port is forbidden, its service',
+  "  is forbidden, or the zone has an allow-list without it; `forbidden_devices` counts those devices. A device's port carries",
+  '  `forbidden` for that device alone.',
+  `- \`rare\`: ${RARE_RULE}. The matrix's devices are those matching the filters with at least one open port (\`total_devices\`).`,
+  '- `subnet` keeps devices whose address lies in that IPv4 network; `zone` those assigned to that zone. Combined with AND.',
+  '',
+  'The answer is streamed: the port counts first (one aggregate query), then the devices in address order a page at a time, so',
+  '100,000 devices take no more server memory than 500.',
+  '',
+  '`subnet` not an IPv4 CIDR, `zone` not a zone (GET /api/zones), or any other parameter → 400.',
+].join('\n');
+
+export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app.services;
+  const reader = new PortMatrixReader(store.handle.db);
+
+  app.get(
+    '/api/visualization/port-matrix',
+    {
+      exposeHeadRoute: false,
+      schema: {
+        tags: ['devices'],
+        summary: 'Port matrix: devices × open ports, with forbidden and rare ports',
+        description: DESCRIPTION,
+        querystring: Type.Object(
+          {
+            subnet: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 43,
+                description: 'Only devices in this IPv4 network, e.g. 192.168.1.0/24 (an address alone is /32)',
+              }),
+            ),
+            zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, description: 'Only devices of this zone' })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: { description: 'The matrix (streamed)', content: { 'application/json': { schema: PortMatrix } } },
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request, reply) => {
+      const filters: PortMatrixFilters = {};
+      let subnet: string | null = null;
+      if (request.query.subnet !== undefined) {
+        const net = parseIpv4Network(request.query.subnet);
+        if (!net.ok) throw badRequest('subnet: must be an IPv4 CIDR network such as 192.168.1.0/24');
+        subnet = net.value.cidr;
+        const low = ipv4ToInt(net.value.network);
+        filters.range = { low, high: low + net.value.size - 1 };
+      }
+      const zone = request.query.zone ?? null;
+      if (zone !== null) {
+        const zones = await listZones(store);
+        if (!zones.includes(zone)) throw badRequest(`zone: "${zone}" is not a zone; zones are ${zones.join(', ')}`);
+        filters.zone = zone;
+      }
+      const [{ groups, total }, policies] = await Promise.all([reader.groups(filters), store.policies.get()]);
+      const ports = matrixPorts(groups, policies, total);
+      const forbidden = forbiddenCombinations(groups, policies);
+
+      async function* body(): AsyncGenerator<string> {
+        const head = { subnet, zone, total_devices: total, rare_rule: RARE_RULE, ports };
+        yield `${JSON.stringify(head).slice(0, -1)},"devices":[`;
+        let first = true;
+        for await (const page of reader.pages(filters)) {
+          const items = page.map((d): MatrixDeviceRecord => ({
+            device_id: d.id,
+            name: d.name,
+            ip_address: d.ip_address,
+            zone: d.zone,
+            device_type: d.device_type,
+            online: d.online,
+            risk_level: d.risk_level,
+            risk_score: d.risk_score,
+            ports: d.ports.map((p) => ({ ...p, forbidden: forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service)) })),
+          }));
+          const text = items.map((item) => JSON.stringify(item)).join(',\n');
+          yield first ? `\n${text}` : `,\n${text}`;
+          first = false;
+        }
+        yield ']}\n';
+      }
+
+      return (
+        reply
+          .type('application/json; charset=utf-8')
+          .header('Cache-Control', 'no-store')
+          // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
+          .send(Readable.from(body(), { objectMode: false }) as never)
+      );
+    },
+  );
+};

@@ -401,7 +401,11 @@ async function runColdStarts(tmp, nodeOptions, build = ownBuild) {
     if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
     else delete env.NODE_OPTIONS;
     const started = performance.now();
-    const child = spawn(process.execPath, [join(build.root, 'bin', 'netwarden.js'), 'serve'], { cwd: build.root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(build.root, 'bin', 'netwarden.js'), 'serve'], {
+      cwd: build.root,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -529,10 +533,7 @@ function markdown(results) {
     '',
     '| Build | Node options | first healthy /health ms (aim < 1000) | idle RSS MB (aim < 120) | runs |',
     '|---|---|---:|---:|---|',
-    ...[
-      ['this', cold],
-      ...(results.cold_start_anchor ? [[results.anchor, results.cold_start_anchor]] : []),
-    ].flatMap(([build, c]) => [
+    ...[['this', cold], ...(results.cold_start_anchor ? [[results.anchor, results.cold_start_anchor]] : [])].flatMap(([build, c]) => [
       `| ${build} | defaults | ${c.default.healthy_ms_median} | ${c.default.idle_rss_mb_median} | ${c.default.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
       `| ${build} | \`NODE_OPTIONS=${c.tuned.node_options}\` | ${c.tuned.healthy_ms_median} | ${c.tuned.idle_rss_mb_median} | ${c.tuned.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
     ]),

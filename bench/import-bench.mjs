@@ -152,7 +152,11 @@ async function oneRound(kind, pgUrl, build) {
       check(`${kind} second import detected changes`, changeCount > 0, `${changeCount}`);
       const devices = await fetch(`${base}/api/devices?limit=1`, { headers: { Cookie: cookie } });
       const inventoryCount = Number(devices.headers.get('x-total-count'));
-      check(`${kind} inventory holds every device of both reports`, inventoryCount === new Set([...firstHosts.keys(), ...secondHosts.keys()]).size, `${inventoryCount}`);
+      check(
+        `${kind} inventory holds every device of both reports`,
+        inventoryCount === new Set([...firstHosts.keys(), ...secondHosts.keys()]).size,
+        `${inventoryCount}`,
+      );
       return { times, changes: changeCount, devices: records.second.devices_found };
     } finally {
       await close();
@@ -280,7 +284,10 @@ const md = [
       ]
     : []),
   ...(result.postgres_over_sqlite
-    ? [`PostgreSQL ÷ SQLite (medians, this build): first ${result.postgres_over_sqlite.first}, second ${result.postgres_over_sqlite.second} (aim ≤ 2).`, '']
+    ? [
+        `PostgreSQL ÷ SQLite (medians, this build): first ${result.postgres_over_sqlite.first}, second ${result.postgres_over_sqlite.second} (aim ≤ 2).`,
+        '',
+      ]
     : []),
   ...(result.large
     ? [

@@ -98,7 +98,10 @@ export function anchorBuild(log) {
   if (!existsSync(join(dir, 'dist', 'api', 'app.js'))) {
     log(`anchor ${short}: building (tsc -p tsconfig.build.json)`);
     try {
-      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: dir, stdio: 'inherit' });
+      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+        cwd: dir,
+        stdio: 'inherit',
+      });
     } catch {
       if (!existsSync(join(dir, 'dist', 'api', 'app.js'))) throw new Error(`BENCH_ANCHOR: the build of ${short} failed`);
     }

@@ -114,8 +114,22 @@ async function startNetwarden() {
         await services.scans.importReport(planImport(xml), { actor: { name: 'bench', type: 'user' }, bytes: Buffer.byteLength(xml) });
       }
       seeded.ms = Math.round(performance.now() - t0);
-      seeded.devices = Number((await store.db.selectFrom('devices').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-      seeded.ports = Number((await store.db.selectFrom('ports').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      seeded.devices = Number(
+        (
+          await store.db
+            .selectFrom('devices')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      seeded.ports = Number(
+        (
+          await store.db
+            .selectFrom('ports')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
       globalThis.gc?.();
     }
     await app.listen({ port: 0, host: '127.0.0.1' });

@@ -66,8 +66,8 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return { body: reply.serializeInput(rows as unknown as Record<string, unknown>, '200') as string, total };
       });
       reply.header('X-Total-Count', page.total);
-      // A string with a JSON content type is sent as it is (already serialized above).
-      return reply.type('application/json; charset=utf-8').send(page.body);
+      // A string with a JSON content type is sent as it is (already serialized above); the cast only tells the type provider so.
+      return reply.type('application/json; charset=utf-8').send(page.body as unknown as DeviceSummary[]);
     },
   );
 

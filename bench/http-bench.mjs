@@ -14,7 +14,7 @@
 //                       seed: BENCH_DEVICES synthetic devices inserted straight (bench/inventory.mjs)
 //   BENCH_DEVICES       devices (10000 imported, 100000 seeded) BENCH_STORES      comma list: sqlite,postgres
 //   BENCH_ANCHOR        an older commit measured in the same run (git worktree, built; bench/lib.mjs)
-//   BENCH_STARTS        cold starts measured (5)
+//   BENCH_STARTS        cold starts measured (5; 0 skips them)
 //   BENCH_DATABASE_URL  PostgreSQL server (else TEST_DATABASE_URL; neither: SQLite only)
 //   BENCH_TARGETS       order/subset of health,devices,stats,search (all; stats is required)
 //   BENCH_SKIP_BUILD=1  use dist/ as it is, even when older than src/
@@ -53,7 +53,8 @@ const settings = {
   connections: num('BENCH_CONNECTIONS', 10),
   pipelining: num('BENCH_PIPELINING', 1),
   devices: num('BENCH_DEVICES', inventoryMode === 'import' ? 10_000 : 100_000),
-  starts: num('BENCH_STARTS', 5),
+  /** 0 skips the cold starts. */
+  starts: process.env.BENCH_STARTS === '0' ? 0 : num('BENCH_STARTS', 5),
   seed: 20240601,
 };
 const pgUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || '';
@@ -527,19 +528,20 @@ function markdown(results) {
       '"Repeated search" is autocannon at the connections above on one term, whose count the server keeps between requests (as when paging through results).',
   );
   const cold = results.cold_start;
-  lines.push(
-    '',
-    '## Cold start and idle memory (`netwarden serve`, built, SQLite, empty data directory)',
-    '',
-    '| Build | Node options | first healthy /health ms (aim < 1000) | idle RSS MB (aim < 120) | runs |',
-    '|---|---|---:|---:|---|',
-    ...[['this', cold], ...(results.cold_start_anchor ? [[results.anchor, results.cold_start_anchor]] : [])].flatMap(([build, c]) => [
-      `| ${build} | defaults | ${c.default.healthy_ms_median} | ${c.default.idle_rss_mb_median} | ${c.default.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
-      `| ${build} | \`NODE_OPTIONS=${c.tuned.node_options}\` | ${c.tuned.healthy_ms_median} | ${c.tuned.idle_rss_mb_median} | ${c.tuned.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
-    ]),
-    '',
-    'Median of the runs; from spawning the process to the first 200 from /health, and resident memory 3 s after that with no requests.',
-  );
+  if (cold)
+    lines.push(
+      '',
+      '## Cold start and idle memory (`netwarden serve`, built, SQLite, empty data directory)',
+      '',
+      '| Build | Node options | first healthy /health ms (aim < 1000) | idle RSS MB (aim < 120) | runs |',
+      '|---|---|---:|---:|---|',
+      ...[['this', cold], ...(results.cold_start_anchor ? [[results.anchor, results.cold_start_anchor]] : [])].flatMap(([build, c]) => [
+        `| ${build} | defaults | ${c.default.healthy_ms_median} | ${c.default.idle_rss_mb_median} | ${c.default.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
+        `| ${build} | \`NODE_OPTIONS=${c.tuned.node_options}\` | ${c.tuned.healthy_ms_median} | ${c.tuned.idle_rss_mb_median} | ${c.tuned.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
+      ]),
+      '',
+      'Median of the runs; from spawning the process to the first 200 from /health, and resident memory 3 s after that with no requests.',
+    );
   lines.push('', '## Memory (server process)', '', '| Process | RSS after seeding MB | peak RSS MB |', '|---|---:|---:|');
   lines.push(`| bare Fastify | — | ${results.bare.memory.peak_rss_mb} |`);
   for (const [store, r] of Object.entries(results.stores)) {
@@ -590,11 +592,13 @@ async function main() {
   };
   try {
     log('cold start of netwarden serve (SQLite, empty data directory)');
-    results.cold_start = {
-      default: await runColdStarts(tmp),
-      tuned: await runColdStarts(tmp, TUNED_NODE_OPTIONS),
-    };
-    if (anchor) {
+    if (settings.starts > 0) {
+      results.cold_start = {
+        default: await runColdStarts(tmp),
+        tuned: await runColdStarts(tmp, TUNED_NODE_OPTIONS),
+      };
+    }
+    if (anchor && settings.starts > 0) {
       results.cold_start_anchor = {
         default: await runColdStarts(tmp, undefined, anchor),
         tuned: await runColdStarts(tmp, TUNED_NODE_OPTIONS, anchor),

@@ -25,6 +25,7 @@
 // BENCH_DATABASE_URL (else TEST_DATABASE_URL; neither: SQLite only). Results: bench/results/import.json
 // and import.md. Exit status 1 when a sanity check fails.
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { anchorBuild, ensureBuilt, ownBuild, sanityChecks, writeResults } from './lib.mjs';
@@ -95,6 +96,29 @@ function timePlan() {
   return stats(times);
 }
 
+/**
+ * POST of a report with node:http rather than fetch: fetch gives up when the answer takes more than
+ * 300 s (undici's headers timeout), which a 10,000-host import on a loaded machine can.
+ */
+function postReport(url, xml, cookie) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'Content-Type': 'application/xml', Cookie: cookie } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode, body: JSON.parse(text) });
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(xml);
+  });
+}
+
 async function openDatabase(kind, pgUrl, build) {
   const { openStore } = await import(new URL('store/index.js', build.dist));
   const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', build.dist));
@@ -133,12 +157,8 @@ async function oneRound(kind, pgUrl, build) {
       const records = {};
       for (const which of ['first', 'second']) {
         const t0 = performance.now();
-        const res = await fetch(`${base}/api/scans/import`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/xml', Cookie: cookie },
-          body: reports[which],
-        });
-        const body = await res.json();
+        const res = await postReport(`${base}/api/scans/import`, reports[which], cookie);
+        const { body } = res;
         times[which] = performance.now() - t0;
         records[which] = body;
         check(`${kind} ${which} import answered 201`, res.status === 201, `${res.status} ${JSON.stringify(body).slice(0, 200)}`);

@@ -212,12 +212,16 @@ export class IdentityStore {
     }
     /** Who holds each strong key the batch may take (the lowest id first, as the index gives them). */
     const strong = new Map<string, number>();
-    const values = [...new Set(records.flatMap((r) => r.keys.filter((k) => k.strength === 'strong').map((k) => k.value)))];
+    const strongKeys = records.flatMap((r) => r.keys.filter((k) => k.strength === 'strong'));
+    const values = [...new Set(strongKeys.map((k) => k.value))];
+    // With the kinds too, so the (kind, value) index serves the lookup.
+    const kinds = [...new Set(strongKeys.map((k) => k.kind))];
     for (const part of chunks(values, IDS_PER_STATEMENT)) {
       const rows = await trx
         .selectFrom('device_identity_keys')
         .select(['device_id', 'kind', 'value'])
         .where('strength', '=', 'strong')
+        .where('kind', 'in', kinds)
         .where('value', 'in', part)
         .orderBy('id')
         .execute();

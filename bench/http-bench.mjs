@@ -9,8 +9,12 @@
 // Environment (all optional):
 //   BENCH_DURATION      measured seconds per target (10)     BENCH_WARMUP      warm-up seconds (2)
 //   BENCH_CONNECTIONS   autocannon connections (10)          BENCH_PIPELINING  requests in flight per connection (1)
-//   BENCH_DEVICES       devices inserted (100000)            BENCH_STORES      comma list: sqlite,postgres
-//   BENCH_STARTS        cold starts measured (5)
+//   BENCH_INVENTORY     import (default): BENCH_DEVICES hosts imported from a generated nmap report (8 open
+//                       ports each, bench/nmap-report.mjs), then its 5 %-drift re-import, as issue 24 measures;
+//                       seed: BENCH_DEVICES synthetic devices inserted straight (bench/inventory.mjs)
+//   BENCH_DEVICES       devices (10000 imported, 100000 seeded) BENCH_STORES      comma list: sqlite,postgres
+//   BENCH_ANCHOR        an older commit measured in the same run (git worktree, built; bench/lib.mjs)
+//   BENCH_STARTS        cold starts measured (5; 0 skips them)
 //   BENCH_DATABASE_URL  PostgreSQL server (else TEST_DATABASE_URL; neither: SQLite only)
 //   BENCH_TARGETS       order/subset of health,devices,stats,search (all; stats is required)
 //   BENCH_SKIP_BUILD=1  use dist/ as it is, even when older than src/
@@ -27,7 +31,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { ensureBuilt, writeResults } from './lib.mjs';
+import { anchorBuild, ensureBuilt, ownBuild, writeResults } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -40,13 +44,17 @@ const num = (name, fallback) => {
   return n;
 };
 
+const inventoryMode = process.env.BENCH_INVENTORY || 'import';
+if (!['import', 'seed'].includes(inventoryMode)) throw new Error(`BENCH_INVENTORY must be import or seed, got ${JSON.stringify(inventoryMode)}`);
 const settings = {
+  inventory: inventoryMode,
   duration: num('BENCH_DURATION', 10),
   warmup: num('BENCH_WARMUP', 2),
   connections: num('BENCH_CONNECTIONS', 10),
   pipelining: num('BENCH_PIPELINING', 1),
-  devices: num('BENCH_DEVICES', 100_000),
-  starts: num('BENCH_STARTS', 5),
+  devices: num('BENCH_DEVICES', inventoryMode === 'import' ? 10_000 : 100_000),
+  /** 0 skips the cold starts. */
+  starts: process.env.BENCH_STARTS === '0' ? 0 : num('BENCH_STARTS', 5),
   seed: 20240601,
 };
 const pgUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || '';
@@ -54,7 +62,7 @@ const storeFilter = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',').m
 
 const ALL_TARGETS = [
   { name: 'health', path: '/health', label: 'GET /health' },
-  { name: 'devices', path: '/api/devices', label: 'GET /api/devices (page of 100)' },
+  { name: 'devices', path: '/api/devices?limit=100', label: 'GET /api/devices?limit=100' },
   { name: 'stats', path: '/api/stats', label: 'GET /api/stats' },
   { name: 'search', path: '/api/devices?q=nas', label: 'GET /api/devices?q=nas (repeated)' },
 ];
@@ -267,7 +275,7 @@ async function check(what, condition, detail) {
 }
 
 /** One request per target before loading it: right status, right shape, and auth really enforced. */
-async function sanityChecks(base, key) {
+async function sanityChecks(base, key, deviceCount) {
   const auth = { 'X-API-Key': key };
   const health = await fetch(`${base}/health`);
   const healthBody = await health.json();
@@ -281,20 +289,20 @@ async function sanityChecks(base, key) {
   const list = await devices.json();
   await check(
     'GET /api/devices answers 200 with a page of 100',
-    devices.status === 200 && Array.isArray(list) && list.length === Math.min(100, settings.devices),
+    devices.status === 200 && Array.isArray(list) && list.length === Math.min(100, deviceCount),
     `${devices.status}, ${Array.isArray(list) ? list.length : typeof list} items`,
   );
   await check(
-    `X-Total-Count is ${settings.devices}`,
-    Number(devices.headers.get('x-total-count')) === settings.devices,
+    `X-Total-Count is ${deviceCount}`,
+    Number(devices.headers.get('x-total-count')) === deviceCount,
     `got ${devices.headers.get('x-total-count')}`,
   );
 
   const stats = await fetch(`${base}/api/stats`, { headers: auth });
   const statsBody = await stats.json();
   await check(
-    `GET /api/stats answers 200 with total_devices ${settings.devices}`,
-    stats.status === 200 && statsBody.total_devices === settings.devices,
+    `GET /api/stats answers 200 with total_devices ${deviceCount}`,
+    stats.status === 200 && statsBody.total_devices === deviceCount,
     `${stats.status} ${JSON.stringify(statsBody)}`,
   );
 
@@ -322,39 +330,42 @@ async function runBare(tmp) {
   }
 }
 
-async function runStore(kind, tmp) {
+async function runStore(kind, tmp, build = ownBuild) {
   let config;
   let cleanup = async () => {};
+  const common = { mode: 'app', devices: settings.devices, seed: settings.seed, inventory: settings.inventory, dist: build.dist.href };
+  const label = build === ownBuild ? kind : `${kind}@${build.short}`;
   if (kind === 'sqlite') {
-    config = { mode: 'app', url: join(tmp, 'sqlite', 'netwarden.db'), devices: settings.devices, seed: settings.seed };
+    config = { ...common, url: join(tmp, `sqlite-${build.short}`, 'netwarden.db') };
   } else {
     const { ensurePgSchema, dropPgSchema } = await import(new URL('../dist/store/db.js', import.meta.url));
     const pgSchema = `bench_${process.pid}_${Date.now().toString(36)}`;
     await ensurePgSchema(pgUrl, pgSchema);
     cleanup = () => dropPgSchema(pgUrl, pgSchema);
     cleanups.add(cleanup);
-    config = { mode: 'app', url: pgUrl, pgSchema, devices: settings.devices, seed: settings.seed };
+    config = { ...common, url: pgUrl, pgSchema };
   }
-  const logFile = join(tmp, `${kind}.log`);
-  log(`${kind}: seeding ${settings.devices} devices and starting the app`);
+  const logFile = join(tmp, `${label}.log`);
+  log(`${label}: ${settings.inventory === 'import' ? 'importing' : 'seeding'} ${settings.devices} devices and starting the app`);
   const server = startChild(config, logFile);
   try {
     const ready = await server.ready;
-    log(`  seeded ${ready.seeded.devices} devices and ${ready.seeded.ports} ports in ${ready.seeded.ms} ms on ${ready.database}`);
+    log(`  ${ready.seeded.devices} devices and ${ready.seeded.ports} ports in ${ready.seeded.ms} ms on ${ready.database}`);
     const base = `http://127.0.0.1:${ready.port}`;
-    const sample = await sanityChecks(base, ready.key);
+    const sample = await sanityChecks(base, ready.key, ready.seeded.devices);
     // Warm every target up once before measuring any, so the first one measured is not the one
     // that pays for a cold JIT, a growing connection pool or a database still settling after the load.
     for (const t of TARGETS) await cannon(`${base}${t.path}`, { 'X-API-Key': ready.key }, settings.warmup);
     const targets = {};
     for (const t of TARGETS) {
-      targets[t.name] = await measure(`${kind} ${t.label}`, `${base}${t.path}`, { 'X-API-Key': ready.key }, server);
+      targets[t.name] = await measure(`${label} ${t.label}`, `${base}${t.path}`, { 'X-API-Key': ready.key }, server);
     }
     const searches = await measureSearches(base, ready.key, server);
     const mem = await server.memory();
     const stopped = await server.stop();
     const logBytes = statSync(logFile).size;
     return {
+      build: build.commit ?? 'this',
       database: ready.database,
       seeding: ready.seeded,
       targets,
@@ -380,18 +391,22 @@ async function runStore(kind, tmp) {
  * `netwarden serve` (dist/, SQLite, a new empty data directory each time) from spawn to the first
  * 200 from /health, then its resident memory after IDLE_MS of idling. Median of `settings.starts`.
  */
-async function runColdStarts(tmp, nodeOptions) {
+async function runColdStarts(tmp, nodeOptions, build = ownBuild) {
   const IDLE_MS = 3000;
   const starts = [];
   for (let i = 0; i < settings.starts; i++) {
-    const dataDir = join(tmp, `cold-${nodeOptions ? 'tuned' : 'default'}-${i}`);
+    const dataDir = join(tmp, `cold-${build.short}-${nodeOptions ? 'tuned' : 'default'}-${i}`);
     const env = { ...process.env, NETWARDEN_DATA_DIR: dataDir, NETWARDEN_PORT: '0', NETWARDEN_HOST: '127.0.0.1', NETWARDEN_LOG_LEVEL: 'info' };
     env.NETWARDEN_UPDATE_FEED_URL = 'http://127.0.0.1:9/releases/latest';
     for (const name of Object.keys(env)) if (name.startsWith('NETWARDEN_DATABASE')) delete env[name];
     if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
     else delete env.NODE_OPTIONS;
     const started = performance.now();
-    const child = spawn(process.execPath, [join(root, 'bin', 'netwarden.js'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(build.root, 'bin', 'netwarden.js'), 'serve'], {
+      cwd: build.root,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -419,13 +434,14 @@ async function runColdStarts(tmp, nodeOptions) {
   }
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const result = {
+    build: build.commit ?? 'this',
     node_options: nodeOptions ?? null,
     runs: starts,
     healthy_ms_median: median(starts.map((s) => s.healthy_ms)),
     idle_rss_mb_median: median(starts.map((s) => s.idle_rss_mb)),
   };
   log(
-    `  cold start${nodeOptions ? ` (NODE_OPTIONS=${nodeOptions})` : ''}: healthy after ${result.healthy_ms_median} ms, ` +
+    `  cold start${build === ownBuild ? '' : ` of ${build.short}`}${nodeOptions ? ` (NODE_OPTIONS=${nodeOptions})` : ''}: healthy after ${result.healthy_ms_median} ms, ` +
       `idle RSS ${result.idle_rss_mb_median} MB (median of ${starts.length})`,
   );
   return result;
@@ -457,7 +473,11 @@ function markdown(results) {
       `load average ${m.load_average_at_start.join(' ')} at the start, ${m.load_average_at_end.join(' ')} at the end`,
     '',
     `autocannon ${s.connections} connections, pipelining ${s.pipelining}; every target warmed up once, then per target ${s.warmup} s warm-up and ${s.duration} s measured; ` +
-      `${s.devices} devices. Server in a child process, autocannon in the parent, both on 127.0.0.1 and sharing the machine's cores. ` +
+      (s.inventory === 'import'
+        ? `${s.devices} hosts imported from a generated nmap report (8 open ports each), then its 5 %-drift re-import (BENCH_INVENTORY=import). `
+        : `${s.devices} devices inserted straight (BENCH_INVENTORY=seed). `) +
+      (results.anchor ? `Each store also with the build of ${results.anchor} (BENCH_ANCHOR), right after this one. ` : '') +
+      `Server in a child process, autocannon in the parent, both on 127.0.0.1 and sharing the machine's cores. ` +
       `The app logs with the production logger (\`createLogger('info')\`, one line per request) to a file.`,
     '',
     '| Store | Target | req/s | p50 ms | p99 ms | mean ms | server CPU µs/req | non-2xx / errors |',
@@ -491,7 +511,7 @@ function markdown(results) {
     '',
     `## At ${s.devices} devices, against the aims`,
     '',
-    '| Store | devices p99 ms (aim < 50) | devices CPU µs/req (aim ≤ 600) | devices / bare req/s (aim ≥ 0.15) | search one at a time p50 / p99 ms (aim < 100) | search CPU µs/req | repeated search p99 ms | stats p99 ms (aim < 5) |',
+    '| Store | devices p99 ms (aim < 20) | devices CPU µs/req | devices / bare req/s (aim ≥ 0.15) | search one at a time p50 / p99 ms (aim < 100) | search CPU µs/req | repeated search p99 ms | stats p99 ms (aim < 5) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const [store, r] of Object.entries(results.stores)) {
@@ -508,23 +528,32 @@ function markdown(results) {
       '"Repeated search" is autocannon at the connections above on one term, whose count the server keeps between requests (as when paging through results).',
   );
   const cold = results.cold_start;
-  lines.push(
-    '',
-    '## Cold start and idle memory (`netwarden serve`, built, SQLite, empty data directory)',
-    '',
-    '| Node options | first healthy /health ms (aim < 1000) | idle RSS MB (aim < 120) | runs |',
-    '|---|---:|---:|---|',
-    `| defaults | ${cold.default.healthy_ms_median} | ${cold.default.idle_rss_mb_median} | ${cold.default.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
-    `| \`NODE_OPTIONS=${cold.tuned.node_options}\` | ${cold.tuned.healthy_ms_median} | ${cold.tuned.idle_rss_mb_median} | ${cold.tuned.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
-    '',
-    'Median of the runs; from spawning the process to the first 200 from /health, and resident memory 3 s after that with no requests.',
-  );
+  if (cold)
+    lines.push(
+      '',
+      '## Cold start and idle memory (`netwarden serve`, built, SQLite, empty data directory)',
+      '',
+      '| Build | Node options | first healthy /health ms (aim < 1000) | idle RSS MB (aim < 120) | runs |',
+      '|---|---|---:|---:|---|',
+      ...[['this', cold], ...(results.cold_start_anchor ? [[results.anchor, results.cold_start_anchor]] : [])].flatMap(([build, c]) => [
+        `| ${build} | defaults | ${c.default.healthy_ms_median} | ${c.default.idle_rss_mb_median} | ${c.default.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
+        `| ${build} | \`NODE_OPTIONS=${c.tuned.node_options}\` | ${c.tuned.healthy_ms_median} | ${c.tuned.idle_rss_mb_median} | ${c.tuned.runs.map((x) => `${x.healthy_ms} ms / ${x.idle_rss_mb} MB`).join(', ')} |`,
+      ]),
+      '',
+      'Median of the runs; from spawning the process to the first 200 from /health, and resident memory 3 s after that with no requests.',
+    );
   lines.push('', '## Memory (server process)', '', '| Process | RSS after seeding MB | peak RSS MB |', '|---|---:|---:|');
   lines.push(`| bare Fastify | — | ${results.bare.memory.peak_rss_mb} |`);
   for (const [store, r] of Object.entries(results.stores)) {
     lines.push(`| Netwarden on ${store} | ${r.memory.rss_after_seed_mb} | ${r.memory.peak_rss_mb} |`);
   }
-  lines.push('', 'Seeding (one transaction, multi-row inserts through `store.db`):', '');
+  lines.push(
+    '',
+    results.settings.inventory === 'import'
+      ? 'The inventory (two imports through `ScanManager.importReport`, as `POST /api/scans/import` records them):'
+      : 'Seeding (one transaction, multi-row inserts through `store.db`):',
+    '',
+  );
   for (const [store, r] of Object.entries(results.stores)) {
     lines.push(`- ${store}: ${r.seeding.devices} devices, ${r.seeding.ports} open ports in ${r.seeding.ms} ms (${r.database})`);
   }
@@ -536,6 +565,9 @@ function markdown(results) {
 
 async function main() {
   ensureBuilt({ markers: ['api/app.js', 'services.js'], log });
+  const anchor = anchorBuild(log);
+  /** This build, and BENCH_ANCHOR's: each measured right after the other, under the same load. */
+  const builds = [ownBuild, ...(anchor ? [anchor] : [])];
   const stores = [];
   if (storeFilter.includes('sqlite')) stores.push('sqlite');
   if (storeFilter.includes('postgres')) {
@@ -551,6 +583,7 @@ async function main() {
   const results = {
     machine: machine(),
     settings: { ...settings, pipelining: settings.pipelining, logging: "createLogger('info') (production logger) writing to a file" },
+    anchor: process.env.BENCH_ANCHOR || null,
     bare: null,
     stores: {},
     ratios: {},
@@ -559,19 +592,30 @@ async function main() {
   };
   try {
     log('cold start of netwarden serve (SQLite, empty data directory)');
-    results.cold_start = {
-      default: await runColdStarts(tmp),
-      tuned: await runColdStarts(tmp, TUNED_NODE_OPTIONS),
-    };
+    if (settings.starts > 0) {
+      results.cold_start = {
+        default: await runColdStarts(tmp),
+        tuned: await runColdStarts(tmp, TUNED_NODE_OPTIONS),
+      };
+    }
+    if (anchor && settings.starts > 0) {
+      results.cold_start_anchor = {
+        default: await runColdStarts(tmp, undefined, anchor),
+        tuned: await runColdStarts(tmp, TUNED_NODE_OPTIONS, anchor),
+      };
+    }
     results.bare = await runBare(tmp);
-    for (const kind of stores) results.stores[kind] = await runStore(kind, tmp);
+    for (const kind of stores) {
+      for (const build of builds) results.stores[build === ownBuild ? kind : `${kind}@${build.short}`] = await runStore(kind, tmp, build);
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
   for (const [kind, r] of Object.entries(results.stores)) {
     const ratio = r.targets.stats.rps / results.bare.target.rps;
-    const aim = kind === 'postgres' ? 0.35 : 0.5;
+    const aim = kind.startsWith('postgres') ? 0.35 : 0.5;
     results.ratios[kind] = {
+      devices_p99_ms: r.targets.devices?.p99_ms ?? null,
       stats_rps: r.targets.stats.rps,
       bare_rps: results.bare.target.rps,
       stats_over_bare: Math.round(ratio * 100) / 100,

@@ -1,9 +1,10 @@
 // Pieces the benchmarks share: whether dist/ is older than src/ (and rebuilding it), sanity-check
 // bookkeeping, and writing bench/results/<name>.json and .md. Each bench keeps its own measuring code.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const resultsDir = join(root, 'bench', 'results');
@@ -74,3 +75,39 @@ export function writeResults(name, result, markdown) {
   writeFileSync(join(resultsDir, `${name}.md`), markdown);
   return markdown;
 }
+
+/**
+ * BENCH_ANCHOR=<commit>: an older build to measure in the same run as this one, so that whatever
+ * else the machine runs weighs on both alike. A detached git worktree of that commit in the
+ * temporary directory (kept between runs, keyed by the full commit id), its node_modules linked to
+ * this checkout's, compiled with tsc once. Returns null without BENCH_ANCHOR, else
+ * { commit, short, root, dist } (dist: a file URL ending in /).
+ */
+export function anchorBuild(log) {
+  const wanted = process.env.BENCH_ANCHOR;
+  if (!wanted) return null;
+  const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const commit = git('rev-parse', '--verify', `${wanted}^{commit}`);
+  const short = commit.slice(0, 10);
+  const dir = join(os.tmpdir(), `netwarden-anchor-${commit}`);
+  if (!existsSync(join(dir, 'package.json'))) {
+    log(`anchor ${short}: git worktree in ${dir}`);
+    git('worktree', 'add', '--detach', dir, commit);
+  }
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(realpathSync(join(root, 'node_modules')), join(dir, 'node_modules'));
+  if (!existsSync(join(dir, 'dist', 'api', 'app.js'))) {
+    log(`anchor ${short}: building (tsc -p tsconfig.build.json)`);
+    try {
+      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+        cwd: dir,
+        stdio: 'inherit',
+      });
+    } catch {
+      if (!existsSync(join(dir, 'dist', 'api', 'app.js'))) throw new Error(`BENCH_ANCHOR: the build of ${short} failed`);
+    }
+  }
+  return { commit, short, root: dir, dist: pathToFileURL(join(dir, 'dist') + '/') };
+}
+
+/** The build under test: this checkout's dist/. */
+export const ownBuild = { commit: null, short: 'this', root, dist: pathToFileURL(join(root, 'dist') + '/') };

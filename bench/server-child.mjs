@@ -3,7 +3,11 @@
 //
 // Configuration arrives as JSON in BENCH_CHILD_CONFIG:
 //   { mode: 'bare' }                                     a bare Fastify route, GET /bare
-//   { mode: 'app', url, pgSchema?, devices, seed }       the real Netwarden app over a seeded store
+//   { mode: 'app', url, pgSchema?, devices, seed,        the real Netwarden app over a seeded store
+//     inventory?, portsPerHost?, dist? }                 inventory 'seed' (bench/inventory.mjs, default) or
+//                                                        'import': `devices` hosts imported from a generated nmap
+//                                                        report (bench/nmap-report.mjs), then its 5 %-drift re-import;
+//                                                        dist: the build's dist/ as a file URL (default ../dist/)
 //
 // stdout is the log destination (the parent points it at a file), so everything else goes over IPC:
 //   child → parent  { type: 'ready', port, ... }  |  { type: 'error', message }  |  { type: 'rss', ... }
@@ -11,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { seedInventory } from './inventory.mjs';
 import { openBenchApp } from './app.mjs';
+import { reportPair } from './nmap-report.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -57,7 +62,7 @@ async function startBare() {
 }
 
 async function startNetwarden() {
-  const dist = new URL('../dist/', import.meta.url);
+  const dist = new URL(config.dist ?? '../dist/', import.meta.url);
   const { openStore } = await import(new URL('store/index.js', dist));
   const { createLogger } = await import(new URL('logger.js', dist));
   const { initialise } = await import(new URL('services.js', dist));
@@ -70,7 +75,7 @@ async function startNetwarden() {
   const store = await openStore({ url: config.url, ...(config.pgSchema ? { pgSchema: config.pgSchema } : {}) });
   try {
     await initialise(store, { settingsSeed: {}, admin: null }, logger);
-    const seeded = await seedInventory(store, config.devices, config.seed);
+    const seeded = config.inventory === 'import' ? { devices: 0, ports: 0, ms: 0 } : await seedInventory(store, config.devices, config.seed);
 
     // An API key row exactly as POST /api/keys stores it, created by a user as a session would be.
     const user = await store.users.create('bench-admin', await hashPassword('bench-password-not-secret'));
@@ -99,7 +104,34 @@ async function startNetwarden() {
     // the first measured target does not pay for it.
     globalThis.gc?.();
     const afterSeed = memory();
-    const { app, close } = await openBenchApp(dist, { store, logger, version: VERSION });
+    const { app, close, services } = await openBenchApp(dist, { store, logger, version: VERSION });
+    if (config.inventory === 'import') {
+      // The inventory as a user gets it: a generated report imported, then its drifted re-import.
+      const { planImport } = await import(new URL('core/nmap-import.js', dist));
+      const t0 = performance.now();
+      const pair = reportPair({ hosts: config.devices, portsPerHost: config.portsPerHost ?? 8 });
+      for (const xml of [pair.first, pair.second]) {
+        await services.scans.importReport(planImport(xml), { actor: { name: 'bench', type: 'user' }, bytes: Buffer.byteLength(xml) });
+      }
+      seeded.ms = Math.round(performance.now() - t0);
+      seeded.devices = Number(
+        (
+          await store.db
+            .selectFrom('devices')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      seeded.ports = Number(
+        (
+          await store.db
+            .selectFrom('ports')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      globalThis.gc?.();
+    }
     await app.listen({ port: 0, host: '127.0.0.1' });
     return {
       app,

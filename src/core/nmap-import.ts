@@ -206,6 +206,16 @@ export function reportPortList(scanned: NmapReport['scanned']): PortCoverage {
 export function planImport(xml: string): ImportPlan {
   checkReportSafety(xml);
   checkWellFormed(xml);
+  return planWellFormed(xml);
+}
+
+/**
+ * planImport's reading once the document is known to be well-formed (checkWellFormed), or while
+ * another thread checks that (scan/report-reader.ts): the safety checks, then the parse and the
+ * plan. A document that is not well-formed gives no reliable answer here.
+ */
+export function planWellFormed(xml: string): ImportPlan {
+  checkReportSafety(xml);
   let report: NmapReport;
   try {
     report = parseNmapReport(xml);

@@ -12,12 +12,20 @@ import { ReportRejectedError, planImport, type ImportPlan } from '../core/nmap-i
 /** Reports smaller than this are read here (about half a second at most): a thread would cost more than it saves. */
 export const WORKER_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
-/** What the thread runs: reads the report with the compiled core module and posts the plan or the refusal. */
+/**
+ * What a thread runs: with `part` 'plan', the reading without the well-formedness check
+ * (planWellFormed); with 'check', the safety and well-formedness checks alone.
+ */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 import(workerData.module).then((m) => {
   try {
-    parentPort.postMessage({ plan: m.planImport(workerData.xml) });
+    const { part, xml } = workerData;
+    if (part === 'check') {
+      m.checkReportSafety(xml);
+      m.checkWellFormed(xml);
+      parentPort.postMessage({ plan: null });
+    } else parentPort.postMessage({ plan: m.planWellFormed(xml) });
   } catch (err) {
     parentPort.postMessage({ error: { message: err.message, rejected: err instanceof m.ReportRejectedError } });
   }
@@ -31,20 +39,33 @@ function compiledModule(): URL | null {
 }
 
 /**
- * The import plan of a report: what planImport gives (or its ReportRejectedError), read in a
- * worker thread when the report is at least `threshold` bytes and the compiled module is there.
+ * The import plan of a report: what planImport gives (or its ReportRejectedError), read in worker
+ * threads when the report is at least `threshold` bytes and the compiled module is there. Two
+ * threads at once: one checks that the document is well-formed, the other reads it (after the
+ * same safety checks, so no document with a DTD reaches the parser); a document that is not
+ * well-formed is refused with the checker's message, as planImport refuses it before reading,
+ * and the reader's answer counts only once the checker passed it.
  */
 export async function readNmapReport(xml: string, threshold = WORKER_THRESHOLD_BYTES): Promise<ImportPlan> {
   const compiled = compiledModule();
   if (xml.length < threshold || compiled === null) return planImport(xml);
-  return new Promise<ImportPlan>((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: compiled.href, xml } });
+  const check = inThread(compiled, xml, 'check');
+  const plan = inThread(compiled, xml, 'plan');
+  // The reader's failure waits for the checker's verdict: refusing as malformed comes first.
+  plan.catch(() => {});
+  await check;
+  return (await plan)!;
+}
+
+function inThread(compiled: URL, xml: string, part: 'check' | 'plan'): Promise<ImportPlan | null> {
+  return new Promise<ImportPlan | null>((resolve, reject) => {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: compiled.href, xml, part } });
     let settled = false;
-    worker.once('message', (message: { plan?: ImportPlan; error?: { message: string; rejected: boolean } }) => {
+    worker.once('message', (message: { plan?: ImportPlan | null; error?: { message: string; rejected: boolean } }) => {
       settled = true;
-      if (message.plan) resolve(message.plan);
-      else if (message.error?.rejected) reject(new ReportRejectedError(message.error.message));
-      else reject(new Error(`could not read the report: ${message.error?.message ?? 'unknown error'}`));
+      if (message.error === undefined) resolve(message.plan ?? null);
+      else if (message.error.rejected) reject(new ReportRejectedError(message.error.message));
+      else reject(new Error(`could not read the report: ${message.error.message ?? 'unknown error'}`));
       void worker.terminate();
     });
     worker.once('error', (err) => {

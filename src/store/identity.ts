@@ -10,6 +10,8 @@ import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
+import { insertMany, updateManyById, type BulkType } from './bulk.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;
@@ -167,10 +169,146 @@ export class IdentityStore {
    */
   async recordRecognition(scanId: number | null, records: readonly DeviceRecognitionRecord[], at: string): Promise<void> {
     if (records.length === 0) return;
+    // A device listed twice: one record after the other, each reading what the one before wrote.
+    const once = new Set(records.map((r) => r.deviceId)).size === records.length;
     await this.db.transaction().execute(async (trx) => {
-      for (const record of records) await this.recordOne(trx, scanId, record, at);
+      if (!once) for (const record of records) await this.recordOne(trx, scanId, record, at);
+      else for (const part of chunks(records, IDS_PER_STATEMENT)) await this.recordBatch(trx, scanId, part, at);
     });
     this.onWrite();
+  }
+
+  /**
+   * recordOne for a batch of records of distinct devices, with the same outcome (the same rows,
+   * inserted in the same order) in a fixed number of statements instead of several per device (a
+   * first scan of 10,000 devices spent most of its recording here, profiled): the devices, their
+   * keys and the strong keys they may meet are read first, then the writes go out in bulk. Keys
+   * taken and given up earlier in the batch count as recordOne would see them.
+   */
+  private async recordBatch(
+    trx: Transaction<Database>,
+    scanId: number | null,
+    records: readonly DeviceRecognitionRecord[],
+    at: string,
+  ): Promise<void> {
+    const ids = records.map((r) => r.deviceId);
+    const devices = new Map(
+      (
+        await trx
+          .selectFrom('devices')
+          .select(['id', 'device_type', 'type_confidence', 'vendor', 'model', 'os_name', 'os_version', 'discovered_name', 'user_fields'])
+          .where('id', 'in', ids)
+          .execute()
+      ).map((d) => [d.id, d]),
+    );
+    const keyId = (deviceId: number, kind: string, value: string) => `${deviceId}\u0000${kind}\u0000${value}`;
+    const strongId = (kind: string, value: string) => `${kind}\u0000${value}`;
+    /** The devices' own keys: stored (with the row id) or inserted by this batch (the row to insert). */
+    const own = new Map<string, { id: number | null; strength: string; insert?: Record<string, unknown> }>();
+    for (const k of await trx
+      .selectFrom('device_identity_keys')
+      .select(['id', 'device_id', 'kind', 'value', 'strength'])
+      .where('device_id', 'in', ids)
+      .execute()) {
+      own.set(keyId(k.device_id, k.kind, k.value), { id: k.id, strength: k.strength });
+    }
+    /** Who holds each strong key the batch may take (the lowest id first, as the index gives them). */
+    const strong = new Map<string, number>();
+    const strongKeys = records.flatMap((r) => r.keys.filter((k) => k.strength === 'strong'));
+    const values = [...new Set(strongKeys.map((k) => k.value))];
+    // With the kinds too, so the (kind, value) index serves the lookup.
+    const kinds = [...new Set(strongKeys.map((k) => k.kind))];
+    for (const part of chunks(values, IDS_PER_STATEMENT)) {
+      const rows = await trx
+        .selectFrom('device_identity_keys')
+        .select(['device_id', 'kind', 'value'])
+        .where('strength', '=', 'strong')
+        .where('kind', 'in', kinds)
+        .where('value', 'in', part)
+        .orderBy('id')
+        .execute();
+      for (const r of rows) if (!strong.has(strongId(r.kind, r.value))) strong.set(strongId(r.kind, r.value), r.device_id);
+    }
+
+    const keyUpdates: { id: number; last_seen: string; source: string; strength: string }[] = [];
+    const keyInserts: Record<string, unknown>[] = [];
+    const evidence: Record<string, unknown>[] = [];
+    const decisionRows: Record<string, unknown>[] = [];
+    const patches = new Map<string, Record<string, unknown>[]>();
+    const seen = records.filter((r) => devices.has(r.deviceId));
+    for (const record of seen) {
+      const { deviceId } = record;
+      const device = devices.get(deviceId)!;
+      const decisions = [...record.decisions];
+      for (const key of record.keys) {
+        if (key.strength === 'excluded') continue;
+        const k = keyId(deviceId, key.kind, key.value);
+        const mine = own.get(k);
+        const sk = strongId(key.kind, key.value);
+        if (key.strength === 'strong' && mine?.strength !== 'strong') {
+          const holder = strong.get(sk);
+          if (holder !== undefined && holder !== deviceId) {
+            decisions.push({
+              rule: 'strong_key_held',
+              explanation: `The ${key.kind.replace(/_/g, ' ')} ${key.value} also answered here, but device ${holder} holds it; it stays with that device`,
+            });
+            continue;
+          }
+        }
+        if (mine) {
+          if (mine.insert) Object.assign(mine.insert, { last_seen: at, source: key.source, strength: key.strength });
+          else keyUpdates.push({ id: mine.id!, last_seen: at, source: key.source, strength: key.strength });
+          if (mine.strength === 'strong' && key.strength !== 'strong' && strong.get(sk) === deviceId) strong.delete(sk);
+          mine.strength = key.strength;
+        } else {
+          const insert = {
+            device_id: deviceId,
+            kind: key.kind,
+            value: key.value,
+            strength: key.strength,
+            source: key.source,
+            first_seen: at,
+            last_seen: at,
+          };
+          keyInserts.push(insert);
+          own.set(k, { id: null, strength: key.strength, insert });
+        }
+        if (key.strength === 'strong') strong.set(sk, deviceId);
+      }
+      for (const e of record.evidence) evidence.push({ device_id: deviceId, ...e, confidence: Math.round(e.confidence), observed_at: at });
+
+      const patch = recognisedPatch(device, record.fields);
+      const before = device as Record<string, unknown>;
+      const changed = Object.entries(patch)
+        .filter(([k, v]) => before[k] !== v)
+        .map(([k]) => k);
+      if (changed.length > 0) {
+        const shape = Object.keys(patch).join(',');
+        const rows = patches.get(shape) ?? [];
+        rows.push({ id: deviceId, ...patch });
+        patches.set(shape, rows);
+      }
+      if (changed.some((k) => k === 'device_type' || k === 'vendor' || k === 'model' || k === 'os_name' || k === 'os_version')) {
+        decisions.push({ rule: 'recognition', explanation: record.reason });
+      }
+      for (const d of decisions) decisionRows.push({ device_id: deviceId, scan_id: scanId, rule: d.rule, explanation: d.explanation, at });
+    }
+    if (seen.length === 0) return;
+    await updateManyById(trx, 'device_identity_keys', { last_seen: 'text', source: 'text', strength: 'text' }, keyUpdates);
+    await insertMany(trx, 'device_identity_keys', KEY_COLUMNS, keyInserts);
+    await trx
+      .deleteFrom('device_evidence')
+      .where(
+        'device_id',
+        'in',
+        seen.map((r) => r.deviceId),
+      )
+      .execute();
+    await insertMany(trx, 'device_evidence', EVIDENCE_COLUMNS, evidence);
+    for (const [shape, rows] of patches) {
+      await updateManyById(trx, 'devices', Object.fromEntries(shape.split(',').map((c) => [c, PATCH_TYPES[c]])), rows);
+    }
+    await insertMany(trx, 'identity_decisions', DECISION_COLUMNS, decisionRows);
   }
 
   private async recordOne(trx: Transaction<Database>, scanId: number | null, record: DeviceRecognitionRecord, at: string): Promise<void> {
@@ -239,25 +377,7 @@ export class IdentityStore {
         .execute();
     }
 
-    const userSet = parseUserFields(device.user_fields);
-    const f = record.fields;
-    const patch: Updateable<DevicesTable> = {};
-    if (!userSet.device_type) {
-      if (f.device_type !== 'unknown') {
-        patch.device_type = f.device_type;
-        patch.type_confidence = f.type_confidence;
-      } else if (!isDeviceType(device.device_type) || device.device_type === 'unknown') {
-        // What nmap's OS class said (`general purpose`) is no type of the list: unknown until recognised.
-        patch.device_type = 'unknown';
-        patch.type_confidence = 0;
-      }
-    }
-    // The MAC's vendor as IEEE registers it ("Raspberry Pi Foundation") stands when recognition only shortened it.
-    if (f.vendor !== null && !sameVendor(device.vendor, f.vendor)) patch.vendor = f.vendor;
-    if (f.model !== null) patch.model = f.model;
-    if (f.os_name !== null) patch.os_name = f.os_name;
-    if (f.os_version !== null) patch.os_version = f.os_version;
-    if (f.discovered_name !== null) patch.discovered_name = f.discovered_name;
+    const patch = recognisedPatch(device, record.fields);
     const before = device as Record<string, unknown>;
     const changed = Object.entries(patch)
       .filter(([k, v]) => before[k] !== v)
@@ -315,6 +435,62 @@ export class IdentityStore {
     return row ?? null;
   }
 }
+
+/** The device's columns recognition sets (never one a person set; a null field leaves its column alone). */
+function recognisedPatch(
+  device: { user_fields: string | null; device_type: string | null; vendor: string | null },
+  f: DeviceRecognitionRecord['fields'],
+): Updateable<DevicesTable> {
+  const userSet = parseUserFields(device.user_fields);
+  const patch: Updateable<DevicesTable> = {};
+  if (!userSet.device_type) {
+    if (f.device_type !== 'unknown') {
+      patch.device_type = f.device_type;
+      patch.type_confidence = f.type_confidence;
+    } else if (!isDeviceType(device.device_type) || device.device_type === 'unknown') {
+      // What nmap's OS class said (`general purpose`) is no type of the list: unknown until recognised.
+      patch.device_type = 'unknown';
+      patch.type_confidence = 0;
+    }
+  }
+  // The MAC's vendor as IEEE registers it ("Raspberry Pi Foundation") stands when recognition only shortened it.
+  if (f.vendor !== null && !sameVendor(device.vendor, f.vendor)) patch.vendor = f.vendor;
+  if (f.model !== null) patch.model = f.model;
+  if (f.os_name !== null) patch.os_name = f.os_name;
+  if (f.os_version !== null) patch.os_version = f.os_version;
+  if (f.discovered_name !== null) patch.discovered_name = f.discovered_name;
+  return patch;
+}
+
+/** Columns of the bulk writes of recordBatch. */
+const KEY_COLUMNS = {
+  device_id: 'integer',
+  kind: 'text',
+  value: 'text',
+  strength: 'text',
+  source: 'text',
+  first_seen: 'text',
+  last_seen: 'text',
+} as const;
+const EVIDENCE_COLUMNS = {
+  device_id: 'integer',
+  field: 'text',
+  value: 'text',
+  source: 'text',
+  detail: 'text',
+  confidence: 'integer',
+  observed_at: 'text',
+} as const;
+const DECISION_COLUMNS = { device_id: 'integer', scan_id: 'integer', rule: 'text', explanation: 'text', at: 'text' } as const;
+const PATCH_TYPES: Record<string, BulkType> = {
+  device_type: 'text',
+  type_confidence: 'integer',
+  vendor: 'text',
+  model: 'text',
+  os_name: 'text',
+  os_version: 'text',
+  discovered_name: 'text',
+};
 
 /** Whether `recognised` only names `current` in fewer words (letters and digits compared, case ignored). */
 function sameVendor(current: string | null, recognised: string): boolean {

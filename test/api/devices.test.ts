@@ -466,6 +466,25 @@ describe.each(testDatabases())('device updates and zones ($kind)', (database) =>
     expect(await readJson(res3)).toEqual({ ...before, ...named, is_trusted: false, zone: 'DMZ', notes: 'moved to the DMZ rack' });
   });
 
+  it('lists a page again as it is after a change, whatever order its parameters came in', async () => {
+    const id = seed.devices.router.id;
+    const first = await server.request('/api/devices?limit=3&order=asc&sort=ip_address', { key });
+    const again = await server.request('/api/devices?sort=ip_address&limit=3&order=asc', { key });
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(again.headers.get('x-total-count')).toBe(first.headers.get('x-total-count'));
+    const page = await readJson(first);
+    expect(await readJson(again)).toEqual(page);
+    // A write changes the data version: the page kept before it is not sent again.
+    const routerOf = (list: { id: number; notes: string | null }[]) => list.find((d) => d.id === id)!;
+    const notes = routerOf(await get('/api/devices?limit=500')).notes;
+    expect((await put(id, { notes: 'page cache check' })).status).toBe(200);
+    expect(routerOf(await get('/api/devices?limit=500')).notes).toBe('page cache check');
+    const paged = await get('/api/devices?order=asc&limit=3&sort=ip_address');
+    expect(paged.map((d: { id: number }) => d.id)).toEqual(page.map((d: { id: number }) => d.id));
+    expect((await put(id, { notes })).status).toBe(200);
+    expect(routerOf(await get('/api/devices?limit=500')).notes).toBe(notes);
+  });
+
   it('clears label, zone and notes with null or an empty string', async () => {
     const id = seed.devices.nas.id;
     const before = await get(`/api/devices/${id}`);

@@ -14,15 +14,25 @@ import { HttpError, badRequest, notFound } from '../errors.js';
 import { DEVICE_FILTER_PARAMS, deviceFiltersOf } from '../list-filters.js';
 import { Id, Nullable, PAGED, StringEnum, errorResponses, pagingQuery } from '../schemas.js';
 import { listZones } from './zones.js';
+import { VersionedCache } from '../../store/versioned-cache.js';
 import { DevicePresenceField, DeviceStatusField, DeviceWatchField } from './device-status.js';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
+
+/** Longest a cached page of GET /api/devices is reused even when no write was seen (as the list's counts). */
+const PAGE_CACHE_MS = 60_000;
+/** Pages kept (about 70 KB each at 100 devices). */
+const PAGE_CACHE_ENTRIES = 32;
 
 export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store, events } = app.services;
   // CVE matches are stored as references: their text comes from the dataset in use.
   const cves = app.services.reevaluator.evaluator.cves;
   const describeCve = (id: string) => cves.entry(id);
+  // Pages of the list as sent (the body serialized by the route's schema, and the total), kept
+  // while the inventory's data version is the one they were read at: a page asked again (the
+  // device list polled, several people on the same view) is neither queried nor serialized again.
+  const pages = new VersionedCache<{ body: string; total: number }>(() => store.currentDataVersion(), PAGE_CACHE_MS, PAGE_CACHE_ENTRIES);
 
   /** Adds `risk_reason` to listed devices: from their open (not accepted) findings and the known exploited CVEs among them. */
   async function withReasons(rows: DeviceSummary[]): Promise<DeviceSummary[]> {
@@ -68,16 +78,30 @@ export const deviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { sort, order, limit = 100, offset = 0, with_reasons = false, ...filters } = request.query;
-      const { rows, total } = await store.devices.list({
-        ...(await deviceFiltersOf(store, filters)),
-        excludeArchived: true,
-        sort,
-        descending: order === 'desc',
-        limit,
-        offset,
+      const read = async () =>
+        store.devices.list({
+          ...(await deviceFiltersOf(store, filters)),
+          excludeArchived: true,
+          sort,
+          descending: order === 'desc',
+          limit,
+          offset,
+        });
+      if (with_reasons) {
+        // Not cached: the reasons also follow acceptances and exploit intelligence.
+        const { rows, total } = await read();
+        reply.header('X-Total-Count', total);
+        return withReasons(rows);
+      }
+      // The parameters in a fixed order: the same page however the client ordered them.
+      const key = JSON.stringify(Object.entries(request.query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      const page = await pages.get(key, async () => {
+        const { rows, total } = await read();
+        return { body: reply.serializeInput(rows as unknown as Record<string, unknown>, '200') as string, total };
       });
-      reply.header('X-Total-Count', total);
-      return with_reasons ? withReasons(rows) : rows;
+      reply.header('X-Total-Count', page.total);
+      // A string with a JSON content type is sent as it is (already serialized above); the cast only tells the type provider so.
+      return reply.type('application/json; charset=utf-8').send(page.body as unknown as DeviceSummary[]);
     },
   );
 

@@ -11,7 +11,6 @@ import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
 import { insertMany, updateManyById, type BulkType } from './bulk.js';
-import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;

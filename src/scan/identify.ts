@@ -88,6 +88,7 @@ export function recognitionOf(target: IdentifyTarget, probes: ProbeResults): Dev
     probes,
   });
   const names = discoveredNames(probes);
+  const chosenCpes = new Set(recognition.cpes);
   return {
     deviceId: target.deviceId,
     keys,
@@ -103,7 +104,9 @@ export function recognitionOf(target: IdentifyTarget, probes: ProbeResults): Dev
     },
     evidence: [
       ...names.map((n) => ({ field: 'name', value: n.value, source: n.source, detail: n.detail, confidence: n.confidence })),
-      ...recognition.evidence.map(({ rule: _rule, ...e }) => e),
+      // A CPE stays on the record only when recognition chose it (it agrees with what the device was
+      // recognised as): CVE matching reads these (store/evaluation.ts cpesOf).
+      ...recognition.evidence.filter((e) => e.field !== 'cpe' || chosenCpes.has(e.value)).map(({ rule: _rule, ...e }) => e),
     ],
     reason: reasonOf(recognition),
     decisions: target.decisions ?? [],

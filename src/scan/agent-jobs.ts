@@ -47,9 +47,11 @@ export interface AgentJob {
   timeout_seconds: number;
   /** Addresses online after the previous scan (port-scanned from the start, as the server does). */
   expected: string[];
+  /** The recognition probes to run after the port phase, and the SNMP communities they try (settings.recognition). */
+  recognition: Settings['recognition'];
 }
 
-/** What an agent sends back when its scan has run. */
+/** What an agent sends back when its scan has run; each of `ports` may carry the probe results of its host. */
 export interface AgentResult {
   engine: string;
   hosts: DiscoveredHost[];
@@ -124,6 +126,7 @@ export class AgentJobs {
         engine: settings.scanning.engine,
         timeout_seconds: settings.scanning.scan_timeout_minutes * 60,
         expected: await onlineWithin(store, network, exclude),
+        recognition: settings.recognition,
       };
     }
   }

@@ -119,7 +119,8 @@ export class ScanRecorder {
   /**
    * Recognition of the devices a scan reached (src/scan/identify.ts): with `probe`, the recognition
    * probes ask each host first (its own scan's run, after the port scan); without, recognition reads
-   * what the scan saw (an imported report, an agent's upload). Records keys, evidence, the
+   * what the scan saw (an imported report) and the probe results that came with each host (an
+   * agent's upload: the agent ran the probes where it scanned). Records keys, evidence, the
    * recognised fields (never one a person set) and the decisions. A failure is logged, never fatal.
    */
   async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ScannedHost[], probe: boolean): Promise<void> {

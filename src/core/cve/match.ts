@@ -346,7 +346,6 @@ function toMatch(t: MatchTemplate, port: ScannedPort | null, identity: Identity)
     cvss_vector: e.cvss_vector,
     kev: e.kev,
     confidence_reason: t.reason,
-    identified_by: null,
   };
 }
 

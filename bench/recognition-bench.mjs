@@ -255,7 +255,10 @@ async function cpuPart(devices) {
   try {
     const inventory = new InventoryWriter(store.db, () => store.touch());
     const evaluator = new ScanEvaluator(store, null);
-    const portList = [{ start: 1, end: 10000 }, { start: 62078, end: 62078 }];
+    const portList = [
+      { low: 1, high: 10000 },
+      { low: 62078, high: 62078 },
+    ];
     for (const n of [1, 2]) {
       const scan = await store.scans.create({
         status: 'running',

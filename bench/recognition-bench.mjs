@@ -64,7 +64,10 @@ const cpuSeconds = (u) => (u.user + u.system) / 1e6;
 // Generated devices
 
 const hex = (rand, n) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join('');
-const b64 = (rand, n) => Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256))).toString('base64').replace(/=+$/, '');
+const b64 = (rand, n) =>
+  Buffer.from(Array.from({ length: n }, () => Math.floor(rand() * 256)))
+    .toString('base64')
+    .replace(/=+$/, '');
 const macOf = (oui, i) => `${oui}:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':')}`;
 const tcp = (port, service, product = null, version = null) => ({
   port,
@@ -80,7 +83,7 @@ const sshOf = (rand, port, banner) => ({ port, banner, keyType: 'ssh-ed25519', f
 const tlsOf = (rand, port, subject, selfSigned = true) => ({
   port,
   subject,
-  issuer: selfSigned ? subject : 'CN=R11, O=Let\'s Encrypt, C=US',
+  issuer: selfSigned ? subject : "CN=R11, O=Let's Encrypt, C=US",
   sans: [],
   notBefore: '2025-01-01T00:00:00.000Z',
   notAfter: '2027-01-01T00:00:00.000Z',
@@ -98,8 +101,19 @@ const PROFILES = [
     make: (rand, i) => ({
       ports: [tcp(22, 'ssh', 'OpenSSH', '8.2p1'), tcp(80, 'http', 'nginx'), tcp(443, 'https', 'nginx'), tcp(445, 'microsoft-ds', 'Samba smbd')],
       probes: {
-        snmp: { community: 'public', sysDescr: `Linux DiskStation${i} 4.4.302+ #72806 SMP x86_64 GNU/Linux synology_geminilake_920+`, sysObjectID: '1.3.6.1.4.1.6574.1', sysName: `nas-${i}`, engineId: `80001f8880${hex(rand, 16)}` },
-        mdns: { names: [`nas-${i}.local`], services: ['_smb._tcp', '_http._tcp', '_afpovertcp._tcp'], instances: [`nas-${i}._smb._tcp.local`], txt: { model: 'DS920+', vendor: 'Synology' } },
+        snmp: {
+          community: 'public',
+          sysDescr: `Linux DiskStation${i} 4.4.302+ #72806 SMP x86_64 GNU/Linux synology_geminilake_920+`,
+          sysObjectID: '1.3.6.1.4.1.6574.1',
+          sysName: `nas-${i}`,
+          engineId: `80001f8880${hex(rand, 16)}`,
+        },
+        mdns: {
+          names: [`nas-${i}.local`],
+          services: ['_smb._tcp', '_http._tcp', '_afpovertcp._tcp'],
+          instances: [`nas-${i}._smb._tcp.local`],
+          txt: { model: 'DS920+', vendor: 'Synology' },
+        },
         http: [{ port: 80, tls: false, status: 200, title: `nas-${i} - Synology DiskStation`, server: 'nginx', faviconHash: null }],
         tls: [tlsOf(rand, 443, `CN=synology, O=Synology Inc.`)],
         ssh: [sshOf(rand, 22, 'SSH-2.0-OpenSSH_8.2')],
@@ -114,8 +128,23 @@ const PROFILES = [
     make: (rand, i) => ({
       ports: [tcp(22, 'ssh', 'Dropbear sshd', '2022.82'), tcp(53, 'domain', 'dnsmasq', '2.89'), tcp(80, 'http', 'LuCI Lua http config')],
       probes: {
-        ssdp: { location: null, server: 'OpenWrt/23.05.2 UPnP/1.1 MiniUPnPd/2.3.4', friendlyName: null, manufacturer: null, modelName: null, modelNumber: null, udn: `uuid:${hex(rand, 8)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 12)}`, deviceType: null },
-        snmp: { community: 'public', sysDescr: `Linux OpenWrt 5.15.137 #0 SMP Tue Nov 14 2023 mips`, sysObjectID: '1.3.6.1.4.1.8072.3.2.10', sysName: `gw-${i}`, engineId: `80001f8880${hex(rand, 16)}` },
+        ssdp: {
+          location: null,
+          server: 'OpenWrt/23.05.2 UPnP/1.1 MiniUPnPd/2.3.4',
+          friendlyName: null,
+          manufacturer: null,
+          modelName: null,
+          modelNumber: null,
+          udn: `uuid:${hex(rand, 8)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 12)}`,
+          deviceType: null,
+        },
+        snmp: {
+          community: 'public',
+          sysDescr: `Linux OpenWrt 5.15.137 #0 SMP Tue Nov 14 2023 mips`,
+          sysObjectID: '1.3.6.1.4.1.8072.3.2.10',
+          sysName: `gw-${i}`,
+          engineId: `80001f8880${hex(rand, 16)}`,
+        },
         http: [{ port: 80, tls: false, status: 200, title: `gw-${i} - LuCI`, server: null, faviconHash: null }],
         ssh: [sshOf(rand, 22, 'SSH-2.0-dropbear_2022.82')],
       },
@@ -137,7 +166,12 @@ const PROFILES = [
     oui: '3C:52:82',
     vendor: 'Hewlett Packard',
     make: (rand, i) => ({
-      ports: [tcp(135, 'msrpc', 'Microsoft Windows RPC'), tcp(139, 'netbios-ssn'), tcp(445, 'microsoft-ds'), tcp(3389, 'ms-wbt-server', 'Microsoft Terminal Services')],
+      ports: [
+        tcp(135, 'msrpc', 'Microsoft Windows RPC'),
+        tcp(139, 'netbios-ssn'),
+        tcp(445, 'microsoft-ds'),
+        tcp(3389, 'ms-wbt-server', 'Microsoft Terminal Services'),
+      ],
       probes: {
         netbios: { name: `DESKTOP-${hex(rand, 7).toUpperCase()}`, workgroup: 'WORKGROUP', mac: null },
         tls: [tlsOf(rand, 3389, `CN=DESKTOP-${i}`)],
@@ -152,8 +186,19 @@ const PROFILES = [
     make: (rand, i) => ({
       ports: [tcp(80, 'http'), tcp(443, 'https'), tcp(515, 'printer'), tcp(631, 'ipp'), tcp(9100, 'jetdirect')],
       probes: {
-        snmp: { community: 'public', sysDescr: 'Brother NC-8800w, Firmware Ver.1.05  (20.10.14),MID 8CE-K78,FID 2', sysObjectID: '1.3.6.1.4.1.2435.2.3.9.1', sysName: `BRN${hex(rand, 12).toUpperCase()}`, engineId: `80001f8880${hex(rand, 16)}` },
-        mdns: { names: [`brn${i}.local`], services: ['_ipp._tcp', '_printer._tcp'], instances: [`Brother HL-L2350DW ${i}._ipp._tcp.local`], txt: { ty: 'Brother HL-L2350DW series', product: '(Brother HL-L2350DW series)' } },
+        snmp: {
+          community: 'public',
+          sysDescr: 'Brother NC-8800w, Firmware Ver.1.05  (20.10.14),MID 8CE-K78,FID 2',
+          sysObjectID: '1.3.6.1.4.1.2435.2.3.9.1',
+          sysName: `BRN${hex(rand, 12).toUpperCase()}`,
+          engineId: `80001f8880${hex(rand, 16)}`,
+        },
+        mdns: {
+          names: [`brn${i}.local`],
+          services: ['_ipp._tcp', '_printer._tcp'],
+          instances: [`Brother HL-L2350DW ${i}._ipp._tcp.local`],
+          txt: { ty: 'Brother HL-L2350DW series', product: '(Brother HL-L2350DW series)' },
+        },
         http: [{ port: 80, tls: false, status: 200, title: 'Brother HL-L2350DW series', server: 'debut/1.30', faviconHash: null }],
       },
     }),
@@ -163,7 +208,7 @@ const PROFILES = [
     expect: 'camera',
     oui: 'BC:AD:28',
     vendor: 'Hangzhou Hikvision Digital Technology Co.,Ltd.',
-    make: (rand, i) => ({
+    make: () => ({
       ports: [tcp(80, 'http', 'Hikvision IP camera httpd'), tcp(554, 'rtsp'), tcp(8000, 'http-alt')],
       probes: { http: [{ port: 80, tls: false, status: 200, title: null, server: 'App-webs/', faviconHash: 999357577 }] },
     }),
@@ -190,7 +235,16 @@ const PROFILES = [
     make: (rand, i) => ({
       ports: [tcp(8001, 'http'), tcp(9197, 'http')],
       probes: {
-        ssdp: { location: null, server: 'SHP, UPnP/1.0, Samsung UPnP SDK/1.0', friendlyName: `[TV] Samsung ${i}`, manufacturer: 'Samsung Electronics', modelName: 'QE55Q80B', modelNumber: 'AllShare1.0', udn: `uuid:${hex(rand, 8)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 12)}`, deviceType: 'urn:schemas-upnp-org:device:MediaRenderer:1' },
+        ssdp: {
+          location: null,
+          server: 'SHP, UPnP/1.0, Samsung UPnP SDK/1.0',
+          friendlyName: `[TV] Samsung ${i}`,
+          manufacturer: 'Samsung Electronics',
+          modelName: 'QE55Q80B',
+          modelNumber: 'AllShare1.0',
+          udn: `uuid:${hex(rand, 8)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 4)}-${hex(rand, 12)}`,
+          deviceType: 'urn:schemas-upnp-org:device:MediaRenderer:1',
+        },
         mdns: { names: [`samsung-tv-${i}.local`], services: ['_airplay._tcp'], instances: [], txt: {} },
       },
     }),
@@ -309,7 +363,14 @@ async function cpuPart(devices) {
       const t4 = performance.now();
       await store.scans.update(scan.id, { status: 'completed', completed_at: new Date().toISOString(), devices_found: seen.length });
       const count = async (table) =>
-        Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+        Number(
+          (
+            await store.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       shell.push({
         scan: n,
         devices: seen.length,
@@ -319,7 +380,11 @@ async function cpuPart(devices) {
         recognition_cpu_s: round(cpuSeconds(recognitionCpu), 3),
         recognise_ms: round(t2 - t1),
         record_recognition_ms: round(t3 - t2),
-        rows: { identity_keys: await count('device_identity_keys'), evidence: await count('device_evidence'), decisions: await count('identity_decisions') },
+        rows: {
+          identity_keys: await count('device_identity_keys'),
+          evidence: await count('device_evidence'),
+          decisions: await count('identity_decisions'),
+        },
       });
       log(`shell scan ${n}: bookkeeping ${shell.at(-1).bookkeeping_cpu_s} s CPU, recognition ${shell.at(-1).recognition_cpu_s} s CPU`);
     }
@@ -333,7 +398,11 @@ async function cpuPart(devices) {
   return {
     devices: devices.length,
     profiles: PROFILES.map((p) => p.name),
-    core: { runs: core.map((c) => ({ cpu_s: round(c.cpu_s, 3), wall_s: round(c.wall_s, 3) })), median_cpu_s: round(coreCpu, 3), median_wall_s: round(median(core.map((c) => c.wall_s)), 3) },
+    core: {
+      runs: core.map((c) => ({ cpu_s: round(c.cpu_s, 3), wall_s: round(c.wall_s, 3) })),
+      median_cpu_s: round(coreCpu, 3),
+      median_wall_s: round(median(core.map((c) => c.wall_s)), 3),
+    },
     shell,
     aim_cpu_s: AIM_CPU_S,
     met: shell.every((s) => s.recognition_cpu_s <= AIM_CPU_S),
@@ -384,7 +453,25 @@ function startResponders(n) {
   const ready = join(os.tmpdir(), `nw-recognition-bench-${process.pid}-${n}.json`);
   const child = spawn(
     'ip',
-    ['netns', 'exec', `nwlab-h${n}`, process.execPath, RESPONDERS, '--address', ip, '--name', `lab${n}`, '--model', 'DS920+', '--vendor', 'Synology', '--mac', `02:66:00:00:00:${String(n).padStart(2, '0')}`, '--ready', ready],
+    [
+      'netns',
+      'exec',
+      `nwlab-h${n}`,
+      process.execPath,
+      RESPONDERS,
+      '--address',
+      ip,
+      '--name',
+      `lab${n}`,
+      '--model',
+      'DS920+',
+      '--vendor',
+      'Synology',
+      '--mac',
+      `02:66:00:00:00:${String(n).padStart(2, '0')}`,
+      '--ready',
+      ready,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   responders.push(child);

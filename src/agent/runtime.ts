@@ -301,7 +301,10 @@ export class AgentRuntime {
     const started = Date.now();
     const results = await probeHosts(reached, recognition, signal, this.options.probeOptions);
     for (const [ip, r] of results) if (Object.keys(r).length === 0) results.delete(ip);
-    this.options.log.info({ scan_id: job.scan_id, hosts: reached.length, answered: results.size, ms: Date.now() - started }, 'recognition probes done');
+    this.options.log.info(
+      { scan_id: job.scan_id, hosts: reached.length, answered: results.size, ms: Date.now() - started },
+      'recognition probes done',
+    );
     return results;
   }
 

@@ -449,7 +449,11 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
     for (const [i, given] of communities.entries()) {
       if (given !== SECRET_MASK) kept.push(given);
       else if (i < stored.length) kept.push(stored[i]);
-      else return { ok: false, error: `recognition.snmp_communities.${i}: give the community itself; ${SECRET_MASK} only keeps one already stored at that place` };
+      else
+        return {
+          ok: false,
+          error: `recognition.snmp_communities.${i}: give the community itself; ${SECRET_MASK} only keeps one already stored at that place`,
+        };
     }
     merged.recognition.snmp_communities = kept;
   }

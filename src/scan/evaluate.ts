@@ -345,7 +345,9 @@ function digest(text: string): string {
 function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash' | 'zone' | 'cpes'>): string | null {
   if (device.portsHash === null) return null;
   const cpes = device.cpes.map((c) => [c.cpe, c.source, c.detail]);
-  return digest(JSON.stringify(cpes.length > 0 ? [device.os_name, device.portsHash, device.zone, cpes] : [device.os_name, device.portsHash, device.zone]));
+  return digest(
+    JSON.stringify(cpes.length > 0 ? [device.os_name, device.portsHash, device.zone, cpes] : [device.os_name, device.portsHash, device.zone]),
+  );
 }
 
 /** A match as stored: a reference to the dataset's record, with the remediation only when it differs from the record's. */

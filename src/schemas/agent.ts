@@ -159,10 +159,7 @@ export const UploadedProbeResults = Type.Object(
       ),
     ),
     netbios: Type.Optional(
-      Type.Object(
-        { name: Type.String({ maxLength: 64 }), workgroup: ProbeText(64), mac: ProbeText(17) },
-        { additionalProperties: false },
-      ),
+      Type.Object({ name: Type.String({ maxLength: 64 }), workgroup: ProbeText(64), mac: ProbeText(17) }, { additionalProperties: false }),
     ),
     snmp: Type.Optional(
       Type.Object(
@@ -212,10 +209,7 @@ export const UploadedProbeResults = Type.Object(
     ),
     ssh: Type.Optional(
       Type.Array(
-        Type.Object(
-          { port: ProbePort, banner: ProbeText(), keyType: ProbeText(64), fingerprint: ProbeText(128) },
-          { additionalProperties: false },
-        ),
+        Type.Object({ port: ProbePort, banner: ProbeText(), keyType: ProbeText(64), fingerprint: ProbeText(128) }, { additionalProperties: false }),
         { maxItems: 8 },
       ),
     ),

@@ -130,7 +130,11 @@ describe.each(testDatabases())('the agent runs the recognition probes ($kind)', 
     expect(identity.keys).toContainEqual(expect.objectContaining({ kind: 'upnp_udn', value: UDN, source: 'ssdp' }));
     expect(identity.keys).toContainEqual(expect.objectContaining({ kind: 'snmp_engine_id', value: '80001f8880a1b2c3d4e5f60718', source: 'snmp' }));
     // Evidence from each probe that answered: the page title, SSDP, SNMP (reached with the server's community).
-    for (const source of ['http_title', 'ssdp', 'snmp']) expect(identity.evidence.some((e: any) => e.source === source), source).toBe(true);
+    for (const source of ['http_title', 'ssdp', 'snmp'])
+      expect(
+        identity.evidence.some((e: any) => e.source === source),
+        source,
+      ).toBe(true);
     expect(identity.evidence).toContainEqual(expect.objectContaining({ field: 'name', value: 'gw-lab', source: 'snmp' }));
     expect(identity.evidence).toContainEqual(expect.objectContaining({ field: 'os_name', value: 'OpenWrt', source: 'snmp' }));
     expect(identity.decisions.map((d: any) => d.rule).sort()).toEqual(['new_device', 'recognition']);

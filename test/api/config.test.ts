@@ -244,7 +244,10 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
     const audit = await (await server.request('/api/audit-logs?action=config_updated&limit=1000', { key })).text();
     for (const secret of [first, second, 'third-one']) expect(audit).not.toContain(secret);
     const [latest] = await readJson(await server.request('/api/audit-logs?action=config_updated&limit=1', { key }));
-    expect(latest.details.changes['recognition.snmp_communities']).toEqual({ old: ['********', '********'], new: ['********', '******** (replaced)'] });
+    expect(latest.details.changes['recognition.snmp_communities']).toEqual({
+      old: ['********', '********'],
+      new: ['********', '******** (replaced)'],
+    });
 
     const reset = await readJson(await putConfig({ recognition: null }));
     expect(reset.recognition.snmp_communities).toEqual(['********']);

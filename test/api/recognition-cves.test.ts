@@ -71,9 +71,7 @@ function ssdpOn1900(host: string, server: string): Promise<Listener> {
   });
   return new Promise((resolve, reject) => {
     socket.once('error', reject);
-    socket.bind(1900, host, () =>
-      resolve({ host, port: 1900, close: () => new Promise<void>((done) => socket.close(() => done())) }),
-    );
+    socket.bind(1900, host, () => resolve({ host, port: 1900, close: () => new Promise<void>((done) => socket.close(() => done())) }));
   });
 }
 
@@ -127,7 +125,12 @@ describe.skipIf(!privileged).each(testDatabases())('versions and recognised CPEs
     // MiniUPnPd answered only the SSDP probe: recognition's CPE carries its version to the matcher.
     const identity = await get(`/api/devices/${summary.id}/identity`);
     expect(identity.evidence).toContainEqual(
-      expect.objectContaining({ field: 'cpe', value: 'cpe:/a:miniupnp_project:miniupnpd:2.1', source: 'ssdp', detail: expect.stringContaining('MiniUPnPd/2.1') }),
+      expect.objectContaining({
+        field: 'cpe',
+        value: 'cpe:/a:miniupnp_project:miniupnpd:2.1',
+        source: 'ssdp',
+        detail: expect.stringContaining('MiniUPnPd/2.1'),
+      }),
     );
     const upnp = cve('CVE-2019-12107');
     expect(upnp).toMatchObject({ port: null, matched_product: 'MiniUPnP', matched_version: '2.1', confidence: 'likely' });

@@ -709,7 +709,11 @@ describe('the shipped dataset', () => {
 });
 
 describe("matchCves: recognition's CPEs (HostContext.cpes)", () => {
-  const upnp = { cpe: 'cpe:/a:miniupnp_project:miniupnpd:2.1', source: 'ssdp', detail: 'UPnP SERVER "Linux UPnP/1.1 MiniUPnPd/2.1" matches MiniUPnPd' };
+  const upnp = {
+    cpe: 'cpe:/a:miniupnp_project:miniupnpd:2.1',
+    source: 'ssdp',
+    detail: 'UPnP SERVER "Linux UPnP/1.1 MiniUPnPd/2.1" matches MiniUPnPd',
+  };
 
   it('matches a versioned CPE on the device itself, likely, saying where it came from', () => {
     const matches = matchCves([port({ port: 80, service: 'http' })], index, { cpes: [upnp] });
@@ -724,7 +728,13 @@ describe("matchCves: recognition's CPEs (HostContext.cpes)", () => {
 
   it('puts the match on the port that names the product without a version; leaves a port that has one alone', () => {
     const bare = matchCves([port({ port: 5000, service: 'upnp', product: 'MiniUPnP' })], index, { cpes: [upnp] });
-    expect(find(bare, 'CVE-2019-12107')).toMatchObject({ port: 5000, protocol: 'tcp', matched_product: 'MiniUPnP', matched_version: '2.1', confidence: 'likely' });
+    expect(find(bare, 'CVE-2019-12107')).toMatchObject({
+      port: 5000,
+      protocol: 'tcp',
+      matched_product: 'MiniUPnP',
+      matched_version: '2.1',
+      confidence: 'likely',
+    });
     // The port's own version (2.3) stands: the device's claim of 2.1 adds nothing.
     const versioned = matchCves([port({ port: 5000, service: 'upnp', product: 'MiniUPnP', version: '2.3' })], index, { cpes: [upnp] });
     expect(find(versioned, 'CVE-2019-12107')).toBeUndefined();

@@ -34,9 +34,9 @@ export interface CveMatch {
   confidence_reason: string;
   /**
    * Where the product and version came from when not from a port's own service: recognition's
-   * CPE and the evidence that produced it (null: the port's service said it).
+   * CPE and the evidence that produced it (absent: the port's service said it).
    */
-  identified_by: string | null;
+  identified_by?: string | null;
 }
 
 /**
@@ -353,6 +353,9 @@ function toMatch(t: MatchTemplate, port: ScannedPort | null, identity: Identity)
 export function sortCveMatches(matches: CveMatch[]): CveMatch[] {
   return matches.sort(
     (a, b) =>
-      (a.port ?? Number.MAX_SAFE_INTEGER) - (b.port ?? Number.MAX_SAFE_INTEGER) || (b.cvss_score ?? -1) - (a.cvss_score ?? -1) || Number(b.kev) - Number(a.kev) || a.id.localeCompare(b.id),
+      (a.port ?? Number.MAX_SAFE_INTEGER) - (b.port ?? Number.MAX_SAFE_INTEGER) ||
+      (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
+      Number(b.kev) - Number(a.kev) ||
+      a.id.localeCompare(b.id),
   );
 }

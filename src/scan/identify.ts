@@ -14,6 +14,8 @@ import type { Settings } from '../core/settings.js';
 import { DEFAULT_PROBE_SETTINGS, runProbes, type ProbeRunOptions } from '../probes/index.js';
 import type { DeviceRecognitionRecord } from '../store/identity.js';
 
+export type { ProbeRunOptions };
+
 /** Hosts probed at once (each runs up to eight probes of its own). */
 const HOSTS_AT_ONCE = 16;
 

@@ -2,7 +2,6 @@
  * What a scan finds, as every layer sees it: engines produce it, the store records it, the core
  * evaluates it. Pure types and the few facts about them (which profiles exist, what counts as open).
  */
-import type { ProbeResults } from './probe-results.js';
 
 /** quick = discovery only; normal = discovery, configured ports, service versions; intensive = all ports, OS, safe scripts. */
 export const SCAN_PROFILES = ['quick', 'normal', 'intensive'] as const;
@@ -76,8 +75,6 @@ export interface ScannedHost extends DiscoveredHost {
   device_type: string | null;
   /** Every port the engine reported individually (open, and filtered/closed where it lists them). */
   ports: ScannedPort[];
-  /** What the recognition probes learned, when they ran where the scan ran (an agent's upload); absent otherwise. */
-  probes?: ProbeResults;
 }
 
 /**

@@ -21,6 +21,7 @@ import type { ScanEngine } from '../engines/types.js';
 import type { EngineSelector } from '../engines/engines.js';
 import { ScanNotFoundError, ScanNotRunningError, UploadInProgressError } from './errors.js';
 import type { ScanLifecycle } from './lifecycle.js';
+import type { ProbedHost } from './identify.js';
 import type { ScanRecorder } from './recording.js';
 import { onlineWithin } from './run.js';
 import { portListOf, recordingRun, runningScan } from './scan-run.js';
@@ -55,7 +56,8 @@ export interface AgentJob {
 export interface AgentResult {
   engine: string;
   hosts: DiscoveredHost[];
-  ports: ScannedHost[];
+  /** With each host's probe results when the agent ran the probes (identify.ts ProbedHost). */
+  ports: ProbedHost[];
   warnings?: string[];
 }
 

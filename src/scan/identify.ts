@@ -22,10 +22,13 @@ const HOSTS_AT_ONCE = 16;
 /** nmap reports only its best OS match's name and class here: taken as this sure. */
 const NMAP_OS_ACCURACY = 85;
 
+/** A host with what the recognition probes learned where the scan ran (an agent's upload carries it); absent otherwise. */
+export type ProbedHost = ScannedHost & { probes?: ProbeResults };
+
 /** One host as the scan recorded it: its device and what the scan saw. */
 export interface IdentifyTarget {
   deviceId: number;
-  host: ScannedHost;
+  host: ProbedHost;
   /** Decisions about the device already made by this scan (new device, address change). */
   decisions?: { rule: string; explanation: string }[];
 }

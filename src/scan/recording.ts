@@ -20,7 +20,7 @@ import { toScanRecord } from '../store/scans.js';
 import { ScanAbortedError } from '../engines/types.js';
 import type { ScanEvaluator } from './evaluate.js';
 import { publishScanOutcome } from './events.js';
-import { identifyHosts, type IdentifyTarget } from './identify.js';
+import { identifyHosts, type IdentifyTarget, type ProbedHost } from './identify.js';
 import type { ScanOwner } from './owner.js';
 import type { ScanRequest, ScanRun } from './scan-run.js';
 
@@ -123,7 +123,7 @@ export class ScanRecorder {
    * agent's upload: the agent ran the probes where it scanned). Records keys, evidence, the
    * recognised fields (never one a person set) and the decisions. A failure is logged, never fatal.
    */
-  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ScannedHost[], probe: boolean): Promise<void> {
+  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ProbedHost[], probe: boolean): Promise<void> {
     const { store, log } = this.deps;
     const scannedByIp = new Map(scanned.map((h) => [h.ip, h]));
     const liveByIp = new Map(live.map((h) => [h.ip, h]));
@@ -132,7 +132,8 @@ export class ScanRecorder {
       const found = scannedByIp.get(device.ip);
       const discovered = liveByIp.get(device.ip);
       if (!found && !discovered) continue;
-      const host: ScannedHost = found
+      // An agent's upload carries each host's probe results (`probes`): the spread keeps them.
+      const host: ProbedHost = found
         ? {
             ...found,
             mac: found.mac ?? discovered?.mac ?? null,

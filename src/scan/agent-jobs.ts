@@ -4,7 +4,7 @@
  * here is; or it reports how its scan ended without results. A revoked agent's scans end.
  */
 import type { Logger } from 'pino';
-import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
+import type { DiscoveredHost, ScanProfile } from '../core/model.js';
 import { formatPortRanges, type Ipv4Network } from '../core/net.js';
 import { storedCoverage, tcpCoverage } from '../core/coverage.js';
 import { startableScans } from '../core/scan-queue.js';

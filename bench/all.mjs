@@ -29,6 +29,8 @@ const BENCHES = [
   },
   // A lab scan through an agent vs run locally (test/lab/agent-lab.sh); root only.
   { name: 'agent', script: 'agent-bench.mjs', flags: [], needsRoot: true },
+  // Recognition of 10,000 devices (CPU), and on the namespace lab (root only) what the probes add to a scan.
+  { name: 'recognition', script: 'recognition-bench.mjs', flags: ['--expose-gc'] },
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
   { name: 'import', script: 'import-bench.mjs', flags: [] },
   { name: 'export', script: 'export-bench.mjs', flags: [] },

@@ -123,9 +123,10 @@ export const round = (n, digits = 0) => (n === null || n === undefined ? null : 
  * The real app from a build's dist/ (`from`, a file URL ending in /) on SQLite in a temporary
  * directory, in this process, with an administrator and an API key: `request` sends the key.
  * Settings: the scanned `subnet` and `exclude`, `ports`, `udpPorts` (scanning.udp_ports; undefined:
- * the default), the engine and OS detection; no update check ever leaves the machine.
+ * the default), the engine and OS detection, `recognition` (undefined: the default, every probe);
+ * no update check ever leaves the machine.
  */
-export async function startApiServer({ from, engine, osDetection, subnet, exclude, ports, udpPorts }) {
+export async function startApiServer({ from, engine, osDetection, subnet, exclude, ports, udpPorts, recognition }) {
   const { openStore } = await import(new URL('store/index.js', from));
   const { createLogger } = await import(new URL('logger.js', from));
   const { VERSION } = await import(new URL('version.js', from));
@@ -136,6 +137,7 @@ export async function startApiServer({ from, engine, osDetection, subnet, exclud
     network: { subnet, exclude, resolve_hostnames: false },
     scanning: { engine, port_range: ports, os_detection: osDetection, ...(udpPorts === undefined ? {} : { udp_ports: udpPorts }) },
     updates: { feed_url: 'http://127.0.0.1:9/releases/latest' },
+    ...(recognition === undefined ? {} : { recognition }),
   };
   const { app, close } = await openBenchApp(from, { store, logger, settingsSeed, version: VERSION });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -25,6 +25,8 @@ import type { EngineSelector } from '../engines/engines.js';
 import { runPipeline } from '../engines/pipeline.js';
 import { hasRawSocketPrivilege } from '../engines/privileges.js';
 import { ProgressTracker } from '../scan/progress.js';
+import { probeHosts, type ProbeRunOptions } from '../scan/identify.js';
+import type { ProbeResults } from '../core/probe-results.js';
 import { ScanAbortedError, type EngineProgress, type ScanEngine } from '../engines/types.js';
 import { AgentRequestError, AgentTokenRefusedError, sleep, type AgentClient } from './client.js';
 
@@ -51,6 +53,8 @@ export interface AgentRuntimeOptions {
   heartbeatMs?: number;
   /** Seconds each long poll waits on the server (default 25). */
   pollWaitSeconds?: number;
+  /** What tests change about the recognition probes (their UDP ports, ssh-keyscan): see runProbes. */
+  probeOptions?: ProbeRunOptions;
 }
 
 /** Why a running scan was stopped. */
@@ -167,10 +171,19 @@ export class AgentRuntime {
     try {
       const { hosts, ports } = await this.scan(job, engine, abort.signal, (event) => reporter.update(event));
       if (abort.signal.aborted) throw new ScanAbortedError();
+      // Recognition (issue 21): the probes the server runs after its own scans' port phase, run here
+      // on the hosts this scan reached (the server cannot reach them); their answers go up with each host.
+      const probes = await this.probe(job, hosts, ports, abort.signal);
+      if (abort.signal.aborted) throw new ScanAbortedError();
       reporter.update({ phase: 'saving', percent: 0, hostsDone: hosts.length });
       await reporter.stop();
       clearTimeout(timer);
-      const upload: AgentUpload = { run_id: this.runId, engine: engine.name, hosts: hosts.map(uploadedHost), ports: ports.map(uploadedScan) };
+      const upload: AgentUpload = {
+        run_id: this.runId,
+        engine: engine.name,
+        hosts: hosts.map(uploadedHost),
+        ports: ports.map((h) => uploadedScan(h, probes.get(h.ip))),
+      };
       const record = await client.uploadResults(job.scan_id, upload, {
         // The lease would run out while the server is unreachable or still recording an earlier attempt.
         whileWaiting: async () => void (await reporter.once()),
@@ -274,6 +287,26 @@ export class AgentRuntime {
     return { hosts, ports };
   }
 
+  /**
+   * The recognition probes on every host the scan reached (a `normal` or `intensive` scan, as on
+   * the server), unicast to each, each host within its time bound; a cancel stops them. Results by
+   * address (only hosts that answered something).
+   */
+  private async probe(job: AgentJob, hosts: DiscoveredHost[], ports: ScannedHost[], signal: AbortSignal): Promise<Map<string, ProbeResults>> {
+    const recognition = job.recognition;
+    if (job.profile === 'quick' || job.ports === null || !recognition || recognition.probes.length === 0) return new Map();
+    const scanned = new Map(ports.map((h) => [h.ip, h]));
+    const reached = hosts.map((h) => scanned.get(h.ip) ?? { ip: h.ip, ports: [] });
+    const started = Date.now();
+    const results = await probeHosts(reached, recognition, signal, this.options.probeOptions);
+    for (const [ip, r] of results) if (Object.keys(r).length === 0) results.delete(ip);
+    this.options.log.info(
+      { scan_id: job.scan_id, hosts: reached.length, answered: results.size, ms: Date.now() - started },
+      'recognition probes done',
+    );
+    return results;
+  }
+
   private async reportEnd(scanId: number, status: 'failed' | 'cancelled', error: string): Promise<void> {
     try {
       await this.options.client.end(scanId, { run_id: this.runId, status, error: error.slice(0, 2000) });
@@ -367,13 +400,20 @@ function uploadedPort(p: ScannedPort): AgentUpload['ports'][number]['ports'][num
   };
 }
 
-function uploadedScan(h: ScannedHost): AgentUpload['ports'][number] {
+function uploadedScan(h: ScannedHost, probes: ProbeResults | undefined): AgentUpload['ports'][number] {
   return {
     ...uploadedHost(h),
     os_name: cut(h.os_name, MAX_TEXT.os_name),
     device_type: cut(h.device_type, MAX_TEXT.device_type),
     ports: h.ports.map(uploadedPort),
+    // The probes keep their answers within the bounds the upload allows (src/probes/).
+    ...(probes ? { probes: uploadedProbes(probes) } : {}),
   };
+}
+
+/** Probe results as uploaded: nmap's OS matches stay out (the host's `os_name` carries the scan's own). */
+function uploadedProbes({ nmapOs: _nmapOs, ...probes }: ProbeResults): NonNullable<AgentUpload['ports'][number]['probes']> {
+  return probes;
 }
 
 function describe(err: unknown): string {

@@ -79,6 +79,8 @@ export interface RiskCveInput {
   remediation?: string | null;
   matched_product?: string | null;
   matched_version?: string | null;
+  /** Where the product and version came from when not from a port's service (recognition's CPE and its evidence). */
+  identified_by?: string | null;
 }
 
 /** Where a finding comes from: a risk rule, a CVE, or the device's zone policy. */
@@ -458,6 +460,7 @@ function cveFindings(cves: readonly RiskCveInput[], ports: readonly RiskPortInpu
               remediation: cve.remediation ?? seen.remediation,
               matched_product: cve.matched_product ?? seen.matched_product,
               matched_version: cve.matched_version ?? seen.matched_version,
+              identified_by: cve.identified_by ?? seen.identified_by,
             }
           : cve,
       );
@@ -549,6 +552,7 @@ function cveGroupKey(group: readonly RiskCveInput[], portNumber: number | null, 
   for (const c of group) {
     key.push(cveVariant(c));
     if (!productShown) key.push(c.matched_product ?? '', c.matched_version ?? '');
+    key.push(c.identified_by ?? '');
   }
   return key;
 }
@@ -575,6 +579,7 @@ function cveFinding(group: readonly RiskCveInput[], portNumber: number | null, p
   const kev = list.filter((c) => c.kev);
   const likely = list.filter((c) => c.confidence !== 'confirmed');
   const n = list.length;
+  const identifiedBy = list.map((c) => text(c.identified_by)).find((t) => t !== null) ?? null;
 
   const shown = list.slice(0, 10).map((c) => {
     const parts: string[] = [cveSeverity(c)];
@@ -594,6 +599,7 @@ function cveFinding(group: readonly RiskCveInput[], portNumber: number | null, p
       : likely.length === n
         ? 'Matched on the product only (these entries affect every version, or the version could not be confirmed).'
         : `${likely.length} of them matched on the product only (the version could not be confirmed).`,
+    identifiedBy ? `The product and version come from recognition, not from a port's service: ${identifiedBy}.` : null,
   ]
     .filter((s): s is string => s !== null)
     .join(' ');

@@ -216,7 +216,7 @@ export const SettingsSchema = Type.Object(
         }),
         snmp_communities: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
           maxItems: 8,
-          description: 'SNMP v2c communities the snmp probe tries in turn (read-only requests); default public',
+          description: `SNMP v2c communities the snmp probe tries in turn (read-only requests); default public. Secrets: each reads back as "${SECRET_MASK}", and a mask sent back keeps the community stored at its place`,
         }),
       },
       { ...strict, description: 'What a scan asks each host it reached, to recognise what the device is (docs/recognition.md)' },
@@ -441,6 +441,22 @@ export function applySettingsPatch(current: Settings, patch: unknown): SettingsR
     if (moved && !givenAgain) s[key] = '';
     else if (s[key] === SECRET_MASK) s[key] = before[key];
   }
+  // SNMP communities are secrets too, a list of them: a mask sent back keeps the community stored at its place.
+  const communities = at(patch, ['recognition'])?.snmp_communities;
+  if (Array.isArray(communities)) {
+    const stored = current.recognition.snmp_communities;
+    const kept: unknown[] = [];
+    for (const [i, given] of communities.entries()) {
+      if (given !== SECRET_MASK) kept.push(given);
+      else if (i < stored.length) kept.push(stored[i]);
+      else
+        return {
+          ok: false,
+          error: `recognition.snmp_communities.${i}: give the community itself; ${SECRET_MASK} only keeps one already stored at that place`,
+        };
+    }
+    merged.recognition.snmp_communities = kept;
+  }
   return validateSettings(merged);
 }
 
@@ -458,7 +474,10 @@ export function maskSettings(settings: Settings): Settings {
     const s = at(copy, path);
     if (s?.[key]) s[key] = SECRET_MASK;
   }
-  return copy as unknown as Settings;
+  // Each SNMP community is a password to the device's management: masked one by one (how many there are shows).
+  const masked = copy as unknown as Settings;
+  masked.recognition.snmp_communities = masked.recognition.snmp_communities.map(() => SECRET_MASK);
+  return masked;
 }
 
 function canonicalCidr(text: string): string {

@@ -4,7 +4,7 @@
  * here is; or it reports how its scan ended without results. A revoked agent's scans end.
  */
 import type { Logger } from 'pino';
-import type { DiscoveredHost, ScannedHost, ScanProfile } from '../core/model.js';
+import type { DiscoveredHost, ScanProfile } from '../core/model.js';
 import { formatPortRanges, type Ipv4Network } from '../core/net.js';
 import { storedCoverage, tcpCoverage } from '../core/coverage.js';
 import { startableScans } from '../core/scan-queue.js';
@@ -21,6 +21,7 @@ import type { ScanEngine } from '../engines/types.js';
 import type { EngineSelector } from '../engines/engines.js';
 import { ScanNotFoundError, ScanNotRunningError, UploadInProgressError } from './errors.js';
 import type { ScanLifecycle } from './lifecycle.js';
+import type { ProbedHost } from './identify.js';
 import type { ScanRecorder } from './recording.js';
 import { onlineWithin } from './run.js';
 import { portListOf, recordingRun, runningScan } from './scan-run.js';
@@ -47,13 +48,16 @@ export interface AgentJob {
   timeout_seconds: number;
   /** Addresses online after the previous scan (port-scanned from the start, as the server does). */
   expected: string[];
+  /** The recognition probes to run after the port phase, and the SNMP communities they try (settings.recognition). */
+  recognition: Settings['recognition'];
 }
 
-/** What an agent sends back when its scan has run. */
+/** What an agent sends back when its scan has run; each of `ports` may carry the probe results of its host. */
 export interface AgentResult {
   engine: string;
   hosts: DiscoveredHost[];
-  ports: ScannedHost[];
+  /** With each host's probe results when the agent ran the probes (identify.ts ProbedHost). */
+  ports: ProbedHost[];
   warnings?: string[];
 }
 
@@ -124,6 +128,7 @@ export class AgentJobs {
         engine: settings.scanning.engine,
         timeout_seconds: settings.scanning.scan_timeout_minutes * 60,
         expected: await onlineWithin(store, network, exclude),
+        recognition: settings.recognition,
       };
     }
   }

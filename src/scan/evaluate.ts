@@ -282,7 +282,7 @@ export class ScanEvaluator {
       // Products left as the server sent them (`Apache/2.4.49 (Unix)`) are read into product and version
       // first, and a web server nmap named `http-proxy` after its port is a web server (core/services.ts).
       const ports = device.ports.map(normalizePort);
-      const matches = matchCves(ports.filter(isOpenPort), index, { os_name: device.os_name });
+      const matches = matchCves(ports.filter(isOpenPort), index, { os_name: device.os_name, cpes: device.cpes });
       batch.push({
         deviceId: device.state.deviceId,
         risk: assessRisk(ports, matches, rules, {
@@ -338,11 +338,16 @@ function digest(text: string): string {
 }
 
 /**
- * What a device's risk and CVEs are computed from, hashed: its OS, its zone (its policy) and its ports (by their hash,
- * store/port-rows.ts portsHash). Null when the ports were never hashed (the device must be assessed).
+ * What a device's risk and CVEs are computed from, hashed: its OS, its zone (its policy), its ports (by their hash,
+ * store/port-rows.ts portsHash) and recognition's CPEs (only when it has some: the keys of devices without stay as
+ * they were). Null when the ports were never hashed (the device must be assessed).
  */
-function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash' | 'zone'>): string | null {
-  return device.portsHash === null ? null : digest(JSON.stringify([device.os_name, device.portsHash, device.zone]));
+function inputKey(device: Pick<EvaluationDevice, 'os_name' | 'portsHash' | 'zone' | 'cpes'>): string | null {
+  if (device.portsHash === null) return null;
+  const cpes = device.cpes.map((c) => [c.cpe, c.source, c.detail]);
+  return digest(
+    JSON.stringify(cpes.length > 0 ? [device.os_name, device.portsHash, device.zone, cpes] : [device.os_name, device.portsHash, device.zone]),
+  );
 }
 
 /** A match as stored: a reference to the dataset's record, with the remediation only when it differs from the record's. */

@@ -14,22 +14,27 @@ import type { Settings } from '../core/settings.js';
 import { DEFAULT_PROBE_SETTINGS, runProbes, type ProbeRunOptions } from '../probes/index.js';
 import type { DeviceRecognitionRecord } from '../store/identity.js';
 
+export type { ProbeRunOptions };
+
 /** Hosts probed at once (each runs up to eight probes of its own). */
 const HOSTS_AT_ONCE = 16;
 
 /** nmap reports only its best OS match's name and class here: taken as this sure. */
 const NMAP_OS_ACCURACY = 85;
 
+/** A host with what the recognition probes learned where the scan ran (an agent's upload carries it); absent otherwise. */
+export type ProbedHost = ScannedHost & { probes?: ProbeResults };
+
 /** One host as the scan recorded it: its device and what the scan saw. */
 export interface IdentifyTarget {
   deviceId: number;
-  host: ScannedHost;
+  host: ProbedHost;
   /** Decisions about the device already made by this scan (new device, address change). */
   decisions?: { rule: string; explanation: string }[];
 }
 
 export interface IdentifyOptions {
-  /** Run the probes (false: recognise from what the scan itself saw, as for an imported report). */
+  /** Run the probes (false: recognise from what the scan itself saw, and the probe results an agent uploaded with each host). */
   probe: boolean;
   signal?: AbortSignal;
   probeOptions?: ProbeRunOptions;
@@ -41,26 +46,45 @@ export async function identifyHosts(
   settings: Pick<Settings, 'recognition'>,
   options: IdentifyOptions,
 ): Promise<DeviceRecognitionRecord[]> {
-  const probes = new Map<number, ProbeResults>();
-  if (options.probe && settings.recognition.probes.length > 0) {
-    const probeSettings = { ...DEFAULT_PROBE_SETTINGS, probes: settings.recognition.probes, snmp_communities: settings.recognition.snmp_communities };
-    let next = 0;
-    const worker = async () => {
-      while (next < targets.length && !options.signal?.aborted) {
-        const target = targets[next++];
-        const { host } = target;
-        const openTcpPorts = host.ports.filter((p) => p.protocol === 'tcp' && isOpenPort(p)).map((p) => ({ port: p.port, service: p.service }));
-        const openUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && isOpenPort(p)).map((p) => p.port);
-        const closedUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && p.state === 'closed').map((p) => p.port);
-        probes.set(
-          target.deviceId,
-          await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts, closedUdpPorts }, probeSettings, options.signal, options.probeOptions),
-        );
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(HOSTS_AT_ONCE, targets.length) }, worker));
-  }
-  return targets.map((target) => recognitionOf(target, probes.get(target.deviceId) ?? {}));
+  const probes = options.probe
+    ? await probeHosts(
+        targets.map((t) => t.host),
+        settings.recognition,
+        options.signal,
+        options.probeOptions,
+      )
+    : new Map<string, ProbeResults>();
+  // Without probes here, what the host's own scan probed (an agent's upload carries its probe results).
+  return targets.map((target) => recognitionOf(target, probes.get(target.host.ip) ?? target.host.probes ?? {}));
+}
+
+/**
+ * Runs the recognition probes on each host (unicast, a few hosts at a time, each within its time
+ * bound; a cancel stops the lot: whatever answered by then is returned). The server runs them
+ * after its own scans' port phase, an agent after its (src/agent/runtime.ts), on the hosts its
+ * scan reached. Results by address; a host that answered nothing has an empty record.
+ */
+export async function probeHosts(
+  hosts: readonly Pick<ScannedHost, 'ip' | 'ports'>[],
+  recognition: Settings['recognition'],
+  signal?: AbortSignal,
+  probeOptions?: ProbeRunOptions,
+): Promise<Map<string, ProbeResults>> {
+  const out = new Map<string, ProbeResults>();
+  if (recognition.probes.length === 0) return out;
+  const probeSettings = { ...DEFAULT_PROBE_SETTINGS, probes: recognition.probes, snmp_communities: recognition.snmp_communities };
+  let next = 0;
+  const worker = async () => {
+    while (next < hosts.length && !signal?.aborted) {
+      const host = hosts[next++];
+      const openTcpPorts = host.ports.filter((p) => p.protocol === 'tcp' && isOpenPort(p)).map((p) => ({ port: p.port, service: p.service }));
+      const openUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && isOpenPort(p)).map((p) => p.port);
+      const closedUdpPorts = host.ports.filter((p) => p.protocol === 'udp' && p.state === 'closed').map((p) => p.port);
+      out.set(host.ip, await runProbes({ ip: host.ip, openTcpPorts, openUdpPorts, closedUdpPorts }, probeSettings, signal, probeOptions));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(HOSTS_AT_ONCE, hosts.length) }, worker));
+  return out;
 }
 
 /** What to record about one host from its probe results. */
@@ -88,6 +112,7 @@ export function recognitionOf(target: IdentifyTarget, probes: ProbeResults): Dev
     probes,
   });
   const names = discoveredNames(probes);
+  const chosenCpes = new Set(recognition.cpes);
   return {
     deviceId: target.deviceId,
     keys,
@@ -103,7 +128,9 @@ export function recognitionOf(target: IdentifyTarget, probes: ProbeResults): Dev
     },
     evidence: [
       ...names.map((n) => ({ field: 'name', value: n.value, source: n.source, detail: n.detail, confidence: n.confidence })),
-      ...recognition.evidence.map(({ rule: _rule, ...e }) => e),
+      // A CPE stays on the record only when recognition chose it (it agrees with what the device was
+      // recognised as): CVE matching reads these (store/evaluation.ts cpesOf).
+      ...recognition.evidence.filter((e) => e.field !== 'cpe' || chosenCpes.has(e.value)).map(({ rule: _rule, ...e }) => e),
     ],
     reason: reasonOf(recognition),
     decisions: target.decisions ?? [],

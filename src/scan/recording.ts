@@ -20,7 +20,7 @@ import { toScanRecord } from '../store/scans.js';
 import { ScanAbortedError } from '../engines/types.js';
 import type { ScanEvaluator } from './evaluate.js';
 import { publishScanOutcome } from './events.js';
-import { identifyHosts, type IdentifyTarget } from './identify.js';
+import { identifyHosts, type IdentifyTarget, type ProbedHost } from './identify.js';
 import { resolveIdentities, type FoldKind, type ResolverHost } from '../core/resolver.js';
 import type { DeviceRecognitionRecord } from '../store/identity.js';
 import type { ScanOwner } from './owner.js';
@@ -121,14 +121,15 @@ export class ScanRecorder {
   /**
    * Recognition of the devices a scan reached (src/scan/identify.ts): with `probe`, the recognition
    * probes ask each host first (its own scan's run, after the port scan); without, recognition reads
-   * what the scan saw (an imported report, an agent's upload). Then the identity resolver
+   * what the scan saw (an imported report) and the probe results that came with each host (an
+   * agent's upload: the agent ran the probes where it scanned). Then the identity resolver
    * (core/resolver.ts) decides which devices the scan created are devices already known, or a
    * second address of another host of the scan, and folds them (store/device-merge.ts fold), before
    * the scan's changes are computed. Records keys, evidence, the recognised fields (never one a
    * person set) and the decisions. Returns the devices the scan saw after folding (the folded ones
    * replaced by the devices they are). A failure is logged, never fatal.
    */
-  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ScannedHost[], probe: boolean): Promise<SeenDevice[]> {
+  async recordIdentity(run: ScanRun, seen: SeenDevice[], live: DiscoveredHost[], scanned: ProbedHost[], probe: boolean): Promise<SeenDevice[]> {
     const { store, log } = this.deps;
     const scannedByIp = new Map(scanned.map((h) => [h.ip, h]));
     const liveByIp = new Map(live.map((h) => [h.ip, h]));
@@ -137,7 +138,8 @@ export class ScanRecorder {
       const found = scannedByIp.get(device.ip);
       const discovered = liveByIp.get(device.ip);
       if (!found && !discovered) continue;
-      const host: ScannedHost = found
+      // An agent's upload carries each host's probe results (`probes`): the spread keeps them.
+      const host: ProbedHost = found
         ? {
             ...found,
             mac: found.mac ?? discovered?.mac ?? null,

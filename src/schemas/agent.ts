@@ -18,6 +18,7 @@ import {
   SERVICE_TEXT_MAX_LENGTH,
 } from '../core/limits.js';
 import { SCAN_ENGINE_NAMES, SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from '../core/model.js';
+import { PROBE_NAMES } from '../core/probe-results.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 import { ScanProgress } from './scan.js';
 
@@ -99,6 +100,19 @@ export const AgentJob = Type.Object({
   engine: StringEnum(SCAN_ENGINE_SETTINGS, { description: 'scanning.engine: auto lets the agent choose' }),
   timeout_seconds: Type.Integer({ description: "The scan's time limit; the agent stops it after this" }),
   expected: Type.Array(Type.String(), { description: 'Addresses online after the previous scan (port-scanned from the start)' }),
+  recognition: Type.Optional(
+    Type.Object(
+      {
+        probes: Type.Array(StringEnum(PROBE_NAMES)),
+        snmp_communities: Type.Array(Type.String()),
+      },
+      {
+        description:
+          "The server's `recognition` settings: after a `normal` or `intensive` scan's port phase the agent runs these probes on every host its scan reached " +
+          '(unicast, as the server does for its own scans) and uploads what they learned with each host (`ports.N.probes`). Absent from servers that predate it: no probes',
+      },
+    ),
+  ),
 });
 
 export const AgentProgressReport = Type.Object({ run_id: AgentRunId, progress: ScanProgress }, { additionalProperties: false });
@@ -111,6 +125,101 @@ export const AgentProgressAnswer = Type.Object({
 });
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
+
+/** What the recognition probes learned about one host (core/probe-results.ts), within the bounds the probes keep (src/probes/). */
+const ProbeText = (max = 1024) => Nullable(Type.String({ maxLength: max }));
+const ProbeList = (maxItems: number, maxLength = 255) => Type.Array(Type.String({ maxLength }), { maxItems });
+const ProbePort = Type.Integer({ minimum: PORTS.min, maximum: PORTS.max });
+export const UploadedProbeResults = Type.Object(
+  {
+    mdns: Type.Optional(
+      Type.Object(
+        {
+          names: ProbeList(16),
+          services: ProbeList(32),
+          instances: ProbeList(64),
+          txt: Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 255 }), { maxProperties: 64 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    ssdp: Type.Optional(
+      Type.Object(
+        {
+          location: ProbeText(2048),
+          server: ProbeText(),
+          friendlyName: ProbeText(),
+          manufacturer: ProbeText(),
+          modelName: ProbeText(),
+          modelNumber: ProbeText(),
+          udn: ProbeText(),
+          deviceType: ProbeText(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    netbios: Type.Optional(
+      Type.Object({ name: Type.String({ maxLength: 64 }), workgroup: ProbeText(64), mac: ProbeText(17) }, { additionalProperties: false }),
+    ),
+    snmp: Type.Optional(
+      Type.Object(
+        {
+          community: Type.String({ maxLength: 255 }),
+          sysDescr: ProbeText(),
+          sysObjectID: ProbeText(255),
+          sysName: ProbeText(),
+          engineId: ProbeText(64),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    http: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            port: ProbePort,
+            tls: Type.Boolean(),
+            status: Nullable(Type.Integer({ minimum: 0, maximum: 999 })),
+            title: ProbeText(),
+            server: ProbeText(),
+            faviconHash: Nullable(Type.Integer()),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 8 },
+      ),
+    ),
+    tls: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            port: ProbePort,
+            subject: ProbeText(),
+            issuer: ProbeText(),
+            sans: ProbeList(64),
+            notBefore: ProbeText(64),
+            notAfter: ProbeText(64),
+            selfSigned: Type.Boolean(),
+            keyHash: ProbeText(128),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 8 },
+      ),
+    ),
+    ssh: Type.Optional(
+      Type.Array(
+        Type.Object({ port: ProbePort, banner: ProbeText(), keyType: ProbeText(64), fingerprint: ProbeText(128) }, { additionalProperties: false }),
+        { maxItems: 8 },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "What the recognition probes the agent ran learned about the host (the shape of the server's own probe results, docs/recognition.md); recorded as identity and evidence as for the server's own scans",
+  },
+);
 
 const UploadedHostFields = {
   ip: Type.String({ format: 'ipv4' }),
@@ -142,6 +251,7 @@ const scannedHostFields = {
   ...UploadedHostFields,
   os_name: Text(HOST_TEXT_MAX_LENGTH),
   device_type: Text(DEVICE_TYPE_MAX_LENGTH),
+  probes: Type.Optional(UploadedProbeResults),
 };
 
 export const UploadedScannedHost = Type.Object(

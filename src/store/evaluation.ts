@@ -4,7 +4,7 @@ import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
 import { insertChanges } from './changes.js';
-import type { CveAffected, CveMatch } from '../core/cve/index.js';
+import type { CveAffected, CveMatch, HostCpe } from '../core/cve/index.js';
 import type { ScannedPort } from '../core/model.js';
 import type { FindingKind, RiskAssessment, RiskFinding } from '../core/risk.js';
 import type { RiskLevel, FindingSeverity } from '../core/severity.js';
@@ -89,6 +89,8 @@ export interface EvaluationDevice {
   zone: string | null;
   /** Its risk as last assessed (to tell when an assessment changed its level). */
   risk: { level: RiskLevel; score: number };
+  /** The CPEs its latest recognition produced (device_evidence, field `cpe`), for CVE matching: strongest evidence first. */
+  cpes: HostCpe[];
 }
 
 /** A device with its ports, as risk assessment needs it. */
@@ -186,10 +188,38 @@ export class EvaluationStore {
           coverage: parseSegments(d.port_coverage),
           zone: d.zone,
           risk: { level: d.risk_level as RiskLevel, score: d.risk_score },
+          cpes: [],
         });
       }
     }
+    const cpes = await this.cpesOf(out.map((d) => d.state.deviceId));
+    for (const d of out) d.cpes = cpes.get(d.state.deviceId) ?? [];
     return out.sort((a, b) => a.state.deviceId - b.state.deviceId);
+  }
+
+  /**
+   * The CPEs recognition recorded for the given devices (src/scan/identify.ts keeps, as evidence
+   * with the field `cpe`, only those recognition chose), each once, with its strongest evidence.
+   */
+  async cpesOf(deviceIds: number[]): Promise<Map<number, HostCpe[]>> {
+    const out = new Map<number, HostCpe[]>();
+    for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom('device_evidence')
+        .select(['device_id', 'value', 'source', 'detail'])
+        .where('device_id', 'in', ids)
+        .where('field', '=', 'cpe')
+        .orderBy('device_id')
+        .orderBy('confidence', 'desc')
+        .orderBy('id')
+        .execute();
+      for (const r of rows) {
+        let list = out.get(r.device_id);
+        if (!list) out.set(r.device_id, (list = []));
+        if (!list.some((c) => c.cpe === r.value)) list.push({ cpe: r.value, source: r.source, detail: r.detail });
+      }
+    }
+    return out;
   }
 
   /** The current ports of the given devices (a device without ports is absent). */

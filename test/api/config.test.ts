@@ -51,7 +51,8 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
     expect(config.retention).toEqual({ days: 365 });
     expect(config.name_sources.pihole).toEqual({ enabled: false, url: '', password: '' });
     expect(config.presence).toEqual({ offline_after_scans: 1 });
-    expect(config.recognition).toEqual({ probes: ['mdns', 'ssdp', 'netbios', 'snmp', 'http', 'tls', 'ssh'], snmp_communities: ['public'] });
+    // SNMP communities are secrets: masked one by one, the default `public` too.
+    expect(config.recognition).toEqual({ probes: ['mdns', 'ssdp', 'netbios', 'snmp', 'http', 'tls', 'ssh'], snmp_communities: ['********'] });
     // The tests run with NETWARDEN_SCAN_ALLOW (vitest.config.ts): the enforced list is shown.
     expect(config.scanning.allowed_targets).toEqual(['127.0.0.0/8', '10.66.0.0/24']);
     expect(config.network).toEqual({ subnet: '192.168.1.0/24', exclude: [], resolve_hostnames: false });
@@ -211,6 +212,46 @@ describe.each(testDatabases())('configuration ($kind)', (database) => {
     const cleared = await readJson(await putConfig({ updates: { token: '' } }));
     expect(cleared.updates.token).toBe('');
     expect((await server.store.settings.get()).updates.token).toBe('');
+  });
+
+  it('masks recognition.snmp_communities one by one and keeps each when its mask is sent back', async () => {
+    const [first, second] = ['n0t-public-c0mmunity', 'second-secret-community'];
+    const set = await putConfig({ recognition: { snmp_communities: [first, second] } });
+    expect(set.status).toBe(200);
+    const setText = await set.text();
+    expect(setText).not.toContain(first);
+    expect(JSON.parse(setText).recognition.snmp_communities).toEqual(['********', '********']);
+    const readText = await (await server.request('/api/config', { key })).text();
+    expect(readText).not.toContain(second);
+    const echoed = JSON.parse(readText);
+    expect(echoed.recognition.snmp_communities).toEqual(['********', '********']);
+
+    // What was read, PUT back with another change: both communities stay as stored.
+    const back = await putConfig({ recognition: { ...echoed.recognition, probes: ['snmp'] } });
+    expect(back.status, await back.clone().text()).toBe(200);
+    expect((await readJson(back)).recognition).toEqual({ probes: ['snmp'], snmp_communities: ['********', '********'] });
+    expect((await server.store.settings.get()).recognition.snmp_communities).toEqual([first, second]);
+
+    // The mask keeps the community at its place; a new value replaces only its own.
+    const replaced = await putConfig({ recognition: { snmp_communities: ['********', 'third-one'] } });
+    expect(replaced.status).toBe(200);
+    expect((await server.store.settings.get()).recognition.snmp_communities).toEqual([first, 'third-one']);
+    // A mask where nothing was stored is refused, naming the place; nothing changes.
+    await expectRejected({ recognition: { snmp_communities: ['********', '********', '********'] } }, 'recognition.snmp_communities.2');
+    expect((await server.store.settings.get()).recognition.snmp_communities).toEqual([first, 'third-one']);
+
+    // The audit log says a community was replaced, never which.
+    const audit = await (await server.request('/api/audit-logs?action=config_updated&limit=1000', { key })).text();
+    for (const secret of [first, second, 'third-one']) expect(audit).not.toContain(secret);
+    const [latest] = await readJson(await server.request('/api/audit-logs?action=config_updated&limit=1', { key }));
+    expect(latest.details.changes['recognition.snmp_communities']).toEqual({
+      old: ['********', '********'],
+      new: ['********', '******** (replaced)'],
+    });
+
+    const reset = await readJson(await putConfig({ recognition: null }));
+    expect(reset.recognition.snmp_communities).toEqual(['********']);
+    expect((await server.store.settings.get()).recognition.snmp_communities).toEqual(['public']);
   });
 
   it('audits config_updated with the old and new values of the changed keys', async () => {

@@ -707,3 +707,45 @@ describe('the shipped dataset', () => {
     expect(e!.kev).toBe(kev);
   });
 });
+
+describe("matchCves: recognition's CPEs (HostContext.cpes)", () => {
+  const upnp = {
+    cpe: 'cpe:/a:miniupnp_project:miniupnpd:2.1',
+    source: 'ssdp',
+    detail: 'UPnP SERVER "Linux UPnP/1.1 MiniUPnPd/2.1" matches MiniUPnPd',
+  };
+
+  it('matches a versioned CPE on the device itself, likely, saying where it came from', () => {
+    const matches = matchCves([port({ port: 80, service: 'http' })], index, { cpes: [upnp] });
+    const m = find(matches, 'CVE-2019-12107')!;
+    expect(m).toMatchObject({ port: null, protocol: null, confidence: 'likely', matched_product: 'MiniUPnP', matched_version: '2.1' });
+    expect(m.identified_by).toContain('cpe:/a:miniupnp_project:miniupnpd:2.1, recognised from UPnP');
+    expect(m.confidence_reason).toMatch(/comes from recognition/);
+    // Outside the affected ranges: nothing.
+    expect(find(matches, 'CVE-2013-0229')).toBeUndefined();
+    expect(ids(matchCves([], index, { cpes: [{ ...upnp, cpe: 'cpe:/a:miniupnp_project:miniupnpd:2.3.4' }] }))).toEqual([]);
+  });
+
+  it('puts the match on the port that names the product without a version; leaves a port that has one alone', () => {
+    const bare = matchCves([port({ port: 5000, service: 'upnp', product: 'MiniUPnP' })], index, { cpes: [upnp] });
+    expect(find(bare, 'CVE-2019-12107')).toMatchObject({
+      port: 5000,
+      protocol: 'tcp',
+      matched_product: 'MiniUPnP',
+      matched_version: '2.1',
+      confidence: 'likely',
+    });
+    // The port's own version (2.3) stands: the device's claim of 2.1 adds nothing.
+    const versioned = matchCves([port({ port: 5000, service: 'upnp', product: 'MiniUPnP', version: '2.3' })], index, { cpes: [upnp] });
+    expect(find(versioned, 'CVE-2019-12107')).toBeUndefined();
+  });
+
+  it('ignores a CPE without a version, an unknown product and Windows', () => {
+    const cpes = [
+      { ...upnp, cpe: 'cpe:/a:miniupnp_project:miniupnpd' },
+      { ...upnp, cpe: 'cpe:/o:mikrotik:routeros:6.40' },
+      { ...upnp, cpe: 'cpe:/o:microsoft:windows:10' },
+    ];
+    expect(matchCves([port({ port: 80, service: 'http' })], index, { cpes })).toEqual([]);
+  });
+});

@@ -93,6 +93,14 @@ export const configRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       await store.settings.put(result.settings);
       const changes = diff(maskSettings(current), maskSettings(result.settings));
+      // A community replaced by another reads the same masked: the audit entry still says it changed (never what to).
+      const communities = [current.recognition.snmp_communities, result.settings.recognition.snmp_communities];
+      if (!changes['recognition.snmp_communities'] && JSON.stringify(communities[0]) !== JSON.stringify(communities[1])) {
+        changes['recognition.snmp_communities'] = {
+          old: communities[0].map(() => SECRET_MASK),
+          new: communities[1].map((c, i) => (c === communities[0][i] ? SECRET_MASK : `${SECRET_MASK} (replaced)`)),
+        };
+      }
       if (Object.keys(changes).length > 0) {
         await audit(request, { action: 'config_updated', resourceType: 'config', success: true, details: { changes } });
       }

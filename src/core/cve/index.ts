@@ -33,4 +33,13 @@ export {
   type CveEntry,
   type CveEntryCheckOptions,
 } from './entry.js';
-export { buildCveIndex, matchCves, sortCveMatches, type CveConfidence, type CveIndex, type CveMatch, type HostContext } from './match.js';
+export {
+  buildCveIndex,
+  matchCves,
+  sortCveMatches,
+  type CveConfidence,
+  type CveIndex,
+  type CveMatch,
+  type HostContext,
+  type HostCpe,
+} from './match.js';

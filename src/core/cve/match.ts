@@ -7,6 +7,7 @@ import { TupleMemo } from '../memo.js';
 import { severityFromCvss, type Severity } from '../severity.js';
 import { compileRange, distroIn, parseVersionSpec, specInRange, type CompiledRange, type VersionSpec } from '../versions.js';
 import type { CveAffected, CveEntry } from './entry.js';
+import { parseCpe } from './cpe.js';
 import { WINDOWS_KEY, canonicalProductKey, identify, isWindowsHost, labelFor, type Identity } from './products.js';
 import { windowsReleasesIn } from './windows.js';
 
@@ -21,19 +22,44 @@ export interface CveMatch {
   remediation: string | null;
   references: string[];
   confidence: CveConfidence;
-  port: number;
+  /** The port whose software matched; null for a match on the device itself (a recognised OS or firmware CPE). */
+  port: number | null;
   matched_product: string | null;
   matched_version: string | null;
-  protocol: 'tcp' | 'udp';
+  /** The port's protocol; null with `port`. */
+  protocol: 'tcp' | 'udp' | null;
   cvss_vector: string | null;
   kev: boolean;
   /** Why the confidence is what it is, in words. */
   confidence_reason: string;
+  /**
+   * Where the product and version came from when not from a port's own service: recognition's
+   * CPE and the evidence that produced it (absent: the port's service said it).
+   */
+  identified_by?: string | null;
+}
+
+/**
+ * A CPE recognition produced for the device (core/recognition.ts, from the probes' answers), with
+ * the evidence that produced it: `source` as the identity record names it (`snmp`, `ssdp`, …) and
+ * the sentence a person reads (`UPnP SERVER "Linux UPnP/1.1 MiniUPnPd/2.1" matches MiniUPnPd`).
+ */
+export interface HostCpe {
+  cpe: string;
+  source: string;
+  detail: string;
 }
 
 /** What the host tells beyond its ports (optional). */
 export interface HostContext {
   os_name?: string | null;
+  /**
+   * Recognition's CPEs. One with a version is matched where no open port already says that
+   * product with a version: on the port whose service names the product without a version, else
+   * on the device itself. Such a match is `likely` at most (the version is what the device says
+   * of itself, not the service's own answer), and says where the CPE came from (`identified_by`).
+   */
+  cpes?: readonly HostCpe[];
 }
 
 /** One affected product of an entry, with its version range compiled once. */
@@ -130,6 +156,78 @@ export function matchCves(ports: readonly ScannedPort[], index: CveIndex | reado
       idx.portMemo.set(signature, resolved);
     }
     for (const r of resolved) out.push(toMatch(r.template, port, r.identity));
+  }
+  if (host.cpes && host.cpes.length > 0) out.push(...matchHostCpes(ports, idx, os, host.cpes, out));
+  return out;
+}
+
+/** Source words for `identified_by` (the evidence `source` of core/fingerprints.ts). */
+const SOURCE_WORDS: Readonly<Record<string, string>> = {
+  snmp: 'SNMP',
+  ssdp: 'UPnP',
+  mdns: 'mDNS',
+  netbios: 'NetBIOS',
+  http_title: 'the HTTP page title',
+  http_server: 'the HTTP Server header',
+  tls: 'the TLS certificate',
+  ssh: 'the SSH banner',
+  nmap_os: "nmap's OS detection",
+  oui: 'the MAC vendor',
+  ports: 'the open ports',
+  hostname: 'the host name',
+};
+
+/**
+ * The CVEs recognition's versioned CPEs add (see HostContext.cpes): a product a port already says
+ * with a version is left to that port; a CVE already matched on the device is not repeated.
+ */
+function matchHostCpes(ports: readonly ScannedPort[], idx: CveIndex, os: string, cpes: readonly HostCpe[], already: readonly CveMatch[]): CveMatch[] {
+  const out: CveMatch[] = [];
+  const seen = new Set(already.map((m) => m.id));
+  const done = new Set<string>();
+  for (const hostCpe of cpes) {
+    const cpe = parseCpe(hostCpe.cpe);
+    if (!cpe || !cpe.version) continue;
+    const key = canonicalProductKey(`${cpe.vendor}:${cpe.product}`);
+    if (key === WINDOWS_KEY || done.has(key)) continue;
+    const candidates = idx.byProduct.get(key);
+    if (!candidates) continue;
+    done.add(key);
+    // Where a port already names the product: with a version, the port's reading stands; without, the match goes on that port.
+    let port: ScannedPort | null = null;
+    let versioned = false;
+    for (const p of ports) {
+      if (!isOpenPort(p)) continue;
+      const own = identify(p, serviceName(p.service), isWindowsHost(p, os)).find((i) => i.key === key);
+      if (!own) continue;
+      if (own.version) versioned = true;
+      else port ??= p;
+    }
+    if (versioned) continue;
+    const version = cpe.version.replace(/_/g, ' ');
+    const identity: Identity = { key, version };
+    const memoKey = `${key}\u0000${version}\u0000\u0000\u0000`;
+    let templates = idx.memo.get(memoKey);
+    if (!templates) {
+      templates = evaluate(candidates, identity, '', null, new Set());
+      if (idx.memo.size >= MEMO_LIMIT) idx.memo.clear();
+      idx.memo.set(memoKey, templates);
+    }
+    const words = SOURCE_WORDS[hostCpe.source] ?? hostCpe.source;
+    const identifiedBy = `${hostCpe.cpe}, recognised from ${words}: ${hostCpe.detail}`;
+    for (const template of templates) {
+      if (seen.has(template.entry.id)) continue;
+      seen.add(template.entry.id);
+      const reason =
+        `The version comes from recognition (${words}), not from the service's own answer: ` +
+        (template.confidence === 'confirmed' ? 'it is in the affected range, but check it on the device.' : template.reason);
+      out.push({
+        ...toMatch({ ...template, confidence: 'likely', reason }, port, identity),
+        matched_product: port?.product ?? labelFor(key),
+        matched_version: version,
+        identified_by: identifiedBy,
+      });
+    }
   }
   return out;
 }
@@ -231,7 +329,7 @@ function evaluate(
   return [...best.values()];
 }
 
-function toMatch(t: MatchTemplate, port: ScannedPort, identity: Identity): CveMatch {
+function toMatch(t: MatchTemplate, port: ScannedPort | null, identity: Identity): CveMatch {
   const e = t.entry;
   return {
     id: e.id,
@@ -241,19 +339,23 @@ function toMatch(t: MatchTemplate, port: ScannedPort, identity: Identity): CveMa
     remediation: t.remediation,
     references: e.references,
     confidence: t.confidence,
-    port: port.port,
-    matched_product: port.product ?? labelFor(identity.key),
-    matched_version: identity.key === WINDOWS_KEY ? port.version : identity.version,
-    protocol: port.protocol,
+    port: port?.port ?? null,
+    matched_product: port?.product ?? labelFor(identity.key),
+    matched_version: identity.key === WINDOWS_KEY ? (port?.version ?? null) : identity.version,
+    protocol: port?.protocol ?? null,
     cvss_vector: e.cvss_vector,
     kev: e.kev,
     confidence_reason: t.reason,
   };
 }
 
-/** Orders matches for display: by port, then most severe first (known exploited first on ties), then id. */
+/** Orders matches for display: by port (the device's own last), then most severe first (known exploited first on ties), then id. */
 export function sortCveMatches(matches: CveMatch[]): CveMatch[] {
   return matches.sort(
-    (a, b) => a.port - b.port || (b.cvss_score ?? -1) - (a.cvss_score ?? -1) || Number(b.kev) - Number(a.kev) || a.id.localeCompare(b.id),
+    (a, b) =>
+      (a.port ?? Number.MAX_SAFE_INTEGER) - (b.port ?? Number.MAX_SAFE_INTEGER) ||
+      (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
+      Number(b.kev) - Number(a.kev) ||
+      a.id.localeCompare(b.id),
   );
 }

@@ -48,6 +48,7 @@ import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } f
 import { registerWebUi } from './web.js';
 import { compareRoutes } from './routes/compare.js';
 import { timelineRoutes } from './routes/timeline.js';
+import { topologyRoutes } from './routes/topology.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { withChannelConfigUnion } from './openapi-channels.js';
 
@@ -223,6 +224,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(scanImportRoutes);
   await app.register(compareRoutes);
   await app.register(timelineRoutes);
+  await app.register(topologyRoutes);
   await app.register(changeRoutes);
   await app.register(riskRoutes);
   await app.register(exportRoutes);

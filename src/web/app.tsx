@@ -10,6 +10,7 @@ import { DashboardPage } from './pages/dashboard';
 import { DeviceDetailPage } from './pages/device-detail';
 import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
+import { MapPage } from './pages/map';
 import { NotFoundPage } from './pages/not-found';
 import { AcceptedPage, FixFirstPage } from './pages/risk';
 import { ScanRedirect, ScansPage } from './pages/scans';
@@ -82,6 +83,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/scan" component={ScanRedirect} />
           <Route path="/devices" component={DevicesPage} />
           <Route path="/devices/:id" component={DeviceDetailPage} />
+          <Route path="/map" component={MapPage} />
           <Route path="/fix-first" component={FixFirstPage} />
           <Route path="/accepted" component={AcceptedPage} />
           <Route path="/scans" component={ScansPage} />

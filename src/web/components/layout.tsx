@@ -7,6 +7,7 @@ import { nextTheme, setThemeChoice, themeChoice, type ThemeChoice } from '../the
 const NAV = [
   { href: '/', label: 'Dashboard' },
   { href: '/devices', label: 'Devices' },
+  { href: '/map', label: 'Map' },
   { href: '/fix-first', label: 'Fix first' },
   { href: '/accepted', label: 'Accepted' },
   { href: '/scans', label: 'Scans' },

@@ -200,7 +200,10 @@ export async function seedInventory(store, count, seedValue = 1, options = {}) {
       .executeTakeFirstOrThrow();
     const { devices, portsByIdentity } = buildInventory(count, seedValue, scan.id, subnets);
     for (const subnet of benchSubnets(subnets)) {
-      const low = subnet.split('/')[0].split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
+      const low = subnet
+        .split('/')[0]
+        .split('.')
+        .reduce((acc, octet) => acc * 256 + Number(octet), 0);
       await trx
         .insertInto('scans')
         .values({

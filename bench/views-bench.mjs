@@ -21,7 +21,7 @@
 // Environment: BENCH_DEVICES (100000), BENCH_SUBNETS (50), BENCH_COMPARE_DEVICES (10000),
 // BENCH_MAP_DEVICES (10000), BENCH_RUNS (20), BENCH_ONLY_CASES (comma-separated case names).
 // Results: bench/results/views.json and bench/results/views.md.
-/* global document, window, PerformanceObserver -- functions given to page.evaluate run in the browser */
+/* global document, window, requestAnimationFrame -- functions given to page.evaluate run in the browser */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -98,7 +98,11 @@ async function openServer(kind, count, tmp) {
   const { app, close } = await openBenchApp(dist, { store, logger: createLogger('silent'), version: 'bench', appOptions: { logger: false } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}`;
-  const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
   const cookie = login.headers
     .getSetCookie()
     .find((c) => c.startsWith('netwarden_session='))
@@ -188,7 +192,12 @@ async function seedCompare(store) {
       const moved = (10 << 24) + (200 << 16) + i;
       rows.push(snapshot(current, d, `10.200.${(i >>> 8) & 0xff}.${i & 0xff}`, moved, own));
     } else if (i % 20 === 1) {
-      rows.push(snapshot(current, d, d.ip_address, ipSort, [...own, { port: 8081, protocol: 'tcp', state: 'open', service: 'http', product: null, version: null }]));
+      rows.push(
+        snapshot(current, d, d.ip_address, ipSort, [
+          ...own,
+          { port: 8081, protocol: 'tcp', state: 'open', service: 'http', product: null, version: null },
+        ]),
+      );
     } else rows.push(snapshot(current, d, d.ip_address, ipSort, own));
   });
   for (let i = 0; i < rows.length; i += 500)
@@ -237,7 +246,15 @@ async function mapPage(ctx) {
   const context = await chromium.launchPersistentContext(join(ctx.tmp, 'chromium'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-quic'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-quic',
+    ],
     viewport: { width: 1280, height: 900 },
     locale: 'en-GB',
   });
@@ -303,7 +320,9 @@ async function mapPage(ctx) {
       js_heap_mb: heap === null ? null : Math.round(heap / 1048576),
       chromium: execFileSync(CHROMIUM, ['--version']).toString().trim(),
     };
-    log(`map page: first render p50 ${result.first_render_ms.p50} ms; longest task ${collapsed.longest_task_ms} ms collapsed, ${expanded.longest_task_ms} ms open`);
+    log(
+      `map page: first render p50 ${result.first_render_ms.p50} ms; longest task ${collapsed.longest_task_ms} ms collapsed, ${expanded.longest_task_ms} ms open`,
+    );
     return result;
   } finally {
     await context.close();
@@ -355,7 +374,11 @@ try {
           const result = await testCase.run({ tmp, mapServer });
           results.browser[testCase.name] = result;
           if (testCase.name === 'map_page') {
-            check(`map page: first render under ${AIM.first_render_ms} ms`, result.first_render_ms.p50 < AIM.first_render_ms, `${result.first_render_ms.p50} ms`);
+            check(
+              `map page: first render under ${AIM.first_render_ms} ms`,
+              result.first_render_ms.p50 < AIM.first_render_ms,
+              `${result.first_render_ms.p50} ms`,
+            );
             for (const state of ['collapsed', 'expanded'])
               check(
                 `map page (${state}): no task over ${AIM.long_task_ms} ms while panning and zooming`,
@@ -392,7 +415,9 @@ function markdown(r) {
     for (const testCase of CASES) {
       const c = cases[testCase.name];
       if (!c) continue;
-      lines.push(`| ${testCase.label} (\`${c.path}\`) | ${kind} | ${c.p50} | ${c.p99} | ${c.max} | ${(c.bytes / 1048576).toFixed(2)} MiB | ${c.streamed ? 'yes' : 'no'} |`);
+      lines.push(
+        `| ${testCase.label} (\`${c.path}\`) | ${kind} | ${c.p50} | ${c.p99} | ${c.max} | ${(c.bytes / 1048576).toFixed(2)} MiB | ${c.streamed ? 'yes' : 'no'} |`,
+      );
     }
   }
   const m = r.browser.map_page;

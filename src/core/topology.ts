@@ -216,7 +216,13 @@ export class TopologyBuilder {
     for (const [cidr, list] of routers) {
       if (list.length !== 1) continue;
       const [device] = list;
-      this.gatewayOfSubnet.set(cidr, { id: `gateway:${device.ip_address}`, ip: device.ip_address, subnet: this.subnets.get(cidr)!, device, evidence: 'inferred' });
+      this.gatewayOfSubnet.set(cidr, {
+        id: `gateway:${device.ip_address}`,
+        ip: device.ip_address,
+        subnet: this.subnets.get(cidr)!,
+        device,
+        evidence: 'inferred',
+      });
       this.gatewayDeviceIds.add(device.id);
     }
 

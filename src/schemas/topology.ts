@@ -5,9 +5,13 @@ import { TOPOLOGY_EDGE_KINDS, TOPOLOGY_EVIDENCE, TOPOLOGY_NODE_KINDS } from '../
 import { Nullable, StringEnum } from './common.js';
 
 export const TopologyNode = Type.Object({
-  id: Type.String({ description: '`internet`, `gateway:<address>`, `subnet:<cidr>`, `agent:<id>` or `device:<id>` (devices, switches and access points)' }),
+  id: Type.String({
+    description: '`internet`, `gateway:<address>`, `subnet:<cidr>`, `agent:<id>` or `device:<id>` (devices, switches and access points)',
+  }),
   kind: StringEnum(TOPOLOGY_NODE_KINDS),
-  device_id: Nullable(Type.Integer({ description: 'The inventory device the node is (devices, switches, access points; a gateway that is in the inventory)' })),
+  device_id: Nullable(
+    Type.Integer({ description: 'The inventory device the node is (devices, switches, access points; a gateway that is in the inventory)' }),
+  ),
   label: Type.String({ description: "A device's name, else its host name, else its address; a subnet's CIDR; an agent's name" }),
   device_type: Nullable(Type.String({ description: 'CONTRACT §15 device type of a device node; `router` for a gateway not in the inventory' })),
   risk_level: Nullable(StringEnum(RISK_LEVELS, { description: "A device's risk level; a subnet's worst device's" })),
@@ -22,7 +26,8 @@ export const TopologyEdge = Type.Object({
   source: Type.String({ description: 'The upper node (nearer the internet)' }),
   target: Type.String({ description: 'The lower node' }),
   kind: StringEnum(TOPOLOGY_EDGE_KINDS, {
-    description: '`uplink` towards the internet, `l3` routed (gateway or agent to subnet), `l2` wired same network, `wifi` an access point to its client',
+    description:
+      '`uplink` towards the internet, `l3` routed (gateway or agent to subnet), `l2` wired same network, `wifi` an access point to its client',
   }),
   evidence: StringEnum(TOPOLOGY_EVIDENCE, {
     description:

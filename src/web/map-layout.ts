@@ -206,7 +206,9 @@ export function mapSvg(plan: MapPlan, colours: SvgColours): string {
     const a = at.get(edge.source);
     const b = at.get(edge.target);
     if (!a || !b) continue;
-    out.push(`<line x1="${a.x}" y1="${a.y}" x2="${b.x}" y2="${b.y}"${dash[edge.evidence] ?? ''}><title>${edge.kind}, ${edge.evidence}</title></line>`);
+    out.push(
+      `<line x1="${a.x}" y1="${a.y}" x2="${b.x}" y2="${b.y}"${dash[edge.evidence] ?? ''}><title>${edge.kind}, ${edge.evidence}</title></line>`,
+    );
   }
   out.push('</g>');
   for (const p of plan.nodes) {
@@ -217,7 +219,9 @@ export function mapSvg(plan: MapPlan, colours: SvgColours): string {
       out.push(`<rect x="${p.x - 80}" y="${p.y - 18}" width="160" height="36" rx="8" fill="${fill}" fill-opacity="0.25" stroke="${fill}"/>`);
       out.push(`<text x="${p.x}" y="${p.y + 4}" text-anchor="middle" fill="${colours.text}">${label}</text>`);
     } else {
-      out.push(`<circle cx="${p.x}" cy="${p.y}" r="13" fill="${fill}"${n.online ? '' : ' fill-opacity="0.5"'}><title>${escapeXml(`${n.label} (${n.kind})`)}</title></circle>`);
+      out.push(
+        `<circle cx="${p.x}" cy="${p.y}" r="13" fill="${fill}"${n.online ? '' : ' fill-opacity="0.5"'}><title>${escapeXml(`${n.label} (${n.kind})`)}</title></circle>`,
+      );
       out.push(`<text x="${p.x}" y="${p.y + 27}" text-anchor="middle" fill="${colours.text}">${label}</text>`);
     }
   }

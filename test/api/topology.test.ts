@@ -66,14 +66,28 @@ describe.each(testDatabases())('network map ($kind)', (database) => {
     const now = new Date().toISOString();
     await server.store.db
       .insertInto('scans')
-      .values({ status: 'completed', profile: 'quick', subnet: '10.77.1.0/24', scan_type: 'network', target: null, created_at: now, completed_at: now })
+      .values({
+        status: 'completed',
+        profile: 'quick',
+        subnet: '10.77.1.0/24',
+        scan_type: 'network',
+        target: null,
+        created_at: now,
+        completed_at: now,
+      })
       .execute();
     // A /8 sweep is many networks, not one subnet.
     await server.store.db
       .insertInto('scans')
       .values({ status: 'completed', profile: 'quick', subnet: '10.0.0.0/8', scan_type: 'network', target: null, created_at: now, completed_at: now })
       .execute();
-    const agent = await server.store.agents.create({ name: 'branch', networks: ['10.66.0.0/24'], tokenPrefix: 'nwa_test', tokenHash: 'x'.repeat(64), createdBy: null });
+    const agent = await server.store.agents.create({
+      name: 'branch',
+      networks: ['10.66.0.0/24'],
+      tokenPrefix: 'nwa_test',
+      tokenHash: 'x'.repeat(64),
+      createdBy: null,
+    });
     agentId = agent.id;
     const add = async (name: string, ip: string, fields: Record<string, unknown> = {}) => {
       const device = await server.store.devices.insert({
@@ -126,7 +140,12 @@ describe.each(testDatabases())('network map ($kind)', (database) => {
       device_type: 'laptop',
       ip_address: '10.77.1.10',
     });
-    expect(upOf(graph, `device:${ids.laptop}`)).toEqual({ source: 'subnet:10.77.1.0/24', target: `device:${ids.laptop}`, kind: 'l2', evidence: 'inferred' });
+    expect(upOf(graph, `device:${ids.laptop}`)).toEqual({
+      source: 'subnet:10.77.1.0/24',
+      target: `device:${ids.laptop}`,
+      kind: 'l2',
+      evidence: 'inferred',
+    });
 
     // The only router of the scanned subnet is its gateway (inferred), carrying its device id and not drawn again as a device.
     expect(nodeOf(graph, `device:${ids.router}`)).toBeUndefined();

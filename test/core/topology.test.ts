@@ -41,12 +41,25 @@ describe('network map', () => {
     const subnetOf = (id: number) => graph.nodes.find((n) => n.device_id === id)?.subnet;
     expect([subnetOf(1), subnetOf(2), subnetOf(3)]).toEqual(['10.1.2.0/28', '10.1.0.0/16', '10.2.0.0/24']);
     // Scanned networks without devices are not drawn; only the server's and agents' are.
-    expect(graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id)).toEqual(['subnet:10.1.0.0/16', 'subnet:10.1.2.0/28', 'subnet:10.2.0.0/24']);
-    expect(graph.edges.find((e) => e.target === 'subnet:10.2.0.0/24')).toEqual({ source: 'internet', target: 'subnet:10.2.0.0/24', kind: 'uplink', evidence: 'inferred' });
+    expect(graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id)).toEqual([
+      'subnet:10.1.0.0/16',
+      'subnet:10.1.2.0/28',
+      'subnet:10.2.0.0/24',
+    ]);
+    expect(graph.edges.find((e) => e.target === 'subnet:10.2.0.0/24')).toEqual({
+      source: 'internet',
+      target: 'subnet:10.2.0.0/24',
+      kind: 'uplink',
+      evidence: 'inferred',
+    });
   });
 
   it('takes the default route as the gateway, and no router when two could be', () => {
-    const routers = [device(5, '192.168.1.254', { device_type: 'router' }), device(6, '10.9.0.1', { device_type: 'router' }), device(7, '10.9.0.2', { device_type: 'firewall' })];
+    const routers = [
+      device(5, '192.168.1.254', { device_type: 'router' }),
+      device(6, '10.9.0.1', { device_type: 'router' }),
+      device(7, '10.9.0.2', { device_type: 'firewall' }),
+    ];
     const graph = buildTopology(
       context({ networks: [{ cidr: '192.168.1.0/24', source: 'server' }], defaultGateway: '192.168.1.254', gatewayDevices: routers }),
       [device(1, '192.168.1.1', { device_type: 'router' }), ...routers, device(8, '10.9.0.50')],
@@ -56,7 +69,11 @@ describe('network map', () => {
     expect(graph.nodes.find((n) => n.id === 'device:1')).toMatchObject({ kind: 'device', subnet: '192.168.1.0/24' });
     // Two routers in 10.9.0.0/24: neither is guessed to be its gateway.
     expect(graph.nodes.filter((n) => n.kind === 'gateway').map((n) => n.id)).toEqual(['gateway:192.168.1.254']);
-    expect(graph.edges.find((e) => e.target === 'subnet:10.9.0.0/24')).toMatchObject({ source: 'gateway:192.168.1.254', kind: 'l3', evidence: 'inferred' });
+    expect(graph.edges.find((e) => e.target === 'subnet:10.9.0.0/24')).toMatchObject({
+      source: 'gateway:192.168.1.254',
+      kind: 'l3',
+      evidence: 'inferred',
+    });
     expect(graph.edges.find((e) => e.target === 'subnet:192.168.1.0/24')).toMatchObject({ source: 'gateway:192.168.1.254', evidence: 'confirmed' });
   });
 
@@ -73,7 +90,14 @@ describe('network map', () => {
           { device_id: 6, parent_device_id: 99, kind: 'wifi' },
         ],
       }),
-      [device(1, '10.0.0.2', { device_type: 'switch' }), device(2, '10.0.0.3'), device(3, '10.0.0.4'), device(4, '10.0.0.5'), device(5, '10.0.0.6'), device(6, '10.0.0.7')],
+      [
+        device(1, '10.0.0.2', { device_type: 'switch' }),
+        device(2, '10.0.0.3'),
+        device(3, '10.0.0.4'),
+        device(4, '10.0.0.5'),
+        device(5, '10.0.0.6'),
+        device(6, '10.0.0.7'),
+      ],
     );
     const kind = (id: number) => graph.nodes.find((n) => n.device_id === id)?.kind;
     expect([1, 2, 3, 4, 5, 6].map(kind)).toEqual(['switch', 'access_point', 'device', 'device', 'device', 'device']);

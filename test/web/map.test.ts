@@ -70,7 +70,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
 
   const drawn = (): Promise<Drawn> =>
     page.evaluate(() => {
-      const cy = (document.querySelector('.map-canvas') as any)?._cyreg?.cy;
+      const cy = document.querySelector<any>('.map-canvas')?._cyreg?.cy;
       if (!cy) return { nodes: [] };
       const box = (document.querySelector('.map-canvas') as HTMLElement).getBoundingClientRect();
       return {
@@ -86,7 +86,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
   const kinds = async (kind: string) => (await drawn()).nodes.filter((n) => n.kind === kind);
   const clickNode = async (id: string) => {
     await page.evaluate((nodeId) => {
-      const cy = (document.querySelector('.map-canvas') as any)._cyreg.cy;
+      const cy = document.querySelector<any>('.map-canvas')._cyreg.cy;
       cy.center(cy.getElementById(nodeId));
     }, id);
     const node = (await drawn()).nodes.find((n) => n.id === id)!;
@@ -102,9 +102,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Map' }).click();
     await expect.poll(() => page.url()).toContain('/map');
     await expect.poll(() => page.locator('.map-summary').textContent(), { timeout: 15_000 }).toContain('450 devices in');
-    await expect.poll(async () => (await kinds('subnet')).map((n) => n.id)).toEqual(
-      expect.arrayContaining(['subnet:10.77.1.0/24', 'subnet:10.77.2.0/24', 'subnet:10.77.3.0/24']),
-    );
+    await expect
+      .poll(async () => (await kinds('subnet')).map((n) => n.id))
+      .toEqual(expect.arrayContaining(['subnet:10.77.1.0/24', 'subnet:10.77.2.0/24', 'subnet:10.77.3.0/24']));
     expect(await kinds('device')).toEqual([]);
     expect((await kinds('internet')).length).toBe(1);
     await browser.screenshot('map-clusters');
@@ -135,15 +135,25 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
     await page.getByRole('button', { name: 'Find next' }).click();
     // Its subnet opens and the device is selected.
     await expect
-      .poll(() => page.evaluate(() => (document.querySelector('.map-canvas') as any)._cyreg.cy.$(':selected').map((n: any) => n.id())))
+      .poll(() =>
+        page.evaluate(() =>
+          document
+            .querySelector<any>('.map-canvas')
+            ._cyreg.cy.$(':selected')
+            .map((n: any) => n.id()),
+        ),
+      )
       .toEqual([`device:${ids.printer}`]);
     await expect.poll(() => page.getByRole('region', { name: 'Matches' }).getByRole('link').textContent()).toBe('label-printer.lan');
   });
 
   it('exports SVG, PNG and JSON', async () => {
     const save = async (name: string) => {
-      const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name }).or(page.getByRole('link', { name })).click()]);
-      return { name: file.suggestedFilename(), body: readFileSync((await file.path())!) };
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name }).or(page.getByRole('link', { name })).click(),
+      ]);
+      return { name: file.suggestedFilename(), body: readFileSync(await file.path()) };
     };
     const svg = await save('SVG');
     expect(svg.name).toMatch(/^netwarden-map-.*\.svg$/);

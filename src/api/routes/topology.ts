@@ -137,7 +137,9 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
             subnet: Type.Optional(
               Type.String({ maxLength: 18, description: 'Only devices whose address lies in this IPv4 CIDR network, e.g. `192.168.1.0/24`' }),
             ),
-            zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, description: 'Only devices of this zone (one of GET /api/zones)' })),
+            zone: Type.Optional(
+              Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, description: 'Only devices of this zone (one of GET /api/zones)' }),
+            ),
           },
           { additionalProperties: false },
         ),

@@ -4,7 +4,7 @@
 // that expand on a click; above AUTO_EXPAND_DEVICES devices they start collapsed, so a network of
 // 10,000 devices draws a few dozen nodes until one is opened. Positions are computed (map-layout.ts),
 // never a force layout. A finished scan reloads the map in place.
-import type { Core, ElementDefinition, StylesheetJson } from 'cytoscape';
+import type { Core, ElementDefinition, NodeSingular, StylesheetJson } from 'cytoscape';
 import { useLocation } from 'preact-iso';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { DEVICE_TYPE_INFO, isDeviceType } from '../../core/device-types.js';
@@ -14,7 +14,7 @@ import { formatNumber, plural } from '../format';
 import { useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import { AUTO_EXPAND_DEVICES, isMember, mapSvg, planMap, searchMap, subnetOfMembers, type MapPlan, type SvgColours } from '../map-layout';
-import { RISK_LEVELS, isOneOf, type Topology } from '../types';
+import { RISK_LEVELS, isOneOf } from '../types';
 import './map.css';
 
 /** Above this many drawn elements, pan and zoom draw a cached picture of the map instead of every node. */
@@ -97,10 +97,12 @@ function stylesheet(colours: ReturnType<typeof themeColours>): StylesheetJson {
     { selector: 'edge[evidence = "measured"]', style: { 'line-style': 'dashed' } },
     { selector: 'edge[evidence = "confirmed"]', style: { width: 2.5 } },
     { selector: 'edge[kind = "wifi"]', style: { 'line-color': colours.accent } },
+    // The many subnet-to-device links stay faint: the devices' grid already says where they belong.
+    { selector: 'edge[kind = "l2"][evidence = "inferred"]', style: { width: 1, opacity: 0.35 } },
   ] as StylesheetJson;
 }
 
-function elementsOf(plan: MapPlan): ElementDefinition[] {
+function elementsOf(plan: MapPlan, memberSubnet: ReadonlyMap<string, string>): ElementDefinition[] {
   const nodes: ElementDefinition[] = plan.nodes.map(({ node, x, y, count, expanded }) => ({
     group: 'nodes',
     data: {
@@ -108,6 +110,7 @@ function elementsOf(plan: MapPlan): ElementDefinition[] {
       kind: node.kind,
       type: isMember(node) || node.kind === 'gateway' ? (node.device_type ?? 'unknown') : undefined,
       device_id: node.device_id ?? undefined,
+      home: memberSubnet.get(node.id),
       label: node.kind === 'subnet' ? `${node.label}\n${formatNumber(count ?? 0)} ${count === 1 ? 'device' : 'devices'}` : node.label,
     },
     position: { x, y },
@@ -157,25 +160,34 @@ export function MapPage() {
   const risk = isOneOf(RISK_LEVELS, query.risk) ? query.risk : '';
   const set = (next: Record<string, string | undefined>) => route(withQuery(path, { subnet, zone, risk: risk || undefined, ...next }), true);
 
+  const filterKey = `${subnet ?? ''}|${zone ?? ''}`;
+  // Each answer carries the filters it was asked with: until the new one arrives the old map stays on screen, unfitted.
   const topology = useResource(
-    (signal) => answer(api.GET('/api/visualization/topology', { params: { query: { subnet, zone } }, signal })) as Promise<Topology>,
+    async (signal) => ({
+      key: filterKey,
+      graph: await answer(api.GET('/api/visualization/topology', { params: { query: { subnet, zone } }, signal })),
+    }),
     [subnet, zone],
   );
   const zones = useResource((signal) => answer(api.GET('/api/zones', { signal })), []);
   useRefreshOn(['scan_finished'], topology.reload);
 
-  const graph = topology.data;
+  const graph = topology.data?.graph;
+  const graphKey = topology.data?.key;
   const memberSubnet = useMemo(() => (graph ? subnetOfMembers(graph) : new Map<string, string>()), [graph]);
   const deviceTotal = useMemo(() => (graph ? graph.nodes.filter(isMember).length : 0), [graph]);
-  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
-  const seeded = useRef<string | null>(null);
-  const filterKey = `${subnet ?? ''}|${zone ?? ''}`;
-  // A new filter (or the first answer): small maps start open, large ones as clusters.
-  useEffect(() => {
-    if (!graph || seeded.current === filterKey) return;
-    seeded.current = filterKey;
-    setExpanded(new Set(deviceTotal <= AUTO_EXPAND_DEVICES ? graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id) : []));
-  }, [graph, filterKey, deviceTotal]);
+  // The subnets opened for these filters; until one is opened or closed, small maps start open and large ones as clusters.
+  const [opened, setOpened] = useState<{ key: string; ids: ReadonlySet<string> } | null>(null);
+  const expanded = useMemo<ReadonlySet<string>>(() => {
+    if (opened && opened.key === graphKey) return opened.ids;
+    if (!graph || deviceTotal > AUTO_EXPAND_DEVICES) return new Set();
+    return new Set(graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id));
+  }, [opened, graphKey, graph, deviceTotal]);
+  const setExpanded = (change: (before: ReadonlySet<string>) => ReadonlySet<string>) => {
+    if (graphKey !== undefined) setOpened({ key: graphKey, ids: change(expanded) });
+  };
+  /** The subnet just opened: the view moves to it once drawn. */
+  const justOpened = useRef<string | null>(null);
 
   const plan = useMemo(() => (graph ? planMap(graph, { expanded, risk }, memberSubnet) : null), [graph, expanded, risk, memberSubnet]);
   const [search, setSearch] = useState('');
@@ -187,7 +199,10 @@ export function MapPage() {
     setExpanded((before) => {
       const next = new Set(before);
       if (next.has(id)) next.delete(id);
-      else next.add(id);
+      else {
+        next.add(id);
+        justOpened.current = id;
+      }
       return next;
     });
 
@@ -200,7 +215,7 @@ export function MapPage() {
     const home = memberSubnet.get(target.id);
     focus.current = target.id;
     if (home && !expanded.has(home)) setExpanded((before) => new Set([...before, home]));
-    else cyRef.current && focusOn(cyRef.current, target.id);
+    else if (cyRef.current) focusOn(cyRef.current, target.id);
   };
 
   // The graph library is loaded with the page that needs it (its own chunk).
@@ -208,6 +223,7 @@ export function MapPage() {
   const cyRef = useRef<Core | null>(null);
   const [ready, setReady] = useState(false);
   const themeVersion = useThemeVersion();
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the colours are the stylesheet's: read again when the theme changes
   const colours = useMemo(() => themeColours(), [themeVersion]);
   const handlers = useRef({ toggle, open: (id: number) => route(`/devices/${id}`) });
   handlers.current = { toggle, open: (id: number) => route(`/devices/${id}`) };
@@ -227,7 +243,7 @@ export function MapPage() {
         autoungrabify: true,
       });
       cy.on('tap', 'node', (event) => {
-        const data = event.target.data() as { kind: string; id: string; device_id?: number };
+        const data = (event.target as NodeSingular).data() as { kind: string; id: string; device_id?: number };
         if (data.kind === 'subnet') handlers.current.toggle(data.id);
         else if (data.device_id !== undefined) handlers.current.open(data.device_id);
       });
@@ -249,7 +265,7 @@ export function MapPage() {
   useEffect(() => {
     const cy = cyRef.current;
     if (!cy || !plan) return;
-    const elements = elementsOf(plan);
+    const elements = elementsOf(plan, memberSubnet);
     const large = elements.length > LARGE_DRAWING;
     // Big drawings pan and zoom as a picture; small ones stay sharp.
     const renderer = cy as unknown as { renderer(): { textureOnViewport: boolean; hideEdgesOnViewport: boolean } };
@@ -260,15 +276,19 @@ export function MapPage() {
       cy.elements().remove();
       cy.add(elements);
     });
-    if (fitted.current !== filterKey) {
-      fitted.current = filterKey;
+    if (graphKey !== undefined && fitted.current !== graphKey) {
+      fitted.current = graphKey;
       cy.fit(undefined, 30);
+    } else if (justOpened.current) {
+      const members = cy.nodes(`[home = "${justOpened.current}"]`);
+      if (members.nonempty()) cy.fit(members.union(cy.getElementById(justOpened.current)), 40);
     }
+    justOpened.current = null;
     if (focus.current) {
       focusOn(cy, focus.current);
       focus.current = null;
     }
-  }, [plan, ready]);
+  }, [plan, ready, graphKey, memberSubnet]);
 
   const exportName = `netwarden-map-${new Date().toISOString().slice(0, 10)}`;
   const exportPng = async () => {

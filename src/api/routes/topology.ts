@@ -55,6 +55,8 @@ const DESCRIPTION = [
   'The answer is streamed as it is read (devices a page at a time in address order; only the subnets and one reference per device',
   'are held), so its size is bounded by the inventory, not by memory. With 100,000 devices the whole graph is several megabytes: a',
   'client drawing it should draw subnets collapsed and expand them on demand (the web UI does), or ask for one `subnet` at a time.',
+  'The whole map of 100,000 devices is about 30 MiB and takes seconds, not the 300 ms aimed at (bench/results/views.md); a',
+  '`subnet` or `zone` answer is proportional to its devices. For inventories that large, ask per subnet.',
 ].join('\n');
 
 /** The server's own networks: its interfaces' (virtual ones left out), as GET /api/network/detect reports them. */

@@ -178,13 +178,15 @@ export function MapPage() {
   const deviceTotal = useMemo(() => (graph ? graph.nodes.filter(isMember).length : 0), [graph]);
   // The subnets opened for these filters; until one is opened or closed, small maps start open and large ones as clusters.
   const [opened, setOpened] = useState<{ key: string; ids: ReadonlySet<string> } | null>(null);
-  const expanded = useMemo<ReadonlySet<string>>(() => {
-    if (opened && opened.key === graphKey) return opened.ids;
-    if (!graph || deviceTotal > AUTO_EXPAND_DEVICES) return new Set();
-    return new Set(graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id));
-  }, [opened, graphKey, graph, deviceTotal]);
+  const initial = useMemo<ReadonlySet<string>>(
+    () => (!graph || deviceTotal > AUTO_EXPAND_DEVICES ? new Set() : new Set(graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id))),
+    [graph, deviceTotal],
+  );
+  const expanded = opened && opened.key === graphKey ? opened.ids : initial;
+  // Functional: several subnets opened before the next render all stay open.
   const setExpanded = (change: (before: ReadonlySet<string>) => ReadonlySet<string>) => {
-    if (graphKey !== undefined) setOpened({ key: graphKey, ids: change(expanded) });
+    if (graphKey === undefined) return;
+    setOpened((before) => ({ key: graphKey, ids: change(before && before.key === graphKey ? before.ids : initial) }));
   };
   /** The subnet just opened: the view moves to it once drawn. */
   const justOpened = useRef<string | null>(null);

@@ -34,6 +34,8 @@ const BENCHES = [
   { name: 'notify', script: 'notify-bench.mjs', flags: [] },
   { name: 'import', script: 'import-bench.mjs', flags: [] },
   { name: 'export', script: 'export-bench.mjs', flags: [] },
+  // The map, compare (and port matrix) at 100,000 devices, and the Map page in Chromium.
+  { name: 'views', script: 'views-bench.mjs', flags: [] },
   // API instances 1 vs 2 and the job queue with 1 vs 2 workers; PostgreSQL only.
   { name: 'scale', script: 'scale-bench.mjs', flags: [], needsPostgres: true },
 ];

@@ -63,8 +63,16 @@ function isoDaysAgo(now, days) {
   return new Date(now - days * 86_400_000).toISOString();
 }
 
-/** Builds `count` devices with unique addresses spread over 10.0.0.0/8, and their 0–5 open ports. */
-function buildInventory(count, seed, scanId) {
+/** The /21 networks `subnets` spreads devices over: 10.1.0.0/21, 10.2.0.0/21, … */
+export function benchSubnets(subnets) {
+  return Array.from({ length: subnets }, (_, i) => `10.${i + 1}.0.0/21`);
+}
+
+/**
+ * Builds `count` devices with unique addresses spread over 10.0.0.0/8 (or, with `subnets`, over
+ * that many /21 networks: benchSubnets), and their 0–5 open ports.
+ */
+function buildInventory(count, seed, scanId, subnets = 0) {
   const rand = mulberry32(seed);
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const now = Date.now();
@@ -73,9 +81,11 @@ function buildInventory(count, seed, scanId) {
   const devices = [];
   const portsByIdentity = new Map();
   while (devices.length < count) {
-    const ipSort = (10 << 24) + Math.floor(rand() * 2 ** 24);
+    const ipSort = subnets
+      ? (10 << 24) + ((1 + Math.floor(rand() * subnets)) << 16) + 1 + Math.floor(rand() * 2046)
+      : (10 << 24) + Math.floor(rand() * 2 ** 24);
     const last = ipSort & 0xff;
-    if (last === 0 || last === 255 || usedIps.has(ipSort)) continue;
+    if ((!subnets && (last === 0 || last === 255)) || usedIps.has(ipSort)) continue;
     usedIps.add(ipSort);
     const ip = `10.${(ipSort >>> 16) & 0xff}.${(ipSort >>> 8) & 0xff}.${last}`;
 
@@ -159,8 +169,11 @@ function buildInventory(count, seed, scanId) {
 /**
  * Inserts a completed scan and `count` devices with their ports straight into the store, in one
  * transaction. Used by the HTTP benchmark, the web UI benchmark and the UI's 10,000-device test.
+ * `options.subnets`: spread the devices over that many /21 networks (benchSubnets), each with a
+ * completed network scan of its own (the views benchmark's map and port matrix).
  */
-export async function seedInventory(store, count, seedValue = 1) {
+export async function seedInventory(store, count, seedValue = 1, options = {}) {
+  const subnets = options.subnets ?? 0;
   const dialect = store.dialect;
   const started = performance.now();
   const now = new Date().toISOString();
@@ -185,7 +198,31 @@ export async function seedInventory(store, count, seedValue = 1) {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const { devices, portsByIdentity } = buildInventory(count, seedValue, scan.id);
+    const { devices, portsByIdentity } = buildInventory(count, seedValue, scan.id, subnets);
+    for (const subnet of benchSubnets(subnets)) {
+      const low = subnet
+        .split('/')[0]
+        .split('.')
+        .reduce((acc, octet) => acc * 256 + Number(octet), 0);
+      await trx
+        .insertInto('scans')
+        .values({
+          status: 'completed',
+          profile: 'standard',
+          subnet,
+          scan_type: 'network',
+          target: null,
+          created_at: now,
+          started_at: now,
+          completed_at: now,
+          duration_seconds: 60,
+          devices_found: 0,
+          triggered_by: 'bench',
+          target_low: low,
+          target_high: low + 2047,
+        })
+        .execute();
+    }
     // 21 columns × 500 rows stays far below SQLite's and PostgreSQL's bound-parameter limits.
     for (let i = 0; i < devices.length; i += 500) {
       await trx

@@ -50,6 +50,7 @@ import { registerWebUi } from './web.js';
 import { compareRoutes } from './routes/compare.js';
 import { timelineRoutes } from './routes/timeline.js';
 import { portMatrixRoutes } from './routes/port-matrix.js';
+import { topologyRoutes } from './routes/topology.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { withChannelConfigUnion } from './openapi-channels.js';
 
@@ -227,6 +228,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(compareRoutes);
   await app.register(timelineRoutes);
   await app.register(portMatrixRoutes);
+  await app.register(topologyRoutes);
   await app.register(changeRoutes);
   await app.register(riskRoutes);
   await app.register(exportRoutes);

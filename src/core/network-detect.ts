@@ -30,6 +30,11 @@ export interface NetworkDetection {
 /** Interfaces that are never the LAN: container bridges, VPN tunnels and the like. */
 const VIRTUAL_NAME = /^(docker|br-|veth|virbr|lxc|lxd|cni|flannel|cali|tun|tap|wg|tailscale|zt|utun|nwlab)/;
 
+/** True for an interface that is never the LAN (a container bridge, a VPN tunnel, the test lab's bridges). */
+export function isVirtualInterface(name: string): boolean {
+  return VIRTUAL_NAME.test(name);
+}
+
 export function netmaskToPrefix(netmask: string): number {
   return netmask
     .split('.')

@@ -10,6 +10,7 @@ import { DashboardPage } from './pages/dashboard';
 import { DeviceDetailPage } from './pages/device-detail';
 import { DevicesPage } from './pages/devices';
 import { LoginPage } from './pages/login';
+import { MapPage } from './pages/map';
 import { NotFoundPage } from './pages/not-found';
 import { PoliciesPage } from './pages/policies';
 import { PortsPage } from './pages/ports';
@@ -94,6 +95,7 @@ function LoggedIn({ session }: { session: Session }) {
           <Route path="/devices/:id" component={DeviceDetailPage} />
           <Route path="/ports" component={PortsPage} />
           <Route path="/risk-map" component={RiskMapPage} />
+          <Route path="/map" component={MapPage} />
           <Route path="/fix-first" component={FixFirstPage} />
           <Route path="/accepted" component={AcceptedPage} />
           <Route path="/policies" component={PoliciesPage} />

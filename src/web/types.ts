@@ -34,6 +34,8 @@ export type Cve = DeviceDetail['cves'][number];
 export type RiskLevel = DeviceSummary['risk_level'];
 export type DeviceSort = NonNullable<QueryOf<'/api/devices'>['sort']>;
 
+export type Topology = Answer<'/api/visualization/topology'>;
+
 export type Scan = Answer<'/api/scans/{scan_id}'>;
 export type ScanStatus = Scan['status'];
 export type ScanProgress = NonNullable<Scan['progress']>;

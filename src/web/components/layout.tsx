@@ -9,6 +9,7 @@ const NAV = [
   { href: '/devices', label: 'Devices' },
   { href: '/ports', label: 'Ports' },
   { href: '/risk-map', label: 'Risk map' },
+  { href: '/map', label: 'Map' },
   { href: '/fix-first', label: 'Fix first' },
   { href: '/accepted', label: 'Accepted' },
   { href: '/policies', label: 'Policies' },

@@ -1,0 +1,437 @@
+#!/usr/bin/env node
+// Views benchmark (issue 22): how the views that draw the whole network answer at scale, against the
+// real server (dist/) on 127.0.0.1, over SQLite and, when BENCH_DATABASE_URL (or TEST_DATABASE_URL)
+// is set, PostgreSQL. The devices are rows written straight into the store (bench/inventory.mjs,
+// 100,000 devices over 50 /21 subnets by default): no scan, no traffic beyond loopback.
+//
+//   npm run bench:views
+//
+// The measurements are a list of named cases (CASES below): an `http` case is a GET timed from
+// Node (server time plus loopback, the whole body read) BENCH_RUNS times (default 20) after two
+// warm-ups, per store, with p50/p99/max and the body size; a `browser` case drives headless
+// Chromium (SQLite only). To add a view, add a case.
+//
+//   topology          GET /api/visualization/topology: the whole map (100,000 devices)
+//   topology_subnet   the same for one subnet (?subnet=10.7.0.0/21: about 2,000 devices)
+//   topology_zone     the same for one zone (?zone=iot: about 12,500 devices)
+//   compare           GET /api/scans/{a}/compare/{b}: two scans of 10,000 devices each
+//   map_page          the Map page over 10,000 devices (50 subnets): first render, then the longest
+//                     task while panning and zooming, collapsed and with five subnets open
+//
+// Environment: BENCH_DEVICES (100000), BENCH_SUBNETS (50), BENCH_COMPARE_DEVICES (10000),
+// BENCH_MAP_DEVICES (10000), BENCH_RUNS (20), BENCH_ONLY_CASES (comma-separated case names).
+// Results: bench/results/views.json and bench/results/views.md.
+/* global document, window, requestAnimationFrame -- functions given to page.evaluate run in the browser */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { seedInventory } from './inventory.mjs';
+import { openBenchApp } from './app.mjs';
+import { ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
+
+// Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
+process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
+
+const log = (...args) => console.error('[bench:views]', ...args);
+const DEVICES = Number(process.env.BENCH_DEVICES ?? 100_000);
+const SUBNETS = Number(process.env.BENCH_SUBNETS ?? 50);
+const COMPARE_DEVICES = Number(process.env.BENCH_COMPARE_DEVICES ?? 10_000);
+const MAP_DEVICES = Number(process.env.BENCH_MAP_DEVICES ?? 10_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 20);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? null;
+const ONLY = process.env.BENCH_ONLY_CASES ? new Set(process.env.BENCH_ONLY_CASES.split(',')) : null;
+const ADMIN = { username: 'bench', password: 'bench-password-not-secret' };
+/** The issue's aims. */
+const AIM = { http_p99_ms: 300, first_render_ms: 2000, long_task_ms: 200 };
+
+/**
+ * The measurements. `http`: `path(ctx)` is fetched per store (`ctx.compare` holds the scan ids of
+ * the compare seed). `browser`: `run(ctx)` returns its own figures and `checks` (what, ok, detail).
+ */
+const CASES = [
+  { name: 'topology', kind: 'http', label: 'Map, whole network', path: () => '/api/visualization/topology' },
+  { name: 'topology_subnet', kind: 'http', label: 'Map, one subnet', path: () => '/api/visualization/topology?subnet=10.7.0.0/21' },
+  { name: 'topology_zone', kind: 'http', label: 'Map, one zone', path: () => '/api/visualization/topology?zone=iot' },
+  {
+    name: 'compare',
+    kind: 'http',
+    label: `Compare two ${COMPARE_DEVICES.toLocaleString('en-GB')}-device scans`,
+    path: (ctx) => `/api/scans/${ctx.compare.current}/compare/${ctx.compare.previous}`,
+  },
+  { name: 'map_page', kind: 'browser', label: `Map page, ${MAP_DEVICES.toLocaleString('en-GB')} devices`, run: (ctx) => mapPage(ctx) },
+];
+
+if (!process.env.BENCH_SKIP_BUILD) {
+  log('building (npm run build)');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: new URL('..', import.meta.url), stdio: 'inherit' });
+} else {
+  ensureBuilt({ markers: ['server.js'], log });
+}
+const dist = new URL('../dist/', import.meta.url);
+const { openStore } = await import(new URL('store/index.js', dist));
+const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
+const { createLogger } = await import(new URL('logger.js', dist));
+const { initialise } = await import(new URL('services.js', dist));
+
+const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+const summarise = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: Math.round(percentile(sorted, 0.5)), p99: Math.round(percentile(sorted, 0.99)), max: Math.round(sorted.at(-1)), runs: values.length };
+};
+
+/** A fresh store of the kind, the admin, `count` devices over the subnets; and the app listening on loopback. */
+async function openServer(kind, count, tmp) {
+  let schema = null;
+  let store;
+  if (kind === 'sqlite') store = await openStore({ url: join(tmp, `${kind}-${count}.db`) });
+  else {
+    schema = `bench_views_${process.pid}_${Date.now().toString(36)}`;
+    await ensurePgSchema(PG_URL, schema);
+    store = await openStore({ url: PG_URL, pgSchema: schema, poolSize: 5 });
+  }
+  await initialise(store, { settingsSeed: { updates: { feed_url: 'http://127.0.0.1:9/releases/latest' } }, admin: ADMIN }, createLogger('silent'));
+  const seeded = await seedInventory(store, count, 1, { subnets: SUBNETS });
+  log(`${kind}: seeded ${seeded.devices} devices and ${seeded.ports} ports in ${seeded.ms} ms`);
+  const { app, close } = await openBenchApp(dist, { store, logger: createLogger('silent'), version: 'bench', appOptions: { logger: false } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${app.server.address().port}`;
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('netwarden_session='))
+    .split(';')[0];
+  return {
+    kind,
+    store,
+    base,
+    cookie,
+    seeded,
+    async close() {
+      await close();
+      await store.close();
+      if (schema) await dropPgSchema(PG_URL, schema);
+    },
+  };
+}
+
+/**
+ * Two completed scans of 10.0.0.0/8 that saw COMPARE_DEVICES devices each (snapshots written
+ * straight into the store): between them 2 % moved, 5 % opened a port, 1 % went and 1 % came.
+ */
+async function seedCompare(store) {
+  const now = new Date().toISOString();
+  const scan = () =>
+    store.db
+      .insertInto('scans')
+      .values({
+        status: 'completed',
+        profile: 'standard',
+        subnet: '10.0.0.0/8',
+        scan_type: 'network',
+        target: null,
+        created_at: now,
+        started_at: now,
+        completed_at: now,
+        duration_seconds: 600,
+        devices_found: COMPARE_DEVICES,
+        triggered_by: 'bench',
+        target_low: 10 << 24,
+        target_high: (11 << 24) - 1,
+        port_list: '1-1000',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+  const previous = (await scan()).id;
+  const current = (await scan()).id;
+  const extra = Math.ceil(COMPARE_DEVICES / 100);
+  const devices = await store.db
+    .selectFrom('devices')
+    .select(['id', 'ip_address', 'ip_sort', 'mac_address', 'hostname', 'vendor', 'os_name', 'risk_level', 'risk_score'])
+    .orderBy('id')
+    .limit(COMPARE_DEVICES + extra)
+    .execute();
+  const ports = new Map();
+  for (const p of await store.db
+    .selectFrom('ports')
+    .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version'])
+    .where('device_id', '<=', devices.at(-1).id)
+    .execute()) {
+    const list = ports.get(p.device_id) ?? [];
+    list.push({ port: p.port, protocol: p.protocol, state: p.state, service: p.service, product: p.product, version: p.version });
+    ports.set(p.device_id, list);
+  }
+  const snapshot = (scanId, d, ip, ipSort, list) => ({
+    scan_id: scanId,
+    device_id: d.id,
+    ip_address: ip,
+    ip_sort: ipSort,
+    mac_address: d.mac_address,
+    hostname: d.hostname,
+    vendor: d.vendor,
+    os_name: d.os_name,
+    ports: JSON.stringify(list),
+    open_port_count: list.length,
+    risk_level: d.risk_level,
+    risk_score: d.risk_score,
+  });
+  const rows = [];
+  devices.forEach((d, i) => {
+    const own = ports.get(d.id) ?? [];
+    const ipSort = Number(d.ip_sort);
+    if (i < COMPARE_DEVICES) rows.push(snapshot(previous, d, d.ip_address, ipSort, own));
+    if (i < COMPARE_DEVICES && i % 100 === 2) return; // gone from the current scan
+    if (i % 50 === 0) {
+      // Moved: same device (identity), another address inside the target.
+      const moved = (10 << 24) + (200 << 16) + i;
+      rows.push(snapshot(current, d, `10.200.${(i >>> 8) & 0xff}.${i & 0xff}`, moved, own));
+    } else if (i % 20 === 1) {
+      rows.push(
+        snapshot(current, d, d.ip_address, ipSort, [
+          ...own,
+          { port: 8081, protocol: 'tcp', state: 'open', service: 'http', product: null, version: null },
+        ]),
+      );
+    } else rows.push(snapshot(current, d, d.ip_address, ipSort, own));
+  });
+  for (let i = 0; i < rows.length; i += 500)
+    await store.db
+      .insertInto('device_snapshots')
+      .values(rows.slice(i, i + 500))
+      .execute();
+  log(`compare: scans ${previous} → ${current}, ${rows.length} snapshots`);
+  return { previous, current };
+}
+
+async function timeGet(server, path) {
+  const started = performance.now();
+  const res = await fetch(`${server.base}${path}`, { headers: { Cookie: server.cookie } });
+  const body = await res.arrayBuffer();
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${Buffer.from(body).toString().slice(0, 200)}`);
+  return { ms, bytes: body.byteLength, chunked: res.headers.get('transfer-encoding') === 'chunked' };
+}
+
+async function httpCase(testCase, server, ctx) {
+  const path = testCase.path(ctx);
+  await timeGet(server, path);
+  await timeGet(server, path);
+  const times = [];
+  let last;
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  for (let i = 0; i < RUNS; i++) {
+    last = await timeGet(server, path);
+    times.push(last.ms);
+    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  }
+  const result = { path, ...summarise(times), bytes: last.bytes, streamed: last.chunked, rss_growth_mb: Math.round((rssPeak - rssBefore) / 1048576) };
+  log(`${server.kind} ${testCase.name}: p50 ${result.p50} ms, p99 ${result.p99} ms, ${(result.bytes / 1048576).toFixed(1)} MiB`);
+  return result;
+}
+
+/**
+ * The Map page over MAP_DEVICES devices: time from navigation until the clusters are drawn, then
+ * the longest task (PerformanceObserver 'longtask') while the mouse pans and the wheel zooms; the
+ * same with five subnets open.
+ */
+async function mapPage(ctx) {
+  const server = ctx.mapServer;
+  const context = await chromium.launchPersistentContext(join(ctx.tmp, 'chromium'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+    viewport: { width: 1280, height: 900 },
+    locale: 'en-GB',
+  });
+  try {
+    const [name, value] = server.cookie.split('=');
+    await context.addCookies([{ name, value, url: server.base }]);
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(60_000);
+    await page.addInitScript(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) window.__longTasks.push({ at: entry.startTime, ms: entry.duration });
+      }).observe({ type: 'longtask', buffered: true });
+    });
+    const drawnNodes = () => page.evaluate(() => document.querySelector('.map-canvas')?._cyreg?.cy?.nodes().length ?? 0);
+    const firstRender = [];
+    for (let i = 0; i < 4; i++) {
+      const started = performance.now();
+      await page.goto(`${server.base}/map`);
+      await page.waitForFunction(
+        (subnets) => (document.querySelector('.map-canvas')?._cyreg?.cy?.nodes('[kind = "subnet"]').length ?? 0) >= subnets,
+        SUBNETS,
+      );
+      // One frame after the elements are in: the canvas has drawn them.
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      if (i > 0) firstRender.push(performance.now() - started);
+    }
+    const box = await page.locator('.map-canvas').boundingBox();
+    const cx = box.x + box.width / 2;
+    const cy = box.y + box.height / 2;
+    const panAndZoom = async () => {
+      const since = await page.evaluate(() => performance.now());
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 6; i++) {
+          await page.mouse.move(cx, cy);
+          await page.mouse.wheel(0, i < 3 ? -240 : 240);
+          await page.waitForTimeout(30);
+        }
+        await page.mouse.move(cx - 200, cy - 100);
+        await page.mouse.down();
+        for (let step = 1; step <= 10; step++) await page.mouse.move(cx - 200 + step * 40, cy - 100 + step * 20);
+        await page.mouse.up();
+      }
+      await page.waitForTimeout(300);
+      const tasks = await page.evaluate((t0) => window.__longTasks.filter((task) => task.at >= t0), since);
+      return { longest_task_ms: Math.round(Math.max(0, ...tasks.map((t) => t.ms))), long_tasks: tasks.length };
+    };
+    const collapsed = { nodes: await drawnNodes(), ...(await panAndZoom()) };
+    // Five subnets open: about 1,000 devices drawn.
+    const opened = await page.evaluate(() => {
+      const buttons = [...document.querySelectorAll('.map-subnets li button')].slice(0, 5);
+      for (const b of buttons) b.click();
+      return buttons.length;
+    });
+    await page.waitForFunction((n) => (document.querySelector('.map-canvas')?._cyreg?.cy?.nodes('.expanded').length ?? 0) >= n, opened);
+    const expanded = { subnets_open: opened, nodes: await drawnNodes(), ...(await panAndZoom()) };
+    const heap = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? null);
+    const result = {
+      devices: MAP_DEVICES,
+      first_render_ms: summarise(firstRender),
+      collapsed,
+      expanded,
+      js_heap_mb: heap === null ? null : Math.round(heap / 1048576),
+      chromium: execFileSync(CHROMIUM, ['--version']).toString().trim(),
+    };
+    log(
+      `map page: first render p50 ${result.first_render_ms.p50} ms; longest task ${collapsed.longest_task_ms} ms collapsed, ${expanded.longest_task_ms} ms open`,
+    );
+    return result;
+  } finally {
+    await context.close();
+  }
+}
+
+const tmp = mkdtempSync(join(os.tmpdir(), 'netwarden-views-bench-'));
+const { failures, check } = sanityChecks(log);
+const results = {
+  date: new Date().toISOString(),
+  devices: DEVICES,
+  subnets: SUBNETS,
+  compare_devices: COMPARE_DEVICES,
+  runs: RUNS,
+  node: process.version,
+  cpus: os.cpus().length,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  load_average: os.loadavg().map((l) => Math.round(l * 10) / 10),
+  aim: AIM,
+  http: {},
+  browser: {},
+};
+const wanted = CASES.filter((c) => !ONLY || ONLY.has(c.name));
+try {
+  const kinds = ['sqlite', ...(PG_URL ? ['postgres'] : [])];
+  if (wanted.some((c) => c.kind === 'http')) {
+    for (const kind of kinds) {
+      const server = await openServer(kind, DEVICES, tmp);
+      try {
+        const ctx = { tmp, compare: await seedCompare(server.store) };
+        results.http[kind] = { seeded: server.seeded };
+        for (const testCase of wanted.filter((c) => c.kind === 'http')) {
+          const result = await httpCase(testCase, server, ctx);
+          results.http[kind][testCase.name] = result;
+          check(`${kind} ${testCase.name}: p99 under ${AIM.http_p99_ms} ms`, result.p99 < AIM.http_p99_ms, `${result.p99} ms`);
+        }
+      } finally {
+        await server.close();
+      }
+    }
+  }
+  const browserCases = wanted.filter((c) => c.kind === 'browser');
+  if (browserCases.length > 0) {
+    if (!existsSync(CHROMIUM)) log(`no Chromium at ${CHROMIUM}: browser cases skipped`);
+    else {
+      const mapServer = await openServer('sqlite', MAP_DEVICES, tmp);
+      try {
+        for (const testCase of browserCases) {
+          const result = await testCase.run({ tmp, mapServer });
+          results.browser[testCase.name] = result;
+          if (testCase.name === 'map_page') {
+            check(
+              `map page: first render under ${AIM.first_render_ms} ms`,
+              result.first_render_ms.p50 < AIM.first_render_ms,
+              `${result.first_render_ms.p50} ms`,
+            );
+            for (const state of ['collapsed', 'expanded'])
+              check(
+                `map page (${state}): no task over ${AIM.long_task_ms} ms while panning and zooming`,
+                result[state].longest_task_ms <= AIM.long_task_ms,
+                `${result[state].longest_task_ms} ms`,
+              );
+          }
+        }
+      } finally {
+        await mapServer.close();
+      }
+    }
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+results.failures = failures;
+process.stdout.write(writeResults('views', results, markdown(results)));
+process.exitCode = failures.length > 0 ? 1 : 0;
+
+function markdown(r) {
+  const lines = [
+    '# Views benchmark',
+    '',
+    `\`node bench/views-bench.mjs\`, ${r.date.slice(0, 10)}, ${r.cpus} cores (${r.cpu}), Node ${r.node}, load average at the start ${r.load_average.join(' ')} (the machine is shared).`,
+    '',
+    `${r.devices.toLocaleString('en-GB')} devices over ${r.subnets} /21 subnets written into the store; each request ${r.runs} times after two warm-ups,`,
+    'timed from Node over loopback with the whole body read. Aim: p99 under 300 ms.',
+    '',
+    '| Case | Store | p50 ms | p99 ms | max ms | Body | Streamed |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const [kind, cases] of Object.entries(r.http)) {
+    for (const testCase of CASES) {
+      const c = cases[testCase.name];
+      if (!c) continue;
+      lines.push(
+        `| ${testCase.label} (\`${c.path}\`) | ${kind} | ${c.p50} | ${c.p99} | ${c.max} | ${(c.bytes / 1048576).toFixed(2)} MiB | ${c.streamed ? 'yes' : 'no'} |`,
+      );
+    }
+  }
+  const m = r.browser.map_page;
+  if (m) {
+    lines.push(
+      '',
+      `## Map page, ${m.devices.toLocaleString('en-GB')} devices (${m.chromium})`,
+      '',
+      `- First render (navigation to the ${r.subnets} subnet clusters drawn): p50 ${m.first_render_ms.p50} ms, max ${m.first_render_ms.max} ms (aim < 2,000 ms).`,
+      `- Panning and zooming, clusters (${m.collapsed.nodes} nodes): longest task ${m.collapsed.longest_task_ms} ms, ${m.collapsed.long_tasks} tasks over 50 ms (aim: none over 200 ms).`,
+      `- Panning and zooming with ${m.expanded.subnets_open} subnets open (${m.expanded.nodes} nodes): longest task ${m.expanded.longest_task_ms} ms, ${m.expanded.long_tasks} tasks over 50 ms.`,
+      m.js_heap_mb === null ? '' : `- JS heap after: ${m.js_heap_mb} MiB.`,
+    );
+  }
+  lines.push('', r.failures.length === 0 ? 'All sanity checks passed.' : `Failed checks:\n${r.failures.map((f) => `- ${f}`).join('\n')}`, '');
+  return lines.join('\n');
+}

@@ -1,0 +1,202 @@
+import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { isVirtualInterface } from '../../core/network-detect.js';
+import { ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
+import { ipv4ToInt, parseIpv4Network } from '../../core/net.js';
+import {
+  FALLBACK_SUBNET_PREFIX,
+  NARROWEST_SUBNET_PREFIX,
+  TopologyBuilder,
+  WIDEST_SUBNET_PREFIX,
+  defaultGatewayFromProcRoute,
+  type KnownNetwork,
+  type TopologyContext,
+  type TopologyDevice,
+  type TopologyEdge,
+  type TopologyNode,
+} from '../../core/topology.js';
+import { Topology } from '../../schemas/topology.js';
+import { toAgentRecord } from '../../store/agents.js';
+import { TopologyStore, type TopologyFilters } from '../../store/topology.js';
+import { badRequest } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+import { readLocalNetwork } from './network.js';
+import { listZones } from './zones.js';
+
+/** Devices read from the store per page while the answer streams. */
+const PAGE_SIZE = 2000;
+
+const DESCRIPTION = [
+  'The network as a graph (CONTRACT §16, §18): `internet` → gateway(s) → subnets → devices, every edge saying how it is known.',
+  '',
+  "- **Subnets**: the server's own interface networks (container bridges and VPN tunnels left out; one wider than /16 is taken as the /24",
+  `  around the server's address), each agent's networks, and the targets of completed network scans between /${WIDEST_SUBNET_PREFIX} and`,
+  `  /${NARROWEST_SUBNET_PREFIX}. A device belongs to the narrowest of them that holds its address, else to the /${FALLBACK_SUBNET_PREFIX} around it.`,
+  "  Known networks are drawn even without devices, unless `zone` is given. A subnet node's `device_count` and `risk_level` (its worst",
+  "  device's) summarise it, so a client can draw it collapsed.",
+  "- **Gateways**: the gateway of the server's default route (read from its routing table, never guessed from an address such as",
+  '  `.1`) serves the subnet that holds its address (`confirmed`). Another subnet whose devices include exactly one `router` or',
+  '  `firewall` gets that device as its gateway (`inferred`). A gateway in the inventory is a `gateway` node carrying its `device_id`',
+  '  and is not also a `device` node.',
+  "- **Above a subnet** (or its own gateway): the agent whose networks hold it (`agent` node, `confirmed` by the agent's networks), else",
+  "  the server's default gateway (`inferred`: the server reaches it that way), else the internet.",
+  '- **Switches and access points** appear only where a source confirms a device hangs off another (a controller or switch table):',
+  '  then the parent is a `switch` or `access_point` node and the edge is `l2`/`wifi`, `confirmed`. No device type is guessed into one.',
+  '- **Devices**: every device not archived; offline ones have `online: false`. Each hangs off its subnet (`l2`, `inferred`) unless a',
+  '  source places it under a switch or access point.',
+  '',
+  'Edges run from the upper node (`source`) to the lower (`target`); every node but `internet` has exactly one edge up.',
+  '',
+  '`subnet` keeps the devices whose address lies in that CIDR (and the known networks overlapping it); `zone` keeps the devices of',
+  'that zone (one of GET /api/zones). A bad `subnet` or an unknown `zone` → 400.',
+  '',
+  'The answer is streamed as it is read (devices a page at a time in address order; only the subnets and one reference per device',
+  'are held), so its size is bounded by the inventory, not by memory. With 100,000 devices the whole graph is several megabytes: a',
+  'client drawing it should draw subnets collapsed and expand them on demand (the web UI does), or ask for one `subnet` at a time.',
+  'The whole map of 100,000 devices is about 30 MiB and takes seconds, not the 300 ms aimed at (bench/results/views.md); a',
+  '`subnet` or `zone` answer is proportional to its devices. For inventories that large, ask per subnet.',
+].join('\n');
+
+/** The server's own networks: its interfaces' (virtual ones left out), as GET /api/network/detect reports them. */
+async function serverNetworks(): Promise<string[]> {
+  const detected = await readLocalNetwork();
+  const networks: string[] = [];
+  for (const iface of detected.interfaces) {
+    if (isVirtualInterface(iface.name)) continue;
+    const cidr = iface.prefix_length < WIDEST_SUBNET_PREFIX ? `${iface.address}/${FALLBACK_SUBNET_PREFIX}` : iface.subnet;
+    const parsed = parseIpv4Network(cidr);
+    if (parsed.ok && parsed.value.prefix <= NARROWEST_SUBNET_PREFIX) networks.push(parsed.value.cidr);
+  }
+  return networks;
+}
+
+/** The gateway of the server's default route, from the kernel's routing table; null when none (or not Linux). */
+async function defaultGateway(): Promise<string | null> {
+  const table = await readFile('/proc/net/route', 'utf8').catch(() => '');
+  return defaultGatewayFromProcRoute(table);
+}
+
+const text = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
+
+/**
+ * A node as JSON, written field by field (the map writes up to a hundred thousand of them per
+ * answer; this is several times faster than JSON.stringify of the object). The fields and their
+ * order are the schema's (schemas/topology.ts); the API test reads them back.
+ */
+function nodeJson(n: TopologyNode): string {
+  return (
+    `{"id":${text(n.id)},"kind":"${n.kind}","device_id":${n.device_id ?? 'null'},"label":${text(n.label)},` +
+    `"device_type":${text(n.device_type)},"risk_level":${text(n.risk_level)},"online":${n.online},"zone":${text(n.zone)},` +
+    `"subnet":${text(n.subnet)},"ip_address":${text(n.ip_address)},"device_count":${n.device_count ?? 'null'}}`
+  );
+}
+
+function edgeJson(e: TopologyEdge): string {
+  return `{"source":${text(e.source)},"target":${text(e.target)},"kind":"${e.kind}","evidence":"${e.evidence}"}`;
+}
+
+/** The map as JSON text, a chunk per page of devices: `{"nodes":[…],"edges":[…]}`. */
+async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<TopologyDevice[]>) {
+  let first = true;
+  const nodes = (list: readonly TopologyNode[]): string => {
+    if (list.length === 0) return '';
+    const body = list.map(nodeJson).join(',\n');
+    const out = first ? body : `,\n${body}`;
+    first = false;
+    return out;
+  };
+  yield `{"nodes":[\n${nodes(builder.firstNodes())}`;
+  for await (const page of pages) {
+    const chunk = nodes(builder.deviceNodes(page));
+    if (chunk) yield chunk;
+  }
+  yield `${nodes(builder.lastNodes())}\n],\n"edges":[\n`;
+  let firstEdge = true;
+  for (const edges of builder.edges()) {
+    if (edges.length === 0) continue;
+    const body = edges.map(edgeJson).join(',\n');
+    yield firstEdge ? body : `,\n${body}`;
+    firstEdge = false;
+  }
+  yield '\n]}\n';
+}
+
+export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { store } = app.services;
+  const topology = new TopologyStore(store.db);
+
+  app.get(
+    '/api/visualization/topology',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: 'The network map: internet, gateways, subnets, agents, switches, access points and devices',
+        description: DESCRIPTION,
+        querystring: Type.Object(
+          {
+            subnet: Type.Optional(
+              Type.String({ maxLength: 18, description: 'Only devices whose address lies in this IPv4 CIDR network, e.g. `192.168.1.0/24`' }),
+            ),
+            zone: Type.Optional(
+              Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, description: 'Only devices of this zone (one of GET /api/zones)' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          // The body is a stream (the route writes the JSON itself); the schema describes it for OpenAPI.
+          200: { description: 'The map, streamed', content: { 'application/json': { schema: Topology as never } } },
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request, reply) => {
+      const filters: TopologyFilters = {};
+      let within: string | undefined;
+      if (request.query.subnet !== undefined) {
+        const parsed = parseIpv4Network(request.query.subnet);
+        if (!parsed.ok || !request.query.subnet.includes('/'))
+          throw badRequest(`subnet: must be an IPv4 CIDR network such as 192.168.1.0/24 (got "${request.query.subnet}")`);
+        const low = ipv4ToInt(parsed.value.network);
+        filters.range = { low, high: low + parsed.value.size - 1 };
+        within = parsed.value.cidr;
+      }
+      if (request.query.zone !== undefined) {
+        const zones = await listZones(store);
+        if (!zones.includes(request.query.zone)) {
+          throw badRequest(
+            zones.length > 0
+              ? `zone: must be one of ${zones.join(', ')} (got "${request.query.zone}")`
+              : `zone: no zone is configured or assigned to a device yet (got "${request.query.zone}")`,
+            { allowed: zones },
+          );
+        }
+        filters.zone = request.query.zone;
+      }
+
+      // Everything but the devices is read before the answer starts, so a failure here is an ordinary error answer.
+      const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
+      const now = Date.now();
+      const agentRecords = agents.map((a) => toAgentRecord(a, now));
+      const networks: KnownNetwork[] = [
+        ...own.map((cidr) => ({ cidr, source: 'server' as const })),
+        ...agentRecords.flatMap((a) => a.networks.map((cidr) => ({ cidr, source: 'agent' as const }))),
+        ...scanned.map((cidr) => ({ cidr, source: 'scan' as const })),
+      ];
+      const context: TopologyContext = {
+        networks,
+        agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
+        defaultGateway: gateway,
+        gatewayDevices: await topology.gatewayCandidates(gateway),
+        attachments: [],
+        showEmptyNetworks: filters.zone === undefined,
+        within,
+      };
+      const builder = new TopologyBuilder(context);
+      const body = Readable.from(topologyChunks(builder, topology.iterate(filters, PAGE_SIZE)), { objectMode: false });
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
+};

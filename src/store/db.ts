@@ -50,7 +50,6 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (isPostgresUrl(options.url)) return openPostgres(options);
   return openSqlite(options.url, options.lockRetry);

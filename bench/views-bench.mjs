@@ -55,6 +55,10 @@ const CASES = [
   { name: 'topology', kind: 'http', label: 'Map, whole network', path: () => '/api/visualization/topology' },
   { name: 'topology_subnet', kind: 'http', label: 'Map, one subnet', path: () => '/api/visualization/topology?subnet=10.7.0.0/21' },
   { name: 'topology_zone', kind: 'http', label: 'Map, one zone', path: () => '/api/visualization/topology?zone=iot' },
+  // The port matrix over the same inventory (bench/views-port-matrix.mjs measures it apart, in more detail).
+  { name: 'port_matrix', kind: 'http', label: 'Port matrix, whole network', path: () => '/api/visualization/port-matrix' },
+  { name: 'port_matrix_subnet', kind: 'http', label: 'Port matrix, one subnet', path: () => '/api/visualization/port-matrix?subnet=10.7.0.0/21' },
+  { name: 'port_matrix_zone', kind: 'http', label: 'Port matrix, one zone', path: () => '/api/visualization/port-matrix?zone=iot' },
   {
     name: 'compare',
     kind: 'http',

@@ -107,6 +107,18 @@ function errorResponse(sqlstate: string, message: string): Buffer {
   return Buffer.concat([header, fields, Buffer.from([0])]);
 }
 
+
+/**
+ * A device page not asked for before: a page already read is answered from the list's page cache
+ * (kept per data version, src/api/routes/devices.ts) without the database, so each read that must
+ * reach the database asks for a page of its own.
+ */
+let pageCounter = 0;
+function uncachedDevicePage(): string {
+  pageCounter += 1;
+  return `/api/devices?offset=${pageCounter}`;
+}
+
 describe.runIf(pgUrl)('PostgreSQL refusing connections (postgres)', () => {
   const real = new URL(pgUrl ?? 'postgres://127.0.0.1/test');
   const relay = new PgSwitch({ host: real.hostname, port: Number(real.port || 5432) });
@@ -161,7 +173,7 @@ describe.runIf(pgUrl)('PostgreSQL refusing connections (postgres)', () => {
   it.each(refusals)('answers 503 with Retry-After when new connections are refused with $sqlstate', async ({ sqlstate, message }) => {
     await relay.set({ kind: 'refuse', sqlstate, message });
     const before = relay.refused;
-    await expectUnavailable(await server.request('/api/devices', { key }), /database is unavailable/);
+    await expectUnavailable(await server.request(uncachedDevicePage(), { key }), /database is unavailable/);
     expect(relay.refused).toBeGreaterThan(before);
     // A scan of a valid target: it must be recorded, so it needs the database. (The key itself is
     // verified from memory for up to a second, so the request gets that far.)
@@ -176,7 +188,7 @@ describe.runIf(pgUrl)('PostgreSQL refusing connections (postgres)', () => {
 
   it('answers 503 with Retry-After when connecting times out', async () => {
     await relay.set({ kind: 'silent' });
-    await expectUnavailable(await server.request('/api/devices', { key }), /database is unavailable/);
+    await expectUnavailable(await server.request(uncachedDevicePage(), { key }), /database is unavailable/);
   });
 });
 
@@ -227,8 +239,8 @@ describe.runIf(pgUrl)('a PostgreSQL database that stops accepting connections (p
     }
     // The pool notices its connections were ended; the next request has to connect anew.
     await sleep(100);
-    await expectUnavailable(await server.request('/api/devices', { key }), /database is unavailable/);
-    await expectUnavailable(await server.request('/api/devices', { key }), /database is unavailable/);
+    await expectUnavailable(await server.request(uncachedDevicePage(), { key }), /database is unavailable/);
+    await expectUnavailable(await server.request(uncachedDevicePage(), { key }), /database is unavailable/);
     expect((await server.request('/health')).status).toBe(503);
 
     await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);

@@ -16,7 +16,7 @@ import {
   BIN,
   baseEnv,
   bodyOf,
-  cliDatastores,
+  oneCliDatastore,
   expectRefused,
   runCli,
   sqliteDatastore,
@@ -163,7 +163,7 @@ describe('netwarden agent: usage', () => {
   });
 });
 
-describe.skipIf(!hasNmap).each(cliDatastores())('netwarden agent against netwarden serve ($kind)', ({ create }) => {
+describe.skipIf(!hasNmap).each(oneCliDatastore('postgres'))('netwarden agent against netwarden serve ($kind)', ({ create }) => {
   let ds: CliDatastore;
   let serve: ServeProcess;
   let http: ReturnType<typeof client>;

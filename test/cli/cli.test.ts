@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   bodyOf,
   cliDatastores,
+  oneCliDatastore,
   client,
   expectRefused,
   hasStackTrace,
@@ -17,7 +18,7 @@ import {
 
 const KEY_LINE = /^svc_[A-Za-z0-9_-]{43}\n$/;
 
-describe.each(cliDatastores())('netwarden CLI against a running server ($kind)', ({ create }) => {
+describe.each(oneCliDatastore('sqlite'))('netwarden CLI against a running server ($kind)', ({ create }) => {
   let ds: CliDatastore;
   let serve: ServeProcess;
   let http: ReturnType<typeof client>;

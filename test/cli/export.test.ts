@@ -9,7 +9,7 @@ import { EXPORT_PAGE_SIZE } from '../../src/core/limits.js';
 import type { Store } from '../../src/store/index.js';
 import { parseCsv } from '../helpers/csv.js';
 import { seedInventory, type Seed } from '../helpers/seed.js';
-import { BIN, baseEnv, cliDatastores, expectRefused, openDatastore, runCli, type CliDatastore, type CliResult } from './helpers.js';
+import { BIN, baseEnv, oneCliDatastore, expectRefused, openDatastore, runCli, type CliDatastore, type CliResult } from './helpers.js';
 
 /** Runs `netwarden <args>` keeping all of a large standard output (runCli's buffer is 1 MiB). */
 function runBig(ds: CliDatastore, args: string[]): Promise<CliResult> {
@@ -29,7 +29,7 @@ const ok = (result: CliResult) => {
   return result.stdout;
 };
 
-describe.each(cliDatastores())('netwarden export ($kind)', ({ create }) => {
+describe.each(oneCliDatastore('postgres'))('netwarden export ($kind)', ({ create }) => {
   let ds: CliDatastore;
   let store: Store;
   let seed: Seed;

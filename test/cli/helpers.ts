@@ -113,6 +113,18 @@ export function cliDatastores(): Array<{ kind: 'sqlite' | 'postgres'; create: ()
   return list;
 }
 
+/**
+ * One datastore, for CLI tests whose subject does not depend on the store: the command reaches
+ * the store through the same code the API tests run on both (keys, schedules, exports, agents,
+ * the event stream). Each such file names the store it prefers, so that between them the CLI
+ * still runs against `serve` on PostgreSQL too; without TEST_DATABASE_URL it is SQLite. Running
+ * every program twice cost CI several minutes (each start of the program is about 0.5–1 s of CPU).
+ */
+export function oneCliDatastore(prefer: 'sqlite' | 'postgres'): ReturnType<typeof cliDatastores> {
+  const all = cliDatastores();
+  return [all.find((d) => d.kind === prefer) ?? all[0]];
+}
+
 export interface ServeProcess {
   baseUrl: string;
   child: ChildProcess;

@@ -4,12 +4,12 @@
  * entries), and what one adds the other sees.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyOf, cliDatastores, client, expectRefused, runCli, startServeWithAdmin, type CliDatastore, type ServeProcess } from './helpers.js';
+import { bodyOf, oneCliDatastore, client, expectRefused, runCli, startServeWithAdmin, type CliDatastore, type ServeProcess } from './helpers.js';
 
 /** Each test runs the program a dozen times; on a busy 2-core machine one run can take 2–3 s. */
 const CLI_TEST_TIMEOUT_MS = 120_000;
 
-describe.each(cliDatastores())('netwarden schedule ($kind)', ({ create }) => {
+describe.each(oneCliDatastore('sqlite'))('netwarden schedule ($kind)', ({ create }) => {
   let ds: CliDatastore;
   let serve: ServeProcess;
   let http: ReturnType<typeof client>;

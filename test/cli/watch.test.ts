@@ -12,7 +12,7 @@ import {
   BIN,
   baseEnv,
   bodyOf,
-  cliDatastores,
+  oneCliDatastore,
   client,
   hasStackTrace,
   runCli,
@@ -112,7 +112,7 @@ class Relay {
   }
 }
 
-describe.each(cliDatastores())('netwarden watch ($kind)', ({ create }) => {
+describe.each(oneCliDatastore('postgres'))('netwarden watch ($kind)', ({ create }) => {
   let datastore: CliDatastore;
   let serve: ServeProcess;
   let key: string;

@@ -70,6 +70,7 @@ for (const database of testDatabases()) {
               matched_version: '2.3.4',
               kev: null,
               epss: null,
+              fixed_in: null,
             },
             {
               id: 'CVE-1999-0001',
@@ -84,6 +85,7 @@ for (const database of testDatabases()) {
               matched_version: '2.3.4',
               kev: null,
               epss: null,
+              fixed_in: null,
             },
           ]);
 

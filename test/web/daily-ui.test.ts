@@ -122,7 +122,8 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     expect((await get(`/api/devices/${summary.id}`)).status).toBe('archived');
     await status.getByRole('button', { name: 'Restore (known)' }).click();
     await status.getByText('Known', { exact: true }).waitFor();
-    await status.getByLabel('goes offline').check();
+    // A click, not check(): the box shows the saved state, which arrives with the PUT's answer.
+    await status.getByLabel('goes offline').click();
     await expect.poll(async () => (await get(`/api/devices/${summary.id}`)).watch, POLL).toEqual({ offline: true, online: false });
     await status.getByLabel('Can sleep').selectOption('3');
     await expect.poll(async () => (await get(`/api/devices/${summary.id}`)).presence, POLL).toEqual({ offline_after_scans: 3 });

@@ -99,7 +99,7 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
 
   it('draws a large network as subnet clusters that open on a click; a device opens its page', async () => {
     await page.goto(browser.url('/devices'));
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Map' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Map', exact: true }).click();
     await expect.poll(() => page.url()).toContain('/map');
     await expect.poll(() => page.locator('.map-summary').textContent(), { timeout: 15_000 }).toContain('450 devices in');
     await expect

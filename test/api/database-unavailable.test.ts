@@ -107,7 +107,6 @@ function errorResponse(sqlstate: string, message: string): Buffer {
   return Buffer.concat([header, fields, Buffer.from([0])]);
 }
 
-
 /**
  * A device page not asked for before: a page already read is answered from the list's page cache
  * (kept per data version, src/api/routes/devices.ts) without the database, so each read that must

@@ -7,13 +7,12 @@
  * evidence and decisions as for its own scans, and recognition's CPE reaches CVE matching. Both stores.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../src/agent/client.js';
 import { AgentRuntime, type AgentLog } from '../../src/agent/runtime.js';
 import { EngineSelector } from '../../src/engines/engines.js';
 import { testDatabases } from '../helpers/databases.js';
-import type { Listener } from '../helpers/listeners.js';
+import { listen, type Listener } from '../helpers/listeners.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
 import { triggerScan, waitForScan } from '../helpers/scans.js';
 import { randomLoopback } from '../helpers/udp-responders.js';
@@ -28,20 +27,7 @@ function luci(host: string): Promise<Listener> {
     res.writeHead(200, { 'Content-Type': 'text/html' });
     res.end(req.method === 'HEAD' ? undefined : '<html><head><title>gw - LuCI</title></head><body>OpenWrt</body></html>');
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () =>
-      resolve({
-        host,
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      }),
-    );
-  });
+  return listen(server, host);
 }
 
 const lines: Array<{ msg?: string; obj: Record<string, unknown> }> = [];

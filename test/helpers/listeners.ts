@@ -7,7 +7,8 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-function listen(server: Server | HttpServer, host: string, port = 0): Promise<Listener> {
+/** Starts `server` on `host` (a free port unless given) and gives it as a Listener whose close() also drops open connections. */
+export function listen(server: Server | HttpServer, host: string, port = 0): Promise<Listener> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

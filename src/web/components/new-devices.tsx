@@ -9,7 +9,7 @@ import { useAction, useResource } from '../hooks';
 import { useRefreshOn } from '../live';
 import type { DeviceSummary } from '../types';
 import { TypeIcon } from './type-icon';
-import { Dialog, ErrorMessage, Loading, Notice, Time } from './ui';
+import { Dialog, ErrorMessage, Loading, Notice, RevokeConfirm, Time } from './ui';
 
 /** New devices listed at once; "Acknowledge all" covers every new device, listed or not. */
 const SHOWN = 10;
@@ -172,27 +172,22 @@ function InboxItem({
 }
 
 function DeleteDialog({ device, onClose, onDeleted }: { device: DeviceSummary | null; onClose: () => void; onDeleted: (d: DeviceSummary) => void }) {
-  const remove = useAction(async () => {
-    if (!device) return;
-    await answer(api.DELETE('/api/devices/{device_id}', { params: { path: { device_id: device.id } } }));
-    onClose();
-    onDeleted(device);
-  });
   return (
     <Dialog open={device !== null} title="Delete device" onClose={onClose}>
-      <p>
-        {device ? deviceName(device) : ''} and its history (ports, findings, changes) are removed. If a scan sees it again, it comes back as a new
-        device.
-      </p>
-      <ErrorMessage error={remove.error} />
-      <div class="button-row">
-        <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run()}>
-          {remove.busy ? 'Deleting…' : 'Delete device'}
-        </button>
-        <button type="button" autoFocus onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      {device !== null && (
+        <RevokeConfirm
+          label="Delete device"
+          busyLabel="Deleting…"
+          revoke={async () => {
+            await answer(api.DELETE('/api/devices/{device_id}', { params: { path: { device_id: device.id } } }));
+            onClose();
+            onDeleted(device);
+          }}
+          onCancel={onClose}
+        >
+          {deviceName(device)} and its history (ports, findings, changes) are removed. If a scan sees it again, it comes back as a new device.
+        </RevokeConfirm>
+      )}
     </Dialog>
   );
 }

@@ -239,11 +239,14 @@ export function FieldError({ id, children }: { id?: string; children: ComponentC
  */
 export function RevokeConfirm({
   label,
+  busyLabel = 'Revoking…',
   revoke,
   onCancel,
   children,
 }: {
   label: string;
+  /** The button's text while `revoke` runs. */
+  busyLabel?: string;
   revoke: () => Promise<void>;
   onCancel: () => void;
   children: ComponentChildren;
@@ -255,7 +258,7 @@ export function RevokeConfirm({
       <ErrorMessage error={action.error} />
       <div class="button-row">
         <button type="button" class="danger" disabled={action.busy} onClick={() => void action.run()}>
-          {action.busy ? 'Revoking…' : label}
+          {action.busy ? busyLabel : label}
         </button>
         <button type="button" autoFocus onClick={onCancel}>
           Cancel

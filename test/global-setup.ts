@@ -6,21 +6,32 @@
  * document (scripts/generate-api-types.mjs), which `npm run typecheck` and
  * test/web/api-types.test.ts check the UI against.
  * Each step is skipped when its output is already newer than its sources.
+ * It also names the run (NETWARDEN_TEST_RUN, which the test processes inherit): the migrated
+ * databases test/helpers/databases.ts hands out carry the name, and are removed when the run ends.
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
+import { build as buildWeb } from 'vite';
 import { API_TYPES_FILE, CHANNEL_CONFIGS_FILE, generateApiTypes } from '../scripts/generate-api-types.mjs';
+import { removeTestRun } from './helpers/test-run.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<() => Promise<void>> {
+  const run = `${process.pid.toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
+  process.env.NETWARDEN_TEST_RUN = run;
+  const teardown = () => removeTestRun(run, process.env.TEST_DATABASE_URL);
+  await build();
+  return teardown;
+}
+
+async function build(): Promise<void> {
   if (!apiTypesAreFresh()) await generateApiTypes();
   if (!webIsFresh()) {
-    await build({ configFile: join(root, 'src', 'web', 'vite.config.ts'), logLevel: 'warn' });
+    await buildWeb({ configFile: join(root, 'src', 'web', 'vite.config.ts'), logLevel: 'warn' });
   }
   if (distIsFresh()) return;
   // The compiler `npx tsc` would run, without npx's start-up cost.

@@ -162,9 +162,9 @@ check_address_space() {
 }
 
 per_iface_sysctl() {
-  # Interface-scoped only (never a global setting): no IPv6 chatter on the lab's own links.
-  local path=$1
-  [[ -w $path ]] && echo 1 >"$path" 2>/dev/null || true
+  # Interface-scoped only (never a global setting) and only on the lab's own links.
+  local path=$1 value=${2:-1}
+  [[ -w $path ]] && echo "$value" >"$path" 2>/dev/null || true
 }
 
 setup_bridge() {
@@ -173,6 +173,12 @@ setup_bridge() {
   fi
   ip link set dev "$BRIDGE" address "$BRIDGE_MAC"
   per_iface_sysctl "/proc/sys/net/ipv6/conf/$BRIDGE/disable_ipv6"
+  # The scanner's neighbour entries on the lab bridge age in seconds, not the kernel's default half
+  # a minute: an entry kept across a move (move --keep-neighbour) is re-checked, and a host that
+  # left is found gone, within a few seconds of the scan's probes. The states and transitions are
+  # the kernel's own, only quicker.
+  per_iface_sysctl "/proc/sys/net/ipv4/neigh/$BRIDGE/base_reachable_time_ms" 4000
+  per_iface_sysctl "/proc/sys/net/ipv4/neigh/$BRIDGE/delay_first_probe_time" 1
   if ! ip -4 -o addr show dev "$BRIDGE" | grep -q " $HOST_CIDR "; then
     ip addr add "$HOST_CIDR" dev "$BRIDGE"
   fi

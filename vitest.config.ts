@@ -28,11 +28,12 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          // The namespace lab owns one bridge (nwlab0): its files run one at a time, after the rest,
-          // on a quiet machine (its native-engine cases wait on the kernel's neighbour table).
+          // The namespace lab owns one bridge (nwlab0): its files run one at a time in one process
+          // (a project's fileParallelism is not honoured), after the rest, on a quiet machine (its
+          // native-engine cases wait on the kernel's neighbour table).
           name: 'lab',
           include: ['test/lab/**/*.test.ts'],
-          fileParallelism: false,
+          poolOptions: { forks: { singleFork: true } },
           sequence: { groupOrder: 1 },
         },
       },

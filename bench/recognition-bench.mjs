@@ -414,7 +414,9 @@ async function cpuPart(devices) {
         mac: devices[i].host.mac,
         keys: r.keys,
       }));
-      const stored = await store.identity.keysOfHolders(recognised.flatMap((r) => r.keys.filter((k) => k.kind !== 'ip' && k.strength !== 'excluded')));
+      const stored = await store.identity.keysOfHolders(
+        recognised.flatMap((r) => r.keys.filter((k) => k.kind !== 'ip' && k.strength !== 'excluded')),
+      );
       const involved = [...new Set([...hosts.map((h) => h.deviceId), ...stored.map((k) => k.deviceId)])];
       const separated = await store.deviceMerges.separatedPairs(involved);
       const resolution = resolveIdentities({ hosts, stored, separated });
@@ -425,7 +427,11 @@ async function cpuPart(devices) {
       });
       const resolutionCpu = process.cpuUsage(cpu2);
       const t2r = performance.now();
-      check(`scan ${n}: the resolver folds none of ${devices.length} distinct devices`, resolution.folds.length === 0, `${resolution.folds.length} folds`);
+      check(
+        `scan ${n}: the resolver folds none of ${devices.length} distinct devices`,
+        resolution.folds.length === 0,
+        `${resolution.folds.length} folds`,
+      );
       await store.identity.recordRecognition(scan.id, records, at);
       const recognitionCpu = process.cpuUsage(cpu1);
       const t3 = performance.now();

@@ -121,7 +121,7 @@ describe.skipIf(unavailable !== null)('identity resolver on the namespace lab', 
   }, 120_000);
 
   // Both stores (PostgreSQL when TEST_DATABASE_URL is set, as .ci/run sets it): PostgreSQL adds
-  // about 40 s to this file (measured: 22 s native, 18 s nmap, on a loaded 2-core machine).
+  // about as much as SQLite takes, 40 s on the 2-core machine at a load of 10 (70 s at 19).
   const databases = testDatabases();
   for (const database of databases) {
     for (const engine of ENGINES) {

@@ -9,6 +9,8 @@
 #   lab.sh listen HOST PORT banner TEXT    TCP server greeting with TEXT (SSH, FTP, SMTP …)
 #   lab.sh listen HOST PORT http SERVER    HTTP server answering with `Server: SERVER`
 #   lab.sh unlisten HOST PORT
+#   lab.sh sshd HOST               a real OpenSSH server on the host's tcp/22 (prints its host key's
+#                                  SHA256 fingerprint); no one can log in to it, see start_sshd
 #   lab.sh filter HOST PORT        iptables DROP for that TCP port inside the host's namespace
 #   lab.sh unfilter HOST PORT
 #   lab.sh stop HOST | start HOST  take the host off the segment / put it back (namespace kept)
@@ -45,6 +47,15 @@
 # owner; while that process is alive, `up` and `down` from another process exit with status 3
 # (so a test run cannot tear down a benchmark's lab): wait, or use `down --force`.
 #
+# sshd: the lab's SSH servers are Debian's /usr/sbin/sshd (openssh-server; NWLAB_SSHD overrides)
+# started with a configuration of the lab's own (`sshd -D -f`, never /etc/ssh/sshd_config): a host
+# key made by ssh-keygen for this lab run in $STATE/sshd/h<N> (kept while the lab is up, so a host
+# that moves or changes its MAC keeps it; gone at `down`), listening only on the host's address
+# inside its namespace, no PAM, and no way in (DenyUsers *, no password or keyboard-interactive
+# method, no authorized keys, MaxSessions 0, ForceCommand /bin/false). `move` restarts it on the
+# new address; `down` kills it with the other listeners. sshd needs its privilege-separation
+# directory /run/sshd (created root-owned 0755 if absent; Debian's own service uses the same).
+#
 # Idempotent: `up` twice is fine (it repairs what is missing and puts stopped hosts back), `down`
 # with nothing to remove is fine. A failure during `up` tears the whole lab down.
 set -euo pipefail
@@ -63,6 +74,7 @@ source "$HERE/lab-common.sh"
 OWNER=${NWLAB_OWNER:-$PPID}
 OUIS=(B8:27:EB 00:1C:42 02:66:00 00:16:3E DC:A6:32 00:0C:29)
 MAX_HOSTS=200
+SSHD=${NWLAB_SSHD:-/usr/sbin/sshd}
 
 # ---------------------------------------------------------------------------------------------
 # Names
@@ -291,7 +303,9 @@ cmd_move() {
     # The scanner still believes the old address is this MAC, and will not re-check it for a while.
     ip neigh replace "$old" lladdr "$(mac_of "$i")" dev "$BRIDGE" nud reachable
   fi
-  log "h$i moved ${old:-?} -> $new (MAC $(mac_of "$i") kept)"
+  # A real host's SSH server follows its address: the lab's listens on one address only.
+  if [[ $(cut -f1 "$(listener_base "$i" 22).info" 2>/dev/null) == sshd ]]; then start_sshd "$i" >/dev/null; fi
+  log "h$i moved ${old:-?} -> $new (MAC $(current_mac "$i") kept)"
 }
 
 cmd_setmac() {
@@ -364,6 +378,83 @@ cmd_unlisten() {
   rm -f "$(listener_base "$i" "$port").info"
 }
 
+# start_sshd HOST_INDEX: (re)starts the host's sshd on its current address, port 22 (replacing any
+# other listener there), waits until it listens, and prints its host key's fingerprint.
+start_sshd() {
+  local i=$1 ns ip dir key base pid fingerprint
+  [[ -x $SSHD ]] || die "no SSH server at $SSHD (apt-get install openssh-server)"
+  command -v ssh-keygen >/dev/null || die "ssh-keygen is not installed (apt-get install openssh-client)"
+  ns=$(ns_of "$i")
+  ip=$(current_ip "$i")
+  [[ -n $ip ]] || die "h$i has no address"
+  dir=$STATE/sshd/h$i
+  key=$dir/ssh_host_ed25519_key
+  mkdir -p "$dir"
+  chmod 700 "$STATE/sshd" "$dir"
+  # One host key per host and lab run: the same across restarts, moves and MAC changes.
+  [[ -s $key ]] || ssh-keygen -q -t ed25519 -N '' -C "nwlab-h$i" -f "$key"
+  [[ -d /run/sshd ]] || install -d -m 0755 -o root -g root /run/sshd
+  cat >"$dir/sshd_config" <<CONFIG
+# Netwarden namespace lab, host h$i: shows its host key to a scanner; nobody can log in.
+Port 22
+AddressFamily inet
+ListenAddress $ip
+HostKey $key
+PidFile $dir/sshd.pid
+UsePAM no
+PermitRootLogin no
+DenyUsers *
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+HostbasedAuthentication no
+PubkeyAuthentication yes
+AuthenticationMethods publickey
+AuthorizedKeysFile none
+AuthorizedPrincipalsFile none
+MaxAuthTries 1
+MaxSessions 0
+ForceCommand /bin/false
+DisableForwarding yes
+PermitTTY no
+PermitTunnel no
+PermitUserRC no
+LoginGraceTime 10
+UseDNS no
+PrintMotd no
+LogLevel INFO
+CONFIG
+  base=$(listener_base "$i" 22)
+  stop_listener "$base"
+  "$SSHD" -t -f "$dir/sshd_config" 2>"$base.log" || die "sshd refused the lab's configuration for h$i: $(tail -n 5 "$base.log")"
+  # setsid and `ip netns exec` exec into sshd: the PID is sshd's (-D: it stays in the foreground).
+  ip netns exec "$ns" setsid "$SSHD" -D -e -f "$dir/sshd_config" </dev/null >"$base.log" 2>&1 9>&- &
+  pid=$!
+  echo "$pid" >"$base.pid"
+  for _ in $(seq 1 100); do
+    [[ -n $(ip netns exec "$ns" ss -Hltn "src $ip:22" 2>/dev/null) ]] && break
+    pid_alive "$pid" || break
+    sleep 0.05
+  done
+  if [[ -z $(ip netns exec "$ns" ss -Hltn "src $ip:22" 2>/dev/null) ]]; then
+    kill_pids "$pid"
+    rm -f "$base.pid"
+    die "sshd on h$i did not start: $(tail -n 5 "$base.log" 2>/dev/null)"
+  fi
+  fingerprint=$(ssh-keygen -l -f "$key.pub" | awk '{print $2}')
+  printf 'sshd\t%s\n' "$fingerprint" >"$base.info"
+  log "h$i runs sshd on $ip:22 (host key $fingerprint)"
+  echo "$fingerprint"
+}
+
+cmd_sshd() {
+  need_root
+  local i
+  i=$(index_of "${1:?usage: lab.sh sshd HOST}")
+  lock
+  require_host "$i"
+  start_sshd "$i"
+}
+
 iptables_in() {
   # Inside the host's namespace only: the scanning host's firewall is never touched.
   local ns=$1
@@ -424,7 +515,7 @@ cmd_status() {
   done < <(cmd_hosts)
 }
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd=${1:-}
@@ -436,6 +527,7 @@ main() {
     hosts) cmd_hosts ;;
     listen) cmd_listen "$@" ;;
     unlisten) cmd_unlisten "$@" ;;
+    sshd) cmd_sshd "$@" ;;
     filter) cmd_filter "$@" ;;
     unfilter) cmd_unfilter "$@" ;;
     stop) cmd_stop "$@" ;;

@@ -110,6 +110,12 @@ export const labCtl = {
   banner: (host: string, port: number, text: string) => lab('listen', host, String(port), 'banner', text),
   /** An HTTP server in the host's namespace answering with `Server: serverHeader`. */
   http: (host: string, port: number, serverHeader: string) => lab('listen', host, String(port), 'http', serverHeader),
+  /**
+   * A real OpenSSH server (Debian's sshd, a configuration nobody can log in through) on the host's
+   * tcp/22 at its current address, with a host key made for this lab run; it follows the host when
+   * it moves. Resolves with the host key's fingerprint as `ssh-keygen -l` prints it (`SHA256:…`).
+   */
+  sshd: async (host: string) => (await lab('sshd', host)).trim(),
   unlisten: (host: string, port: number) => lab('unlisten', host, String(port)),
   /** iptables DROP for the TCP port inside the host's namespace. */
   filter: (host: string, port: number) => lab('filter', host, String(port)),

@@ -53,6 +53,16 @@ export class DeviceLinkStore {
     return out;
   }
 
+  /** These devices (those that exist), by id. */
+  async devicesById(ids: readonly number[]): Promise<Map<number, LinkedDevice>> {
+    const out = new Map<number, LinkedDevice>();
+    for (const part of chunks([...new Set(ids)], IDS_PER_STATEMENT)) {
+      const rows = await this.db.selectFrom('devices').select(['id', 'device_type']).where('id', 'in', part).execute();
+      for (const r of rows) out.set(r.id, { id: r.id, deviceType: r.device_type });
+    }
+    return out;
+  }
+
   /** The devices at these addresses, by address. */
   async devicesByIp(ips: readonly string[]): Promise<Map<string, LinkedDevice>> {
     const out = new Map<string, LinkedDevice>();

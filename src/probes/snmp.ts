@@ -146,7 +146,11 @@ function getBulk(session: Session, oid: string, signal: AbortSignal): Promise<Va
     if (signal.aborted) return finish(null);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      session.getBulk([oid], 0, BULK_REPETITIONS, (error, varbinds) => finish(!error && Array.isArray(varbinds) ? varbinds : null));
+      // net-snmp gives a repeated OID's varbinds as an array in its place.
+      session.getBulk([oid], 0, BULK_REPETITIONS, (error, varbinds) => {
+        const rows: unknown = Array.isArray(varbinds) && Array.isArray(varbinds[0]) ? varbinds[0] : varbinds;
+        finish(!error && Array.isArray(rows) ? (rows as Varbind[]) : null);
+      });
     } catch {
       finish(null);
     }

@@ -148,7 +148,17 @@ export function switchLinks(switches: readonly SwitchTables[], deviceOfMac: Read
       if (lower === null) continue;
       const upper = lower === self ? other : s;
       const port = portOf(upper.device.id, lower);
-      offer({ deviceId: lower, parentDeviceId: upper.device.id, parentKind: kindOf(upper), via: 'l2', port: port ? String(port.port) : null, source: 'snmp' }, 1);
+      offer(
+        {
+          deviceId: lower,
+          parentDeviceId: upper.device.id,
+          parentKind: kindOf(upper),
+          via: 'l2',
+          port: port ? String(port.port) : null,
+          source: 'snmp',
+        },
+        1,
+      );
     }
   }
 

@@ -45,7 +45,9 @@ type Client = (ctx: SourceContext) => Promise<{ records: NameRecord[]; links?: O
 /** The enabled sources, each as a client and what names it in a warning. */
 function enabledSources(s: Settings['name_sources']): { source: NameSource; where: string; run: Client }[] {
   const out: { source: NameSource; where: string; run: Client }[] = [];
-  const names = (fetch: (ctx: SourceContext) => Promise<NameRecord[]>): Client => async (ctx) => ({ records: await fetch(ctx) });
+  const names =
+    (fetch: (ctx: SourceContext) => Promise<NameRecord[]>): Client =>
+    async (ctx) => ({ records: await fetch(ctx) });
   if (s.pihole.enabled) out.push({ source: 'pihole', where: s.pihole.url, run: names((ctx) => fetchPihole(s.pihole, ctx)) });
   if (s.adguard.enabled) out.push({ source: 'adguard', where: s.adguard.url, run: names((ctx) => fetchAdGuard(s.adguard, ctx)) });
   if (s.unifi.enabled) out.push({ source: 'unifi', where: `${s.unifi.url}, site ${s.unifi.site}`, run: (ctx) => fetchUnifiNetwork(s.unifi, ctx) });

@@ -189,7 +189,10 @@ async function walkColumn(session: Session, column: string, max: number, signal:
 
 function macOfIndex(index: readonly number[]): string | null {
   if (index.length !== 6 || index.some((n) => !Number.isInteger(n) || n < 0 || n > 255)) return null;
-  return index.map((n) => n.toString(16).padStart(2, '0')).join(':').toUpperCase();
+  return index
+    .map((n) => n.toString(16).padStart(2, '0'))
+    .join(':')
+    .toUpperCase();
 }
 
 function integerOf(varbind: Varbind): number | null {
@@ -229,7 +232,12 @@ async function walkLldp(session: Session, signal: AbortSignal): Promise<SnmpLldp
     const localPort = index[1];
     const id = octets(idOf.get(key(index))?.value);
     const chassisMac =
-      integerOf(varbind) === CHASSIS_ID_MAC && id && id.length === 6 ? [...id].map((b) => b.toString(16).padStart(2, '0')).join(':').toUpperCase() : null;
+      integerOf(varbind) === CHASSIS_ID_MAC && id && id.length === 6
+        ? [...id]
+            .map((b) => b.toString(16).padStart(2, '0'))
+            .join(':')
+            .toUpperCase()
+        : null;
     out.push({ localPort, chassisMac, sysName: textOf(nameOf.get(key(index)), 255) });
   }
   return out;

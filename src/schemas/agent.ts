@@ -170,9 +170,15 @@ export const UploadedProbeResults = Type.Object(
           sysName: ProbeText(),
           engineId: ProbeText(64),
           bridge: Type.Optional(
-            Type.Array(Type.Object({ mac: Type.String({ maxLength: 17 }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, { additionalProperties: false }), {
-              maxItems: MAX_BRIDGE_ROWS,
-            }),
+            Type.Array(
+              Type.Object(
+                { mac: Type.String({ maxLength: 17 }), port: Type.Integer({ minimum: 1, maximum: 65535 }) },
+                { additionalProperties: false },
+              ),
+              {
+                maxItems: MAX_BRIDGE_ROWS,
+              },
+            ),
           ),
           lldp: Type.Optional(
             Type.Array(

@@ -6,7 +6,15 @@
  * merging devices keep the rows on both sides consistent (store/device-merge.ts).
  */
 import type { Kysely } from 'kysely';
-import { chooseLinks, LINK_SOURCES, type DeviceLink, type LinkedDevice, type LinkParentKind, type LinkSource, type LinkVia } from '../core/device-links.js';
+import {
+  chooseLinks,
+  LINK_SOURCES,
+  type DeviceLink,
+  type LinkedDevice,
+  type LinkParentKind,
+  type LinkSource,
+  type LinkVia,
+} from '../core/device-links.js';
 import { normalizeMac } from '../core/mac.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { insertMany } from './bulk.js';
@@ -67,7 +75,12 @@ export class DeviceLinkStore {
   async devicesByIp(ips: readonly string[]): Promise<Map<string, LinkedDevice>> {
     const out = new Map<string, LinkedDevice>();
     for (const part of chunks([...new Set(ips)], IDS_PER_STATEMENT)) {
-      const rows = await this.db.selectFrom('devices').select(['id', 'ip_address', 'device_type']).where('ip_address', 'in', part).orderBy('id').execute();
+      const rows = await this.db
+        .selectFrom('devices')
+        .select(['id', 'ip_address', 'device_type'])
+        .where('ip_address', 'in', part)
+        .orderBy('id')
+        .execute();
       for (const r of rows) if (!out.has(r.ip_address)) out.set(r.ip_address, { id: r.id, deviceType: r.device_type });
     }
     return out;
@@ -77,7 +90,13 @@ export class DeviceLinkStore {
    * Replaces `source`'s rows in `scope` by `links` (one per device: a later one of the same device
    * is ignored), and any row of `source` for a device now linked, in one transaction.
    */
-  async replace(source: LinkSource, scope: LinkScope, links: readonly Omit<DeviceLink, 'source'>[], scanId: number | null, at: string): Promise<void> {
+  async replace(
+    source: LinkSource,
+    scope: LinkScope,
+    links: readonly Omit<DeviceLink, 'source'>[],
+    scanId: number | null,
+    at: string,
+  ): Promise<void> {
     const rows = new Map<number, Omit<DeviceLink, 'source'>>();
     for (const link of links) if (link.deviceId !== link.parentDeviceId && !rows.has(link.deviceId)) rows.set(link.deviceId, link);
     await this.db.transaction().execute(async (trx) => {

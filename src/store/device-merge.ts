@@ -407,7 +407,12 @@ async function moveParents(trx: Transaction<Database>, keptId: number, mergedIds
     IDS_PER_STATEMENT,
   ))
     await trx.deleteFrom('device_links').where('id', 'in', part).execute();
-  const rows = await trx.selectFrom('device_links').select(['id', 'parent_device_id']).where('parent_device_id', 'in', mergedIds).orderBy('id').execute();
+  const rows = await trx
+    .selectFrom('device_links')
+    .select(['id', 'parent_device_id'])
+    .where('parent_device_id', 'in', mergedIds)
+    .orderBy('id')
+    .execute();
   const moved: Record<string, number[]> = {};
   for (const r of rows) (moved[String(r.parent_device_id)] ??= []).push(r.id);
   for (const part of chunks(

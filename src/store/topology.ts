@@ -104,6 +104,12 @@ export class TopologyStore {
    */
   async attachments(): Promise<Attachment[]> {
     const links = await new DeviceLinkStore(this.db, () => {}).chosen();
-    return links.map((l) => ({ device_id: l.deviceId, parent_device_id: l.parentDeviceId, kind: l.via, parent_kind: l.parentKind, source: l.source }));
+    return links.map((l) => ({
+      device_id: l.deviceId,
+      parent_device_id: l.parentDeviceId,
+      kind: l.via,
+      parent_kind: l.parentKind,
+      source: l.source,
+    }));
   }
 }

@@ -65,7 +65,13 @@ describe.each(testDatabases())('switches and access points on the map ($kind)', 
         { mac: MAC.wiredClient.toLowerCase(), ip: ip(3), hostname: 'desk', is_wired: true, sw_mac: MAC.unifiSwitch.toLowerCase(), sw_port: 7 },
       ],
       devices: [
-        { mac: MAC.ap.toLowerCase(), ip: ip(4), type: 'uap', name: 'Hall AP', uplink: { uplink_mac: MAC.unifiSwitch.toLowerCase(), uplink_remote_port: 3, type: 'wire' } },
+        {
+          mac: MAC.ap.toLowerCase(),
+          ip: ip(4),
+          type: 'uap',
+          name: 'Hall AP',
+          uplink: { uplink_mac: MAC.unifiSwitch.toLowerCase(), uplink_remote_port: 3, type: 'wire' },
+        },
         { mac: MAC.unifiSwitch.toLowerCase(), ip: ip(5), type: 'usw', name: 'Office switch' },
       ],
     });
@@ -123,7 +129,8 @@ describe.each(testDatabases())('switches and access points on the map ($kind)', 
     expect(up(graph, ap)).toEqual({ source: unifiSwitch!.id, target: ap!.id, kind: 'l2', evidence: 'confirmed', confirmed_by: 'unifi' });
     expect(up(graph, printer)).toEqual({ source: closet!.id, target: printer!.id, kind: 'l2', evidence: 'confirmed', confirmed_by: 'snmp' });
     // No table places the switches themselves: they hang off the subnet, inferred.
-    for (const node of [unifiSwitch, closet]) expect(up(graph, node)).toMatchObject({ source: `subnet:${net}.0/29`, evidence: 'inferred', confirmed_by: null });
+    for (const node of [unifiSwitch, closet])
+      expect(up(graph, node)).toMatchObject({ source: `subnet:${net}.0/29`, evidence: 'inferred', confirmed_by: null });
     // No link without a source: every confirmed device edge names one, and only these four exist.
     const confirmed = graph.edges.filter((e) => e.target.startsWith('device:') && e.evidence === 'confirmed');
     expect(confirmed.map((e) => e.confirmed_by).sort()).toEqual(['snmp', 'unifi', 'unifi', 'unifi']);
@@ -138,7 +145,13 @@ describe.each(testDatabases())('switches and access points on the map ($kind)', 
     expect(del.status, await del.clone().text()).toBeLessThan(300);
     const after = await map();
     // The phone's next-best source places it: the closet switch's bridge table (port 3).
-    expect(up(after, nodeAt(after, 2))).toEqual({ source: nodeAt(after, 6)!.id, target: nodeAt(after, 2)!.id, kind: 'l2', evidence: 'confirmed', confirmed_by: 'snmp' });
+    expect(up(after, nodeAt(after, 2))).toEqual({
+      source: nodeAt(after, 6)!.id,
+      target: nodeAt(after, 2)!.id,
+      kind: 'l2',
+      evidence: 'confirmed',
+      confirmed_by: 'snmp',
+    });
     expect(after.edges.some((e) => e.source === ap.id || e.target === ap.id)).toBe(false);
     expect(up(after, nodeAt(after, 3))).toMatchObject({ evidence: 'confirmed', confirmed_by: 'unifi' });
 

@@ -113,7 +113,9 @@ describe('switch links from bridge tables', () => {
       link(5, 3, '4', 'lldp'),
       link(6, 2, '9'),
     ]);
-    expect(chooseLinks([link(5, 3, '4', 'lldp'), { ...link(5, 8, null, 'unifi'), via: 'wifi' }])).toEqual([{ ...link(5, 8, null, 'unifi'), via: 'wifi' }]);
+    expect(chooseLinks([link(5, 3, '4', 'lldp'), { ...link(5, 8, null, 'unifi'), via: 'wifi' }])).toEqual([
+      { ...link(5, 8, null, 'unifi'), via: 'wifi' },
+    ]);
   });
 });
 
@@ -133,10 +135,46 @@ describe("the UniFi controller's links", () => {
       { mac: 'b8:00:00:00:00:04', ip: '10.0.0.53', is_wired: true },
     ];
     expect(unifiLinks(clients, devicesList)).toEqual([
-      { mac: 'B8:00:00:00:00:01', ip: '10.0.0.50', parentMac: 'AA:00:00:00:00:10', parentIp: '10.0.0.10', parentKind: 'access_point', via: 'wifi', port: null, source: 'unifi' },
-      { mac: 'B8:00:00:00:00:02', ip: '10.0.0.51', parentMac: 'AA:00:00:00:00:11', parentIp: '10.0.0.11', parentKind: 'switch', via: 'l2', port: '7', source: 'unifi' },
-      { mac: 'B8:00:00:00:00:03', ip: '10.0.0.52', parentMac: 'AA:00:00:00:00:10', parentIp: '10.0.0.10', parentKind: 'access_point', via: 'l2', port: '1', source: 'unifi' },
-      { mac: 'AA:00:00:00:00:10', ip: '10.0.0.10', parentMac: 'AA:00:00:00:00:11', parentIp: '10.0.0.11', parentKind: 'switch', via: 'l2', port: '3', source: 'unifi' },
+      {
+        mac: 'B8:00:00:00:00:01',
+        ip: '10.0.0.50',
+        parentMac: 'AA:00:00:00:00:10',
+        parentIp: '10.0.0.10',
+        parentKind: 'access_point',
+        via: 'wifi',
+        port: null,
+        source: 'unifi',
+      },
+      {
+        mac: 'B8:00:00:00:00:02',
+        ip: '10.0.0.51',
+        parentMac: 'AA:00:00:00:00:11',
+        parentIp: '10.0.0.11',
+        parentKind: 'switch',
+        via: 'l2',
+        port: '7',
+        source: 'unifi',
+      },
+      {
+        mac: 'B8:00:00:00:00:03',
+        ip: '10.0.0.52',
+        parentMac: 'AA:00:00:00:00:10',
+        parentIp: '10.0.0.10',
+        parentKind: 'access_point',
+        via: 'l2',
+        port: '1',
+        source: 'unifi',
+      },
+      {
+        mac: 'AA:00:00:00:00:10',
+        ip: '10.0.0.10',
+        parentMac: 'AA:00:00:00:00:11',
+        parentIp: '10.0.0.11',
+        parentKind: 'switch',
+        via: 'l2',
+        port: '3',
+        source: 'unifi',
+      },
       // The switch's uplink is the gateway: the map draws gateways itself.
     ]);
   });

@@ -124,7 +124,7 @@ describe.each([false, true])('UniFi Network controller (UniFi OS: %s)', (unifiOs
     expect(unifi.loggedOut).toBe(1);
   });
 
-  it('gives which access point or switch port each client hangs off, and the devices\' uplinks, from one session', async () => {
+  it("gives which access point or switch port each client hangs off, and the devices' uplinks, from one session", async () => {
     const before = unifi.loggedOut;
     const { records, links } = await fetchUnifiNetwork(config(), ctx());
     expect(records).toHaveLength(2);
@@ -139,8 +139,26 @@ describe.each([false, true])('UniFi Network controller (UniFi OS: %s)', (unifiOs
         port: null,
         source: 'unifi',
       },
-      { mac: 'F0:9F:C2:00:00:12', ip: '192.168.4.40', parentMac: '80:2A:A8:00:00:02', parentIp: '192.168.4.3', parentKind: 'switch', via: 'l2', port: '7', source: 'unifi' },
-      { mac: '80:2A:A8:00:00:01', ip: '192.168.4.2', parentMac: '80:2A:A8:00:00:02', parentIp: '192.168.4.3', parentKind: 'switch', via: 'l2', port: '3', source: 'unifi' },
+      {
+        mac: 'F0:9F:C2:00:00:12',
+        ip: '192.168.4.40',
+        parentMac: '80:2A:A8:00:00:02',
+        parentIp: '192.168.4.3',
+        parentKind: 'switch',
+        via: 'l2',
+        port: '7',
+        source: 'unifi',
+      },
+      {
+        mac: '80:2A:A8:00:00:01',
+        ip: '192.168.4.2',
+        parentMac: '80:2A:A8:00:00:02',
+        parentIp: '192.168.4.3',
+        parentKind: 'switch',
+        via: 'l2',
+        port: '3',
+        source: 'unifi',
+      },
     ]);
     expect(unifi.loggedOut).toBe(before + 1);
     const looked = await lookupNames(sources({ unifi: config() }));

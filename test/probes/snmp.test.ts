@@ -47,7 +47,10 @@ describe('SNMP probe', () => {
   });
 
   it("walks a switch's bridge forwarding table and LLDP neighbours with the community that answered", async () => {
-    const bridge = Array.from({ length: 70 }, (_, i) => ({ mac: `02:00:00:00:01:${i.toString(16).padStart(2, '0').toUpperCase()}`, port: 1 + (i % 24) }));
+    const bridge = Array.from({ length: 70 }, (_, i) => ({
+      mac: `02:00:00:00:01:${i.toString(16).padStart(2, '0').toUpperCase()}`,
+      port: 1 + (i % 24),
+    }));
     const agent = await track(
       snmpAgent(HOST, {
         communities: ['s3cret'],

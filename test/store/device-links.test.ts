@@ -42,7 +42,13 @@ describe.each(testDatabases())('device links ($kind)', (database) => {
     const [a, b, c, d, ap] = seen.map((s) => s.deviceId);
     ids = { a, b, c, d, ap };
     const at = '2026-01-01T00:00:00.000Z';
-    await store.deviceLinks.replace('snmp', { parents: [a] }, [{ deviceId: c, parentDeviceId: a, parentKind: 'switch', via: 'l2', port: '4' }], scanId, at);
+    await store.deviceLinks.replace(
+      'snmp',
+      { parents: [a] },
+      [{ deviceId: c, parentDeviceId: a, parentKind: 'switch', via: 'l2', port: '4' }],
+      scanId,
+      at,
+    );
     await store.deviceLinks.replace(
       'unifi',
       { all: true },
@@ -53,7 +59,13 @@ describe.each(testDatabases())('device links ($kind)', (database) => {
       scanId,
       at,
     );
-    await store.deviceLinks.replace('lldp', { parents: [a] }, [{ deviceId: b, parentDeviceId: a, parentKind: 'switch', via: 'l2', port: '24' }], scanId, at);
+    await store.deviceLinks.replace(
+      'lldp',
+      { parents: [a] },
+      [{ deviceId: b, parentDeviceId: a, parentKind: 'switch', via: 'l2', port: '24' }],
+      scanId,
+      at,
+    );
   });
 
   const pairs = async () => (await store.deviceLinks.list()).map((l) => [l.deviceId, l.parentDeviceId, l.source]);
@@ -79,7 +91,13 @@ describe.each(testDatabases())('device links ($kind)', (database) => {
     await store.deviceLinks.replace('snmp', { parents: [ids.b] }, [], scanId, '2026-01-02T00:00:00.000Z');
     expect(await pairs()).toContainEqual([ids.c, ids.a, 'snmp']);
     // Switch b now claims d: the snmp row of d is b's; a's row of c is unchanged.
-    await store.deviceLinks.replace('snmp', { parents: [ids.b] }, [{ deviceId: ids.d, parentDeviceId: ids.b, parentKind: 'switch', via: 'l2', port: '1' }], null, 'x');
+    await store.deviceLinks.replace(
+      'snmp',
+      { parents: [ids.b] },
+      [{ deviceId: ids.d, parentDeviceId: ids.b, parentKind: 'switch', via: 'l2', port: '1' }],
+      null,
+      'x',
+    );
     expect(await pairs()).toContainEqual([ids.d, ids.b, 'snmp']);
     // The controller's refresh replaces all of its rows.
     await store.deviceLinks.replace('unifi', { all: true }, [], scanId, '2026-01-02T00:00:00.000Z');
@@ -103,12 +121,14 @@ describe.each(testDatabases())('device links ($kind)', (database) => {
     const before = withoutMerges(await dumpTables(store));
     const fold = await store.deviceMerges.fold(ids.ap, ids.b, scanId, 'same_device');
     expect(fold).not.toBeNull();
-    expect(await pairs()).toEqual([
-      [ids.c, ids.a, 'snmp'],
-      [ids.c, ids.ap, 'unifi'],
-      [ids.d, ids.ap, 'unifi'],
-      [ids.ap, ids.a, 'lldp'],
-    ].sort((x, y) => Number(x[0]) - Number(y[0]) || String(x[2]).localeCompare(String(y[2]))));
+    expect(await pairs()).toEqual(
+      [
+        [ids.c, ids.a, 'snmp'],
+        [ids.c, ids.ap, 'unifi'],
+        [ids.d, ids.ap, 'unifi'],
+        [ids.ap, ids.a, 'lldp'],
+      ].sort((x, y) => Number(x[0]) - Number(y[0]) || String(x[2]).localeCompare(String(y[2]))),
+    );
     await store.deviceMerges.undo(fold!.id);
     expect(withoutMerges(await dumpTables(store))).toEqual(before);
   });

@@ -42,7 +42,7 @@ const DESCRIPTION = [
   '  and is not also a `device` node.',
   "- **Above a subnet** (or its own gateway): the agent whose networks hold it (`agent` node, `confirmed` by the agent's networks), else",
   "  the server's default gateway (`inferred`: the server reaches it that way), else the internet.",
-  '- **Switches and access points** appear only where a source confirms a device hangs off another: a UniFi controller\'s client and',
+  "- **Switches and access points** appear only where a source confirms a device hangs off another: a UniFi controller's client and",
   "  device lists (`unifi`), a switch's LLDP neighbours (`lldp`) or bridge forwarding table read over SNMP (`snmp`; docs/recognition.md).",
   '  Then the parent is a `switch` or `access_point` node and the edge is `l2`/`wifi`, `confirmed`, with `confirmed_by` naming the',
   '  source (null on every other edge). A device several sources place goes where the first of unifi, lldp, snmp puts it. No device',

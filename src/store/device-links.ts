@@ -23,6 +23,12 @@ import type { Database } from './schema.js';
 /** Which of a source's rows a refresh replaces: all of them, or those of the given parents (the switches that answered). */
 export type LinkScope = { all: true } | { parents: readonly number[] };
 
+/** Which devices' links to read: those (not archived) in an address range and a zone. */
+export interface LinkFilters {
+  range?: { low: number; high: number };
+  zone?: string;
+}
+
 export interface StoredLink extends DeviceLink {
   scanId: number | null;
   seenAt: string;
@@ -130,9 +136,19 @@ export class DeviceLinkStore {
     this.onWrite();
   }
 
-  /** Every stored link, in device order. */
-  async list(): Promise<StoredLink[]> {
-    const rows = await this.db.selectFrom('device_links').selectAll().orderBy('device_id').orderBy('source').execute();
+  /**
+   * The stored links, in device order; with `below`, only those of devices (not archived) whose
+   * address lies in `range` and whose zone is `zone` (the map's filters).
+   */
+  async list(below?: LinkFilters): Promise<StoredLink[]> {
+    let query = this.db.selectFrom('device_links as l').selectAll('l').orderBy('l.device_id').orderBy('l.source');
+    if (below) {
+      let devices = this.db.selectFrom('devices').select('id').where('status', '<>', 'archived');
+      if (below.range) devices = devices.where('ip_sort', '>=', below.range.low).where('ip_sort', '<=', below.range.high);
+      if (below.zone !== undefined) devices = devices.where('zone', '=', below.zone);
+      query = query.where('l.device_id', 'in', devices);
+    }
+    const rows = await query.execute();
     return rows
       .filter((r) => (LINK_SOURCES as readonly string[]).includes(r.source))
       .map((r) => ({
@@ -148,7 +164,7 @@ export class DeviceLinkStore {
   }
 
   /** One link per device (core/device-links.ts chooseLinks): what the map draws. */
-  async chosen(): Promise<DeviceLink[]> {
-    return chooseLinks(await this.list());
+  async chosen(below?: LinkFilters): Promise<DeviceLink[]> {
+    return chooseLinks(await this.list(below));
   }
 }

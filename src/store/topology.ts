@@ -100,10 +100,11 @@ export class TopologyStore {
    * The switch layer: one link per device that a source confirms (a controller's or switch's
    * table; core/device-links.ts chooseLinks), as the map builder's attachments. The builder makes
    * the parents `switch` and `access_point` nodes between the subnet and their clients, with
-   * `confirmed` edges naming the source; every other device stays on its subnet.
+   * `confirmed` edges naming the source; every other device stays on its subnet. Only the links of
+   * the devices the filters keep are read, so a subnet's answer stays proportional to it.
    */
-  async attachments(): Promise<Attachment[]> {
-    const links = await new DeviceLinkStore(this.db, () => {}).chosen();
+  async attachments(filters: TopologyFilters = {}): Promise<Attachment[]> {
+    const links = await new DeviceLinkStore(this.db, () => {}).chosen(filters);
     return links.map((l) => ({
       device_id: l.deviceId,
       parent_device_id: l.parentDeviceId,

@@ -193,7 +193,7 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
         defaultGateway: gateway,
         gatewayDevices: await topology.gatewayCandidates(gateway),
-        attachments: await topology.attachments(),
+        attachments: await topology.attachments(filters),
         showEmptyNetworks: filters.zone === undefined,
         within,
       };

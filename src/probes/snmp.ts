@@ -55,6 +55,8 @@ export interface SnmpProbeOptions extends ProbeOptions {
   communities?: string[];
   /** Walk the bridge and LLDP tables after the system group (default true). */
   tables?: boolean;
+  /** Rows read at most per table (default and ceiling: MAX_BRIDGE_ROWS, MAX_LLDP_ROWS). */
+  maxRows?: { bridge?: number; lldp?: number };
 }
 
 /**
@@ -200,7 +202,7 @@ function integerOf(varbind: Varbind): number | null {
 }
 
 /** The bridge forwarding table: dot1dTpFdbTable, else dot1qTpFdbTable (the MAC is the index's last six sub-identifiers). */
-async function walkBridge(session: Session, signal: AbortSignal): Promise<SnmpBridgeEntry[]> {
+async function walkBridge(session: Session, signal: AbortSignal, max: number): Promise<SnmpBridgeEntry[]> {
   const read = (rows: { index: number[]; varbind: Varbind }[]) => {
     const out = new Map<string, SnmpBridgeEntry>();
     for (const { index, varbind } of rows) {
@@ -211,17 +213,17 @@ async function walkBridge(session: Session, signal: AbortSignal): Promise<SnmpBr
     }
     return [...out.values()];
   };
-  const d = read(await walkColumn(session, TABLE_OIDS.dot1dTpFdbPort, MAX_BRIDGE_ROWS, signal));
+  const d = read(await walkColumn(session, TABLE_OIDS.dot1dTpFdbPort, max, signal));
   if (d.length > 0 || signal.aborted) return d;
-  return read(await walkColumn(session, TABLE_OIDS.dot1qTpFdbPort, MAX_BRIDGE_ROWS, signal));
+  return read(await walkColumn(session, TABLE_OIDS.dot1qTpFdbPort, max, signal));
 }
 
 /** The LLDP neighbours: chassis id subtype, chassis id and system name, joined by their index. */
-async function walkLldp(session: Session, signal: AbortSignal): Promise<SnmpLldpNeighbour[]> {
-  const subtypes = await walkColumn(session, TABLE_OIDS.lldpRemChassisIdSubtype, MAX_LLDP_ROWS, signal);
+async function walkLldp(session: Session, signal: AbortSignal, max: number): Promise<SnmpLldpNeighbour[]> {
+  const subtypes = await walkColumn(session, TABLE_OIDS.lldpRemChassisIdSubtype, max, signal);
   if (subtypes.length === 0) return [];
-  const ids = await walkColumn(session, TABLE_OIDS.lldpRemChassisId, MAX_LLDP_ROWS, signal);
-  const names = await walkColumn(session, TABLE_OIDS.lldpRemSysName, MAX_LLDP_ROWS, signal);
+  const ids = await walkColumn(session, TABLE_OIDS.lldpRemChassisId, max, signal);
+  const names = await walkColumn(session, TABLE_OIDS.lldpRemSysName, max, signal);
   const key = (index: number[]) => index.join('.');
   const idOf = new Map(ids.map((r) => [key(r.index), r.varbind]));
   const nameOf = new Map(names.map((r) => [key(r.index), r.varbind]));
@@ -284,9 +286,10 @@ async function run(host: string, options: SnmpProbeOptions): Promise<SnmpResult 
         };
         if (options.tables !== false) {
           // The tables in the probe's time left; whatever came by its end is kept.
-          const bridge = await walkBridge(session, signal);
+          const limit = (given: number | undefined, ceiling: number) => Math.max(1, Math.min(ceiling, given ?? ceiling));
+          const bridge = await walkBridge(session, signal, limit(options.maxRows?.bridge, MAX_BRIDGE_ROWS));
           if (bridge.length > 0) result.bridge = bridge;
-          const lldp = await walkLldp(session, signal);
+          const lldp = await walkLldp(session, signal, limit(options.maxRows?.lldp, MAX_LLDP_ROWS));
           if (lldp.length > 0) result.lldp = lldp;
         }
         return result;

@@ -66,6 +66,16 @@ describe('SNMP probe', () => {
     expect(result?.lldp).toEqual([{ localPort: 24, chassisMac: 'AA:BB:CC:00:00:01', sysName: 'core' }]);
   });
 
+  it('reads at most the row limit of a table, and nothing once cancelled', async () => {
+    const bridge = Array.from({ length: 100 }, (_, i) => ({ mac: `02:00:00:00:02:${i.toString(16).padStart(2, '0').toUpperCase()}`, port: 1 }));
+    const agent = await track(snmpAgent(HOST, { communities: ['public'], ...SYSTEM, bridge }));
+    const result = await probeSnmp(HOST, { port: agent.port, timeoutMs: 4000, maxRows: { bridge: 40 } });
+    expect(result?.bridge).toEqual(bridge.slice(0, 40));
+    const cancelled = new AbortController();
+    cancelled.abort();
+    expect(await probeSnmp(HOST, { port: agent.port, timeoutMs: 4000, signal: cancelled.signal })).toBeNull();
+  });
+
   it('leaves the tables out of a host that is no bridge, and when asked not to walk', async () => {
     const agent = await track(snmpAgent(HOST, { communities: ['public'], ...SYSTEM, bridge: [{ mac: '02:00:00:00:00:09', port: 3 }] }));
     expect(await probeSnmp(HOST, { port: agent.port, timeoutMs: 2000, tables: false })).toEqual({ community: 'public', ...SYSTEM, engineId: null });

@@ -6,7 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { chooseLinks, switchLinks, type DeviceLink, type LinkedDevice, type SwitchTables } from '../../src/core/device-links.js';
+import { Value } from '@sinclair/typebox/value';
+import { MAX_BRIDGE_ROWS } from '../../src/core/probe-results.js';
 import { unifiLinks } from '../../src/names/unifi.js';
+import { UploadedProbeResults } from '../../src/schemas/agent.js';
 
 const mac = (n: number) => `02:00:00:00:00:${n.toString(16).padStart(2, '0').toUpperCase()}`;
 const device = (id: number, deviceType: string | null = null): LinkedDevice => ({ id, deviceType });
@@ -177,5 +180,16 @@ describe("the UniFi controller's links", () => {
       },
       // The switch's uplink is the gateway: the map draws gateways itself.
     ]);
+  });
+});
+
+describe("an agent's upload", () => {
+  it('carries the switch tables its SNMP probe read, within the bounds the probe keeps', () => {
+    const snmp = { community: 'public', sysDescr: null, sysObjectID: null, sysName: 'sw', engineId: null };
+    const ok = { snmp: { ...snmp, bridge: [{ mac: '02:00:00:00:00:01', port: 3 }], lldp: [{ localPort: 24, chassisMac: null, sysName: 'core' }] } };
+    expect(Value.Check(UploadedProbeResults, ok)).toBe(true);
+    const tooMany = { snmp: { ...snmp, bridge: Array.from({ length: MAX_BRIDGE_ROWS + 1 }, () => ({ mac: '02:00:00:00:00:01', port: 3 })) } };
+    expect(Value.Check(UploadedProbeResults, tooMany)).toBe(false);
+    expect(Value.Check(UploadedProbeResults, { snmp: { ...snmp, bridge: [{ mac: '02:00:00:00:00:01', port: 0 }] } })).toBe(false);
   });
 });

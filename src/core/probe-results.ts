@@ -53,6 +53,33 @@ export interface SnmpResult {
   sysName: string | null;
   /** snmpEngineID as lower-case hex: an identity key. */
   engineId: string | null;
+  /**
+   * BRIDGE-MIB dot1dTpFdbTable (Q-BRIDGE-MIB dot1qTpFdbTable when that is empty): the MACs the host,
+   * a bridge, learned behind each of its ports (MAC upper-case colon form, bridge port number).
+   * Absent when the host has none (not a switch) or did not say in time.
+   */
+  bridge?: SnmpBridgeEntry[];
+  /** LLDP-MIB lldpRemTable: the neighbours the host hears on its ports. Absent when none. */
+  lldp?: SnmpLldpNeighbour[];
+}
+
+/** Rows of a bridge table the SNMP probe reads at most (a large switch learns thousands of MACs). */
+export const MAX_BRIDGE_ROWS = 4096;
+/** LLDP neighbours the SNMP probe reads at most. */
+export const MAX_LLDP_ROWS = 256;
+
+export interface SnmpBridgeEntry {
+  mac: string;
+  port: number;
+}
+
+export interface SnmpLldpNeighbour {
+  /** lldpRemLocalPortNum: the host's port the neighbour is on. */
+  localPort: number;
+  /** lldpRemChassisId when its subtype is a MAC address (4), upper-case colon form; else null. */
+  chassisMac: string | null;
+  /** lldpRemSysName. */
+  sysName: string | null;
 }
 
 /** One HTTP(S) service's first page. */

@@ -21,6 +21,7 @@
  * Every node but the internet has exactly one edge up; edges run from the upper node (`source`,
  * nearer the internet) to the lower (`target`).
  */
+import type { LinkParentKind, LinkSource } from './device-links.js';
 import { worse, type RiskLevel } from './severity.js';
 import { intToIpv4, ipv4ToInt, parseIpv4Network } from './net.js';
 
@@ -61,6 +62,8 @@ export interface TopologyEdge {
   target: string;
   kind: TopologyEdgeKind;
   evidence: TopologyEvidence;
+  /** A switch or access point's edge to its client: the source whose table confirms it (`unifi`, `snmp`, `lldp`). */
+  confirmed_by?: LinkSource;
 }
 
 /** What the map needs of a device. */
@@ -97,6 +100,10 @@ export interface Attachment {
   device_id: number;
   parent_device_id: number;
   kind: 'l2' | 'wifi';
+  /** What the source says the parent is; absent: an access point when a client is on its Wi-Fi, else a switch. */
+  parent_kind?: LinkParentKind;
+  /** The source that states it (store/device-links.ts). */
+  source?: LinkSource;
 }
 
 export interface TopologyContext {
@@ -243,7 +250,8 @@ export class TopologyBuilder {
       }
       if (loops) continue;
       this.parentOf.set(attachment.device_id, attachment);
-      if (attachment.kind === 'wifi') this.parentKinds.set(attachment.parent_device_id, 'access_point');
+      const kind = attachment.parent_kind ?? (attachment.kind === 'wifi' ? 'access_point' : 'switch');
+      if (kind === 'access_point') this.parentKinds.set(attachment.parent_device_id, 'access_point');
       else if (!this.parentKinds.has(attachment.parent_device_id)) this.parentKinds.set(attachment.parent_device_id, 'switch');
     }
   }
@@ -466,7 +474,13 @@ export class TopologyBuilder {
       const id = this.deviceIds[i];
       const attachment = this.parentOf.get(id);
       if (attachment && this.emittedParents.has(attachment.parent_device_id)) {
-        page.push({ source: `device:${attachment.parent_device_id}`, target: `device:${id}`, kind: attachment.kind, evidence: 'confirmed' });
+        page.push({
+          source: `device:${attachment.parent_device_id}`,
+          target: `device:${id}`,
+          kind: attachment.kind,
+          evidence: 'confirmed',
+          ...(attachment.source ? { confirmed_by: attachment.source } : {}),
+        });
       } else {
         page.push({ source: `subnet:${this.subnetList[this.deviceSubnets[i]].cidr}`, target: `device:${id}`, kind: 'l2', evidence: 'inferred' });
       }

@@ -5,6 +5,7 @@
  * NAME_SOURCE_TIMEOUT_MS in all; a source that is down, slow or answers garbage never fails the
  * scan: it becomes a warning ("Pi-hole (http://pi.hole): no answer within 5 s").
  */
+import type { ObservedLink } from '../core/device-links.js';
 import { NAME_SOURCE_LABELS, type DiscoveredHost, type NameSource } from '../core/model.js';
 import { applyNames, normalizeRecords, type NameRecord } from '../core/name-sources.js';
 import type { Settings } from '../core/settings.js';
@@ -13,7 +14,7 @@ import { NameSourceError } from './http.js';
 import { readLeaseFile } from './lease-file.js';
 import { fetchPihole } from './pihole.js';
 import type { SourceContext } from './types.js';
-import { fetchUnifi } from './unifi.js';
+import { fetchUnifiNetwork } from './unifi.js';
 import type { OutboundGuard } from '../util/outbound.js';
 
 /** Time a source has to answer, everything included (login, lists, logout). */
@@ -21,6 +22,12 @@ export const NAME_SOURCE_TIMEOUT_MS = 5_000;
 
 export interface NameLookupResult {
   records: NameRecord[];
+  /**
+   * Which device hangs off which switch or access point, from the sources that know (UniFi), and
+   * those sources: only a source that answered has its stored links replaced.
+   */
+  links: ObservedLink[];
+  linkSources: NameSource[];
   /** One line per source that failed, naming it and what went wrong. */
   warnings: string[];
 }
@@ -33,15 +40,18 @@ export interface LookupOptions {
   guard?: OutboundGuard;
 }
 
-type Client = (ctx: SourceContext) => Promise<NameRecord[]>;
+type Client = (ctx: SourceContext) => Promise<{ records: NameRecord[]; links?: ObservedLink[] }>;
 
 /** The enabled sources, each as a client and what names it in a warning. */
 function enabledSources(s: Settings['name_sources']): { source: NameSource; where: string; run: Client }[] {
   const out: { source: NameSource; where: string; run: Client }[] = [];
-  if (s.pihole.enabled) out.push({ source: 'pihole', where: s.pihole.url, run: (ctx) => fetchPihole(s.pihole, ctx) });
-  if (s.adguard.enabled) out.push({ source: 'adguard', where: s.adguard.url, run: (ctx) => fetchAdGuard(s.adguard, ctx) });
-  if (s.unifi.enabled) out.push({ source: 'unifi', where: `${s.unifi.url}, site ${s.unifi.site}`, run: (ctx) => fetchUnifi(s.unifi, ctx) });
-  if (s.dhcp_leases.enabled) out.push({ source: 'dhcp_leases', where: s.dhcp_leases.path, run: (ctx) => readLeaseFile(s.dhcp_leases, ctx) });
+  const names =
+    (fetch: (ctx: SourceContext) => Promise<NameRecord[]>): Client =>
+    async (ctx) => ({ records: await fetch(ctx) });
+  if (s.pihole.enabled) out.push({ source: 'pihole', where: s.pihole.url, run: names((ctx) => fetchPihole(s.pihole, ctx)) });
+  if (s.adguard.enabled) out.push({ source: 'adguard', where: s.adguard.url, run: names((ctx) => fetchAdGuard(s.adguard, ctx)) });
+  if (s.unifi.enabled) out.push({ source: 'unifi', where: `${s.unifi.url}, site ${s.unifi.site}`, run: (ctx) => fetchUnifiNetwork(s.unifi, ctx) });
+  if (s.dhcp_leases.enabled) out.push({ source: 'dhcp_leases', where: s.dhcp_leases.path, run: names((ctx) => readLeaseFile(s.dhcp_leases, ctx)) });
   return out;
 }
 
@@ -61,11 +71,16 @@ export async function lookupNames(sources: Settings['name_sources'], options: Lo
         }, timeoutMs);
       });
       try {
-        const records = await Promise.race([run({ signal: stop.signal, timeoutMs, guard: options.guard }), timeout]);
-        return { records: normalizeRecords(records.filter((r) => r.source === source)), warning: null };
+        const answer = await Promise.race([run({ signal: stop.signal, timeoutMs, guard: options.guard }), timeout]);
+        return {
+          records: normalizeRecords(answer.records.filter((r) => r.source === source)),
+          links: answer.links?.filter((l) => l.source === source),
+          source,
+          warning: null,
+        };
       } catch (err) {
         const why = err instanceof NameSourceError ? err.message : `failed: ${(err as Error).message}`;
-        return { records: [], warning: `name source ${NAME_SOURCE_LABELS[source]} (${where}): ${why}` };
+        return { records: [], links: undefined, source, warning: `name source ${NAME_SOURCE_LABELS[source]} (${where}): ${why}` };
       } finally {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
@@ -75,6 +90,8 @@ export async function lookupNames(sources: Settings['name_sources'], options: Lo
   );
   return {
     records: results.flatMap((r) => r.records),
+    links: results.flatMap((r) => r.links ?? []),
+    linkSources: results.flatMap((r) => (r.links ? [r.source] : [])),
     warnings: results.flatMap((r) => (r.warning ? [r.warning] : [])),
   };
 }
@@ -97,5 +114,11 @@ export class NameLookup {
     const first = !this.reported;
     this.reported = true;
     return { hosts: applyNames(hosts, records), warnings: first ? warnings : [] };
+  }
+
+  /** The links the sources stated and the sources that answered with links (empty when none did). */
+  async links(): Promise<{ links: ObservedLink[]; sources: NameSource[] }> {
+    const { links, linkSources } = await this.pending;
+    return { links, sources: linkSources };
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The part of net-snmp (MIT, no bundled types) the SNMP probe and its tests use: a v2c session's
- * get, and the agent with scalar providers that the tests answer with.
+ * get and getBulk, and the agent with scalar and table providers that the tests answer with.
  */
 declare module 'net-snmp' {
   import type { EventEmitter } from 'node:events';
@@ -23,6 +23,7 @@ declare module 'net-snmp' {
 
   export interface Session extends EventEmitter {
     get(oids: string[], callback: (error: Error | null, varbinds?: Varbind[]) => void): void;
+    getBulk(oids: string[], nonRepeaters: number, maxRepetitions: number, callback: (error: Error | null, varbinds?: Varbind[]) => void): void;
     cancelRequests(error: Error): void;
     close(): void;
   }
@@ -41,8 +42,18 @@ declare module 'net-snmp' {
     handler?: (request: MibRequest) => void;
   }
 
+  export interface TableProvider {
+    name: string;
+    type: number;
+    oid: string;
+    maxAccess: number;
+    tableColumns: { number: number; name: string; type: number; maxAccess: number }[];
+    tableIndex: { columnName: string; implied?: boolean; length?: number }[];
+  }
+
   export interface Mib {
-    registerProvider(provider: ScalarProvider): void;
+    registerProvider(provider: ScalarProvider | TableProvider): void;
+    addTableRow(name: string, row: unknown[]): void;
     setScalarValue(name: string, value: unknown): void;
   }
 

@@ -46,6 +46,15 @@ export async function identifyHosts(
   settings: Pick<Settings, 'recognition'>,
   options: IdentifyOptions,
 ): Promise<DeviceRecognitionRecord[]> {
+  return (await identifyHostsWithProbes(targets, settings, options)).records;
+}
+
+/** identifyHosts, with the probe results each target was recognised from (by address): the switches' tables are in them. */
+export async function identifyHostsWithProbes(
+  targets: readonly IdentifyTarget[],
+  settings: Pick<Settings, 'recognition'>,
+  options: IdentifyOptions,
+): Promise<{ records: DeviceRecognitionRecord[]; probes: Map<string, ProbeResults> }> {
   const probes = options.probe
     ? await probeHosts(
         targets.map((t) => t.host),
@@ -55,7 +64,13 @@ export async function identifyHosts(
       )
     : new Map<string, ProbeResults>();
   // Without probes here, what the host's own scan probed (an agent's upload carries its probe results).
-  return targets.map((target) => recognitionOf(target, probes.get(target.host.ip) ?? target.host.probes ?? {}));
+  const used = new Map<string, ProbeResults>();
+  const records = targets.map((target) => {
+    const results = probes.get(target.host.ip) ?? target.host.probes ?? {};
+    used.set(target.host.ip, results);
+    return recognitionOf(target, results);
+  });
+  return { records, probes: used };
 }
 
 /**

@@ -20,7 +20,8 @@ import { toScanRecord } from '../store/scans.js';
 import { ScanAbortedError } from '../engines/types.js';
 import type { ScanEvaluator } from './evaluate.js';
 import { publishScanOutcome } from './events.js';
-import { identifyHosts, type IdentifyTarget, type ProbedHost } from './identify.js';
+import { identifyHostsWithProbes, type IdentifyTarget, type ProbedHost } from './identify.js';
+import { recordControllerLinks, recordSwitchLinks } from './links.js';
 import { resolveIdentities, type FoldKind, type ResolverHost } from '../core/resolver.js';
 import type { DeviceRecognitionRecord } from '../store/identity.js';
 import type { ScanOwner } from './owner.js';
@@ -93,6 +94,13 @@ export class ScanRecorder {
     await store.scans.addWarnings(scan.id, warnings);
     const { seen, notes } = await inventory.recordDiscovery(scan.id, live, nowIso());
     for (const n of notes) log.warn({ scan_id: scan.id, ip: n.ip, mac: n.mac, device_id: n.deviceId }, `identity: ${n.reason}`);
+    // Which device hangs off which switch or access point, from the sources that answered with links (UniFi).
+    try {
+      const { links, sources } = await lookup.links();
+      if (sources.includes('unifi')) await recordControllerLinks(store, links, scan.id);
+    } catch (err) {
+      log.warn({ err, scan_id: scan.id }, 'could not record the links a name source gave');
+    }
     return seen;
   }
 
@@ -160,11 +168,21 @@ export class ScanRecorder {
     if (targets.length === 0) return seen;
     let after = seen;
     try {
-      const records = await identifyHosts(targets, run.settings, { probe, signal: run.engineOptions.signal });
+      const { records, probes } = await identifyHostsWithProbes(targets, run.settings, { probe, signal: run.engineOptions.signal });
       if (run.engineOptions.signal.aborted) return seen;
       const resolved = await this.resolve(run, seen, targets, records);
       after = resolved.seen;
       await store.identity.recordRecognition(run.scan.id, resolved.records, nowIso());
+      // Switches' bridge and LLDP tables (the SNMP probe's): their clients, by the devices as folded.
+      const hostOf = new Map(targets.map((t) => [t.host.ip, t.host]));
+      await recordSwitchLinks(
+        store,
+        after.flatMap((d) => {
+          const found = probes.get(d.ip);
+          return found ? [{ deviceId: d.deviceId, mac: hostOf.get(d.ip)?.mac ?? null, probes: found }] : [];
+        }),
+        run.scan.id,
+      );
     } catch (err) {
       log.warn({ err, scan_id: run.scan.id }, 'could not record what the devices of a scan are');
     }

@@ -18,7 +18,7 @@ import {
   SERVICE_TEXT_MAX_LENGTH,
 } from '../core/limits.js';
 import { SCAN_ENGINE_NAMES, SCAN_ENGINE_SETTINGS, SCAN_PROFILES } from '../core/model.js';
-import { PROBE_NAMES } from '../core/probe-results.js';
+import { MAX_BRIDGE_ROWS, MAX_LLDP_ROWS, PROBE_NAMES } from '../core/probe-results.js';
 import { Nullable, StringEnum, Timestamp } from './common.js';
 import { ScanProgress } from './scan.js';
 
@@ -169,6 +169,26 @@ export const UploadedProbeResults = Type.Object(
           sysObjectID: ProbeText(255),
           sysName: ProbeText(),
           engineId: ProbeText(64),
+          bridge: Type.Optional(
+            Type.Array(
+              Type.Object(
+                { mac: Type.String({ maxLength: 17 }), port: Type.Integer({ minimum: 1, maximum: 65535 }) },
+                { additionalProperties: false },
+              ),
+              {
+                maxItems: MAX_BRIDGE_ROWS,
+              },
+            ),
+          ),
+          lldp: Type.Optional(
+            Type.Array(
+              Type.Object(
+                { localPort: Type.Integer({ minimum: 0, maximum: 2147483647 }), chassisMac: ProbeText(17), sysName: ProbeText(255) },
+                { additionalProperties: false },
+              ),
+              { maxItems: MAX_LLDP_ROWS },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

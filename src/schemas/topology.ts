@@ -1,6 +1,7 @@
 /** The network map (CONTRACT §16, §18) as the API shows it: the one definition for route, OpenAPI and web UI. */
 import { type Static, Type } from '@sinclair/typebox';
 import { RISK_LEVELS } from '../core/severity.js';
+import { LINK_SOURCES } from '../core/device-links.js';
 import { TOPOLOGY_EDGE_KINDS, TOPOLOGY_EVIDENCE, TOPOLOGY_NODE_KINDS } from '../core/topology.js';
 import { Nullable, StringEnum } from './common.js';
 
@@ -33,6 +34,12 @@ export const TopologyEdge = Type.Object({
     description:
       "`confirmed`: a table says so (the server's routing table, an agent's configured networks, a controller's or switch's client table); `measured`: traceroute; `inferred`: reasoned (same subnet, the only router of a subnet)",
   }),
+  confirmed_by: Nullable(
+    StringEnum(LINK_SOURCES, {
+      description:
+        "A switch's or access point's edge to its client: whose table confirms it (`unifi` the controller's lists, `lldp` the switch's LLDP neighbours, `snmp` its bridge forwarding table); null on every other edge",
+    }),
+  ),
 });
 
 export const Topology = Type.Object({

@@ -56,6 +56,12 @@ interface MergeSnapshot {
   devices: DeviceRow[];
   /** Per table: the ids of the rows moved to the kept device, by the device they came from; and the rows removed (collisions), whole. */
   tables: Partial<Record<DeviceTable, { moved: Record<string, number[]>; removed: Row[] }>>;
+  /**
+   * device_links naming a merged device as the parent: the ids repointed to the kept device, by the
+   * parent they had; and the links between the merged devices and the kept one, removed whole
+   * (they would link the kept device to itself). Absent in merges made before migration 021.
+   */
+  parents?: { moved: Record<string, number[]>; removed: Row[] };
 }
 
 export interface MergeRecord {
@@ -76,6 +82,8 @@ export class DeviceMergeStore {
   async deleteDevice(id: number): Promise<boolean> {
     const deleted = await this.db.transaction().execute(async (trx) => {
       const any = trx as unknown as Kysely<Record<string, Row>>;
+      // Links of the devices that hang off it (the rows with it below go with its other tables).
+      await trx.deleteFrom('device_links').where('parent_device_id', '=', id).execute();
       for (const { table } of DEVICE_TABLES) await any.deleteFrom(table).where('device_id', '=', id).execute();
       const result = await trx.deleteFrom('devices').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
@@ -102,6 +110,7 @@ export class DeviceMergeStore {
         throw new NotFoundError(`device_ids: devices not found: ${missing.join(', ')}`, { missing });
       }
       const snapshot: MergeSnapshot = { kept: pick(kept, KEPT_COLUMNS), devices: merged, tables: {} };
+      snapshot.parents = await moveParents(trx, keptId, mergedIds);
       for (const { table, unique } of DEVICE_TABLES) snapshot.tables[table] = await moveRows(trx, table, unique, keptId, mergedIds);
       const firstOf = (column: 'label' | 'zone' | 'notes') => kept[column] ?? merged.find((d) => d[column] !== null)?.[column] ?? null;
       await trx
@@ -157,6 +166,7 @@ export class DeviceMergeStore {
       // What this scan examined on the new device: the kept device's ports there are now what the scan found.
       const segment = parseSegments(folded.port_coverage).find((s) => s.scan_id === scanId);
       const examined = segment ? storedCoverage(segment.ports) : null;
+      snapshot.parents = await moveParents(trx, keptId, [newId]);
       for (const { table, unique } of DEVICE_TABLES) {
         const prefer = same && table === 'ports' ? 'merged' : 'kept';
         const stale = same && table === 'ports' && examined ? (r: Row) => covers(examined, Number(r.port), String(r.protocol)) : undefined;
@@ -315,6 +325,7 @@ export class DeviceMergeStore {
           await any.insertInto(table).values(removed).execute();
         }
       }
+      if (snapshot.parents) await restoreParents(trx, row.device_id, snapshot.parents);
       const undoneAt = nowIso();
       await trx.updateTable('device_merges').set({ undone_at: undoneAt }).where('id', '=', id).execute();
       return { id, deviceId: row.device_id, mergedIds: JSON.parse(row.merged_ids) as number[], createdAt: row.created_at, undoneAt };
@@ -375,6 +386,68 @@ async function moveRows(
     for (const part of chunks(ids, IDS_PER_STATEMENT)) await any.updateTable(table).set({ device_id: keptId }).where('id', 'in', part).execute();
   }
   return { moved, removed };
+}
+
+/**
+ * Before a merge moves the merged devices' rows: the links between the devices merged (kept one
+ * included) are removed (they would link the kept device to itself), and the links naming a merged
+ * device as the parent now name the kept device. Returns what an undo restores.
+ */
+async function moveParents(trx: Transaction<Database>, keptId: number, mergedIds: number[]): Promise<NonNullable<MergeSnapshot['parents']>> {
+  const all = [keptId, ...mergedIds];
+  const removed = (await trx
+    .selectFrom('device_links')
+    .selectAll()
+    .where('device_id', 'in', all)
+    .where('parent_device_id', 'in', all)
+    .orderBy('id')
+    .execute()) as unknown as Row[];
+  for (const part of chunks(
+    removed.map((r) => r.id),
+    IDS_PER_STATEMENT,
+  ))
+    await trx.deleteFrom('device_links').where('id', 'in', part).execute();
+  const rows = await trx
+    .selectFrom('device_links')
+    .select(['id', 'parent_device_id'])
+    .where('parent_device_id', 'in', mergedIds)
+    .orderBy('id')
+    .execute();
+  const moved: Record<string, number[]> = {};
+  for (const r of rows) (moved[String(r.parent_device_id)] ??= []).push(r.id);
+  for (const part of chunks(
+    rows.map((r) => r.id),
+    IDS_PER_STATEMENT,
+  ))
+    await trx.updateTable('device_links').set({ parent_device_id: keptId }).where('id', 'in', part).execute();
+  return { moved, removed };
+}
+
+/** An undo's counterpart of moveParents (after the merged devices and their own rows are back). */
+async function restoreParents(trx: Transaction<Database>, keptId: number, parents: NonNullable<MergeSnapshot['parents']>): Promise<void> {
+  for (const [parentId, ids] of Object.entries(parents.moved))
+    for (const part of chunks(ids, IDS_PER_STATEMENT))
+      await trx
+        .updateTable('device_links')
+        .set({ parent_device_id: Number(parentId) })
+        .where('id', 'in', part)
+        .where('parent_device_id', '=', keptId)
+        .execute();
+  for (const removed of parents.removed) {
+    // Unless a later refresh of that source linked the device again.
+    const again = await trx
+      .selectFrom('device_links')
+      .select('id')
+      .where('device_id', '=', Number(removed.device_id))
+      .where('source', '=', String(removed.source))
+      .executeTakeFirst();
+    const ends = await trx
+      .selectFrom('devices')
+      .select('id')
+      .where('id', 'in', [Number(removed.device_id), Number(removed.parent_device_id)])
+      .execute();
+    if (!again && ends.length === 2) await (trx as unknown as Kysely<Record<string, Row>>).insertInto('device_links').values(removed).execute();
+  }
 }
 
 function pick<T extends object, K extends keyof T>(row: T, keys: readonly K[]): Pick<T, K> {

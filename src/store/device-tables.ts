@@ -19,6 +19,9 @@ export const DEVICE_TABLES = [
   { table: 'device_identity_keys', unique: ['kind', 'value'] },
   { table: 'device_evidence', unique: [] },
   { table: 'identity_decisions', unique: [] },
+  // Switch and access-point links (migration 021), by the device below; one per source. The rows
+  // naming a device as the parent (`parent_device_id`) are handled by device-merge.ts itself.
+  { table: 'device_links', unique: ['source'] },
 ] as const satisfies readonly { table: string; unique: readonly string[] }[];
 
 export type DeviceTable = (typeof DEVICE_TABLES)[number]['table'];

@@ -8,6 +8,7 @@ import { ChangeStore } from './changes.js';
 import { type DatabaseHandle, type DatabaseOptions, migrateToLatest, openDatabase, ping } from './db.js';
 import { DeviceStore } from './devices.js';
 import { DeviceMergeStore } from './device-merge.js';
+import { DeviceLinkStore } from './device-links.js';
 import { EvaluationStore } from './evaluation.js';
 import { HistoryStore } from './history.js';
 import { IdentityStore } from './identity.js';
@@ -42,6 +43,8 @@ export class Store {
   readonly identity: IdentityStore;
   /** Deleting and merging devices, undoing merges (CONTRACT §15). */
   readonly deviceMerges: DeviceMergeStore;
+  /** Which device hangs off which switch or access point (migration 021). */
+  readonly deviceLinks: DeviceLinkStore;
   readonly evaluation: EvaluationStore;
   readonly changes: ChangeStore;
   /** Reads over the scans' history: two scans compared, a device's timeline. */
@@ -88,6 +91,7 @@ export class Store {
     this.devices = new DeviceStore(db, bump, () => this.currentDataVersion(), handle.dialect);
     this.identity = new IdentityStore(db, bump);
     this.deviceMerges = new DeviceMergeStore(db, bump);
+    this.deviceLinks = new DeviceLinkStore(db, bump);
     this.evaluation = new EvaluationStore(db, bump);
     this.changes = new ChangeStore(db, bump);
     this.history = new HistoryStore(db);

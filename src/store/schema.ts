@@ -217,6 +217,19 @@ export interface DeviceEvidenceTable {
   observed_at: string;
 }
 
+/** A device hanging off a switch or access point, as one source states it (migration 021). */
+export interface DeviceLinksTable {
+  id: Generated<number>;
+  device_id: number;
+  parent_device_id: number;
+  parent_kind: string;
+  via: string;
+  port: string | null;
+  source: string;
+  scan_id: number | null;
+  seen_at: string;
+}
+
 /** Why a scan decided what it did about a device (migration 015). */
 export interface IdentityDecisionsTable {
   id: Generated<number>;
@@ -531,6 +544,7 @@ export interface Database {
   intel_epss: IntelEpssTable;
   intel_sources: IntelSourcesTable;
   device_merges: DeviceMergesTable;
+  device_links: DeviceLinksTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

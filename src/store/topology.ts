@@ -1,9 +1,11 @@
 /**
  * What the network map (core/topology.ts) reads: the devices (not archived) a page at a time in
- * address order, the devices that may be gateways, and the subnets completed scans targeted.
+ * address order, the devices that may be gateways, the subnets completed scans targeted, and the
+ * switch layer (which device hangs off which switch or access point, store/device-links.ts).
  */
 import { sql, type Kysely } from 'kysely';
-import { GATEWAY_DEVICE_TYPES, type TopologyDevice } from '../core/topology.js';
+import { GATEWAY_DEVICE_TYPES, type Attachment, type TopologyDevice } from '../core/topology.js';
+import { DeviceLinkStore } from './device-links.js';
 import type { RiskLevel } from '../core/severity.js';
 import type { Database } from './schema.js';
 
@@ -92,5 +94,23 @@ export class TopologyStore {
       .where('scan_type', '=', 'network')
       .execute();
     return rows.map((r) => r.subnet);
+  }
+
+  /**
+   * The switch layer: one link per device that a source confirms (a controller's or switch's
+   * table; core/device-links.ts chooseLinks), as the map builder's attachments. The builder makes
+   * the parents `switch` and `access_point` nodes between the subnet and their clients, with
+   * `confirmed` edges naming the source; every other device stays on its subnet. Only the links of
+   * the devices the filters keep are read, so a subnet's answer stays proportional to it.
+   */
+  async attachments(filters: TopologyFilters = {}): Promise<Attachment[]> {
+    const links = await new DeviceLinkStore(this.db, () => {}).chosen(filters);
+    return links.map((l) => ({
+      device_id: l.deviceId,
+      parent_device_id: l.parentDeviceId,
+      kind: l.via,
+      parent_kind: l.parentKind,
+      source: l.source,
+    }));
   }
 }

@@ -158,7 +158,7 @@ export function planMap(graph: Topology, view: MapView, memberSubnet = subnetOfM
     const edge = up.get(p.node.id);
     if (edge && !drawn.has(edge.source)) {
       const subnet = memberSubnet.get(p.node.id);
-      if (subnet) edges.push({ source: subnet, target: p.node.id, kind: 'l2', evidence: 'inferred' });
+      if (subnet) edges.push({ source: subnet, target: p.node.id, kind: 'l2', evidence: 'inferred', confirmed_by: null });
     }
   }
   return { nodes: placed, edges, devices, offline };

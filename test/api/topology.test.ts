@@ -145,6 +145,7 @@ describe.each(testDatabases())('network map ($kind)', (database) => {
       target: `device:${ids.laptop}`,
       kind: 'l2',
       evidence: 'inferred',
+      confirmed_by: null,
     });
 
     // The only router of the scanned subnet is its gateway (inferred), carrying its device id and not drawn again as a device.
@@ -157,7 +158,13 @@ describe.each(testDatabases())('network map ($kind)', (database) => {
     if (gateway) {
       expect(nodeOf(graph, `gateway:${gateway}`)).toMatchObject({ kind: 'gateway', device_id: ids.gateway, label: 'Home gateway' });
       expect(nodeOf(graph, `device:${ids.gateway}`)).toBeUndefined();
-      expect(upOf(graph, `gateway:${gateway}`)).toEqual({ source: 'internet', target: `gateway:${gateway}`, kind: 'uplink', evidence: 'confirmed' });
+      expect(upOf(graph, `gateway:${gateway}`)).toEqual({
+        source: 'internet',
+        target: `gateway:${gateway}`,
+        kind: 'uplink',
+        evidence: 'confirmed',
+        confirmed_by: null,
+      });
       // The scanned subnet's own gateway sits under the server's.
       expect(upOf(graph, 'gateway:10.77.1.1')).toMatchObject({ source: `gateway:${gateway}`, evidence: 'inferred' });
     }

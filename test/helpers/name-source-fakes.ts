@@ -131,13 +131,17 @@ export async function startFakeAdGuard(options: { username: string; password: st
 /**
  * A UniFi Network controller, classic (POST /api/login → cookie `unifises`) or UniFi OS (POST
  * /api/auth/login → cookie `TOKEN` and an X-CSRF-Token header; the Network API under
- * /proxy/network). Only `site` exists; another answers `api.err.NoSiteContext`.
+ * /proxy/network). Only `site` exists; another answers `api.err.NoSiteContext`. Its clients
+ * (`stat/sta`) and devices (`stat/device`, the access points and switches) carry where each hangs.
  */
 export async function startFakeUnifi(options: {
   username: string;
   password: string;
   site: string;
   unifiOs: boolean;
+  /** The site's clients and devices (default: the fixtures unifi-stat-sta and unifi-stat-device). */
+  clients?: unknown[];
+  devices?: unknown[];
 }): Promise<Fake & { loggedOut: number }> {
   const sessions = new Set<string>();
   let n = 0;
@@ -173,8 +177,11 @@ export async function startFakeUnifi(options: {
     const m = req.path.match(/^(.*)\/api\/s\/([^/]+)\/stat\/sta$/);
     if (m && m[1] === prefix) {
       if (decodeURIComponent(m[2]) !== options.site) return { status: 400, json: { meta: { rc: 'error', msg: 'api.err.NoSiteContext' }, data: [] } };
-      return { status: 200, json: fixture('unifi-stat-sta') };
+      return { status: 200, json: options.clients ? { meta: { rc: 'ok' }, data: options.clients } : fixture('unifi-stat-sta') };
     }
+    const d = req.path.match(/^(.*)\/api\/s\/([^/]+)\/stat\/device$/);
+    if (d && d[1] === prefix && decodeURIComponent(d[2]) === options.site)
+      return { status: 200, json: options.devices ? { meta: { rc: 'ok' }, data: options.devices } : fixture('unifi-stat-device') };
     return { status: 404 };
   });
   return Object.defineProperty(fake, 'loggedOut', { get: () => state.loggedOut }) as Fake & { loggedOut: number };

@@ -13,7 +13,7 @@ import { readLeaseFile } from '../../src/names/lease-file.js';
 import { lookupNames as lookupNamesWith, NameLookup, type LookupOptions } from '../../src/names/lookup.js';
 import { OutboundGuard } from '../../src/util/outbound.js';
 import { fetchPihole } from '../../src/names/pihole.js';
-import { fetchUnifi } from '../../src/names/unifi.js';
+import { fetchUnifi, fetchUnifiNetwork } from '../../src/names/unifi.js';
 import { closedPort } from '../helpers/listeners.js';
 import { startFakeAdGuard, startFakePihole, startFakeUnifi, type Fake, type FakePihole } from '../helpers/name-source-fakes.js';
 
@@ -124,11 +124,54 @@ describe.each([false, true])('UniFi Network controller (UniFi OS: %s)', (unifiOs
     expect(unifi.loggedOut).toBe(1);
   });
 
+  it("gives which access point or switch port each client hangs off, and the devices' uplinks, from one session", async () => {
+    const before = unifi.loggedOut;
+    const { records, links } = await fetchUnifiNetwork(config(), ctx());
+    expect(records).toHaveLength(2);
+    expect(links).toEqual([
+      {
+        mac: '9C:B6:D0:01:02:03',
+        ip: '192.168.4.21',
+        parentMac: '80:2A:A8:00:00:01',
+        parentIp: '192.168.4.2',
+        parentKind: 'access_point',
+        via: 'wifi',
+        port: null,
+        source: 'unifi',
+      },
+      {
+        mac: 'F0:9F:C2:00:00:12',
+        ip: '192.168.4.40',
+        parentMac: '80:2A:A8:00:00:02',
+        parentIp: '192.168.4.3',
+        parentKind: 'switch',
+        via: 'l2',
+        port: '7',
+        source: 'unifi',
+      },
+      {
+        mac: '80:2A:A8:00:00:01',
+        ip: '192.168.4.2',
+        parentMac: '80:2A:A8:00:00:02',
+        parentIp: '192.168.4.3',
+        parentKind: 'switch',
+        via: 'l2',
+        port: '3',
+        source: 'unifi',
+      },
+    ]);
+    expect(unifi.loggedOut).toBe(before + 1);
+    const looked = await lookupNames(sources({ unifi: config() }));
+    expect(looked).toMatchObject({ linkSources: ['unifi'], links });
+  });
+
   it('an unknown site and a wrong password are warnings naming the problem', async () => {
     const site = await lookupNames(sources({ unifi: config({ site: 'office' }) }));
     expect(site.warnings).toEqual([`name source UniFi (${unifi.url}, site office): clients: the controller has no site "office"`]);
     const login = await lookupNames(sources({ unifi: config({ password: 'bad' }) }));
     expect(login.warnings[0]).toMatch(/^name source UniFi .*: login \(POST \/api\/(auth\/)?login\): HTTP 400$/);
+    // A source that failed states no links: the stored ones stay as they were.
+    expect(login).toMatchObject({ links: [], linkSources: [] });
   });
 });
 
@@ -231,6 +274,6 @@ describe('a source that is down, slow or answers garbage never fails the lookup'
   });
 
   it('nothing enabled: nothing asked', async () => {
-    expect(await lookupNames(defaultSettings().name_sources)).toEqual({ records: [], warnings: [] });
+    expect(await lookupNames(defaultSettings().name_sources)).toEqual({ records: [], links: [], linkSources: [], warnings: [] });
   });
 });

@@ -155,12 +155,18 @@ export interface SnmpAgentOptions {
   sysName: string;
   /** hex; absent: the agent has no snmpEngineID object (answers noSuchObject). */
   engineId?: string;
+  /** Rows of BRIDGE-MIB dot1dTpFdbTable: a MAC learned behind a bridge port (served when given). */
+  bridge?: { mac: string; port: number }[];
+  /** Rows of LLDP-MIB lldpRemTable: a neighbour on a local port (served when given). */
+  lldp?: { localPort: number; chassisMac: string; sysName: string }[];
+  /** The agent's port (default: a free one); 161 for a scan's probe, which asks the well-known port. */
+  port?: number;
 }
 
 /** net-snmp's agent on `host`, serving the system group (and snmpEngineID when given). */
 export async function snmpAgent(host: string, options: SnmpAgentOptions): Promise<SnmpAgent> {
   assertLoopback(host);
-  const port = await freeUdpPort(host);
+  const port = options.port ?? (await freeUdpPort(host));
   const agent = snmp.createAgent({ port, address: host, disableAuthorization: false }, () => {});
   const mib = agent.getMib();
   const scalar = (name: string, oid: string, type: number, value: unknown) => {
@@ -171,6 +177,42 @@ export async function snmpAgent(host: string, options: SnmpAgentOptions): Promis
   scalar('sysObjectID', '1.3.6.1.2.1.1.2', snmp.ObjectType.OID, options.sysObjectID);
   scalar('sysName', '1.3.6.1.2.1.1.5', snmp.ObjectType.OctetString, options.sysName);
   if (options.engineId) scalar('snmpEngineID', '1.3.6.1.6.3.10.2.1.1', snmp.ObjectType.OctetString, Buffer.from(options.engineId, 'hex'));
+  const column = (number: number, name: string, type: number) => ({ number, name, type, maxAccess: snmp.MaxAccess['read-only'] });
+  const macBytes = (mac: string) => Buffer.from(mac.replace(/:/g, ''), 'hex');
+  if (options.bridge) {
+    mib.registerProvider({
+      name: 'dot1dTpFdbTable',
+      type: snmp.MibProviderType.Table,
+      oid: '1.3.6.1.2.1.17.4.3.1',
+      maxAccess: snmp.MaxAccess['not-accessible'],
+      tableColumns: [
+        column(1, 'dot1dTpFdbAddress', snmp.ObjectType.OctetString),
+        column(2, 'dot1dTpFdbPort', snmp.ObjectType.Integer),
+        column(3, 'dot1dTpFdbStatus', snmp.ObjectType.Integer),
+      ],
+      // MacAddress is a fixed-size string: its six octets are the index, without a length.
+      tableIndex: [{ columnName: 'dot1dTpFdbAddress', length: 6 }],
+    });
+    for (const row of options.bridge) mib.addTableRow('dot1dTpFdbTable', [macBytes(row.mac), row.port, 3]);
+  }
+  if (options.lldp) {
+    mib.registerProvider({
+      name: 'lldpRemTable',
+      type: snmp.MibProviderType.Table,
+      oid: '1.0.8802.1.1.2.1.4.1.1',
+      maxAccess: snmp.MaxAccess['not-accessible'],
+      tableColumns: [
+        column(1, 'lldpRemTimeMark', snmp.ObjectType.TimeTicks),
+        column(2, 'lldpRemLocalPortNum', snmp.ObjectType.Integer),
+        column(3, 'lldpRemIndex', snmp.ObjectType.Integer),
+        column(4, 'lldpRemChassisIdSubtype', snmp.ObjectType.Integer),
+        column(5, 'lldpRemChassisId', snmp.ObjectType.OctetString),
+        column(9, 'lldpRemSysName', snmp.ObjectType.OctetString),
+      ],
+      tableIndex: [{ columnName: 'lldpRemTimeMark' }, { columnName: 'lldpRemLocalPortNum' }, { columnName: 'lldpRemIndex' }],
+    });
+    options.lldp.forEach((n, i) => mib.addTableRow('lldpRemTable', [0, n.localPort, i + 1, 4, macBytes(n.chassisMac), n.sysName]));
+  }
   for (const community of options.communities) agent.getAuthorizer().addCommunity(community);
   return { host, port, close: () => new Promise<void>((resolve) => agent.close(() => resolve())) };
 }

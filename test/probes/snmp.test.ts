@@ -46,6 +46,44 @@ describe('SNMP probe', () => {
     expect(await probeSnmp(HOST, { port: agent.port, timeoutMs: 2000 })).toEqual({ community: 'public', ...SYSTEM, engineId: null });
   });
 
+  it("walks a switch's bridge forwarding table and LLDP neighbours with the community that answered", async () => {
+    const bridge = Array.from({ length: 70 }, (_, i) => ({
+      mac: `02:00:00:00:01:${i.toString(16).padStart(2, '0').toUpperCase()}`,
+      port: 1 + (i % 24),
+    }));
+    const agent = await track(
+      snmpAgent(HOST, {
+        communities: ['s3cret'],
+        ...SYSTEM,
+        bridge: [...bridge, { mac: '00:11:22:33:44:55', port: 0 }],
+        lldp: [{ localPort: 24, chassisMac: 'AA:BB:CC:00:00:01', sysName: 'core' }],
+      }),
+    );
+    const result = await probeSnmp(HOST, { port: agent.port, communities: ['public', 's3cret'], timeoutMs: 4000 });
+    expect(result).toMatchObject({ community: 's3cret', sysName: 'core-switch' });
+    // Every row over several GETBULKs, in the agent's (MAC) order; port 0 (port unknown) left out.
+    expect(result?.bridge).toEqual([...bridge].sort((a, b) => a.mac.localeCompare(b.mac)));
+    expect(result?.lldp).toEqual([{ localPort: 24, chassisMac: 'AA:BB:CC:00:00:01', sysName: 'core' }]);
+  });
+
+  it('reads at most the row limit of a table, and nothing once cancelled', async () => {
+    const bridge = Array.from({ length: 100 }, (_, i) => ({ mac: `02:00:00:00:02:${i.toString(16).padStart(2, '0').toUpperCase()}`, port: 1 }));
+    const agent = await track(snmpAgent(HOST, { communities: ['public'], ...SYSTEM, bridge }));
+    const result = await probeSnmp(HOST, { port: agent.port, timeoutMs: 4000, maxRows: { bridge: 40 } });
+    expect(result?.bridge).toEqual(bridge.slice(0, 40));
+    const cancelled = new AbortController();
+    cancelled.abort();
+    expect(await probeSnmp(HOST, { port: agent.port, timeoutMs: 4000, signal: cancelled.signal })).toBeNull();
+  });
+
+  it('leaves the tables out of a host that is no bridge, and when asked not to walk', async () => {
+    const agent = await track(snmpAgent(HOST, { communities: ['public'], ...SYSTEM, bridge: [{ mac: '02:00:00:00:00:09', port: 3 }] }));
+    expect(await probeSnmp(HOST, { port: agent.port, timeoutMs: 2000, tables: false })).toEqual({ community: 'public', ...SYSTEM, engineId: null });
+    const plain = await track(snmpAgent(HOST, { communities: ['public'], ...SYSTEM }));
+    const result = await probeSnmp(HOST, { port: plain.port, timeoutMs: 2000 });
+    expect(result).toEqual({ community: 'public', ...SYSTEM, engineId: null });
+  });
+
   it('stops at once when the host says nothing listens on the port', async () => {
     const port = await freeUdpPort(HOST);
     const started = Date.now();

@@ -42,8 +42,11 @@ const DESCRIPTION = [
   '  and is not also a `device` node.',
   "- **Above a subnet** (or its own gateway): the agent whose networks hold it (`agent` node, `confirmed` by the agent's networks), else",
   "  the server's default gateway (`inferred`: the server reaches it that way), else the internet.",
-  '- **Switches and access points** appear only where a source confirms a device hangs off another (a controller or switch table):',
-  '  then the parent is a `switch` or `access_point` node and the edge is `l2`/`wifi`, `confirmed`. No device type is guessed into one.',
+  "- **Switches and access points** appear only where a source confirms a device hangs off another: a UniFi controller's client and",
+  "  device lists (`unifi`), a switch's LLDP neighbours (`lldp`) or bridge forwarding table read over SNMP (`snmp`; docs/recognition.md).",
+  '  Then the parent is a `switch` or `access_point` node and the edge is `l2`/`wifi`, `confirmed`, with `confirmed_by` naming the',
+  '  source (null on every other edge). A device several sources place goes where the first of unifi, lldp, snmp puts it. No device',
+  '  type is guessed into one.',
   '- **Devices**: every device not archived; offline ones have `online: false`. Each hangs off its subnet (`l2`, `inferred`) unless a',
   '  source places it under a switch or access point.',
   '',
@@ -94,7 +97,7 @@ function nodeJson(n: TopologyNode): string {
 }
 
 function edgeJson(e: TopologyEdge): string {
-  return `{"source":${text(e.source)},"target":${text(e.target)},"kind":"${e.kind}","evidence":"${e.evidence}"}`;
+  return `{"source":${text(e.source)},"target":${text(e.target)},"kind":"${e.kind}","evidence":"${e.evidence}","confirmed_by":${text(e.confirmed_by ?? null)}}`;
 }
 
 /** The map as JSON text, a chunk per page of devices: `{"nodes":[…],"edges":[…]}`. */
@@ -190,7 +193,7 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
         defaultGateway: gateway,
         gatewayDevices: await topology.gatewayCandidates(gateway),
-        attachments: [],
+        attachments: await topology.attachments(filters),
         showEmptyNetworks: filters.zone === undefined,
         within,
       };

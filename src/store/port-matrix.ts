@@ -40,7 +40,8 @@ export class PortMatrixReader {
 
   /**
    * The matching devices. A zone's devices are read in address order from the index on
-   * `(zone, ip_sort, id)` (migration 020), a range's from the one on `(ip_sort, id)`.
+   * `(zone, ip_sort, id, status)` (migration 020), a range's from the one on `(ip_sort, id)`; their
+   * open ports from the partial index on open ports (migration 020) alone.
    */
   private devices(filters: PortMatrixFilters): SelectQueryBuilder<Database, 'devices', object> {
     let q = this.db.selectFrom('devices').where('devices.status', '<>', 'archived');

@@ -54,24 +54,75 @@ export class HistoryStore {
     return row;
   }
 
-  private async devicesOf(scan: ScanRow): Promise<ComparedDevice[]> {
-    const rows = await this.db
-      .selectFrom('device_snapshots as s')
-      .leftJoin('devices as d', 'd.id', 's.device_id')
-      .select(['s.device_id', 's.ip_address', 's.mac_address', 's.hostname', 's.ports', 's.risk_level', 's.risk_score', 's.port_coverage', 'd.label'])
-      .where('s.scan_id', '=', scan.id)
-      .execute();
-    return rows.map((r) => ({
-      deviceId: r.device_id,
-      ip: r.ip_address,
-      mac: r.mac_address,
-      hostname: r.hostname,
-      label: r.label ?? null,
-      ports: JSON.parse(r.ports) as PortState[],
-      riskLevel: r.risk_level,
-      riskScore: r.risk_score,
-      examined: examinedInSnapshot(scan, r.port_coverage),
-    }));
+  /**
+   * The devices the two scans saw that may differ, as each scan saw them, read set-based (a few
+   * statements, whatever the number of devices): every device both saw whose address, ports or
+   * risk differ between its two snapshots (a device whose snapshots agree on all of them is
+   * `unchanged` and counts in no total, so it is not read unless `all`), and every device only one
+   * of them saw. The joins walk the unique `(scan_id, device_id)` index of the snapshots.
+   */
+  private async candidates(current: ScanRow, previous: ScanRow, all: boolean): Promise<{ current: ComparedDevice[]; previous: ComparedDevice[] }> {
+    const columns = ['ip_address', 'mac_address', 'hostname', 'ports', 'risk_level', 'risk_score', 'port_coverage'] as const;
+    let both = this.db
+      .selectFrom('device_snapshots as c')
+      .innerJoin('device_snapshots as p', (join) => join.onRef('p.device_id', '=', 'c.device_id').on('p.scan_id', '=', previous.id))
+      .leftJoin('devices as d', 'd.id', 'c.device_id')
+      .select(['c.device_id', 'd.label'])
+      .select(columns.map((c) => `c.${c} as c_${c}` as const))
+      .select(columns.map((c) => `p.${c} as p_${c}` as const))
+      .where('c.scan_id', '=', current.id);
+    if (!all) {
+      both = both.where((eb) =>
+        eb.or([
+          eb('c.ip_address', '<>', eb.ref('p.ip_address')),
+          eb('c.ports', '<>', eb.ref('p.ports')),
+          eb('c.risk_level', '<>', eb.ref('p.risk_level')),
+          eb('c.risk_score', '<>', eb.ref('p.risk_score')),
+        ]),
+      );
+    }
+    const onlyIn = (scan: ScanRow, other: ScanRow) =>
+      this.db
+        .selectFrom('device_snapshots as s')
+        .leftJoin('devices as d', 'd.id', 's.device_id')
+        .select(['s.device_id', 'd.label', ...columns.map((c) => `s.${c}` as const)])
+        .where('s.scan_id', '=', scan.id)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('device_snapshots as o')
+                .select('o.device_id')
+                .whereRef('o.device_id', '=', 's.device_id')
+                .where('o.scan_id', '=', other.id),
+            ),
+          ),
+        )
+        .execute();
+    const [pairs, added, removed] = await Promise.all([both.execute(), onlyIn(current, previous), onlyIn(previous, current)]);
+    const device = (scan: ScanRow, id: number, label: string | null | undefined, r: Record<(typeof columns)[number], unknown>): ComparedDevice => ({
+      deviceId: id,
+      ip: r.ip_address as string,
+      mac: r.mac_address as string | null,
+      hostname: r.hostname as string | null,
+      label: label ?? null,
+      ports: JSON.parse(r.ports as string) as PortState[],
+      riskLevel: r.risk_level as string,
+      riskScore: r.risk_score as number,
+      examined: examinedInSnapshot(scan, r.port_coverage as string | null),
+    });
+    const prefixed = (r: Record<string, unknown>, prefix: string) =>
+      Object.fromEntries(columns.map((c) => [c, r[`${prefix}${c}`]])) as Record<(typeof columns)[number], unknown>;
+    return {
+      current: [
+        ...pairs.map((r) => device(current, r.device_id, r.label, prefixed(r, 'c_'))),
+        ...added.map((r) => device(current, r.device_id, r.label, r)),
+      ],
+      previous: [
+        ...pairs.map((r) => device(previous, r.device_id, r.label, prefixed(r, 'p_'))),
+        ...removed.map((r) => device(previous, r.device_id, r.label, r)),
+      ],
+    };
   }
 
   /**
@@ -85,12 +136,14 @@ export class HistoryStore {
     const b = comparedScan(previous);
     const problem = comparabilityProblem(a, b);
     if (problem) throw problem.kind === 'conflict' ? new ConflictError(problem.message) : new InvalidInputError(problem.message);
-    const result = compareScans({ scan: a, devices: await this.devicesOf(current) }, { scan: b, devices: await this.devicesOf(previous) });
+    const includeUnchanged = options.includeUnchanged ?? false;
+    const devices = await this.candidates(current, previous, includeUnchanged);
+    const result = compareScans({ scan: a, devices: devices.current }, { scan: b, devices: devices.previous });
     return {
       current: toScanRecord(current),
       previous: toScanRecord(previous),
       summary: result.summary,
-      devices: options.includeUnchanged ? result.devices : result.devices.filter((d) => d.status !== 'unchanged'),
+      devices: includeUnchanged ? result.devices : result.devices.filter((d) => d.status !== 'unchanged'),
     };
   }
 

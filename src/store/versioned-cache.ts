@@ -3,10 +3,13 @@
  *
  * A value is reused while the store's data version (Store.currentDataVersion: writes through this
  * process at once, writes by other processes on the database within a second) is the one it was
- * computed at. `maxAgeMs` bounds its age regardless. Bounded: past `maxEntries` the oldest goes.
+ * computed at. `maxAgeMs` bounds its age regardless. Bounded: past `maxEntries` the oldest goes, and
+ * with `weight` (what a value weighs, e.g. its bytes) the oldest go until the kept ones weigh at
+ * most `weight.max`; a value heavier than that alone is not kept.
  */
 export class VersionedCache<V> {
-  private readonly entries = new Map<string, { version: number; at: number; value: V }>();
+  private readonly entries = new Map<string, { version: number; at: number; value: V; weight: number }>();
+  private totalWeight = 0;
   private readonly pending = new Map<string, Promise<V>>();
 
   constructor(
@@ -14,6 +17,7 @@ export class VersionedCache<V> {
     private readonly maxAgeMs: number,
     private readonly maxEntries: number,
     private readonly now: () => number = Date.now,
+    private readonly weight?: { of: (value: V) => number; max: number },
   ) {}
 
   /** The data version now: read it before a query, pass it to `set` after. */
@@ -52,11 +56,21 @@ export class VersionedCache<V> {
   async set(key: string, version: number, value: V): Promise<void> {
     // A write while computing: the value may already be stale, so it is not kept.
     if ((await this.version()) !== version) return;
-    this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+    this.drop(key);
+    const weight = this.weight ? this.weight.of(value) : 0;
+    if (this.weight && weight > this.weight.max) return;
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size < this.maxEntries && (!this.weight || this.totalWeight + weight <= this.weight.max)) break;
+      this.drop(oldest);
     }
-    this.entries.set(key, { version, at: this.now(), value });
+    this.entries.set(key, { version, at: this.now(), value, weight });
+    this.totalWeight += weight;
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.totalWeight -= entry.weight;
   }
 }

@@ -43,6 +43,12 @@ describe.skipIf(skipReason !== null).sequential('web UI: comparing scans and dev
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow, what).toBeLessThanOrEqual(1);
   };
+  /** Nor does a table inside `selector` scroll sideways within its card. */
+  const noSidewaysScrollInside = async (selector: string, what: string) => {
+    const wraps = await page.locator(`${selector} .table-wrap`).evaluateAll((els) => els.map((el) => el.scrollWidth - el.clientWidth));
+    expect(wraps.length, `${what}: ${selector} has a table`).toBeGreaterThan(0);
+    for (const overflow of wraps) expect(overflow, what).toBeLessThanOrEqual(1);
+  };
 
   it('compares the latest two scans by default: counts, then devices grouped and expandable', async () => {
     await page.goto(browser.url('/compare'));
@@ -115,6 +121,8 @@ describe.skipIf(skipReason !== null).sequential('web UI: comparing scans and dev
   it('fits a phone without sideways scrolling, in both themes', async () => {
     const devices = await readJson(await server.request('/api/devices?limit=1000', { key }));
     const moved = devices.find((d: any) => d.mac_address === MAC(4));
+    // 3306/tcp was not examined by the second scan: listed as last known, with when and by which scan.
+    const stale = devices.find((d: any) => d.mac_address === MAC(1));
     await page.setViewportSize({ width: 390, height: 844 });
     for (const theme of ['light', 'dark']) {
       await page.evaluate((t) => localStorage.setItem('netwarden-theme', t), theme);
@@ -126,6 +134,11 @@ describe.skipIf(skipReason !== null).sequential('web UI: comparing scans and dev
       await page.goto(browser.url(`/devices/${moved.id}`));
       await page.getByRole('region', { name: 'Timeline' }).locator('.presence').first().waitFor();
       await noSidewaysScroll(`device timeline, ${theme}`);
+      await page.goto(browser.url(`/devices/${stale.id}`));
+      await page.locator('.ports-card tr.stale-port').first().waitFor();
+      await noSidewaysScroll(`device ports, ${theme}`);
+      await noSidewaysScrollInside('.ports-card', `the ports table of a device with a port last known, at 390 px, ${theme}`);
+      await browser.screenshot(`phone-device-ports-${theme}`);
       await page.goto(browser.url('/changes'));
       await page.getByRole('region', { name: 'Network timeline' }).locator('.day-bar').first().waitFor();
       await noSidewaysScroll(`changes, ${theme}`);

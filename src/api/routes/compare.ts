@@ -1,8 +1,23 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { formatCompareText } from '../../core/compare.js';
-import { Comparison } from '../../schemas/compare.js';
+import { Comparison, type DeviceComparisonRecord } from '../../schemas/compare.js';
 import { Id, StringEnum, errorResponses } from '../schemas.js';
+
+/** Devices per chunk of the streamed answer. */
+const DEVICES_PER_CHUNK = 250;
+
+/** The answer a chunk at a time: the scans and the summary, then the devices. */
+function* comparisonChunks(comparison: Comparison): Generator<string> {
+  const { devices, ...head } = comparison;
+  yield `${JSON.stringify(head).slice(0, -1)},"devices":[`;
+  for (let i = 0; i < devices.length; i += DEVICES_PER_CHUNK) {
+    const items = devices.slice(i, i + DEVICES_PER_CHUNK).map((d: DeviceComparisonRecord) => JSON.stringify(d));
+    yield `${i === 0 ? '\n' : ',\n'}${items.join(',\n')}`;
+  }
+  yield ']}\n';
+}
 
 const DESCRIPTION = [
   'Compares any two completed scans (CONTRACT §16): what differs between the devices scan `previous_id` saw and those scan `current_id` saw.',
@@ -17,6 +32,9 @@ const DESCRIPTION = [
   '- `risk_before`/`risk_after` are `{"level","score"}` as each scan left the device, or null where the device was absent.',
   '- `devices` lists only devices whose status is not `unchanged` unless `include_unchanged=true`; ordered added, removed, moved,',
   '  changed, unchanged, then by address.',
+  '',
+  'The JSON answer is streamed: the scans and the summary, then the devices a few hundred at a time. Only the devices that may differ',
+  '(another address, other ports or risk, or seen by one scan only) are read and compared; the others are counted as they are.',
   '',
   "`format=text` answers `text/plain` in the manner of nmap's `ndiff`: `-` lines are the previous scan's, `+` the current one's.",
   '',
@@ -60,7 +78,8 @@ export const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { include_unchanged = false, format = 'json' } = request.query;
       const comparison = await store.history.compare(request.params.current_id, request.params.previous_id, { includeUnchanged: include_unchanged });
       if (format === 'text') return reply.type('text/plain; charset=utf-8').send(formatCompareText(comparison));
-      return reply.type('application/json; charset=utf-8').send(comparison);
+      // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
+      return reply.type('application/json; charset=utf-8').send(Readable.from(comparisonChunks(comparison), { objectMode: false }));
     },
   );
 };

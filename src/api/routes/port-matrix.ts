@@ -6,9 +6,15 @@ import { ipv4ToInt, parseIpv4Network } from '../../core/net.js';
 import { RARE_RULE, combinationKey, forbiddenCombinations, matrixPorts } from '../../core/port-matrix.js';
 import { PortMatrix, type MatrixDeviceRecord } from '../../schemas/port-matrix.js';
 import { PortMatrixReader, type PortMatrixFilters } from '../../store/port-matrix.js';
+import { VersionedCache } from '../../store/versioned-cache.js';
 import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 import { listZones } from './zones.js';
+
+/** Answers kept (bytes as sent), how many, and for how long at most. */
+const ANSWER_CACHE_MB = 64;
+const ANSWER_CACHE_ENTRIES = 16;
+const ANSWER_CACHE_MS = 5 * 60_000;
 
 const DESCRIPTION = [
   'Devices × open ports (CONTRACT §16, §18, issue 22 §3): every port open on a device of the inventory, with how many devices',
@@ -22,15 +28,28 @@ const DESCRIPTION = [
   `- \`rare\`: ${RARE_RULE}. The matrix's devices are those matching the filters with at least one open port (\`total_devices\`).`,
   '- `subnet` keeps devices whose address lies in that IPv4 network; `zone` those assigned to that zone. Combined with AND.',
   '',
-  'The answer is streamed: the port counts first (one aggregate query), then the devices in address order a page at a time, so',
-  '100,000 devices take no more server memory than 500.',
+  'The answer is streamed: the port counts first (one aggregate query), then the devices in address order a page at a time.',
+  'The answer as sent is kept while the inventory and the policies are unchanged (the data version, as for the device list), up',
+  `to ${ANSWER_CACHE_MB} MiB of answers for ${ANSWER_CACHE_MS / 60_000} minutes: the same matrix asked again is streamed from memory, not read again.`,
   '',
   '`subnet` not an IPv4 CIDR, `zone` not a zone (GET /api/zones), or any other parameter → 400.',
 ].join('\n');
 
+function byteLength(chunks: readonly Buffer[]): number {
+  let n = 0;
+  for (const c of chunks) n += c.length;
+  return n;
+}
+
 export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
   const reader = new PortMatrixReader(store.handle.db);
+  // The whole network's matrix is 29 MiB at 100,000 devices and takes seconds to read and write
+  // out: kept as sent (the chunks) while the data version is the one it was read at.
+  const answers = new VersionedCache<Buffer[]>(() => store.currentDataVersion(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
+    of: (chunks) => byteLength(chunks),
+    max: ANSWER_CACHE_MB * 1024 * 1024,
+  });
 
   app.get(
     '/api/visualization/port-matrix',
@@ -75,11 +94,23 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (!zones.includes(zone)) throw badRequest(`zone: "${zone}" is not a zone; zones are ${zones.join(', ')}`);
         filters.zone = zone;
       }
+      const send = (stream: Readable) =>
+        reply
+          .type('application/json; charset=utf-8')
+          .header('Cache-Control', 'no-store')
+          // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
+          .send(stream as never);
+      // Read before the queries, so an answer read across a write is not kept as current.
+      const key = JSON.stringify([subnet, zone]);
+      const version = await answers.currentVersion();
+      const kept = answers.peek(key, version);
+      if (kept) return send(Readable.from(kept, { objectMode: false }));
+
       const [{ groups, total }, policies] = await Promise.all([reader.groups(filters), store.policies.get()]);
       const ports = matrixPorts(groups, policies, total);
       const forbidden = forbiddenCombinations(groups, policies);
 
-      async function* body(): AsyncGenerator<string> {
+      async function* text(): AsyncGenerator<string> {
         const head = { subnet, zone, total_devices: total, rare_rule: RARE_RULE, ports };
         yield `${JSON.stringify(head).slice(0, -1)},"devices":[`;
         let first = true;
@@ -102,13 +133,21 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         yield ']}\n';
       }
 
-      return (
-        reply
-          .type('application/json; charset=utf-8')
-          .header('Cache-Control', 'no-store')
-          // A stream: the schema above documents what it carries; Fastify sends it as it is read, unserialised.
-          .send(Readable.from(body(), { objectMode: false }) as never)
-      );
+      /** The answer's chunks as sent; kept at the end unless it outgrew the cache (or the client left). */
+      async function* body(): AsyncGenerator<Buffer> {
+        let chunks: Buffer[] | null = [];
+        let bytes = 0;
+        for await (const part of text()) {
+          const chunk = Buffer.from(part);
+          bytes += chunk.length;
+          if (chunks && bytes <= ANSWER_CACHE_MB * 1024 * 1024) chunks.push(chunk);
+          else chunks = null;
+          yield chunk;
+        }
+        if (chunks) await answers.set(key, version, chunks);
+      }
+
+      return send(Readable.from(body(), { objectMode: false }));
     },
   );
 };

@@ -19,6 +19,7 @@ import * as m015 from './015_identity.js';
 import * as m017 from './017_risk.js';
 import * as m016 from './016_device_status.js';
 import * as m019 from './019_device_presence.js';
+import * as m020 from './020_view_reads.js';
 import * as m021 from './021_device_links.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
@@ -43,6 +44,7 @@ const modules: Record<string, MigrationModule> = {
   '017_risk': m017,
   '016_device_status': m016,
   '019_device_presence': m019,
+  '020_view_reads': m020,
   '021_device_links': m021,
 };
 

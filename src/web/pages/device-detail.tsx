@@ -610,6 +610,10 @@ function Examined({ coverage }: { coverage: DeviceDetail['coverage'] }) {
   );
 }
 
+/**
+ * The open ports. On a phone (devices.css) the table keeps two columns, port and service, with the
+ * product and version under the service, so it fits its card without scrolling sideways.
+ */
 function PortsCard({ ports }: { ports: Port[] }) {
   return (
     <section class="card ports-card">
@@ -626,32 +630,36 @@ function PortsCard({ ports }: { ports: Port[] }) {
                 <th class="num">Port</th>
                 <th class="hide-narrow">State</th>
                 <th>Service</th>
-                <th>Product and version</th>
+                <th class="port-product">Product and version</th>
                 <th class="hide-narrow">Extra info</th>
               </tr>
             </thead>
             <tbody>
-              {ports.map((p) => (
-                <tr key={`${p.protocol}/${p.port}`} class={p.stale ? 'stale-port' : undefined}>
-                  <td class="num mono nowrap">
-                    {p.port}/{p.protocol}
-                    {p.stale && <StaleMarker count={1} text="Not examined by the latest scan of this device: its last known state" />}
-                    {p.stale && p.last_verified_at && (
-                      <div class="small muted">
-                        as of <Time iso={p.last_verified_at} />
-                        {p.verified_by_scan_id !== null && ` (scan #${p.verified_by_scan_id})`}
-                      </div>
-                    )}
-                  </td>
-                  <td class="hide-narrow">{p.state}</td>
-                  <td>
-                    {p.service ?? <span class="muted">—</span>}
-                    {p.description ? <div class="small muted port-description">{p.description}</div> : null}
-                  </td>
-                  <td class="wrap-anywhere">{[p.product, p.version].filter(Boolean).join(' ') || <span class="muted">—</span>}</td>
-                  <td class="hide-narrow wrap-anywhere small">{p.extra_info ?? ''}</td>
-                </tr>
-              ))}
+              {ports.map((p) => {
+                const product = [p.product, p.version].filter(Boolean).join(' ');
+                return (
+                  <tr key={`${p.protocol}/${p.port}`} class={p.stale ? 'stale-port' : undefined}>
+                    <td class="num mono nowrap">
+                      {p.port}/{p.protocol}
+                      {p.stale && <StaleMarker count={1} text="Not examined by the latest scan of this device: its last known state" />}
+                      {p.stale && p.last_verified_at && (
+                        <div class="small muted">
+                          as of <Time iso={p.last_verified_at} />
+                          {p.verified_by_scan_id !== null && ` (scan #${p.verified_by_scan_id})`}
+                        </div>
+                      )}
+                    </td>
+                    <td class="hide-narrow">{p.state}</td>
+                    <td class="wrap-anywhere">
+                      {p.service ?? <span class="muted">—</span>}
+                      {product ? <div class="port-product-narrow">{product}</div> : null}
+                      {p.description ? <div class="small muted port-description">{p.description}</div> : null}
+                    </td>
+                    <td class="port-product wrap-anywhere">{product || <span class="muted">—</span>}</td>
+                    <td class="hide-narrow wrap-anywhere small">{p.extra_info ?? ''}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -45,7 +45,11 @@ async function oneStart(build, nodeOptions, dataDir) {
   if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
   const started = performance.now();
-  const child = spawn(process.execPath, [join(build.root, 'bin', 'netwarden.js'), 'serve'], { cwd: build.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(build.root, 'bin', 'netwarden.js'), 'serve'], {
+    cwd: build.root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', () => {});
@@ -92,7 +96,9 @@ try {
       for (const nodeOptions of settings) {
         const key = `${build.short}|${nodeOptions}`;
         const r = await oneStart(build, nodeOptions, join(tmp, `${build.short}-${i}-${nodeOptions ? 'tuned' : 'default'}`));
-        log(`${build.short}${nodeOptions ? ` (${nodeOptions})` : ''}: healthy ${r.healthy_ms} ms, idle RSS ${r.rss_mb} MB (anon ${r.rss_anon_mb}, file ${r.rss_file_mb}), start-up CPU ${r.cpu_ms} ms`);
+        log(
+          `${build.short}${nodeOptions ? ` (${nodeOptions})` : ''}: healthy ${r.healthy_ms} ms, idle RSS ${r.rss_mb} MB (anon ${r.rss_anon_mb}, file ${r.rss_file_mb}), start-up CPU ${r.cpu_ms} ms`,
+        );
         if (!runs.has(key)) runs.set(key, { build: build.commit ?? 'this', short: build.short, node_options: nodeOptions || null, runs: [] });
         runs.get(key).runs.push(r);
       }

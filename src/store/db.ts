@@ -18,7 +18,7 @@ let pgModule: typeof import('pg') | undefined;
 
 /**
  * The PostgreSQL driver, loaded on first use: a service on SQLite never needs it (with pg-boss,
- * which a PostgreSQL store loads after this, about 5 MB of an idle server's heap).
+ * which a PostgreSQL store loads after this, about 4 MB of an idle server's heap).
  */
 function postgresDriver(): typeof import('pg') {
   if (!pgModule) {

@@ -13,7 +13,7 @@
 //
 // Results: bench/results/idle-rss.json and .md.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { anchorBuild, ensureBuilt, ownBuild, writeResults } from './lib.mjs';
@@ -25,6 +25,11 @@ const extraOptions = process.env.RSS_NODE_OPTIONS || '';
 
 ensureBuilt({ markers: ['cli/main.js', 'server.js'], log });
 const anchor = anchorBuild(log);
+// The web UI (dist/web, `npm run build:web`) is served from it when built, which an idle service
+// holds too: measure both builds with it, the anchor with this checkout's when it has none of its own.
+const webIndex = (build) => join(build.root, 'dist', 'web', 'index.html');
+if (!existsSync(webIndex(ownBuild))) log('warning: dist/web is not built (npm run build:web): measuring without the web UI');
+else if (anchor && !existsSync(webIndex(anchor))) symlinkSync(join(ownBuild.root, 'dist', 'web'), join(anchor.root, 'dist', 'web'));
 const builds = anchor ? [ownBuild, anchor] : [ownBuild];
 const settings = ['', ...(extraOptions ? [extraOptions] : [])];
 

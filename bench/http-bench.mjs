@@ -18,6 +18,7 @@
 //   BENCH_DATABASE_URL  PostgreSQL server (else TEST_DATABASE_URL; neither: SQLite only)
 //   BENCH_TARGETS       order/subset of health,devices,stats,search (all; stats is required)
 //   BENCH_SKIP_BUILD=1  use dist/ as it is, even when older than src/
+//   BENCH_CPU_PROF      a directory: each server child writes a CPU profile there (node --cpu-prof)
 //
 // Also: searches (`q`) one at a time with terms not asked before (nothing cached), and cold start
 // of `netwarden serve` (built, SQLite, empty data directory) to the first healthy /health with the
@@ -130,7 +131,8 @@ function startChild(config, logFile) {
     env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config), NODE_ENV: 'production' },
     stdio: ['ignore', fd, 'inherit', 'ipc'],
     // Only lets the child run one full collection after seeding; it changes nothing else.
-    execArgv: ['--expose-gc'],
+    // BENCH_CPU_PROF=<dir>: each server child also writes a V8 CPU profile there when it exits.
+    execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
   });
   closeSync(fd);
   const waiters = new Map();

@@ -5,6 +5,7 @@ import type { ServerConfig } from './config/environment.js';
 import { createLogger, flushLog, logSafely, printLine } from './logger.js';
 import { openServerServices, type ServerServices } from './services.js';
 import type { Store } from './store/index.js';
+import { releaseYoungGeneration } from './young-generation.js';
 
 export interface RunningServer {
   app: App;
@@ -36,6 +37,8 @@ export async function startServer(
   try {
     const app = await buildApp({ services, logger });
     const url = await app.listen({ port: config.port, host: config.host });
+    // Start-up is over: from here the young generation grows with the load, as by default (young-generation.ts).
+    releaseYoungGeneration();
     // For the person who started it: where to open it, in plain words, before the JSON log line.
     printLine(logger, `Netwarden is ready: open ${openableUrl(url, config.host, config.port, app)}`);
     logger.info({ url, version: services.version }, 'netwarden listening');

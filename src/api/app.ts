@@ -47,6 +47,7 @@ import type { Metrics } from './metrics.js';
 import { answerClientError, requestedPath, rerouteFrameworkErrors, routerErrorOf } from './framework-errors.js';
 import { createValidatorCompiler, rejectForeignCharsets, rejectNulCharacters } from './validation.js';
 import { registerWebUi } from './web.js';
+import { lazySerializerFactory, lazyValidatorCompiler } from './lazy-compilers.js';
 import { compareRoutes } from './routes/compare.js';
 import { timelineRoutes } from './routes/timeline.js';
 import { portMatrixRoutes } from './routes/port-matrix.js';
@@ -122,9 +123,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: rerouteFrameworkErrors(() => app, MAX_PARAM_LENGTH),
     clientErrorHandler: answerClientError,
+    // Each route's response serializers are built on its first answer, not all at start-up (lazy-compilers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(lazyValidatorCompiler(createValidatorCompiler()));
   app.setErrorHandler(errorHandler);
   // Only JSON bodies: text/plain would otherwise reach handlers as a string.
   app.removeContentTypeParser('text/plain');

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { jobQueueSchema } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import { InProcessQueue } from './in-process.js';
-import { PgBossQueue } from './pg-boss.js';
 import type { ScanJobQueue } from './types.js';
 
 export type { JobOutcome, ScanJobQueue } from './types.js';
@@ -22,5 +21,7 @@ export async function scanJobQueue(store: Store, log: Logger): Promise<ScanJobQu
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(store.db);
     schema = rows[0]?.schema && rows[0].schema !== 'public' ? rows[0].schema : null;
   }
+  // Loaded only here: pg-boss and its dependencies are megabytes of heap a SQLite service never uses.
+  const { PgBossQueue } = await import('./pg-boss.js');
   return new PgBossQueue({ url: pg.url, schema: jobQueueSchema(schema) }, log);
 }

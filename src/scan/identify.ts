@@ -11,7 +11,8 @@ import type { NmapOsMatch, ProbeResults } from '../core/probe-results.js';
 import { identityKeysOf } from '../core/identity-keys.js';
 import { reasonOf, recognise } from '../core/recognition.js';
 import type { Settings } from '../core/settings.js';
-import { DEFAULT_PROBE_SETTINGS, runProbes, type ProbeRunOptions } from '../probes/index.js';
+import type { ProbeRunOptions } from '../probes/index.js';
+import { DEFAULT_PROBE_SETTINGS } from '../probes/settings.js';
 import type { DeviceRecognitionRecord } from '../store/identity.js';
 
 export type { ProbeRunOptions };
@@ -88,6 +89,8 @@ export async function probeHosts(
   const out = new Map<string, ProbeResults>();
   if (recognition.probes.length === 0) return out;
   const probeSettings = { ...DEFAULT_PROBE_SETTINGS, probes: recognition.probes, snmp_communities: recognition.snmp_communities };
+  // Loaded when a scan first probes: the probes' libraries (SNMP, mDNS, XML) are megabytes of heap an idle service does not need.
+  const { runProbes } = await import('../probes/index.js');
   let next = 0;
   const worker = async () => {
     while (next < hosts.length && !signal?.aborted) {

@@ -1,9 +1,10 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { inspect } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type { Client, ClientConfig } from 'pg';
 import { DatabaseUnavailableError } from './errors.js';
 import { withSchemaIntrospection } from './schema-introspection.js';
 import { migrationProvider, type Dialect } from './migrations/index.js';
@@ -13,9 +14,22 @@ import { isPostgresUrl } from '../util/database-url.js';
 
 export { DatabaseUnavailableError } from './errors.js';
 
-// PostgreSQL returns bigint (count(*), ip_sort) as strings; every value we store fits a double.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number.parseFloat(v));
+let pgModule: typeof import('pg') | undefined;
+
+/**
+ * The PostgreSQL driver, loaded on first use: a service on SQLite never needs it (with pg-boss,
+ * which a PostgreSQL store loads after this, about 4 MB of an idle server's heap).
+ */
+function postgresDriver(): typeof import('pg') {
+  if (!pgModule) {
+    const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
+    // PostgreSQL returns bigint (count(*), ip_sort) as strings; every value we store fits a double.
+    pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+    pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number.parseFloat(v));
+    pgModule = pg;
+  }
+  return pgModule;
+}
 
 export interface DatabaseOptions {
   /** `postgres://…` / `postgresql://…` for PostgreSQL, otherwise a SQLite file path (or `:memory:`). */
@@ -46,7 +60,7 @@ export interface DatabaseHandle {
    * (schema included), not yet connected. For LISTEN (store/relay-channel.ts), which needs a
    * connection held for as long as it listens.
    */
-  dedicatedClient?: () => pg.Client;
+  dedicatedClient?: () => Client;
   close(): Promise<void>;
 }
 
@@ -165,7 +179,8 @@ function openPostgres({ url, pgSchema, poolSize, connectTimeoutMs, warn }: Datab
   const safe = new URL(url);
   safe.password = '';
   const description = `postgres://${safe.host}${safe.pathname}${pgSchema ? ` (schema ${pgSchema})` : ''}`;
-  const connection: pg.ClientConfig = {
+  const pg = postgresDriver();
+  const connection: ClientConfig = {
     connectionString: url,
     connectionTimeoutMillis: connectTimeoutMs ?? 5000,
     application_name: 'netwarden',
@@ -231,7 +246,7 @@ export function jobQueueSchema(schema: string | null): string {
 }
 
 export async function ensurePgSchema(url: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const client = new (postgresDriver().Client)({ connectionString: url, connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
@@ -241,7 +256,7 @@ export async function ensurePgSchema(url: string, schema: string): Promise<void>
 }
 
 export async function dropPgSchema(url: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const client = new (postgresDriver().Client)({ connectionString: url, connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`);

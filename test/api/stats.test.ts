@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScannedHost } from '../../src/core/model.js';
 import { ScanEvaluator } from '../../src/scan/evaluate.js';
 import { InventoryWriter } from '../../src/store/inventory.js';
+import { StatsStore } from '../../src/store/stats.js';
 import { testDatabases } from '../helpers/databases.js';
 import { readJson, type TestServer } from '../helpers/server.js';
 import { DEVICE_KEYS, SCAN_KEYS, assessPorts, startSeededServer, type Seed } from '../helpers/seed.js';
@@ -130,6 +131,29 @@ describe.each(testDatabases())('stats and trends API ($kind)', (database) => {
       total_scans: before.total_scans + 1,
       last_scan: at,
     });
+  });
+
+  it('answers the same bytes while nothing is written, and the counts as they are after a change through the API', async () => {
+    // The counts computed afresh on every call: a data version that never repeats.
+    let reads = 0;
+    const fresh = new StatsStore(server.store.db, async () => ++reads);
+    const first = await server.request('/api/stats', { key });
+    const body = await first.text();
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(body)).toEqual(await fresh.stats());
+    const again = await server.request('/api/stats', { key });
+    expect(await again.text()).toBe(body);
+    // An online device with open ports, archived: it leaves every count it was in.
+    const target = DEVICE_KEYS.find((k) => seed.devices[k].online === 1 && seed.ports[k].some((p) => p.state === 'open'));
+    expect(target).toBeDefined();
+    const put = await server.request(`/api/devices/${seed.devices[target!].id}`, { method: 'PUT', key, json: { status: 'archived' } });
+    expect(put.status).toBe(200);
+    const before = JSON.parse(body);
+    const after = await get('/api/stats');
+    expect(after).toEqual(await fresh.stats());
+    expect(after.total_devices).toBe(before.total_devices - 1);
+    expect(after.online_devices).toBe(before.online_devices - 1);
+    expect(after.open_ports).toBe(before.open_ports - seed.ports[target!].filter((p) => p.state === 'open').length);
   });
 });
 

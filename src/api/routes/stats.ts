@@ -1,10 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Stats, Trends } from '../../schemas/stats.js';
+import { VersionedCache } from '../../store/versioned-cache.js';
 import { errorResponses } from '../schemas.js';
+
+/** Longest the answer is reused even when no write was seen (as the counts it is made of: store/stats.ts). */
+const BODY_CACHE_MS = 60_000;
 
 export const statsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
+  // The answer as sent (serialized by the route's schema), kept while the inventory's data version
+  // is the one its counts were read at, as the device list's pages are: a dashboard polling the
+  // counts costs a version check, and neither a query nor serializing them again.
+  const bodies = new VersionedCache<string>(() => store.currentDataVersion(), BODY_CACHE_MS, 1);
 
   app.get(
     '/api/stats',
@@ -16,7 +24,11 @@ export const statsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Stats, ...errorResponses(401) },
       },
     },
-    async () => store.stats.stats(),
+    async (_request, reply) => {
+      const body = await bodies.get('stats', async () => reply.serializeInput(await store.stats.stats(), '200') as string);
+      // A string with a JSON content type is sent as it is (already serialized above); the cast only tells the type provider so.
+      return reply.type('application/json; charset=utf-8').send(body as unknown as Stats);
+    },
   );
 
   app.get(

@@ -19,6 +19,7 @@ import * as m015 from './015_identity.js';
 import * as m017 from './017_risk.js';
 import * as m016 from './016_device_status.js';
 import * as m019 from './019_device_presence.js';
+import * as m022 from './022_port_sightings.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -42,6 +43,7 @@ const modules: Record<string, MigrationModule> = {
   '017_risk': m017,
   '016_device_status': m016,
   '019_device_presence': m019,
+  '022_port_sightings': m022,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -40,7 +40,11 @@ for (const which of ['first', 'second']) {
   if (process.env.PROFILE_DIR) await session.post('Profiler.start');
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const res = await fetch(`${base}/api/scans/import`, { method: 'POST', headers: { 'Content-Type': 'application/xml', Cookie: cookie }, body: pair[which] });
+  const res = await fetch(`${base}/api/scans/import`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/xml', Cookie: cookie },
+    body: pair[which],
+  });
   const body = await res.json();
   const c = process.cpuUsage(c0);
   if (process.env.PROFILE_DIR) {
@@ -48,7 +52,8 @@ for (const which of ['first', 'second']) {
     writeFileSync(join(process.env.PROFILE_DIR, `${which}.cpuprofile`), JSON.stringify(profile));
   }
   if (globalThis.__SQLPROF) {
-    for (const [k, v] of [...globalThis.__SQLPROF].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.SQL_TOP ?? 25))) console.log('  ', Math.round(v.ms), v.n, k);
+    for (const [k, v] of [...globalThis.__SQLPROF].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.SQL_TOP ?? 25)))
+      console.log('  ', Math.round(v.ms), v.n, k);
     globalThis.__SQLPROF.clear();
   }
   console.log(which, res.status, body.status, `wall ${Math.round(performance.now() - t0)} ms, cpu ${Math.round((c.user + c.system) / 1000)} ms`);

@@ -407,7 +407,10 @@ async function moveRows(
         last_verified_at: r.last_verified_at as string | null,
         verified_by_scan_id: r.verified_by_scan_id as number | null,
       }));
-    await settlePortVerification(trx, settled.map((p) => p.id));
+    await settlePortVerification(
+      trx,
+      settled.map((p) => p.id),
+    );
   }
   for (const ids of Object.values(moved)) {
     for (const part of chunks(ids, IDS_PER_STATEMENT)) await any.updateTable(table).set({ device_id: keptId }).where('id', 'in', part).execute();

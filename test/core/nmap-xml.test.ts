@@ -158,7 +158,8 @@ describe('parseNmapReport of a large report, host by host', () => {
     const commented = large.slice(0, at) + '<!-- <host><status state="up"/><address addr="10.9.9.9" addrtype="ipv4"/></host> -->' + large.slice(at);
     expect(splitHostElements(commented)).toBeNull();
     expect(parseNmapReport(commented)).toEqual(parseNmapReport(large));
-    const nested = large.slice(0, at) + '<extra><host><status state="up"/><address addr="10.9.9.9" addrtype="ipv4"/></host></extra>' + large.slice(at);
+    const nested =
+      large.slice(0, at) + '<extra><host><status state="up"/><address addr="10.9.9.9" addrtype="ipv4"/></host></extra>' + large.slice(at);
     const split = splitHostElements(nested);
     expect(split?.hosts).toHaveLength(1501);
     // The host inside <extra> is not one of the run's, as the whole parse reads it.

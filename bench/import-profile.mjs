@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // In-process profile of the two imports of bench/import-bench.mjs on SQLite (one round): the CPU
 // time of this process (process.cpuUsage, every thread) for each POST, for use under
-// `node --cpu-prof --cpu-prof-dir=<dir> bench/import-profile.mjs`. BENCH_HOSTS, BENCH_PORTS as there.
-import { mkdtempSync, rmSync } from 'node:fs';
+// `node --cpu-prof --cpu-prof-dir=<dir> bench/import-profile.mjs`, or with PROFILE_DIR=<dir> (one
+// .cpuprofile of the main thread per import). BENCH_HOSTS, BENCH_PORTS as there.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { Session } from 'node:inspector/promises';
-import { writeFileSync } from 'node:fs';
 import { openBenchApp } from './app.mjs';
 import { reportPair } from './nmap-report.mjs';
 
@@ -50,11 +50,6 @@ for (const which of ['first', 'second']) {
   if (process.env.PROFILE_DIR) {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(join(process.env.PROFILE_DIR, `${which}.cpuprofile`), JSON.stringify(profile));
-  }
-  if (globalThis.__SQLPROF) {
-    for (const [k, v] of [...globalThis.__SQLPROF].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.SQL_TOP ?? 25)))
-      console.log('  ', Math.round(v.ms), v.n, k);
-    globalThis.__SQLPROF.clear();
   }
   console.log(which, res.status, body.status, `wall ${Math.round(performance.now() - t0)} ms, cpu ${Math.round((c.user + c.system) / 1000)} ms`);
 }

@@ -12,7 +12,8 @@
 // down. A second report of the same network has about 5 % of the hosts changed (ports opened and
 // closed, versions changed, hosts gone and new), so the second import computes real changes.
 //
-// Measured, BENCH_RUNS rounds on a fresh database each (median, min, max):
+// Measured, BENCH_RUNS rounds on a fresh database each (median, min, max), wall time and the server's CPU time
+// (the server runs in this process: process.cpuUsage over every thread; PostgreSQL's own processes not counted):
 //   plan    reading the report alone: the safety checks, well-formedness, the mapper (core/nmap-import.ts)
 //   first   POST /api/scans/import of the first report until its 201, which comes once the scan is
 //           recorded and `completed` (inventory, ports, risk, CVEs, snapshots; no baseline)
@@ -154,12 +155,17 @@ async function oneRound(kind, pgUrl, build) {
       });
       const cookie = setup.headers.getSetCookie()[0].split(';')[0];
       const times = {};
+      const cpu = {};
       const records = {};
       for (const which of ['first', 'second']) {
         const t0 = performance.now();
+        // The server runs in this process: its CPU time (every thread, the report's readers too) is this process's.
+        const c0 = process.cpuUsage();
         const res = await postReport(`${base}/api/scans/import`, reports[which], cookie);
         const { body } = res;
         times[which] = performance.now() - t0;
+        const c = process.cpuUsage(c0);
+        cpu[which] = (c.user + c.system) / 1000;
         records[which] = body;
         check(`${kind} ${which} import answered 201`, res.status === 201, `${res.status} ${JSON.stringify(body).slice(0, 200)}`);
         // The 201 comes once the scan is recorded: completed, not merely queued.
@@ -177,7 +183,7 @@ async function oneRound(kind, pgUrl, build) {
         inventoryCount === new Set([...firstHosts.keys(), ...secondHosts.keys()]).size,
         `${inventoryCount}`,
       );
-      return { times, changes: changeCount, devices: records.second.devices_found };
+      return { times, cpu, changes: changeCount, devices: records.second.devices_found };
     } finally {
       await close();
     }
@@ -246,28 +252,44 @@ for (const kind of databases) {
       build: build.commit ?? 'this',
       first_ms: stats(runs.map((r) => r.times.first)),
       second_ms: stats(runs.map((r) => r.times.second)),
+      first_cpu_ms: stats(runs.map((r) => r.cpu.first)),
+      second_cpu_ms: stats(runs.map((r) => r.cpu.second)),
       changes: runs[0].changes,
     };
-    log(`${key}: first ${result.databases[key].first_ms.median} ms, second ${result.databases[key].second_ms.median} ms, ${runs[0].changes} changes`);
+    log(
+      `${key}: first ${result.databases[key].first_ms.median} ms (CPU ${result.databases[key].first_cpu_ms.median}), second ${result.databases[key].second_ms.median} ms (CPU ${result.databases[key].second_cpu_ms.median}), ${runs[0].changes} changes`,
+    );
   }
   if (anchor) {
     const own = result.databases[kind];
     // Per-round ratios (this build ÷ the anchor, same round), then their median.
-    const ratios = (which) => {
-      const mine = rounds.get(ownBuild).map((r) => r.times[which]);
-      const theirs = rounds.get(anchor).map((r) => r.times[which]);
+    const ratios = (which, measure = 'times') => {
+      const mine = rounds.get(ownBuild).map((r) => r[measure][which]);
+      const theirs = rounds.get(anchor).map((r) => r[measure][which]);
       const per = mine.map((t, i) => Math.round((t / theirs[i]) * 100) / 100).sort((a, b) => a - b);
       return { median: per[Math.floor(per.length / 2)], runs: per };
     };
-    own.vs_anchor = { anchor: anchor.commit, first: ratios('first'), second: ratios('second') };
+    own.vs_anchor = {
+      anchor: anchor.commit,
+      first: ratios('first'),
+      second: ratios('second'),
+      first_cpu: ratios('first', 'cpu'),
+      second_cpu: ratios('second', 'cpu'),
+    };
   }
 }
 result.failures = failures;
 
 if (result.databases.sqlite && result.databases.postgres) {
   // PostgreSQL's recording against SQLite's, the same build in the same run.
-  const over = (which) => Math.round((result.databases.postgres[`${which}_ms`].median / result.databases.sqlite[`${which}_ms`].median) * 100) / 100;
-  result.postgres_over_sqlite = { first: over('first'), second: over('second') };
+  const over = (key) => Math.round((result.databases.postgres[key].median / result.databases.sqlite[key].median) * 100) / 100;
+  result.postgres_over_sqlite = {
+    first: over('first_ms'),
+    second: over('second_ms'),
+    // This process's CPU only: PostgreSQL's own work is in its server processes, not counted here.
+    first_cpu: over('first_cpu_ms'),
+    second_cpu: over('second_cpu_ms'),
+  };
 }
 const row = (name, s) => `| ${name} | ${s.median} | ${s.min} | ${s.max} |`;
 const storeKeys = Object.keys(result.databases);
@@ -280,6 +302,7 @@ const md = [
   `A synthetic report shaped as \`nmap -n -sV -v -oX\` writes it: ${settings.hosts} hosts up in ${networkOf(firstHosts)} with MACs and vendors and ${portsText} open`,
   `ports each (product, version, CPEs), ${settings.down} hosts down; ${Math.round(result.report_bytes.first / KB)} KiB. The second report of the`,
   `same network has about 5 % of the hosts changed. Times from the POST to its 201 (the scan recorded and \`completed\`), through the real server over HTTP on loopback,`,
+  `and the server's CPU time meanwhile (it runs in the bench's process: process.cpuUsage, every thread; the steadier figure on a loaded machine),`,
   `${settings.runs} rounds on a fresh database each (median, min, max in ms).` +
     (anchor ? ` Each round imports with this build and with ${anchor.short} (BENCH_ANCHOR), one after the other.` : ''),
   '',
@@ -289,6 +312,8 @@ const md = [
   ...storeKeys.flatMap((key) => [
     row(`${key}: first import (no baseline; aim ≤ 4000)`, result.databases[key].first_ms),
     row(`${key}: second import (${result.databases[key].changes} changes against the first; aim ≤ 1500)`, result.databases[key].second_ms),
+    row(`${key}: first import, server CPU time`, result.databases[key].first_cpu_ms),
+    row(`${key}: second import, server CPU time`, result.databases[key].second_cpu_ms),
   ]),
   '',
   ...(anchor
@@ -298,14 +323,17 @@ const md = [
         ...databases.map(
           (kind) =>
             `- ${kind}: first ${result.databases[kind].vs_anchor.first.median} (${result.databases[kind].vs_anchor.first.runs.join(', ')}), ` +
-            `second ${result.databases[kind].vs_anchor.second.median} (${result.databases[kind].vs_anchor.second.runs.join(', ')})`,
+            `second ${result.databases[kind].vs_anchor.second.median} (${result.databases[kind].vs_anchor.second.runs.join(', ')}); ` +
+            `server CPU time: first ${result.databases[kind].vs_anchor.first_cpu.median} (${result.databases[kind].vs_anchor.first_cpu.runs.join(', ')}), ` +
+            `second ${result.databases[kind].vs_anchor.second_cpu.median} (${result.databases[kind].vs_anchor.second_cpu.runs.join(', ')})`,
         ),
         '',
       ]
     : []),
   ...(result.postgres_over_sqlite
     ? [
-        `PostgreSQL ÷ SQLite (medians, this build): first ${result.postgres_over_sqlite.first}, second ${result.postgres_over_sqlite.second} (aim ≤ 2).`,
+        `PostgreSQL ÷ SQLite (medians, this build): first ${result.postgres_over_sqlite.first}, second ${result.postgres_over_sqlite.second} (aim ≤ 2); ` +
+          `this process's CPU time (PostgreSQL's own server processes not counted): first ${result.postgres_over_sqlite.first_cpu}, second ${result.postgres_over_sqlite.second_cpu}.`,
         '',
       ]
     : []),

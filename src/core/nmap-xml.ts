@@ -79,14 +79,12 @@ export interface NmapReport extends NmapRun {
  * the document first (core/nmap-import.ts): this parser is not for untrusted documents with a DTD.
  */
 export function parseNmapReport(xml: string): NmapReport {
-  const doc = parser.parse(xml) as Node;
-  const run = doc.nmaprun as Node | undefined;
-  if (!run || typeof run !== 'object') throw new Error('not an nmap XML document (no <nmaprun>)');
+  const { run, hostNodes } = parseReportDocument(xml);
   const hosts: ScannedHost[] = [];
   const down: string[] = [];
   const otherHosts: NmapReport['otherHosts'] = [];
   let osDetection = false;
-  for (const [i, host] of nodes(run.host).entries()) {
+  for (const [i, host] of hostNodes.entries()) {
     if (nodes(host.address).some((a) => a.addrtype === 'ipv4')) checkHostInput(reportHostInput(host), reportLocator(i + 1));
     const read = readHost(host);
     if (read?.up) {
@@ -118,6 +116,144 @@ export function parseNmapReport(xml: string): NmapReport {
     osDetection,
     otherHosts,
   };
+}
+
+/**
+ * The report's <nmaprun> and its <host> children, in document order. A large report is read host
+ * by host: the document with each <host> element cut out (an empty <host/> left in its place) is
+ * parsed once, and each element on its own, so no tree of the whole report is built (building one
+ * was most of reading a 10,000-host report, garbage collection included; profiled). The result is
+ * the same as parsing the whole document; when that cannot be told from the text (a comment,
+ * CDATA section or processing instruction among the hosts, an element named host that is not a
+ * child of <nmaprun>) the whole document is parsed instead.
+ */
+export function parseReportDocument(xml: string): { run: Node; hostNodes: Node[] } {
+  const split = splitHostElements(xml);
+  if (split !== null) {
+    const run = (parser.parse(split.skeleton) as Node).nmaprun as Node | undefined;
+    // Every placeholder must be a <host> child of <nmaprun>, each one empty.
+    const placeholders = run && typeof run === 'object' ? nodes(run.host) : [];
+    if (placeholders.length === split.hosts.length && placeholders.every((h) => (h as unknown) === '')) {
+      const hostNodes: Node[] = [];
+      for (const element of split.hosts) {
+        const parsed = nodes((parser.parse(element) as Node).host);
+        if (parsed.length !== 1) return parseWhole(xml);
+        hostNodes.push(parsed[0]);
+      }
+      return { run: run as Node, hostNodes };
+    }
+  }
+  return parseWhole(xml);
+}
+
+function parseWhole(xml: string): { run: Node; hostNodes: Node[] } {
+  const doc = parser.parse(xml) as Node;
+  const run = doc.nmaprun as Node | undefined;
+  if (!run || typeof run !== 'object') throw new Error('not an nmap XML document (no <nmaprun>)');
+  return { run, hostNodes: nodes(run.host) };
+}
+
+/** Reports smaller than this are parsed whole: cutting them into hosts saves nothing worth the work. */
+const SPLIT_THRESHOLD_CHARS = 256 * 1024;
+
+/**
+ * The top-level <host> elements of a well-formed report as texts, and the report with each of them
+ * replaced by `<host/>`; null when the report is small or when the hosts' part of it holds
+ * anything but elements and text (`<!` or `<?`), so a tag found by its text is always a tag.
+ * Nested elements named host stay inside their outermost one.
+ */
+export function splitHostElements(xml: string): { skeleton: string; hosts: string[] } | null {
+  if (xml.length < SPLIT_THRESHOLD_CHARS) return null;
+  const first = findHostTag(xml, 0);
+  if (first < 0 || !markupClosedBefore(xml, first)) return null;
+  const hosts: string[] = [];
+  const parts: string[] = [xml.slice(0, first)];
+  let i = first;
+  let lastEnd = first;
+  while (i >= 0) {
+    // The text between two hosts is part of the skeleton; it must not open a comment, CDATA or PI.
+    const between = xml.slice(lastEnd, i);
+    if (between.includes('<!') || between.includes('<?')) return null;
+    if (hosts.length > 0) parts.push(between);
+    const end = hostElementEnd(xml, i);
+    if (end < 0) return null;
+    hosts.push(xml.slice(i, end));
+    parts.push('<host/>');
+    lastEnd = end;
+    i = findHostTag(xml, end);
+  }
+  parts.push(xml.slice(lastEnd));
+  return { skeleton: parts.join(''), hosts };
+}
+
+/** Whether every comment, CDATA section, processing instruction and declaration before `at` ends before it. */
+function markupClosedBefore(xml: string, at: number): boolean {
+  for (let i = xml.indexOf('<', 0); i >= 0 && i < at; i = xml.indexOf('<', i + 1)) {
+    const c = xml.charCodeAt(i + 1);
+    if (c !== 0x21 && c !== 0x3f) continue;
+    const close = xml.startsWith('<!--', i) ? '-->' : xml.startsWith('<![CDATA[', i) ? ']]>' : c === 0x3f ? '?>' : '>';
+    const end = xml.indexOf(close, i + 2);
+    if (end < 0 || end + close.length > at) return false;
+    i = end;
+  }
+  return true;
+}
+
+/** Where the next tag `<host` (the name host exactly, opening or empty) starts at or after `from`, or -1. */
+function findHostTag(xml: string, from: number): number {
+  for (let i = xml.indexOf('<host', from); i >= 0; i = xml.indexOf('<host', i + 5)) {
+    if (isNameEnd(xml.charCodeAt(i + 5))) return i;
+  }
+  return -1;
+}
+
+/** Whether a character ends an element's name: white space, `>` or `/`. */
+function isNameEnd(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x3e || c === 0x2f;
+}
+
+/** The end of a tag starting at `start` (after its `>`, quoted values skipped), or -1. */
+function tagEnd(xml: string, start: number): number {
+  let quote = 0;
+  for (let i = start + 1; i < xml.length; i++) {
+    const c = xml.charCodeAt(i);
+    if (quote !== 0) {
+      if (c === quote) quote = 0;
+    } else if (c === 0x22 || c === 0x27) quote = c;
+    else if (c === 0x3e) return i + 1;
+  }
+  return -1;
+}
+
+/**
+ * The end of the <host> element whose start tag is at `start` (after its end tag), counting nested
+ * host elements; -1 when the text between holds `<!` or `<?` or the element does not end.
+ */
+function hostElementEnd(xml: string, start: number): number {
+  let depth = 0;
+  let i = start;
+  for (;;) {
+    const end = tagEnd(xml, i);
+    if (end < 0) return -1;
+    const closing = xml.charCodeAt(i + 1) === 0x2f;
+    const empty = xml.charCodeAt(end - 2) === 0x2f;
+    if (closing) depth--;
+    else if (!empty) depth++;
+    if (depth === 0) return end;
+    // The next tag named host (opening, empty or closing) after this one; any <! or <? before it gives up.
+    let next = -1;
+    for (let j = xml.indexOf('<', end); j >= 0; j = xml.indexOf('<', j + 1)) {
+      const c = xml.charCodeAt(j + 1);
+      if (c === 0x21 || c === 0x3f) return -1;
+      const nameAt = c === 0x2f ? j + 2 : j + 1;
+      if (xml.startsWith('host', nameAt) && isNameEnd(xml.charCodeAt(nameAt + 4))) {
+        next = j;
+        break;
+      }
+    }
+    if (next < 0) return -1;
+    i = next;
+  }
 }
 
 /** A report's <host> element as core/scan-input.ts checks it: its attributes as written. */

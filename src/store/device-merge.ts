@@ -14,12 +14,22 @@ import type { Kysely, Transaction } from 'kysely';
 import { ConflictError, InvalidInputError, NotFoundError } from '../util/errors.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { DEVICE_TABLES, type DeviceTable } from './device-tables.js';
+import { settlePortVerification } from './port-rows.js';
 import type { Database, DeviceRow } from './schema.js';
 import { nowIso } from './clock.js';
 import { covers, examineSegments, parseSegments, storedCoverage } from '../core/coverage.js';
 import type { FoldKind } from '../core/resolver.js';
 
 type Row = Record<string, unknown> & { id: number; device_id: number };
+
+/** A port row's own verification columns, before a merge gave it its device's (settlePortVerification). */
+interface SettledPort {
+  id: number;
+  /** The device it came from. */
+  device_id: number;
+  last_verified_at: string | null;
+  verified_by_scan_id: number | null;
+}
 
 /** The columns of the kept device a merge may change, restored by an undo. */
 const KEPT_COLUMNS = ['label', 'zone', 'notes', 'first_seen', 'watch_offline', 'watch_online', 'ports_hash', 'assessed_input'] as const;
@@ -54,8 +64,12 @@ interface MergeSnapshot {
   kept: Partial<Pick<DeviceRow, (typeof FOLD_COLUMNS)[number]>>;
   /** The merged devices' rows, whole. */
   devices: DeviceRow[];
-  /** Per table: the ids of the rows moved to the kept device, by the device they came from; and the rows removed (collisions), whole. */
-  tables: Partial<Record<DeviceTable, { moved: Record<string, number[]>; removed: Row[] }>>;
+  /**
+   * Per table: the ids of the rows moved to the kept device, by the device they came from; the rows
+   * removed (collisions), whole; for ports, the moved rows that were verified with their device's
+   * last port recording (migration 022), with their own verification columns before the move.
+   */
+  tables: Partial<Record<DeviceTable, { moved: Record<string, number[]>; removed: Row[]; settled?: SettledPort[] }>>;
   /**
    * device_links naming a merged device as the parent: the ids repointed to the kept device, by the
    * parent they had; and the links between the merged devices and the kept one, removed whole
@@ -315,6 +329,16 @@ export class DeviceMergeStore {
               .execute();
           }
         }
+        // Moved ports back with the verification they had (their device is back with its own).
+        for (const p of saved.settled ?? []) {
+          await trx
+            .updateTable('ports')
+            .set({ last_verified_at: p.last_verified_at, verified_by_scan_id: p.verified_by_scan_id, verified_with_device: 1 })
+            .where('id', '=', p.id)
+            .where('device_id', '=', p.device_id)
+            .where('verified_with_device', '=', 0)
+            .execute();
+        }
         for (const removed of saved.removed) {
           // A row of the kept device a resolver fold replaced: unless a later scan wrote that row again.
           if (removed.device_id === row.device_id && unique.length > 0) {
@@ -344,7 +368,7 @@ async function moveRows(
   mergedIds: number[],
   prefer: 'kept' | 'merged' = 'kept',
   stale?: (keptRow: Row) => boolean,
-): Promise<{ moved: Record<string, number[]>; removed: Row[] }> {
+): Promise<{ moved: Record<string, number[]>; removed: Row[]; settled?: SettledPort[] }> {
   const any = trx as unknown as Kysely<Record<string, Row>>;
   const rows = (await any.selectFrom(table).selectAll().where('device_id', 'in', mergedIds).orderBy('device_id').orderBy('id').execute()) as Row[];
   const keyOf = (r: Record<string, unknown>) => JSON.stringify(unique.map((c) => r[c]));
@@ -382,10 +406,27 @@ async function moveRows(
   )) {
     await any.deleteFrom(table).where('id', 'in', part).execute();
   }
+  // Ports verified with their device's last port recording keep that verification as their own: the kept device's is not theirs.
+  let settled: SettledPort[] | undefined;
+  if (table === 'ports') {
+    const movedIds = new Set(Object.values(moved).flat());
+    settled = rows
+      .filter((r) => r.verified_with_device === 1 && movedIds.has(r.id))
+      .map((r) => ({
+        id: r.id,
+        device_id: r.device_id,
+        last_verified_at: r.last_verified_at as string | null,
+        verified_by_scan_id: r.verified_by_scan_id as number | null,
+      }));
+    await settlePortVerification(
+      trx,
+      settled.map((p) => p.id),
+    );
+  }
   for (const ids of Object.values(moved)) {
     for (const part of chunks(ids, IDS_PER_STATEMENT)) await any.updateTable(table).set({ device_id: keptId }).where('id', 'in', part).execute();
   }
-  return { moved, removed };
+  return { moved, removed, ...(settled?.length ? { settled } : {}) };
 }
 
 /**

@@ -361,13 +361,14 @@ export class DeviceStore {
       ...toSummary(row, { open: sortedOpenPorts(ports), stale: ports.filter(isStale).length }),
       hostname_source: factSource(row.hostname_source),
       mac_source: factSource(row.mac_source),
-      ports: ports.map((row) => {
-        const { service_guessed, ...port } = portFromRow(row);
+      ports: ports.map((stored) => {
+        const { service_guessed, ...port } = portFromRow(stored);
         return {
           ...port,
-          last_verified_at: row.last_verified_at,
-          verified_by_scan_id: row.verified_by_scan_id,
-          stale: isStale(row),
+          // Verified with the device's last port recording: its time and scan (migration 022).
+          last_verified_at: stored.verified_with_device ? row.ports_verified_at : stored.last_verified_at,
+          verified_by_scan_id: stored.verified_with_device ? row.ports_verified_by : stored.verified_by_scan_id,
+          stale: isStale(stored),
           description: describePort({ ...port, service_guessed }),
         };
       }),

@@ -138,10 +138,11 @@ export class InventoryWriter {
    * device; without a scan, as test fixtures record ports, every port counts as examined) and refreshes OS details, in one transaction (CONTRACT §14). Only the examined ports
    * change: each is now what the scan found (open or filtered: a row; closed: no row), verified by
    * this scan; a port outside the list keeps its last known state and counts one more port scan
-   * that did not verify it. An open port found outside the list counts as examined. A device whose
-   * ports come out as the inventory already holds them only gets its ports' sighting and
-   * verification (one UPDATE per batch of devices); the others have their ports rewritten, keeping
-   * each port's first sighting. Each device's coverage (core/coverage.ts) and the scan's count of
+   * that did not verify it. An open port found outside the list counts as examined. Each device
+   * records this as its last port recording (`ports_verified_at`, `ports_verified_by`), which the
+   * ports it verified refer to (`verified_with_device`, migration 022), so a device whose ports come
+   * out as the inventory already holds them has no port row written; the others have their ports
+   * rewritten, keeping each port's first sighting. Each device's coverage (core/coverage.ts) and the scan's count of
    * hosts examined are updated with them.
    */
   async recordPorts(
@@ -158,11 +159,18 @@ export class InventoryWriter {
       for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
         const devices = await trx
           .selectFrom('devices')
-          .select(['id', 'os_name', 'device_type', 'ports_hash', 'port_coverage'])
+          .select(['id', 'os_name', 'device_type', 'ports_hash', 'port_coverage', 'ports_verified_at', 'ports_verified_by'])
           .where('id', 'in', ids)
           .execute();
         const unchanged: number[] = [];
-        const rewritten: { deviceId: number; found: PortColumns[]; examined: PortCoverage; counted: boolean }[] = [];
+        const rewritten: {
+          deviceId: number;
+          found: PortColumns[];
+          examined: PortCoverage;
+          counted: boolean;
+          /** The device's last port recording, which its ports marked verified_with_device were verified by until now. */
+          before: { at: string | null; by: number | null };
+        }[] = [];
         const coverage: { id: number; port_coverage: string }[] = [];
         // OS details that changed, by the columns they set: one UPDATE … FROM per kind and batch, not one per device.
         const osUpdates = new Map<string, { id: number; os_name?: string; device_type?: string }[]>();
@@ -179,7 +187,14 @@ export class InventoryWriter {
           if (scanId !== null) coverage.push({ id: device.id, port_coverage: JSON.stringify(examineSegments(segments, scanId, at, examinedHere)) });
           // Equal hashes: the stored ports are exactly the ones found, all of them examined now.
           if (portsHash(found) === device.ports_hash) unchanged.push(device.id);
-          else rewritten.push({ deviceId: device.id, found, examined: examinedHere, counted });
+          else
+            rewritten.push({
+              deviceId: device.id,
+              found,
+              examined: examinedHere,
+              counted,
+              before: { at: device.ports_verified_at, by: device.ports_verified_by },
+            });
           const os = {
             ...(host.os_name && host.os_name !== device.os_name ? { os_name: host.os_name } : {}),
             ...(host.device_type && host.device_type !== device.device_type ? { device_type: host.device_type } : {}),
@@ -195,11 +210,15 @@ export class InventoryWriter {
           await updateManyById(trx, 'devices', Object.fromEntries(kind.split(',').map((c) => [c, 'text'])), rows);
         }
         await updateManyById(trx, 'devices', { port_coverage: 'text' }, coverage);
+        // Every device of the batch: its ports marked verified_with_device are verified now (migration 022).
+        await trx.updateTable('devices').set({ ports_verified_at: at, ports_verified_by: scanId }).where('id', 'in', ids).execute();
         if (unchanged.length) {
+          // Their ports are exactly what was found, all verified now: only rows not yet marked so are written (none, after the first time).
           await trx
             .updateTable('ports')
-            .set({ last_seen: at, last_verified_at: at, verified_by_scan_id: scanId, unverified_scans: 0 })
+            .set({ verified_with_device: 1, unverified_scans: 0 })
             .where('device_id', 'in', unchanged)
+            .where((eb) => eb.or([eb('verified_with_device', '=', 0), eb('unverified_scans', '!=', 0)]))
             .execute();
         }
         if (rewritten.length === 0) continue;
@@ -209,17 +228,17 @@ export class InventoryWriter {
         // Tuples in the column order of PORT_COLUMNS.
         const inserts: Tuple[] = [];
         const hashes: { id: number; ports_hash: string }[] = [];
-        for (const { deviceId, found, examined: examinedHere, counted } of rewritten) {
+        for (const { deviceId, found, examined: examinedHere, counted, before: verified } of rewritten) {
           const before = stored.get(deviceId) ?? [];
           const firstSeen = new Map(before.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
           const kept = before.filter((p) => !covers(examinedHere, p.port, p.protocol));
           for (const c of found) {
-            inserts.push(portTuple(deviceId, c, firstSeen.get(`${c.protocol}/${c.port}`) ?? at, at, at, scanId, 0));
+            inserts.push(portTuple(deviceId, c, firstSeen.get(`${c.protocol}/${c.port}`) ?? at, at, at, scanId, 0, 1));
           }
+          // A kept port verified with the device's last recording takes that recording's time and scan as its own.
           for (const p of kept) {
-            inserts.push(
-              portTuple(deviceId, p, p.first_seen, p.last_seen, p.last_verified_at, p.verified_by_scan_id, p.unverified_scans + (counted ? 0 : 1)),
-            );
+            const [verifiedAt, verifiedBy] = p.verified_with_device ? [verified.at, verified.by] : [p.last_verified_at, p.verified_by_scan_id];
+            inserts.push(portTuple(deviceId, p, p.first_seen, p.last_seen, verifiedAt, verifiedBy, p.unverified_scans + (counted ? 0 : 1), 0));
           }
           hashes.push({ id: deviceId, ports_hash: portsHash([...found, ...kept]) });
         }
@@ -318,6 +337,7 @@ const PORT_COLUMNS = {
   last_verified_at: 'text',
   verified_by_scan_id: 'integer',
   unverified_scans: 'integer',
+  verified_with_device: 'integer',
 } as const;
 
 /** A port row as a tuple in the column order of PORT_COLUMNS. */
@@ -329,6 +349,7 @@ function portTuple(
   verifiedAt: string | null,
   verifiedBy: number | null,
   unverifiedScans: number,
+  withDevice: 0 | 1,
 ): Tuple {
   return [
     deviceId,
@@ -346,6 +367,7 @@ function portTuple(
     verifiedAt,
     verifiedBy,
     unverifiedScans,
+    withDevice,
   ];
 }
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { ScannedPort } from '../core/model.js';
 import type { Kysely } from 'kysely';
 import type { Database, PortRow } from './schema.js';
+import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** Open port rows over the inventory: GET /api/stats and GET /metrics count the same. */
 export async function openPortCount(db: Kysely<Database>, options: { excludeArchived?: boolean } = {}): Promise<number> {
@@ -64,4 +65,24 @@ export function portsHash(ports: readonly PortColumns[]): string {
     sorted.map((p) => [p.port, p.protocol, p.state, p.service, p.product, p.version, p.extra_info, p.cpe, ...(p.service_guessed ? [1] : [])]),
   );
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);
+}
+
+/**
+ * Gives the port rows `portIds` marked verified_with_device (migration 022) their device's last
+ * port recording as their own verification, unmarked: before they move to another device (a merge
+ * or a fold), whose recording is not theirs.
+ */
+export async function settlePortVerification(db: Kysely<Database>, portIds: readonly number[]): Promise<void> {
+  for (const part of chunks(portIds, IDS_PER_STATEMENT)) {
+    await db
+      .updateTable('ports')
+      .set((eb) => ({
+        last_verified_at: eb.selectFrom('devices').select('devices.ports_verified_at').whereRef('devices.id', '=', 'ports.device_id'),
+        verified_by_scan_id: eb.selectFrom('devices').select('devices.ports_verified_by').whereRef('devices.id', '=', 'ports.device_id'),
+        verified_with_device: 0,
+      }))
+      .where('id', 'in', part)
+      .where('verified_with_device', '=', 1)
+      .execute();
+  }
 }

@@ -176,6 +176,9 @@ export interface DevicesTable {
   assessed_with: string | null;
   /** JSON segments `[{scan_id, at, ports}]`: which scan last examined which of its ports, and when (core/coverage.ts, migration 014). */
   port_coverage: Generated<JsonText | null>;
+  /** When the device's ports were last recorded from a port scan, and by which scan (migration 022): the verification of its ports marked verified_with_device. */
+  ports_verified_at: Generated<string | null>;
+  ports_verified_by: Generated<number | null>;
   /** Recognition's answer (core/recognition.ts, migration 015): model, OS version and how sure the type is (0–100). */
   model: Generated<string | null>;
   os_version: Generated<string | null>;
@@ -282,6 +285,8 @@ export interface PortsTable {
   verified_by_scan_id: Generated<number | null>;
   /** Port scans of its device since then that did not examine it (core/coverage.ts STALE_AFTER_SCANS). */
   unverified_scans: Generated<number>;
+  /** 1: verified by the device's last port recording, so the two columns above are the device's ports_verified_at and ports_verified_by (migration 022). */
+  verified_with_device: Generated<Flag>;
 }
 
 export interface RiskFindingsTable {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { NmapXmlReader, parseNmapXml, readNmapStream } from '../../src/core/nmap-xml.js';
+import { NmapXmlReader, parseNmapReport, parseNmapXml, readNmapStream, splitHostElements } from '../../src/core/nmap-xml.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/nmap/${name}`, import.meta.url), 'utf8');
 
@@ -127,5 +127,44 @@ describe('NmapXmlReader', () => {
     const reader = new NmapXmlReader();
     reader.push('<html></html>');
     expect(() => reader.finish()).toThrow(/nmaprun/);
+  });
+});
+
+describe('parseNmapReport of a large report, host by host', () => {
+  // A report above the size at which it is cut into hosts, from a recorded one's hosts repeated at other addresses.
+  const recorded = readFileSync(new URL('../fixtures/nmap-import/lab-sv.xml', import.meta.url), 'utf8');
+  const hostElements = recorded.match(/<host[\s>][\s\S]*?<\/host>/g)!;
+  const hosts = Array.from({ length: 1500 }, (_, i) =>
+    hostElements[i % hostElements.length].replace(/addr="10\.66\.0\.\d+" addrtype="ipv4"/, `addr="10.77.${i >> 8}.${i & 255}" addrtype="ipv4"`),
+  );
+  const head = recorded.slice(0, recorded.indexOf('<host'));
+  const tail = recorded.slice(recorded.lastIndexOf('</host>') + '</host>'.length);
+  const large = head + hosts.join('\n') + tail;
+
+  it('cuts the report into its hosts and gives what the whole parse gives', () => {
+    const split = splitHostElements(large);
+    expect(split?.hosts).toHaveLength(1500);
+    // A processing instruction among the hosts makes it parse the whole document.
+    const at = large.indexOf('</host>') + '</host>'.length;
+    const whole = large.slice(0, at) + '<?note between hosts?>' + large.slice(at);
+    expect(splitHostElements(whole)).toBeNull();
+    const report = parseNmapReport(large);
+    expect(report.hosts.length).toBeGreaterThan(0);
+    expect(report).toEqual(parseNmapReport(whole));
+  });
+
+  it('parses the whole document when a host is hidden in a comment or nested in another element', () => {
+    const at = large.indexOf('</host>') + '</host>'.length;
+    const commented = large.slice(0, at) + '<!-- <host><status state="up"/><address addr="10.9.9.9" addrtype="ipv4"/></host> -->' + large.slice(at);
+    expect(splitHostElements(commented)).toBeNull();
+    expect(parseNmapReport(commented)).toEqual(parseNmapReport(large));
+    const nested =
+      large.slice(0, at) + '<extra><host><status state="up"/><address addr="10.9.9.9" addrtype="ipv4"/></host></extra>' + large.slice(at);
+    const split = splitHostElements(nested);
+    expect(split?.hosts).toHaveLength(1501);
+    // The host inside <extra> is not one of the run's, as the whole parse reads it.
+    expect(parseNmapReport(nested)).toEqual(parseNmapReport(large));
+    const inPrologue = `<!-- <host> -->` + large;
+    expect(splitHostElements(inPrologue)).toBeNull();
   });
 });

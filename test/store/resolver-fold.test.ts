@@ -123,6 +123,22 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
     expect(await store.deviceMerges.separatedPairs([known])).toEqual([[known, created]]);
   });
 
+  it('a port keeps the scan and time that verified it when a merge moves it to another device', async () => {
+    await clear();
+    const { known, created } = await twoDevices({ ports: [[22], [80]], keys: [[], []], strong: false });
+    const verified = async () =>
+      ((await store.devices.get(known))?.ports ?? []).map((p) => ({ port: p.port, by: p.verified_by_scan_id, at: p.last_verified_at }));
+    const merge = await store.deviceMerges.merge(known, [created], 'admin');
+    expect(await verified()).toEqual([
+      { port: 22, by: scanIds[0], at: at(0) },
+      { port: 80, by: scanIds[1], at: at(1) },
+    ]);
+    await store.deviceMerges.undo(merge.id);
+    expect(((await store.devices.get(created))?.ports ?? []).map((p) => [p.port, p.verified_by_scan_id, p.last_verified_at])).toEqual([
+      [80, scanIds[1], at(1)],
+    ]);
+  });
+
   it('fold or merge, then undo, restores every row exactly (property)', async () => {
     const portsArb = fc.uniqueArray(fc.constantFrom(...PORTS), { maxLength: 3 });
     const keysArb = fc.uniqueArray(fc.integer({ min: 0, max: KEYS.length - 1 }), { maxLength: 3 });

@@ -21,6 +21,7 @@ import * as m016 from './016_device_status.js';
 import * as m019 from './019_device_presence.js';
 import * as m020 from './020_view_reads.js';
 import * as m021 from './021_device_links.js';
+import * as m022 from './022_port_sightings.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -46,6 +47,7 @@ const modules: Record<string, MigrationModule> = {
   '019_device_presence': m019,
   '020_view_reads': m020,
   '021_device_links': m021,
+  '022_port_sightings': m022,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

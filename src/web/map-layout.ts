@@ -190,7 +190,8 @@ export function planMap(graph: Topology, view: MapView, memberSubnet = subnetOfM
   return { nodes: placed, edges, devices, offline };
 }
 
-const ipv4 = (text: string): number | null => {
+/** A dotted IPv4 address as a number, or null. */
+export const ipv4 = (text: string): number | null => {
   const parts = text.split('.').map(Number);
   return parts.length === 4 && parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 255)
     ? ((parts[0] * 256 + parts[1]) * 256 + parts[2]) * 256 + parts[3]

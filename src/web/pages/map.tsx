@@ -17,6 +17,7 @@ import { useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
 import {
   AUTO_EXPAND_DEVICES,
+  ipv4,
   isMember,
   mapSvg,
   planMap,
@@ -58,6 +59,9 @@ function partsOf(graph: Topology, subnets: readonly string[]): Map<string, Part>
   };
   for (const node of graph.nodes) if (isMember(node)) partOf(node.id)?.nodes.push(node);
   for (const edge of graph.edges) if (home.has(edge.target)) partOf(edge.target)?.edges.push(edge);
+  // In address order (the whole map comes in the order devices were added).
+  const at = (n: MapNode) => ipv4(n.ip_address ?? '') ?? 0;
+  for (const part of parts.values()) part.nodes.sort((a, b) => at(a) - at(b));
   return parts;
 }
 

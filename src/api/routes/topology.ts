@@ -11,7 +11,6 @@ import {
   TopologyBuilder,
   WIDEST_SUBNET_PREFIX,
   defaultGatewayFromProcRoute,
-  type KnownNetwork,
   type TopologyContext,
   type TopologyDevice,
   type TopologyEdge,
@@ -36,6 +35,11 @@ const ANSWER_CACHE_BYTES = 80 * 1024 * 1024;
 const ANSWER_CACHE_ENTRIES = 32;
 /** ...and for at most this long even when no write was seen (as the device list's pages). */
 const ANSWER_CACHE_MS = 60_000;
+
+/** How long the map's surroundings (networks, agents, gateways) are reused at an unchanged data version. */
+const SURROUNDINGS_MS = 5_000;
+
+type Surroundings = Omit<TopologyContext, 'showEmptyNetworks' | 'within'>;
 
 /** An answer as sent: its chunks of UTF-8. */
 interface Answer {
@@ -184,6 +188,26 @@ async function countOverview(builder: TopologyBuilder, topology: TopologyStore, 
 export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
   const topology = new TopologyStore(store.db);
+  /** What the map is drawn in besides the devices: known networks, agents, the default gateway and the devices that may be gateways. */
+  const readSurroundings = async (): Promise<Surroundings> => {
+    const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
+    const now = Date.now();
+    const agentRecords = agents.map((a) => toAgentRecord(a, now));
+    return {
+      networks: [
+        ...own.map((cidr) => ({ cidr, source: 'server' as const })),
+        ...agentRecords.flatMap((a) => a.networks.map((cidr) => ({ cidr, source: 'agent' as const }))),
+        ...scanned.map((cidr) => ({ cidr, source: 'scan' as const })),
+      ],
+      agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
+      defaultGateway: gateway,
+      gatewayDevices: await topology.gatewayCandidates(gateway),
+      attachments: [],
+    };
+  };
+  // Kept briefly at the data version they were read at: the gateway candidates are a scan of the devices, and the
+  // interfaces, routing table and agents' presence (which moves with time) are read again after SURROUNDINGS_MS.
+  const surroundings = new VersionedCache<Surroundings>(() => store.currentDataVersion(), SURROUNDINGS_MS, 1);
   const answers = new VersionedCache<Answer>(() => store.currentDataVersion(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
     of: (answer) => answer.bytes,
     max: ANSWER_CACHE_BYTES,
@@ -247,20 +271,8 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Read before anything else: an answer is kept only if no write happened while it was read.
       const version = await answers.currentVersion();
       // Everything but the devices is read before the answer starts, so a failure here is an ordinary error answer.
-      const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
-      const now = Date.now();
-      const agentRecords = agents.map((a) => toAgentRecord(a, now));
-      const networks: KnownNetwork[] = [
-        ...own.map((cidr) => ({ cidr, source: 'server' as const })),
-        ...agentRecords.flatMap((a) => a.networks.map((cidr) => ({ cidr, source: 'agent' as const }))),
-        ...scanned.map((cidr) => ({ cidr, source: 'scan' as const })),
-      ];
       const context: TopologyContext = {
-        networks,
-        agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
-        defaultGateway: gateway,
-        gatewayDevices: await topology.gatewayCandidates(gateway),
-        attachments: [],
+        ...(await surroundings.get('', readSurroundings, version)),
         showEmptyNetworks: filters.zone === undefined,
         within,
       };

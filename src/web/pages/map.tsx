@@ -371,6 +371,8 @@ export function MapPage() {
     cyRef.current?.style(stylesheet(colours));
   }, [colours, ready]);
 
+  // Fitted once per filters; a small map again when its devices (fetched whole, open) have come.
+  const fitKey = graphKey === undefined ? undefined : `${graphKey}|${whole && subnets.some((s) => !loaded.has(s.id)) ? 'outline' : 'drawn'}`;
   const fitted = useRef<string | null>(null);
   useEffect(() => {
     const cy = cyRef.current;
@@ -386,8 +388,8 @@ export function MapPage() {
       cy.elements().remove();
       cy.add(elements);
     });
-    if (graphKey !== undefined && fitted.current !== graphKey) {
-      fitted.current = graphKey;
+    if (fitKey !== undefined && fitted.current !== fitKey) {
+      fitted.current = fitKey;
       cy.fit(undefined, 30);
     } else if (justOpened.current) {
       // Once its devices are in (they may still be on their way).
@@ -401,7 +403,7 @@ export function MapPage() {
       focusOn(cy, focus.current);
       focus.current = null;
     }
-  }, [plan, ready, graphKey, memberSubnet, expanded, loaded]);
+  }, [plan, ready, fitKey, memberSubnet, expanded, loaded]);
 
   const exportName = `netwarden-map-${new Date().toISOString().slice(0, 10)}`;
   const exportPng = async () => {

@@ -36,8 +36,8 @@ const ANSWER_CACHE_ENTRIES = 32;
 /** ...and for at most this long even when no write was seen (as the device list's pages). */
 const ANSWER_CACHE_MS = 60_000;
 
-/** How long the map's surroundings (networks, agents, gateways) are reused at an unchanged data version. */
-const SURROUNDINGS_MS = 5_000;
+/** How long the map's surroundings (networks, agents, the default gateway) are reused at an unchanged data version. */
+const SURROUNDINGS_MS = 2_000;
 
 type Surroundings = Omit<TopologyContext, 'showEmptyNetworks' | 'within'>;
 
@@ -161,7 +161,8 @@ async function* keeping(chunks: AsyncIterable<string>, max: number, done: (answe
     else kept = null;
     yield buffer;
   }
-  if (kept) done({ chunks: kept, bytes });
+  // Kept as one buffer: sent again in one write rather than hundreds.
+  if (kept) done({ chunks: [Buffer.concat(kept, bytes)], bytes });
 }
 
 async function* noPages(): AsyncGenerator<TopologyDevice[]> {}
@@ -189,7 +190,7 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
   const topology = new TopologyStore(store.db);
   /** What the map is drawn in besides the devices: known networks, agents, the default gateway and the devices that may be gateways. */
-  const readSurroundings = async (): Promise<Surroundings> => {
+  const readSurroundings = async (version: number): Promise<Surroundings> => {
     const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
     const now = Date.now();
     const agentRecords = agents.map((a) => toAgentRecord(a, now));
@@ -201,12 +202,14 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       ],
       agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
       defaultGateway: gateway,
-      gatewayDevices: await topology.gatewayCandidates(gateway),
+      gatewayDevices: await candidates.get(gateway ?? '', () => topology.gatewayCandidates(gateway), version),
       attachments: [],
     };
   };
-  // Kept briefly at the data version they were read at: the gateway candidates are a scan of the devices, and the
-  // interfaces, routing table and agents' presence (which moves with time) are read again after SURROUNDINGS_MS.
+  // The devices that may be gateways (a scan of the devices' types) kept at the data version they were read at, as the
+  // answers; the interfaces, routing table, scanned subnets and agents' presence (which moves with time) are cheap and
+  // read again after SURROUNDINGS_MS.
+  const candidates = new VersionedCache<TopologyDevice[]>(() => store.currentDataVersion(), ANSWER_CACHE_MS, 4);
   const surroundings = new VersionedCache<Surroundings>(() => store.currentDataVersion(), SURROUNDINGS_MS, 1);
   const answers = new VersionedCache<Answer>(() => store.currentDataVersion(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
     of: (answer) => answer.bytes,
@@ -272,7 +275,7 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const version = await answers.currentVersion();
       // Everything but the devices is read before the answer starts, so a failure here is an ordinary error answer.
       const context: TopologyContext = {
-        ...(await surroundings.get('', readSurroundings, version)),
+        ...(await surroundings.get('', () => readSurroundings(version), version)),
         showEmptyNetworks: filters.zone === undefined,
         within,
       };

@@ -11,9 +11,14 @@
 // warm-ups, per store, with p50/p99/max and the body size; a `browser` case drives headless
 // Chromium (SQLite only). To add a view, add a case.
 //
-//   topology          GET /api/visualization/topology: the whole map (100,000 devices)
-//   topology_subnet   the same for one subnet (?subnet=10.7.0.0/21: about 2,000 devices)
-//   topology_zone     the same for one zone (?zone=iot: about 12,500 devices)
+//   topology          GET /api/visualization/topology: the whole map (100,000 devices), asked again unchanged
+//                     (the server sends the answer it kept for this data version)
+//   topology_cold     the same after a write each time (the data version moved: read and serialized afresh)
+//   topology_overview the overview the Map page draws first (?detail=subnets: no device, per-subnet counts)
+//   topology_overview_cold  the same after a write each time
+//   topology_subnet   the same for one subnet (?subnet=10.7.0.0/21: about 2,000 devices), after a write each time
+//                     (what the Map page asks when a subnet is opened)
+//   topology_zone     the same for one zone (?zone=iot: about 12,500 devices), after a write each time
 //   port_matrix       GET /api/visualization/port-matrix: the whole network (its answer is kept per
 //                     data version: the runs after the first are served from memory)
 //   port_matrix_cold  the same, the data version bumped before each request (the first request
@@ -65,9 +70,36 @@ const AIM = { http_p99_ms: 300, first_render_ms: 2000, long_task_ms: 200 };
  * the compare seed). `browser`: `run(ctx)` returns its own figures and `checks` (what, ok, detail).
  */
 const CASES = [
-  { name: 'topology', kind: 'http', label: 'Map, whole network', path: () => '/api/visualization/topology' },
-  { name: 'topology_subnet', kind: 'http', label: 'Map, one subnet', path: () => '/api/visualization/topology?subnet=10.7.0.0/21' },
-  { name: 'topology_zone', kind: 'http', label: 'Map, one zone', path: () => '/api/visualization/topology?zone=iot' },
+  { name: 'topology', kind: 'http', label: 'Map, whole network, unchanged', path: () => '/api/visualization/topology', before: settled },
+  { name: 'topology_cold', kind: 'http', label: 'Map, whole network, after a write', path: () => '/api/visualization/topology', before: changeOne },
+  {
+    name: 'topology_overview',
+    kind: 'http',
+    label: 'Map overview, unchanged',
+    path: () => '/api/visualization/topology?detail=subnets',
+    before: settled,
+  },
+  {
+    name: 'topology_overview_cold',
+    kind: 'http',
+    label: 'Map overview, after a write',
+    path: () => '/api/visualization/topology?detail=subnets',
+    before: changeOne,
+  },
+  {
+    name: 'topology_subnet',
+    kind: 'http',
+    label: 'Map, one subnet, after a write',
+    path: () => '/api/visualization/topology?subnet=10.7.0.0/21',
+    before: changeOne,
+  },
+  {
+    name: 'topology_zone',
+    kind: 'http',
+    label: 'Map, one zone, after a write',
+    path: () => '/api/visualization/topology?zone=iot',
+    before: changeOne,
+  },
   // The port matrix over the same inventory (bench/views-port-matrix.mjs measures it apart, in more detail).
   // `cold`: the data version is bumped before every request, so nothing kept is served (the first request after a write).
   { name: 'port_matrix', kind: 'http', label: 'Port matrix, whole network', path: () => '/api/visualization/port-matrix' },
@@ -103,6 +135,36 @@ const CASES = [
   },
   { name: 'map_page', kind: 'browser', label: `Map page, ${MAP_DEVICES.toLocaleString('en-GB')} devices`, run: (ctx) => mapPage(ctx) },
 ];
+
+/**
+ * A write through the server's store before a request (a device's notes), so the data version moves
+ * and the topology is read and serialized afresh rather than sent as kept.
+ */
+let changes = 0;
+async function changeOne(server) {
+  const device = await server.store.db.selectFrom('devices').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
+  await server.store.devices.update(device.id, { notes: `bench change ${++changes}` });
+}
+
+/**
+ * Waits (up to 3 minutes) until the inventory stops changing: after the seed the server's background
+ * re-evaluation rewrites risk levels for a while (on PostgreSQL well into the measurements), and
+ * an "unchanged" case must not be measured while the data version still moves.
+ */
+async function settled(server) {
+  const until = Date.now() + 180_000;
+  let version = await server.store.currentDataVersion();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const now = await server.store.currentDataVersion();
+    if (now === version) return;
+    if (Date.now() > until) {
+      log(`${server.kind}: the inventory still changes after 3 minutes (data version ${now})`);
+      return;
+    }
+    version = now;
+  }
+}
 
 if (!process.env.BENCH_SKIP_BUILD) {
   log('building (npm run build)');
@@ -318,7 +380,9 @@ async function timeGet(server, path) {
 
 async function httpCase(testCase, server, ctx) {
   const path = testCase.path(ctx);
-  const get = () => {
+  const before = testCase.before ?? (async () => {});
+  const get = async () => {
+    await before(server);
     if (testCase.cold) server.store.touch();
     return timeGet(server, path);
   };

@@ -22,7 +22,7 @@
  * nearer the internet) to the lower (`target`).
  */
 import type { LinkParentKind, LinkSource } from './device-links.js';
-import { worse, type RiskLevel } from './severity.js';
+import { RISK_LEVELS, worse, type RiskLevel } from './severity.js';
 import { intToIpv4, ipv4ToInt, parseIpv4Network } from './net.js';
 
 export const TOPOLOGY_NODE_KINDS = ['internet', 'gateway', 'subnet', 'agent', 'switch', 'access_point', 'device'] as const;
@@ -55,7 +55,23 @@ export interface TopologyNode {
   ip_address: string | null;
   /** Subnet nodes: how many device, switch and access-point nodes the subnet holds in this answer; else null. */
   device_count: number | null;
+  /** Subnet nodes only: how many of them are online. */
+  online_count?: number;
+  /** Subnet nodes only: how many of them are at each risk level. */
+  risk_counts?: Record<RiskLevel, number>;
 }
+
+/** Devices of one /256 block of addresses with the same risk level and presence, counted by the store (the overview). */
+export interface TopologyDeviceGroup {
+  /** The block: the address as an integer divided by 256. */
+  block: number;
+  risk_level: RiskLevel;
+  online: boolean;
+  count: number;
+}
+
+/** Per risk level, all zero. */
+export const noRiskCounts = (): Record<RiskLevel, number> => Object.fromEntries(RISK_LEVELS.map((l) => [l, 0])) as Record<RiskLevel, number>;
 
 export interface TopologyEdge {
   source: string;
@@ -129,6 +145,8 @@ interface Subnet {
   prefix: number;
   source: NetworkSource | 'address';
   count: number;
+  online: number;
+  risks: Record<RiskLevel, number>;
   risk: RiskLevel | null;
 }
 
@@ -195,7 +213,7 @@ export class TopologyBuilder {
       if (network.source === 'scan' && (range.prefix < WIDEST_SUBNET_PREFIX || range.prefix > NARROWEST_SUBNET_PREFIX)) continue;
       const existing = known.get(range.cidr);
       if (existing && rank[existing.source as NetworkSource] <= rank[network.source]) continue;
-      known.set(range.cidr, { ...range, source: network.source, count: 0, risk: null });
+      known.set(range.cidr, { ...range, source: network.source, count: 0, online: 0, risks: noRiskCounts(), risk: null });
     }
     for (const subnet of known.values()) this.subnets.set(subnet.cidr, subnet);
     this.known = [...known.values()].sort((a, b) => b.prefix - a.prefix || a.low - b.low);
@@ -277,7 +295,17 @@ export class TopologyBuilder {
     const cidr = `${intToIpv4(low)}/${FALLBACK_SUBNET_PREFIX}`;
     let subnet = this.subnets.get(cidr);
     if (!subnet) {
-      subnet = { cidr, low, high: low + 255, prefix: FALLBACK_SUBNET_PREFIX, source: 'address', count: 0, risk: null };
+      subnet = {
+        cidr,
+        low,
+        high: low + 255,
+        prefix: FALLBACK_SUBNET_PREFIX,
+        source: 'address',
+        count: 0,
+        online: 0,
+        risks: noRiskCounts(),
+        risk: null,
+      };
       this.subnets.set(cidr, subnet);
     }
     return subnet;
@@ -321,8 +349,7 @@ export class TopologyBuilder {
         this.indexOf(subnet);
         continue;
       }
-      subnet.count++;
-      subnet.risk = subnet.risk ? worse(subnet.risk, device.risk_level) : device.risk_level;
+      this.tally(subnet, device.risk_level, device.online, 1);
       this.deviceIds.push(device.id);
       this.deviceSubnets.push(this.indexOf(subnet));
       const parentKind = this.parentKinds.get(device.id);
@@ -342,6 +369,48 @@ export class TopologyBuilder {
       });
     }
     return nodes;
+  }
+
+  private tally(subnet: Subnet, risk: RiskLevel, online: boolean, count: number): void {
+    subnet.count += count;
+    if (online) subnet.online += count;
+    subnet.risks[risk] = (subnet.risks[risk] ?? 0) + count;
+    subnet.risk = subnet.risk ? worse(subnet.risk, risk) : risk;
+    this.indexOf(subnet);
+  }
+
+  /** The ids of the devices drawn as gateways (never counted or drawn as devices). */
+  gatewayDeviceIdList(): number[] {
+    return [...this.gatewayDeviceIds];
+  }
+
+  /**
+   * The /256 blocks (address / 256) where a known network narrower than /24 lies: their devices
+   * may belong to different subnets, so the overview counts them one by one (`countDevices`).
+   */
+  splitBlocks(): Set<number> {
+    const blocks = new Set<number>();
+    for (const subnet of this.narrowKnown) for (let b = Math.floor(subnet.low / 256); b <= Math.floor(subnet.high / 256); b++) blocks.add(b);
+    return blocks;
+  }
+
+  /**
+   * The overview: devices counted into their subnets without a node or edge of their own.
+   * `countGroups` takes the store's counts per block (never a block of `splitBlocks()`, never a
+   * gateway device); `countDevices` takes devices one by one (those blocks, the gateway devices).
+   */
+  countGroups(groups: readonly TopologyDeviceGroup[]): void {
+    for (const group of groups) {
+      if (group.count > 0) this.tally(this.subnetOf(group.block * 256), group.risk_level, group.online, group.count);
+    }
+  }
+
+  countDevices(devices: readonly TopologyDevice[]): void {
+    for (const device of devices) {
+      const subnet = this.subnetOf(device.ip_sort);
+      if (this.gatewayDeviceIds.has(device.id)) this.indexOf(subnet);
+      else this.tally(subnet, device.risk_level, device.online, 1);
+    }
   }
 
   /** Which subnets are drawn: those with devices, and the known networks when empty ones are shown. */
@@ -441,6 +510,8 @@ export class TopologyBuilder {
         subnet: subnet.cidr,
         ip_address: null,
         device_count: subnet.count,
+        online_count: subnet.online,
+        risk_counts: { ...subnet.risks },
       });
       const gateway = this.gatewayOfSubnet.get(subnet.cidr);
       if (gateway === defaultGateway && defaultGateway) {

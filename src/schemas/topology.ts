@@ -1,6 +1,6 @@
 /** The network map (CONTRACT §16, §18) as the API shows it: the one definition for route, OpenAPI and web UI. */
-import { type Static, Type } from '@sinclair/typebox';
-import { RISK_LEVELS } from '../core/severity.js';
+import { type Static, type TInteger, Type } from '@sinclair/typebox';
+import { RISK_LEVELS, type RiskLevel } from '../core/severity.js';
 import { LINK_SOURCES } from '../core/device-links.js';
 import { TOPOLOGY_EDGE_KINDS, TOPOLOGY_EVIDENCE, TOPOLOGY_NODE_KINDS } from '../core/topology.js';
 import { Nullable, StringEnum } from './common.js';
@@ -21,6 +21,12 @@ export const TopologyNode = Type.Object({
   subnet: Nullable(Type.String({ description: 'The subnet (CIDR) the node belongs to' })),
   ip_address: Nullable(Type.String({ description: 'Device and gateway nodes: the address' })),
   device_count: Nullable(Type.Integer({ description: 'Subnet nodes: how many device nodes it holds in this answer' })),
+  online_count: Type.Optional(Type.Integer({ description: 'Subnet nodes only: how many of its devices are online' })),
+  risk_counts: Type.Optional(
+    Type.Object(Object.fromEntries(RISK_LEVELS.map((level) => [level, Type.Integer()])) as Record<RiskLevel, TInteger>, {
+      description: 'Subnet nodes only: how many of its devices are at each risk level',
+    }),
+  ),
 });
 
 export const TopologyEdge = Type.Object({

@@ -4,7 +4,7 @@
  * switch layer (which device hangs off which switch or access point, store/device-links.ts).
  */
 import { sql, type Kysely } from 'kysely';
-import { GATEWAY_DEVICE_TYPES, type Attachment, type TopologyDevice } from '../core/topology.js';
+import { GATEWAY_DEVICE_TYPES, type Attachment, type TopologyDevice, type TopologyDeviceGroup } from '../core/topology.js';
 import { DeviceLinkStore } from './device-links.js';
 import type { RiskLevel } from '../core/severity.js';
 import type { Database } from './schema.js';
@@ -13,6 +13,8 @@ export interface TopologyFilters {
   /** Only addresses in [low, high] (a subnet filter). */
   range?: { low: number; high: number };
   zone?: string;
+  /** Only these devices. */
+  ids?: readonly number[];
 }
 
 const COLUMNS = ['id', 'ip_address', 'ip_sort', 'label', 'discovered_name', 'hostname', 'device_type', 'risk_level', 'online', 'zone'] as const;
@@ -48,24 +50,62 @@ export class TopologyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   /**
-   * The devices (archived left out) matching the filters in address order, `pageSize` at a time:
-   * keyset pages on the address index, so only one page is held at a time.
+   * The devices (archived left out) matching the filters, `pageSize` at a time, so only one page is
+   * held at a time. With an address range (a subnet) in address order: keyset pages on the address
+   * index over that range only. Without one, in id order: keyset pages on the primary key, which
+   * reads the whole table at about half the cost of walking the address index and looking each row up.
    */
   async *iterate(filters: TopologyFilters, pageSize: number): AsyncGenerator<TopologyDevice[]> {
-    let base = this.db.selectFrom('devices').where('status', '<>', 'archived');
-    if (filters.range) base = base.where('ip_sort', '>=', filters.range.low).where('ip_sort', '<=', filters.range.high);
-    if (filters.zone !== undefined) base = base.where('zone', '=', filters.zone);
+    if (filters.ids && filters.ids.length === 0) return;
+    const base = this.filtered(filters);
+    const byAddress = filters.range !== undefined;
     let after: { ipSort: number; id: number } | null = null;
     for (;;) {
       let page = base.select(COLUMNS);
-      if (after) page = page.where(sql<boolean>`(${sql.ref('ip_sort')}, ${sql.ref('id')}) > (${after.ipSort}, ${after.id})`);
-      const rows = (await page.orderBy('ip_sort').orderBy('id').limit(pageSize).execute()) as Row[];
+      if (after && byAddress) {
+        // The next page starts after the last one's (address, id): a range on the (ip_sort, id) index, written
+        // without a row value so both stores walk the index from there.
+        const { ipSort, id } = after;
+        page = page.where((eb) => eb.or([eb('ip_sort', '>', ipSort), eb.and([eb('ip_sort', '=', ipSort), eb('id', '>', id)])]));
+        page = page.where('ip_sort', '>=', ipSort);
+      } else if (after) page = page.where('id', '>', after.id);
+      page = byAddress ? page.orderBy('ip_sort').orderBy('id') : page.orderBy('id');
+      const rows = (await page.limit(pageSize).execute()) as Row[];
       if (rows.length === 0) return;
       yield rows.map(toDevice);
       if (rows.length < pageSize) return;
       const last = rows[rows.length - 1];
       after = { ipSort: Number(last.ip_sort), id: last.id };
     }
+  }
+
+  /** Devices not archived matching the filters (a subnet is a range of the address index). */
+  private filtered(filters: TopologyFilters) {
+    let base = this.db.selectFrom('devices').where('status', '<>', 'archived');
+    if (filters.range) base = base.where('ip_sort', '>=', filters.range.low).where('ip_sort', '<=', filters.range.high);
+    if (filters.zone !== undefined) base = base.where('zone', '=', filters.zone);
+    if (filters.ids) base = base.where('id', 'in', [...filters.ids]);
+    return base;
+  }
+
+  /**
+   * The devices matching the filters (but those of `exclude`) counted per /256 block of addresses,
+   * risk level and presence: what the overview draws, without reading the devices one by one.
+   */
+  async blockCounts(filters: TopologyFilters, exclude: readonly number[]): Promise<TopologyDeviceGroup[]> {
+    let query = this.filtered(filters);
+    if (exclude.length > 0) query = query.where('id', 'not in', [...exclude]);
+    const block = sql<number | string>`${sql.ref('ip_sort')} / 256`;
+    const rows = await query
+      .select([block.as('block'), 'risk_level', 'online', (eb) => eb.fn.countAll<number | string>().as('count')])
+      .groupBy([block, 'risk_level', 'online'])
+      .execute();
+    return rows.map((r) => ({
+      block: Math.floor(Number(r.block)),
+      risk_level: r.risk_level as RiskLevel,
+      online: Number(r.online) === 1,
+      count: Number(r.count),
+    }));
   }
 
   /** Devices (not archived) that may be a gateway: the one at `address` (the default route's gateway), routers and firewalls. */

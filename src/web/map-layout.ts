@@ -19,6 +19,11 @@ export interface MapView {
   expanded: ReadonlySet<string>;
   /** Only devices of this risk level ('' for all). */
   risk: string;
+  /**
+   * Subnet node ids whose devices are in the graph (fetched when opened); the others are drawn from
+   * their counts (the overview's `device_count`, `online_count`, `risk_counts`). Absent: all are.
+   */
+  loaded?: ReadonlySet<string>;
 }
 
 export interface PlacedNode {
@@ -35,6 +40,7 @@ export interface MapPlan {
   edges: MapEdge[];
   /** Devices matching the filters, in all subnets (drawn or not). */
   devices: number;
+  /** Of them offline (with a risk filter, only those of loaded subnets are known). */
   offline: number;
 }
 
@@ -87,6 +93,18 @@ export function planMap(graph: Topology, view: MapView, memberSubnet = subnetOfM
     else members.set(subnet, [node]);
   }
 
+  // Subnets not loaded: their devices counted by the server.
+  const counted = new Map<string, number>();
+  if (view.loaded) {
+    for (const node of graph.nodes) {
+      if (node.kind !== 'subnet' || view.loaded.has(node.id)) continue;
+      const count = view.risk ? (node.risk_counts?.[view.risk as keyof NonNullable<MapNode['risk_counts']>] ?? 0) : (node.device_count ?? 0);
+      counted.set(node.id, count);
+      devices += count;
+      if (!view.risk) offline += count - (node.online_count ?? count);
+    }
+  }
+
   // Subnets in the order a walk from the internet meets them; depth of every upper node.
   const depth = new Map<string, number>();
   const subnets: string[] = [];
@@ -111,7 +129,15 @@ export function planMap(graph: Topology, view: MapView, memberSubnet = subnetOfM
     const expanded = view.expanded.has(id) && list.length > 0;
     const columns = expanded ? Math.max(3, Math.ceil(Math.sqrt(list.length * 2))) : 1;
     const rows = expanded ? Math.ceil(list.length / columns) : 0;
-    return { id, list, expanded, columns, width: Math.max(SUBNET_WIDTH, columns * CELL), height: 60 + rows * CELL };
+    return {
+      id,
+      list,
+      count: counted.get(id) ?? list.length,
+      expanded,
+      columns,
+      width: Math.max(SUBNET_WIDTH, columns * CELL),
+      height: 60 + rows * CELL,
+    };
   });
   const area = blocks.reduce((sum, b) => sum + (b.width + BLOCK_GAP) * (b.height + BLOCK_GAP), 0);
   const rowWidth = Math.max(1200, Math.sqrt(area) * 1.6, ...blocks.map((b) => b.width));
@@ -129,7 +155,7 @@ export function planMap(graph: Topology, view: MapView, memberSubnet = subnetOfM
     }
     const centre = x + block.width / 2;
     xOf.set(block.id, centre);
-    placed.push({ node: byId.get(block.id)!, x: centre, y, count: block.list.length, expanded: block.expanded });
+    placed.push({ node: byId.get(block.id)!, x: centre, y, count: block.count, expanded: block.expanded });
     if (block.expanded) {
       const left = centre - ((block.columns - 1) * CELL) / 2;
       block.list.forEach((node, i) => {
@@ -164,15 +190,28 @@ export function planMap(graph: Topology, view: MapView, memberSubnet = subnetOfM
   return { nodes: placed, edges, devices, offline };
 }
 
-/** Members whose label, address or type contains the text (case-insensitive), in map order. */
-export function searchMap(graph: Topology, text: string): MapNode[] {
-  const wanted = text.trim().toLowerCase();
-  if (!wanted) return [];
-  return graph.nodes.filter(
-    (n) =>
-      (isMember(n) || n.kind === 'gateway') &&
-      (n.label.toLowerCase().includes(wanted) || (n.ip_address ?? '').includes(wanted) || (n.device_type ?? '').includes(wanted)),
-  );
+/** A dotted IPv4 address as a number, or null. */
+export const ipv4 = (text: string): number | null => {
+  const parts = text.split('.').map(Number);
+  return parts.length === 4 && parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 255)
+    ? ((parts[0] * 256 + parts[1]) * 256 + parts[2]) * 256 + parts[3]
+    : null;
+};
+
+/** The narrowest of the subnet nodes (labelled by their CIDR) holding the address, or null. */
+export function subnetHolding(subnets: readonly MapNode[], address: string): MapNode | null {
+  const ip = ipv4(address);
+  if (ip === null) return null;
+  let best: { node: MapNode; prefix: number } | null = null;
+  for (const node of subnets) {
+    const [network, bits] = (node.subnet ?? node.label).split('/');
+    const low = ipv4(network ?? '');
+    const prefix = Number(bits);
+    if (low === null || !Number.isInteger(prefix) || prefix < 0 || prefix > 32) continue;
+    const size = 2 ** (32 - prefix);
+    if (ip >= low && ip < low + size && (!best || prefix > best.prefix)) best = { node, prefix };
+  }
+  return best?.node ?? null;
 }
 
 export interface SvgColours {

@@ -4,6 +4,7 @@
  * over three subnets written into the store, so the map starts as collapsed subnet clusters; a
  * cluster opens on a click, a device opens its page, filters and search narrow it, it exports SVG,
  * PNG and JSON, a scan imported meanwhile appears without a reload, and it fits a phone in both themes.
+ * The page asks for the overview first and for a subnet's devices only when it is opened (issue 22 §1).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,7 +98,19 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
     expect(overflow, what).toBeLessThanOrEqual(1);
   };
 
+  /** The map's requests (GET /api/visualization/topology), as their query strings, from now on. */
+  const topologyRequests = () => {
+    const seen: string[] = [];
+    const listener = (request: { url(): string }) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/api/visualization/topology') seen.push(decodeURIComponent(url.search));
+    };
+    page.on('request', listener);
+    return { seen, stop: () => page.off('request', listener) };
+  };
+
   it('draws a large network as subnet clusters that open on a click; a device opens its page', async () => {
+    const requests = topologyRequests();
     await page.goto(browser.url('/devices'));
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Map', exact: true }).click();
     await expect.poll(() => page.url()).toContain('/map');
@@ -107,13 +120,33 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
       .toEqual(expect.arrayContaining(['subnet:10.77.1.0/24', 'subnet:10.77.2.0/24', 'subnet:10.77.3.0/24']));
     expect(await kinds('device')).toEqual([]);
     expect((await kinds('internet')).length).toBe(1);
+    // Only the overview was asked for: no device crossed the wire yet.
+    expect(requests.seen).toEqual(['?detail=subnets']);
     await browser.screenshot('map-clusters');
 
     await clickNode('subnet:10.77.3.0/24');
     await expect.poll(async () => (await kinds('device')).length).toBe(50);
     const offline = (await kinds('device')).filter((n) => n.classes.includes('offline'));
     expect(offline.length).toBe(5);
+    // That subnet's devices, fetched when it opened; nothing else.
+    expect(requests.seen).toEqual(['?detail=subnets', '?subnet=10.77.3.0/24']);
     await browser.screenshot('map-open-subnet');
+
+    // Closed and opened again: drawn from what was fetched, not asked again.
+    await clickNode('subnet:10.77.3.0/24');
+    await expect.poll(async () => (await kinds('device')).length).toBe(0);
+    await page.locator('.map-subnets summary').click();
+    await page.getByRole('button', { name: 'Open 10.77.3.0/24' }).click();
+    await expect.poll(async () => (await kinds('device')).length).toBe(50);
+    expect(requests.seen).toEqual(['?detail=subnets', '?subnet=10.77.3.0/24']);
+    // A second subnet: 200 devices, with its count shown before it opens.
+    expect(await page.locator('.map-subnets li', { hasText: '10.77.1.0/24' }).textContent()).toContain('200 devices');
+    await page.getByRole('button', { name: 'Open 10.77.1.0/24' }).click();
+    await expect.poll(async () => (await kinds('device')).length).toBe(250);
+    expect(requests.seen).toEqual(['?detail=subnets', '?subnet=10.77.3.0/24', '?subnet=10.77.1.0/24']);
+    requests.stop();
+    await page.getByRole('button', { name: 'Close 10.77.1.0/24' }).click();
+    await expect.poll(async () => (await kinds('device')).length).toBe(50);
 
     await clickNode(`device:${ids.printer}`);
     await expect.poll(() => page.url()).toContain(`/devices/${ids.printer}`);
@@ -167,13 +200,21 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
     expect(JSON.parse(json.body.toString()).nodes.length).toBeGreaterThan(450);
   });
 
-  it('shows a scan finished meanwhile without a reload', async () => {
+  it('shows a scan finished meanwhile without a reload, fetching an open subnet again', async () => {
     await page.goto(browser.url('/map'));
     await expect.poll(async () => (await kinds('subnet')).length, { timeout: 15_000 }).toBeGreaterThan(2);
     expect((await kinds('subnet')).map((n) => n.id)).not.toContain('subnet:10.66.0.0/28');
+    await page.locator('.map-subnets summary').click();
+    await page.getByRole('button', { name: 'Open 10.77.3.0/24' }).click();
+    await expect.poll(async () => (await kinds('device')).length).toBe(50);
+    const requests = topologyRequests();
     const res = await server.request('/api/scans/import', { method: 'POST', body: FIRST, headers: { 'Content-Type': 'application/xml' }, key });
     expect(res.status).toBe(201);
     await expect.poll(async () => (await kinds('subnet')).map((n) => n.id), { timeout: 15_000 }).toContain('subnet:10.66.0.0/28');
+    // The open subnet stays open, its devices asked for again.
+    await expect.poll(() => requests.seen).toEqual(['?detail=subnets', '?subnet=10.77.3.0/24']);
+    await expect.poll(async () => (await kinds('device')).length).toBe(50);
+    requests.stop();
   });
 
   it('fits a phone without sideways scrolling, in both themes', async () => {

@@ -11,7 +11,6 @@ import {
   TopologyBuilder,
   WIDEST_SUBNET_PREFIX,
   defaultGatewayFromProcRoute,
-  type KnownNetwork,
   type TopologyContext,
   type TopologyDevice,
   type TopologyEdge,
@@ -20,13 +19,33 @@ import {
 import { Topology } from '../../schemas/topology.js';
 import { toAgentRecord } from '../../store/agents.js';
 import { TopologyStore, type TopologyFilters } from '../../store/topology.js';
+import { VersionedCache } from '../../store/versioned-cache.js';
 import { badRequest } from '../errors.js';
-import { errorResponses } from '../schemas.js';
+import { StringEnum, errorResponses } from '../schemas.js';
 import { readLocalNetwork } from './network.js';
 import { listZones } from './zones.js';
 
 /** Devices read from the store per page while the answer streams. */
 const PAGE_SIZE = 2000;
+/** What an answer holds: every device (the contract's map) or only the structure with per-subnet counts (the overview). */
+const DETAILS = ['devices', 'subnets'] as const;
+/** Answers kept as sent while the data version is unchanged: at most this many bytes together (the whole map of 100,000 devices is about 30 MiB)... */
+const ANSWER_CACHE_BYTES = 80 * 1024 * 1024;
+/** ...this many answers... */
+const ANSWER_CACHE_ENTRIES = 32;
+/** ...and for at most this long even when no write was seen (as the device list's pages). */
+const ANSWER_CACHE_MS = 60_000;
+
+/** How long the map's surroundings (networks, agents, the default gateway) are reused at an unchanged data version. */
+const SURROUNDINGS_MS = 2_000;
+
+type Surroundings = Omit<TopologyContext, 'showEmptyNetworks' | 'within' | 'attachments'>;
+
+/** An answer as sent: its chunks of UTF-8. */
+interface Answer {
+  chunks: Buffer[];
+  bytes: number;
+}
 
 const DESCRIPTION = [
   'The network as a graph (CONTRACT §16, §18): `internet` → gateway(s) → subnets → devices, every edge saying how it is known.',
@@ -35,7 +54,7 @@ const DESCRIPTION = [
   `  around the server's address), each agent's networks, and the targets of completed network scans between /${WIDEST_SUBNET_PREFIX} and`,
   `  /${NARROWEST_SUBNET_PREFIX}. A device belongs to the narrowest of them that holds its address, else to the /${FALLBACK_SUBNET_PREFIX} around it.`,
   "  Known networks are drawn even without devices, unless `zone` is given. A subnet node's `device_count` and `risk_level` (its worst",
-  "  device's) summarise it, so a client can draw it collapsed.",
+  "  device's) summarise it, so a client can draw it collapsed; `online_count` and `risk_counts` (devices per risk level) say more.",
   "- **Gateways**: the gateway of the server's default route (read from its routing table, never guessed from an address such as",
   '  `.1`) serves the subnet that holds its address (`confirmed`). Another subnet whose devices include exactly one `router` or',
   '  `firewall` gets that device as its gateway (`inferred`). A gateway in the inventory is a `gateway` node carrying its `device_id`',
@@ -55,11 +74,18 @@ const DESCRIPTION = [
   '`subnet` keeps the devices whose address lies in that CIDR (and the known networks overlapping it); `zone` keeps the devices of',
   'that zone (one of GET /api/zones). A bad `subnet` or an unknown `zone` → 400.',
   '',
-  'The answer is streamed as it is read (devices a page at a time in address order; only the subnets and one reference per device',
-  'are held), so its size is bounded by the inventory, not by memory. With 100,000 devices the whole graph is several megabytes: a',
-  'client drawing it should draw subnets collapsed and expand them on demand (the web UI does), or ask for one `subnet` at a time.',
-  'The whole map of 100,000 devices is about 30 MiB and takes seconds, not the 300 ms aimed at (bench/results/views.md); a',
-  '`subnet` or `zone` answer is proportional to its devices. For inventories that large, ask per subnet.',
+  '**`detail=subnets`** (the overview) answers the same graph without device nodes and their edges: internet, gateways, agents',
+  'and subnets, each subnet node with `device_count`, `online_count` and `risk_counts` of the devices matching the filters, counted',
+  "by the database per block of addresses rather than read one by one. A client draws it first and asks for one subnet's devices",
+  '(`subnet=<its CIDR>`, the same `zone`) when it is opened, as the web UI does: it never needs the whole graph. `detail=devices`',
+  '(the default) is the whole graph.',
+  '',
+  'The answer is streamed as it is read (devices a page at a time: for a `subnet` in address order, walking the address index over',
+  'its range only; else in id order; only the subnets and one reference per device are held), so its size is bounded by the',
+  'inventory, not by memory. It',
+  'is also kept as sent while the inventory, the scanned subnets, the agents and the routing table are unchanged (up to a minute;',
+  'about 80 MiB of answers at most), so the same map asked again is sent from memory. With 100,000 devices the whole graph is',
+  'about 30 MiB and its first reading takes most of a second (bench/results/views.md); the overview is a few kilobytes.',
 ].join('\n');
 
 /** The server's own networks: its interfaces' (virtual ones left out), as GET /api/network/detect reports them. */
@@ -92,7 +118,8 @@ function nodeJson(n: TopologyNode): string {
   return (
     `{"id":${text(n.id)},"kind":"${n.kind}","device_id":${n.device_id ?? 'null'},"label":${text(n.label)},` +
     `"device_type":${text(n.device_type)},"risk_level":${text(n.risk_level)},"online":${n.online},"zone":${text(n.zone)},` +
-    `"subnet":${text(n.subnet)},"ip_address":${text(n.ip_address)},"device_count":${n.device_count ?? 'null'}}`
+    `"subnet":${text(n.subnet)},"ip_address":${text(n.ip_address)},"device_count":${n.device_count ?? 'null'}` +
+    (n.risk_counts ? `,"online_count":${n.online_count ?? 0},"risk_counts":${JSON.stringify(n.risk_counts)}}` : '}')
   );
 }
 
@@ -126,9 +153,70 @@ async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<To
   yield '\n]}\n';
 }
 
+/** Passes the chunks on as UTF-8 and, once all were sent, gives them to `done` (unless they grew past `max` bytes). */
+async function* keeping(chunks: AsyncIterable<string>, max: number, done: (answer: Answer) => void): AsyncGenerator<Buffer> {
+  let kept: Buffer[] | null = [];
+  let bytes = 0;
+  for await (const chunk of chunks) {
+    const buffer = Buffer.from(chunk, 'utf8');
+    bytes += buffer.length;
+    if (kept && bytes <= max) kept.push(buffer);
+    else kept = null;
+    yield buffer;
+  }
+  // Kept as one buffer: sent again in one write rather than hundreds.
+  if (kept) done({ chunks: [Buffer.concat(kept, bytes)], bytes });
+}
+
+async function* noPages(): AsyncGenerator<TopologyDevice[]> {}
+
+/**
+ * The overview's counts: devices per block of addresses from the database, and one by one those
+ * that need it (gateways, which are no device node; blocks a network narrower than /24 splits).
+ */
+async function countOverview(builder: TopologyBuilder, topology: TopologyStore, filters: TopologyFilters): Promise<void> {
+  const split = builder.splitBlocks();
+  const gatewayIds = builder.gatewayDeviceIdList();
+  const groups = await topology.blockCounts(filters, gatewayIds);
+  builder.countGroups(groups.filter((g) => !split.has(g.block)));
+  const unsplit = (page: TopologyDevice[]) => page.filter((d) => !split.has(Math.floor(d.ip_sort / 256)));
+  for await (const page of topology.iterate({ ...filters, ids: gatewayIds }, PAGE_SIZE)) builder.countDevices(unsplit(page));
+  for (const block of [...split].sort((a, b) => a - b)) {
+    const low = Math.max(block * 256, filters.range?.low ?? 0);
+    const high = Math.min(block * 256 + 255, filters.range?.high ?? Number.MAX_SAFE_INTEGER);
+    if (low > high) continue;
+    for await (const page of topology.iterate({ ...filters, range: { low, high } }, PAGE_SIZE)) builder.countDevices(page);
+  }
+}
+
 export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
   const topology = new TopologyStore(store.db);
+  /** What the map is drawn in besides the devices: known networks, agents, the default gateway and the devices that may be gateways. */
+  const readSurroundings = async (version: number): Promise<Surroundings> => {
+    const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
+    const now = Date.now();
+    const agentRecords = agents.map((a) => toAgentRecord(a, now));
+    return {
+      networks: [
+        ...own.map((cidr) => ({ cidr, source: 'server' as const })),
+        ...agentRecords.flatMap((a) => a.networks.map((cidr) => ({ cidr, source: 'agent' as const }))),
+        ...scanned.map((cidr) => ({ cidr, source: 'scan' as const })),
+      ],
+      agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
+      defaultGateway: gateway,
+      gatewayDevices: await candidates.get(gateway ?? '', () => topology.gatewayCandidates(gateway), version),
+    };
+  };
+  // The devices that may be gateways (a scan of the devices' types) kept at the data version they were read at, as the
+  // answers; the interfaces, routing table, scanned subnets and agents' presence (which moves with time) are cheap and
+  // read again after SURROUNDINGS_MS.
+  const candidates = new VersionedCache<TopologyDevice[]>(() => store.currentDataVersion(), ANSWER_CACHE_MS, 4);
+  const surroundings = new VersionedCache<Surroundings>(() => store.currentDataVersion(), SURROUNDINGS_MS, 1);
+  const answers = new VersionedCache<Answer>(() => store.currentDataVersion(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
+    of: (answer) => answer.bytes,
+    max: ANSWER_CACHE_BYTES,
+  });
 
   app.get(
     '/api/visualization/topology',
@@ -144,6 +232,11 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
             ),
             zone: Type.Optional(
               Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH, description: 'Only devices of this zone (one of GET /api/zones)' }),
+            ),
+            detail: Type.Optional(
+              StringEnum(DETAILS, {
+                description: '`devices` (default): the whole graph; `subnets`: the overview, no device nodes, per-subnet counts on the subnet nodes',
+              }),
             ),
           },
           { additionalProperties: false },
@@ -179,27 +272,33 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         filters.zone = request.query.zone;
       }
 
+      const detail = request.query.detail ?? 'devices';
+      // Read before anything else: an answer is kept only if no write happened while it was read.
+      const version = await answers.currentVersion();
       // Everything but the devices is read before the answer starts, so a failure here is an ordinary error answer.
-      const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
-      const now = Date.now();
-      const agentRecords = agents.map((a) => toAgentRecord(a, now));
-      const networks: KnownNetwork[] = [
-        ...own.map((cidr) => ({ cidr, source: 'server' as const })),
-        ...agentRecords.flatMap((a) => a.networks.map((cidr) => ({ cidr, source: 'agent' as const }))),
-        ...scanned.map((cidr) => ({ cidr, source: 'scan' as const })),
-      ];
+      const around = await surroundings.get('', () => readSurroundings(version), version);
+      const showEmptyNetworks = filters.zone === undefined;
+      // The same filters over the same networks, agents and gateways at the same data version: the same answer.
+      const key = JSON.stringify([detail, filters.range ?? null, filters.zone ?? null, around, showEmptyNetworks, within ?? null]);
+      reply.type('application/json; charset=utf-8');
+      const kept = answers.peek(key, version);
+      if (kept) return reply.send(Readable.from(kept.chunks, { objectMode: false }));
+
       const context: TopologyContext = {
-        networks,
-        agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
-        defaultGateway: gateway,
-        gatewayDevices: await topology.gatewayCandidates(gateway),
+        ...around,
+        // Which device hangs off which switch or access point: stored rows, so the data version covers them.
         attachments: await topology.attachments(filters),
-        showEmptyNetworks: filters.zone === undefined,
+        showEmptyNetworks,
         within,
       };
       const builder = new TopologyBuilder(context);
-      const body = Readable.from(topologyChunks(builder, topology.iterate(filters, PAGE_SIZE)), { objectMode: false });
-      return reply.type('application/json; charset=utf-8').send(body);
+      let pages: AsyncIterable<TopologyDevice[]>;
+      if (detail === 'subnets') {
+        await countOverview(builder, topology, filters);
+        pages = noPages();
+      } else pages = topology.iterate(filters, PAGE_SIZE);
+      const chunks = keeping(topologyChunks(builder, pages), ANSWER_CACHE_BYTES, (answer) => void answers.set(key, version, answer));
+      return reply.send(Readable.from(chunks, { objectMode: false }));
     },
   );
 };

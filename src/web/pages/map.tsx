@@ -1,9 +1,11 @@
 // The network map (issue 22 §2): GET /api/visualization/topology drawn with cytoscape (MIT, its
 // built-in renderer only, no layout plug-in): nodes by type icon and risk colour, offline greyed,
-// edges drawn by evidence (confirmed solid, measured dashed, inferred dotted). Subnets are clusters
-// that expand on a click; above AUTO_EXPAND_DEVICES devices they start collapsed, so a network of
-// 10,000 devices draws a few dozen nodes until one is opened. Positions are computed (map-layout.ts),
-// never a force layout. A finished scan reloads the map in place.
+// edges drawn by evidence (confirmed solid, measured dashed, inferred dotted). The first paint is
+// the overview (`detail=subnets`: no device, per-subnet counts); a subnet's devices are fetched
+// when it is opened (`subnet=<cidr>`) and kept until the filters change or a scan finishes. Up to
+// AUTO_EXPAND_DEVICES devices the whole map is fetched at once and starts open. So the page never
+// asks for the whole graph of a large network. Positions are computed (map-layout.ts), never a
+// force layout. A finished scan reloads the map in place.
 import type { Core, ElementDefinition, NodeSingular, StylesheetJson } from 'cytoscape';
 import { useLocation } from 'preact-iso';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -13,14 +15,55 @@ import { EmptyState, ErrorMessage, Field, Loading, PageHeader, RiskBadge } from 
 import { formatNumber, plural } from '../format';
 import { useResource, useTitle } from '../hooks';
 import { useRefreshOn } from '../live';
-import { AUTO_EXPAND_DEVICES, isMember, mapSvg, planMap, searchMap, subnetOfMembers, type MapPlan, type SvgColours } from '../map-layout';
-import { RISK_LEVELS, isOneOf } from '../types';
+import {
+  AUTO_EXPAND_DEVICES,
+  ipv4,
+  isMember,
+  mapSvg,
+  planMap,
+  subnetHolding,
+  subnetOfMembers,
+  type MapEdge,
+  type MapNode,
+  type MapPlan,
+  type SvgColours,
+} from '../map-layout';
+import { RISK_LEVELS, isOneOf, type Topology } from '../types';
 import './map.css';
 
 /** Above this many drawn elements, pan and zoom draw a cached picture of the map instead of every node. */
 const LARGE_DRAWING = 1500;
-/** Search results listed under the map. */
+/** Search results listed under the map (and asked of the server). */
 const MATCHES_LISTED = 20;
+
+/** A found device's name as the map labels it: its name, else its host name, else its address. */
+const deviceLabel = (d: { name: string | null; hostname: string | null; ip_address: string }) => d.name ?? d.hostname ?? d.ip_address;
+
+/** The devices of one subnet, as its own answer gave them. */
+interface Part {
+  nodes: MapNode[];
+  edges: MapEdge[];
+}
+const NO_PARTS: ReadonlyMap<string, Part> = new Map();
+
+/** An answer's devices split by the subnet they hang under; `subnets` all get a part, empty if none. */
+function partsOf(graph: Topology, subnets: readonly string[]): Map<string, Part> {
+  const parts = new Map<string, Part>(subnets.map((id) => [id, { nodes: [], edges: [] }]));
+  const home = subnetOfMembers(graph);
+  const partOf = (id: string) => {
+    const subnet = home.get(id);
+    if (!subnet) return undefined;
+    let part = parts.get(subnet);
+    if (!part) parts.set(subnet, (part = { nodes: [], edges: [] }));
+    return part;
+  };
+  for (const node of graph.nodes) if (isMember(node)) partOf(node.id)?.nodes.push(node);
+  for (const edge of graph.edges) if (home.has(edge.target)) partOf(edge.target)?.edges.push(edge);
+  // In address order (the whole map comes in the order devices were added).
+  const at = (n: MapNode) => ipv4(n.ip_address ?? '') ?? 0;
+  for (const part of parts.values()) part.nodes.sort((a, b) => at(a) - at(b));
+  return parts;
+}
 
 const cssVar = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
@@ -161,42 +204,102 @@ export function MapPage() {
   const set = (next: Record<string, string | undefined>) => route(withQuery(path, { subnet, zone, risk: risk || undefined, ...next }), true);
 
   const filterKey = `${subnet ?? ''}|${zone ?? ''}`;
-  // Each answer carries the filters it was asked with: until the new one arrives the old map stays on screen, unfitted.
-  const topology = useResource(
+  // The overview first. Each answer carries the filters it was asked with: until the new one arrives the old map stays on screen, unfitted.
+  const overview = useResource(
     async (signal) => ({
       key: filterKey,
-      graph: await answer(api.GET('/api/visualization/topology', { params: { query: { subnet, zone } }, signal })),
+      graph: await answer(api.GET('/api/visualization/topology', { params: { query: { subnet, zone, detail: 'subnets' } }, signal })),
     }),
     [subnet, zone],
   );
   const zones = useResource((signal) => answer(api.GET('/api/zones', { signal })), []);
-  useRefreshOn(['scan_finished'], topology.reload);
+  useRefreshOn(['scan_finished'], overview.reload);
 
-  const graph = topology.data?.graph;
-  const graphKey = topology.data?.key;
-  const memberSubnet = useMemo(() => (graph ? subnetOfMembers(graph) : new Map<string, string>()), [graph]);
-  const deviceTotal = useMemo(() => (graph ? graph.nodes.filter(isMember).length : 0), [graph]);
+  const outline = overview.data?.graph;
+  const graphKey = overview.data?.key;
+  const subnets = useMemo(() => (outline ? outline.nodes.filter((n) => n.kind === 'subnet') : []), [outline]);
+  const deviceTotal = useMemo(() => subnets.reduce((sum, s) => sum + (s.device_count ?? 0), 0), [subnets]);
+  /** A small map is fetched whole and starts open; a large one a subnet at a time. */
+  const whole = outline !== undefined && deviceTotal <= AUTO_EXPAND_DEVICES;
+
   // The subnets opened for these filters; until one is opened or closed, small maps start open and large ones as clusters.
   const [opened, setOpened] = useState<{ key: string; ids: ReadonlySet<string> } | null>(null);
-  const initial = useMemo<ReadonlySet<string>>(
-    () => (!graph || deviceTotal > AUTO_EXPAND_DEVICES ? new Set() : new Set(graph.nodes.filter((n) => n.kind === 'subnet').map((n) => n.id))),
-    [graph, deviceTotal],
-  );
+  const initial = useMemo<ReadonlySet<string>>(() => (whole ? new Set(subnets.map((n) => n.id)) : new Set()), [whole, subnets]);
   const expanded = opened && opened.key === graphKey ? opened.ids : initial;
   // Functional: several subnets opened before the next render all stay open.
   const setExpanded = (change: (before: ReadonlySet<string>) => ReadonlySet<string>) => {
     if (graphKey === undefined) return;
     setOpened((before) => ({ key: graphKey, ids: change(before && before.key === graphKey ? before.ids : initial) }));
   };
-  /** The subnet just opened: the view moves to it once drawn. */
+  /** The subnet just opened: the view moves to it once its devices are drawn. */
   const justOpened = useRef<string | null>(null);
 
-  const plan = useMemo(() => (graph ? planMap(graph, { expanded, risk }, memberSubnet) : null), [graph, expanded, risk, memberSubnet]);
+  // Devices of the opened subnets, fetched on demand and kept for this overview (a new one, after a scan or other filters, starts afresh).
+  const [fetched, setFetched] = useState<{ of: Topology | undefined; parts: ReadonlyMap<string, Part> }>({ of: undefined, parts: NO_PARTS });
+  const [partError, setPartError] = useState<unknown>(null);
+  const requested = useRef<{ of: Topology | undefined; ids: Set<string> }>({ of: undefined, ids: new Set() });
+  const parts = fetched.of === outline ? fetched.parts : NO_PARTS;
+  const [retries, setRetries] = useState(0);
+  useEffect(() => {
+    if (!outline) return;
+    if (requested.current.of !== outline) requested.current = { of: outline, ids: new Set() };
+    const asked = requested.current.ids;
+    const keep = (more: Map<string, Part>) => {
+      if (requested.current.of !== outline) return;
+      setFetched((before) => ({ of: outline, parts: new Map([...(before.of === outline ? before.parts : []), ...more]) }));
+    };
+    const failed = (ids: string[]) => (error: unknown) => {
+      for (const id of ids) asked.delete(id);
+      if (requested.current.of === outline && !(error instanceof DOMException && error.name === 'AbortError')) setPartError(error);
+    };
+    if (whole) {
+      if (asked.size > 0) return;
+      const ids = subnets.map((n) => n.id);
+      for (const id of ids) asked.add(id);
+      answer(api.GET('/api/visualization/topology', { params: { query: { subnet, zone } } })).then((graph) => keep(partsOf(graph, ids)), failed(ids));
+      return;
+    }
+    for (const id of expanded) {
+      const node = subnets.find((n) => n.id === id);
+      if (!node || asked.has(id) || parts.has(id) || (node.device_count ?? 0) === 0) continue;
+      asked.add(id);
+      answer(api.GET('/api/visualization/topology', { params: { query: { subnet: node.label, zone } } })).then(
+        (graph) => keep(partsOf(graph, [id])),
+        failed([id]),
+      );
+    }
+  }, [outline, whole, expanded, subnets, parts, subnet, zone, retries]);
+
+  /** The overview with the fetched subnets' devices. */
+  const graph = useMemo<Topology | undefined>(() => {
+    if (!outline) return undefined;
+    const list = [...parts.values()];
+    return { nodes: [...outline.nodes, ...list.flatMap((p) => p.nodes)], edges: [...outline.edges, ...list.flatMap((p) => p.edges)] };
+  }, [outline, parts]);
+  const loaded = useMemo<ReadonlySet<string>>(() => new Set(parts.keys()), [parts]);
+  const memberSubnet = useMemo(() => (graph ? subnetOfMembers(graph) : new Map<string, string>()), [graph]);
+
+  const plan = useMemo(
+    () => (graph ? planMap(graph, { expanded, risk, loaded }, memberSubnet) : null),
+    [graph, expanded, risk, loaded, memberSubnet],
+  );
   const [search, setSearch] = useState('');
   const [matchIndex, setMatchIndex] = useState(-1);
-  const matches = useMemo(() => (graph ? searchMap(graph, search) : []), [graph, search]);
+  const term = search.trim();
+  // Devices found by the server's search (GET /api/devices?q=), in subnets of this map.
+  const found = useResource(
+    async (signal) =>
+      term ? await answer(api.GET('/api/devices', { params: { query: { q: term, zone, limit: MATCHES_LISTED + 1 } }, signal })) : [],
+    [term, zone],
+  );
+  const matches = useMemo(
+    () =>
+      (found.data ?? [])
+        .map((d) => ({ device: d, home: subnetHolding(subnets, d.ip_address) }))
+        .filter((m): m is { device: (typeof m)['device']; home: MapNode } => m.home !== null),
+    [found.data, subnets],
+  );
   const focus = useRef<string | null>(null);
-
   const toggle = (id: string) =>
     setExpanded((before) => {
       const next = new Set(before);
@@ -211,13 +314,18 @@ export function MapPage() {
   const findNext = (event: Event) => {
     event.preventDefault();
     if (matches.length === 0) return;
-    const index = (matchIndex + 1) % matches.length;
+    const index = (matchIndex + 1) % Math.min(matches.length, MATCHES_LISTED);
     setMatchIndex(index);
-    const target = matches[index];
-    const home = memberSubnet.get(target.id);
-    focus.current = target.id;
-    if (home && !expanded.has(home)) setExpanded((before) => new Set([...before, home]));
-    else if (cyRef.current) focusOn(cyRef.current, target.id);
+    const { device, home } = matches[index];
+    // A gateway is drawn as its gateway node, everything else as its device node.
+    const gateway = outline?.nodes.find((n) => n.kind === 'gateway' && n.device_id === device.id);
+    const id = gateway ? gateway.id : `device:${device.id}`;
+    focus.current = id;
+    if (!gateway && !expanded.has(home.id)) setExpanded((before) => new Set([...before, home.id]));
+    else if (cyRef.current && cyRef.current.getElementById(id).nonempty()) {
+      focusOn(cyRef.current, id);
+      focus.current = null;
+    }
   };
 
   // The graph library is loaded with the page that needs it (its own chunk).
@@ -263,6 +371,8 @@ export function MapPage() {
     cyRef.current?.style(stylesheet(colours));
   }, [colours, ready]);
 
+  // Fitted once per filters; a small map again when its devices (fetched whole, open) have come.
+  const fitKey = graphKey === undefined ? undefined : `${graphKey}|${whole && subnets.some((s) => !loaded.has(s.id)) ? 'outline' : 'drawn'}`;
   const fitted = useRef<string | null>(null);
   useEffect(() => {
     const cy = cyRef.current;
@@ -278,19 +388,22 @@ export function MapPage() {
       cy.elements().remove();
       cy.add(elements);
     });
-    if (graphKey !== undefined && fitted.current !== graphKey) {
-      fitted.current = graphKey;
+    if (fitKey !== undefined && fitted.current !== fitKey) {
+      fitted.current = fitKey;
       cy.fit(undefined, 30);
     } else if (justOpened.current) {
+      // Once its devices are in (they may still be on their way).
       const members = cy.nodes(`[home = "${justOpened.current}"]`);
-      if (members.nonempty()) cy.fit(members.union(cy.getElementById(justOpened.current)), 40);
+      if (members.nonempty()) {
+        cy.fit(members.union(cy.getElementById(justOpened.current)), 40);
+        justOpened.current = null;
+      } else if (!expanded.has(justOpened.current) || loaded.has(justOpened.current)) justOpened.current = null;
     }
-    justOpened.current = null;
-    if (focus.current) {
+    if (focus.current && cy.getElementById(focus.current).nonempty()) {
       focusOn(cy, focus.current);
       focus.current = null;
     }
-  }, [plan, ready, graphKey, memberSubnet]);
+  }, [plan, ready, fitKey, memberSubnet, expanded, loaded]);
 
   const exportName = `netwarden-map-${new Date().toISOString().slice(0, 10)}`;
   const exportPng = async () => {
@@ -300,7 +413,6 @@ export function MapPage() {
     download(blob, `${exportName}.png`);
   };
   const exportSvg = () => plan && download(new Blob([mapSvg(plan, colours)], { type: 'image/svg+xml' }), `${exportName}.svg`);
-  const subnets = useMemo(() => (graph ? graph.nodes.filter((n) => n.kind === 'subnet') : []), [graph]);
   const counts = useMemo(() => new Map((plan?.nodes ?? []).filter((p) => p.node.kind === 'subnet').map((p) => [p.node.id, p.count ?? 0])), [plan]);
 
   return (
@@ -366,14 +478,23 @@ export function MapPage() {
           Find next
         </button>
       </form>
-      <ErrorMessage error={topology.error} onRetry={topology.reload} />
-      {topology.loading && !graph && <Loading label="Drawing the map…" />}
+      <ErrorMessage error={overview.error} onRetry={overview.reload} />
+      <ErrorMessage
+        error={partError}
+        onRetry={() => {
+          setPartError(null);
+          setRetries((r) => r + 1);
+        }}
+      />
+      {overview.loading && !graph && <Loading label="Drawing the map…" />}
       {plan && (
         <p class="map-summary" aria-live="polite">
           {plural(plan.devices, 'device')} in {plural(subnets.length, 'subnet')}
           {plan.offline > 0 ? ` · ${formatNumber(plan.offline)} offline` : ''}
           {deviceTotal > AUTO_EXPAND_DEVICES ? ' · select a subnet to open it' : ''}
-          {search.trim() ? ` · ${plural(matches.length, 'match', 'matches')}` : ''}
+          {term && !found.loading
+            ? ` · ${matches.length > MATCHES_LISTED ? `more than ${MATCHES_LISTED} matches` : plural(matches.length, 'match', 'matches')}`
+            : ''}
         </p>
       )}
       {graph && deviceTotal === 0 && subnets.length === 0 && (
@@ -394,16 +515,16 @@ export function MapPage() {
           <span class="legend-dot offline" /> offline
         </li>
       </ul>
-      {search.trim() && matches.length > 0 && (
+      {term && matches.length > 0 && (
         <section class="card" aria-label="Matches">
           <ul class="map-matches">
-            {matches.slice(0, MATCHES_LISTED).map((m) => (
-              <li key={m.id}>
-                {m.device_id ? <a href={`/devices/${m.device_id}`}>{m.label}</a> : m.label} <span class="muted">{m.ip_address}</span>
+            {matches.slice(0, MATCHES_LISTED).map(({ device }) => (
+              <li key={device.id}>
+                <a href={`/devices/${device.id}`}>{deviceLabel(device)}</a> <span class="muted">{device.ip_address}</span>
               </li>
             ))}
           </ul>
-          {matches.length > MATCHES_LISTED && <p class="muted">and {formatNumber(matches.length - MATCHES_LISTED)} more</p>}
+          {matches.length > MATCHES_LISTED && <p class="muted">and more: type more of the name</p>}
         </section>
       )}
       {subnets.length > 0 && (

@@ -10,7 +10,7 @@ import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
-import { insertMany, updateManyById, type BulkType } from './bulk.js';
+import { insertMany, insertTuples, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;
@@ -179,10 +179,13 @@ export class IdentityStore {
 
   /**
    * recordOne for a batch of records of distinct devices, with the same outcome (the same rows,
-   * inserted in the same order) in a fixed number of statements instead of several per device (a
+   * in the same order per device) in a fixed number of statements instead of several per device (a
    * first scan of 10,000 devices spent most of its recording here, profiled): the devices, their
-   * keys and the strong keys they may meet are read first, then the writes go out in bulk. Keys
-   * taken and given up earlier in the batch count as recordOne would see them.
+   * keys, the strong keys they may meet and their stored evidence are read first, then the writes go
+   * out in bulk, each only where something changed: a key seen again as it was, or evidence read
+   * again as stored, only has its time set (one statement per chunk, ids only); the rest is written
+   * in multi-row statements. Keys taken and given up earlier in the batch count as recordOne would
+   * see them.
    */
   private async recordBatch(
     trx: Transaction<Database>,
@@ -200,20 +203,31 @@ export class IdentityStore {
           .execute()
       ).map((d) => [d.id, d]),
     );
+    const seen = records.filter((r) => devices.has(r.deviceId));
+    if (seen.length === 0) return;
+    const seenIds = seen.map((r) => r.deviceId);
     const keyId = (deviceId: number, kind: string, value: string) => `${deviceId}\u0000${kind}\u0000${value}`;
     const strongId = (kind: string, value: string) => `${kind}\u0000${value}`;
-    /** The devices' own keys: stored (with the row id) or inserted by this batch (the row to insert). */
-    const own = new Map<string, { id: number | null; strength: string; insert?: Record<string, unknown> }>();
+    /** The devices' own keys: stored (with the row id and what it holds) or inserted by this batch (the row to insert). */
+    const own = new Map<string, { id: number | null; strength: string; source: string; insert?: KeyRow }>();
     for (const k of await trx
       .selectFrom('device_identity_keys')
-      .select(['id', 'device_id', 'kind', 'value', 'strength'])
-      .where('device_id', 'in', ids)
+      .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
+      .where('device_id', 'in', seenIds)
       .execute()) {
-      own.set(keyId(k.device_id, k.kind, k.value), { id: k.id, strength: k.strength });
+      own.set(keyId(k.device_id, k.kind, k.value), { id: k.id, strength: k.strength, source: k.source });
     }
-    /** Who holds each strong key the batch may take (the lowest id first, as the index gives them). */
+    /**
+     * Who holds each strong key the batch may take (one device at most: the index is unique). A
+     * device's own strong keys are known from the read above; the others are looked up.
+     */
     const strong = new Map<string, number>();
-    const strongKeys = records.flatMap((r) => r.keys.filter((k) => k.strength === 'strong'));
+    for (const r of seen) {
+      for (const k of r.keys)
+        if (k.strength === 'strong' && own.get(keyId(r.deviceId, k.kind, k.value))?.strength === 'strong')
+          strong.set(strongId(k.kind, k.value), r.deviceId);
+    }
+    const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(strongId(k.kind, k.value)) !== r.deviceId));
     const values = [...new Set(strongKeys.map((k) => k.value))];
     // With the kinds too, so the (kind, value) index serves the lookup.
     const kinds = [...new Set(strongKeys.map((k) => k.kind))];
@@ -228,13 +242,30 @@ export class IdentityStore {
         .execute();
       for (const r of rows) if (!strong.has(strongId(r.kind, r.value))) strong.set(strongId(r.kind, r.value), r.device_id);
     }
+    /** The devices' stored evidence, in its order. */
+    const storedEvidence = new Map<number, StoredEvidence[]>();
+    for (const e of await trx
+      .selectFrom('device_evidence')
+      .select(['device_id', 'field', 'value', 'source', 'detail', 'confidence'])
+      .where('device_id', 'in', seenIds)
+      .orderBy('device_id')
+      .orderBy('id')
+      .execute()) {
+      const list = storedEvidence.get(e.device_id);
+      if (list) list.push(e);
+      else storedEvidence.set(e.device_id, [e]);
+    }
 
     const keyUpdates: { id: number; last_seen: string; source: string; strength: string }[] = [];
-    const keyInserts: Record<string, unknown>[] = [];
-    const evidence: Record<string, unknown>[] = [];
-    const decisionRows: Record<string, unknown>[] = [];
+    /** Keys seen again as they are stored: only their time changes. */
+    const keysSeenAgain: number[] = [];
+    const keyInserts: KeyRow[] = [];
+    /** Devices whose evidence is read again as stored (its time changes), and those whose evidence is replaced. */
+    const evidenceSeenAgain: number[] = [];
+    const evidenceReplaced: number[] = [];
+    const evidence: Tuple[] = [];
+    const decisionRows: Tuple[] = [];
     const patches = new Map<string, Record<string, unknown>[]>();
-    const seen = records.filter((r) => devices.has(r.deviceId));
     for (const record of seen) {
       const { deviceId } = record;
       const device = devices.get(deviceId)!;
@@ -256,9 +287,11 @@ export class IdentityStore {
         }
         if (mine) {
           if (mine.insert) Object.assign(mine.insert, { last_seen: at, source: key.source, strength: key.strength });
+          else if (mine.source === key.source && mine.strength === key.strength) keysSeenAgain.push(mine.id!);
           else keyUpdates.push({ id: mine.id!, last_seen: at, source: key.source, strength: key.strength });
           if (mine.strength === 'strong' && key.strength !== 'strong' && strong.get(sk) === deviceId) strong.delete(sk);
           mine.strength = key.strength;
+          mine.source = key.source;
         } else {
           const insert = {
             device_id: deviceId,
@@ -270,44 +303,51 @@ export class IdentityStore {
             last_seen: at,
           };
           keyInserts.push(insert);
-          own.set(k, { id: null, strength: key.strength, insert });
+          own.set(k, { id: null, strength: key.strength, source: key.source, insert });
         }
         if (key.strength === 'strong') strong.set(sk, deviceId);
       }
-      for (const e of record.evidence) evidence.push({ device_id: deviceId, ...e, confidence: Math.round(e.confidence), observed_at: at });
+      if (sameEvidence(storedEvidence.get(deviceId), record.evidence)) {
+        if (record.evidence.length > 0) evidenceSeenAgain.push(deviceId);
+      } else {
+        if (storedEvidence.has(deviceId)) evidenceReplaced.push(deviceId);
+        for (const e of record.evidence) evidence.push([deviceId, e.field, e.value, e.source, e.detail, Math.round(e.confidence), at]);
+      }
 
       const patch = recognisedPatch(device, record.fields);
       const before = device as Record<string, unknown>;
-      const changed = Object.entries(patch)
-        .filter(([k, v]) => before[k] !== v)
-        .map(([k]) => k);
-      if (changed.length > 0) {
+      let changed = false;
+      let described = false;
+      for (const k in patch) {
+        if (before[k] === (patch as Record<string, unknown>)[k]) continue;
+        changed = true;
+        if (k === 'device_type' || k === 'vendor' || k === 'model' || k === 'os_name' || k === 'os_version') described = true;
+      }
+      if (changed) {
         const shape = Object.keys(patch).join(',');
         const rows = patches.get(shape) ?? [];
         rows.push({ id: deviceId, ...patch });
         patches.set(shape, rows);
       }
-      if (changed.some((k) => k === 'device_type' || k === 'vendor' || k === 'model' || k === 'os_name' || k === 'os_version')) {
-        decisions.push({ rule: 'recognition', explanation: record.reason });
-      }
-      for (const d of decisions) decisionRows.push({ device_id: deviceId, scan_id: scanId, rule: d.rule, explanation: d.explanation, at });
+      if (described) decisions.push({ rule: 'recognition', explanation: record.reason });
+      for (const d of decisions) decisionRows.push([deviceId, scanId, d.rule, d.explanation, at]);
     }
-    if (seen.length === 0) return;
     await updateManyById(trx, 'device_identity_keys', { last_seen: 'text', source: 'text', strength: 'text' }, keyUpdates);
+    for (const part of chunks(keysSeenAgain, IDS_PER_STATEMENT)) {
+      await trx.updateTable('device_identity_keys').set({ last_seen: at }).where('id', 'in', part).execute();
+    }
     await insertMany(trx, 'device_identity_keys', KEY_COLUMNS, keyInserts);
-    await trx
-      .deleteFrom('device_evidence')
-      .where(
-        'device_id',
-        'in',
-        seen.map((r) => r.deviceId),
-      )
-      .execute();
-    await insertMany(trx, 'device_evidence', EVIDENCE_COLUMNS, evidence);
+    for (const part of chunks(evidenceReplaced, IDS_PER_STATEMENT)) {
+      await trx.deleteFrom('device_evidence').where('device_id', 'in', part).execute();
+    }
+    for (const part of chunks(evidenceSeenAgain, IDS_PER_STATEMENT)) {
+      await trx.updateTable('device_evidence').set({ observed_at: at }).where('device_id', 'in', part).execute();
+    }
+    await insertTuples(trx, 'device_evidence', EVIDENCE_COLUMNS, evidence);
     for (const [shape, rows] of patches) {
       await updateManyById(trx, 'devices', Object.fromEntries(shape.split(',').map((c) => [c, PATCH_TYPES[c]])), rows);
     }
-    await insertMany(trx, 'identity_decisions', DECISION_COLUMNS, decisionRows);
+    await insertTuples(trx, 'identity_decisions', DECISION_COLUMNS, decisionRows);
   }
 
   private async recordOne(trx: Transaction<Database>, scanId: number | null, record: DeviceRecognitionRecord, at: string): Promise<void> {
@@ -478,7 +518,26 @@ function recognisedPatch(
   return patch;
 }
 
-/** Columns of the bulk writes of recordBatch. */
+/** A key row recordBatch inserts. */
+type KeyRow = Record<keyof typeof KEY_COLUMNS, string | number>;
+
+/** A row of stored evidence as recordBatch compares it. */
+type StoredEvidence = Pick<DeviceEvidenceTable, 'field' | 'value' | 'source' | 'detail' | 'confidence'>;
+
+/** Whether the evidence read is what is stored, row for row (the time apart). */
+function sameEvidence(stored: readonly StoredEvidence[] | undefined, read: DeviceRecognitionRecord['evidence']): boolean {
+  const n = stored?.length ?? 0;
+  if (n !== read.length) return false;
+  for (let i = 0; i < n; i++) {
+    const a = stored![i];
+    const b = read[i];
+    if (a.field !== b.field || a.value !== b.value || a.source !== b.source || a.detail !== b.detail || a.confidence !== Math.round(b.confidence))
+      return false;
+  }
+  return true;
+}
+
+/** Columns of the bulk writes of recordBatch (tuples are in this order). */
 const KEY_COLUMNS = {
   device_id: 'integer',
   kind: 'text',

@@ -206,28 +206,34 @@ export class IdentityStore {
     const seen = records.filter((r) => devices.has(r.deviceId));
     if (seen.length === 0) return;
     const seenIds = seen.map((r) => r.deviceId);
-    const keyId = (deviceId: number, kind: string, value: string) => `${deviceId}\u0000${kind}\u0000${value}`;
-    const strongId = (kind: string, value: string) => `${kind}\u0000${value}`;
-    /** The devices' own keys: stored (with the row id and what it holds) or inserted by this batch (the row to insert). */
-    const own = new Map<string, { id: number | null; strength: string; source: string; insert?: KeyRow }>();
+    /**
+     * The devices' own keys: stored (with the row id and what it holds) or inserted by this batch (the
+     * row to insert). A device has a few: a list per device, searched (no key strings joined per key).
+     */
+    const own = new Map<number, OwnKey[]>();
+    const ownKey = (deviceId: number, kind: string, value: string) => own.get(deviceId)?.find((k) => k.kind === kind && k.value === value);
+    const addOwn = (deviceId: number, key: OwnKey) => {
+      const list = own.get(deviceId);
+      if (list) list.push(key);
+      else own.set(deviceId, [key]);
+    };
     for (const k of await trx
       .selectFrom('device_identity_keys')
       .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
       .where('device_id', 'in', seenIds)
       .execute()) {
-      own.set(keyId(k.device_id, k.kind, k.value), { id: k.id, strength: k.strength, source: k.source });
+      addOwn(k.device_id, { kind: k.kind, value: k.value, id: k.id, strength: k.strength, source: k.source });
     }
     /**
      * Who holds each strong key the batch may take (one device at most: the index is unique). A
      * device's own strong keys are known from the read above; the others are looked up.
      */
-    const strong = new Map<string, number>();
+    const strong = new PairMap<number>();
     for (const r of seen) {
       for (const k of r.keys)
-        if (k.strength === 'strong' && own.get(keyId(r.deviceId, k.kind, k.value))?.strength === 'strong')
-          strong.set(strongId(k.kind, k.value), r.deviceId);
+        if (k.strength === 'strong' && ownKey(r.deviceId, k.kind, k.value)?.strength === 'strong') strong.set(k.kind, k.value, r.deviceId);
     }
-    const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(strongId(k.kind, k.value)) !== r.deviceId));
+    const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(k.kind, k.value) !== r.deviceId));
     const values = [...new Set(strongKeys.map((k) => k.value))];
     // With the kinds too, so the (kind, value) index serves the lookup.
     const kinds = [...new Set(strongKeys.map((k) => k.kind))];
@@ -240,7 +246,7 @@ export class IdentityStore {
         .where('value', 'in', part)
         .orderBy('id')
         .execute();
-      for (const r of rows) if (!strong.has(strongId(r.kind, r.value))) strong.set(strongId(r.kind, r.value), r.device_id);
+      for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
     }
     /** The devices' stored evidence, in its order. */
     const storedEvidence = new Map<number, StoredEvidence[]>();
@@ -272,11 +278,9 @@ export class IdentityStore {
       const decisions = [...record.decisions];
       for (const key of record.keys) {
         if (key.strength === 'excluded') continue;
-        const k = keyId(deviceId, key.kind, key.value);
-        const mine = own.get(k);
-        const sk = strongId(key.kind, key.value);
+        const mine = ownKey(deviceId, key.kind, key.value);
         if (key.strength === 'strong' && mine?.strength !== 'strong') {
-          const holder = strong.get(sk);
+          const holder = strong.get(key.kind, key.value);
           if (holder !== undefined && holder !== deviceId) {
             decisions.push({
               rule: 'strong_key_held',
@@ -289,7 +293,8 @@ export class IdentityStore {
           if (mine.insert) Object.assign(mine.insert, { last_seen: at, source: key.source, strength: key.strength });
           else if (mine.source === key.source && mine.strength === key.strength) keysSeenAgain.push(mine.id!);
           else keyUpdates.push({ id: mine.id!, last_seen: at, source: key.source, strength: key.strength });
-          if (mine.strength === 'strong' && key.strength !== 'strong' && strong.get(sk) === deviceId) strong.delete(sk);
+          if (mine.strength === 'strong' && key.strength !== 'strong' && strong.get(key.kind, key.value) === deviceId)
+            strong.delete(key.kind, key.value);
           mine.strength = key.strength;
           mine.source = key.source;
         } else {
@@ -303,9 +308,9 @@ export class IdentityStore {
             last_seen: at,
           };
           keyInserts.push(insert);
-          own.set(k, { id: null, strength: key.strength, source: key.source, insert });
+          addOwn(deviceId, { kind: key.kind, value: key.value, id: null, strength: key.strength, source: key.source, insert });
         }
-        if (key.strength === 'strong') strong.set(sk, deviceId);
+        if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
       if (sameEvidence(storedEvidence.get(deviceId), record.evidence)) {
         if (record.evidence.length > 0) evidenceSeenAgain.push(deviceId);
@@ -516,6 +521,35 @@ function recognisedPatch(
   if (f.os_version !== null) patch.os_version = f.os_version;
   if (f.discovered_name !== null) patch.discovered_name = f.discovered_name;
   return patch;
+}
+
+/** A device's key as recordBatch tracks it: stored (its row id) or inserted by the batch (the row). */
+interface OwnKey {
+  kind: string;
+  value: string;
+  id: number | null;
+  strength: string;
+  source: string;
+  insert?: KeyRow;
+}
+
+/** Values by kind and value, in maps of maps: no string joined from both per lookup. */
+class PairMap<T> {
+  private readonly byKind = new Map<string, Map<string, T>>();
+
+  get(kind: string, value: string): T | undefined {
+    return this.byKind.get(kind)?.get(value);
+  }
+
+  set(kind: string, value: string, v: T): void {
+    let values = this.byKind.get(kind);
+    if (!values) this.byKind.set(kind, (values = new Map<string, T>()));
+    values.set(value, v);
+  }
+
+  delete(kind: string, value: string): void {
+    this.byKind.get(kind)?.delete(value);
+  }
 }
 
 /** A key row recordBatch inserts. */

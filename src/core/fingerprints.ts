@@ -224,20 +224,32 @@ export function matchRule(rule: FingerprintRule, obs: Observation): RuleHit | nu
   return matchCompiled(rule, compiled(rule), obs, indexed(obs));
 }
 
-/** Each table's rules with their compiled conditions, compiled once. */
-const compiledTables = new WeakMap<readonly FingerprintRule[], readonly (readonly CompiledCondition[])[]>();
+/**
+ * Each table's rules with their compiled conditions, compiled once, and the bits of each rule's
+ * first text condition (0 when it has none): most rules read one field a host rarely has, and are
+ * passed over on that alone.
+ */
+const compiledTables = new WeakMap<readonly FingerprintRule[], { conditions: readonly (readonly CompiledCondition[])[]; firstBits: Int32Array }>();
 
 /** The hits of `rules` on one observation, in the rules' order, each with its rule's position. */
 export function matchRules(rules: readonly FingerprintRule[], obs: Observation): { hit: RuleHit; order: number }[] {
   let table = compiledTables.get(rules);
   if (!table) {
-    table = rules.map(compiled);
+    const conditions = rules.map(compiled);
+    const firstBits = new Int32Array(rules.length);
+    conditions.forEach((cs, i) => {
+      const first = cs.find((c) => c.kind === 'text');
+      firstBits[i] = first?.kind === 'text' ? first.bits : 0;
+    });
+    table = { conditions, firstBits };
     compiledTables.set(rules, table);
   }
   const values = indexed(obs);
+  const { conditions, firstBits } = table;
   const out: { hit: RuleHit; order: number }[] = [];
   for (let order = 0; order < rules.length; order++) {
-    const hit = matchCompiled(rules[order], table[order], obs, values);
+    if (firstBits[order] !== 0 && (firstBits[order] & values.bits) === 0) continue;
+    const hit = matchCompiled(rules[order], conditions[order], obs, values);
     if (hit) out.push({ hit, order });
   }
   return out;

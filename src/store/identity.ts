@@ -4,13 +4,13 @@
  * scan overwrites (migration 015). Scans write through recordRecognition (src/scan/identify.ts);
  * the API reads through get (GET /api/devices/{id}/identity).
  */
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
-import { insertMany, insertTuples, updateManyById, type BulkType, type Tuple } from './bulk.js';
+import { insertMany, insertTuples, isPostgres, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;
@@ -248,18 +248,25 @@ export class IdentityStore {
         .execute();
       for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
     }
-    /** The devices' stored evidence, in its order. */
-    const storedEvidence = new Map<number, StoredEvidence[]>();
-    for (const e of await trx
-      .selectFrom('device_evidence')
-      .select(['device_id', 'field', 'value', 'source', 'detail', 'confidence'])
-      .where('device_id', 'in', seenIds)
-      .orderBy('device_id')
-      .orderBy('id')
-      .execute()) {
-      const list = storedEvidence.get(e.device_id);
-      if (list) list.push(e);
-      else storedEvidence.set(e.device_id, [e]);
+    /**
+     * The devices' stored evidence, each device's as one text with its row count (reading 100,000
+     * rows one by one cost more than writing them again, profiled): see packEvidence.
+     */
+    const storedEvidence = new Map<number, { rows: number; packed: string }>();
+    const packed = sql.join(
+      EVIDENCE_COMPARED.map((c) => sql`cast(octet_length(cast(${sql.ref(c)} as text)) as text) || ':' || cast(${sql.ref(c)} as text)`),
+      sql` || `,
+    );
+    const aggregate = isPostgres(trx) ? sql<string>`string_agg(${packed}, '' order by id)` : sql<string>`group_concat(${packed}, '' order by id)`;
+    for (const part of chunks(seenIds, IDS_PER_STATEMENT)) {
+      for (const e of await trx
+        .selectFrom('device_evidence')
+        .select((eb) => ['device_id', eb.fn.countAll<number | string>().as('rows'), aggregate.as('packed')])
+        .where('device_id', 'in', part)
+        .groupBy('device_id')
+        .execute()) {
+        storedEvidence.set(e.device_id, { rows: Number(e.rows), packed: e.packed });
+      }
     }
 
     const keyUpdates: { id: number; last_seen: string; source: string; strength: string }[] = [];
@@ -312,7 +319,8 @@ export class IdentityStore {
         }
         if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
-      if (sameEvidence(storedEvidence.get(deviceId), record.evidence)) {
+      const stored = storedEvidence.get(deviceId);
+      if ((stored?.rows ?? 0) === record.evidence.length && (stored === undefined || stored.packed === packEvidence(record.evidence))) {
         if (record.evidence.length > 0) evidenceSeenAgain.push(deviceId);
       } else {
         if (storedEvidence.has(deviceId)) evidenceReplaced.push(deviceId);
@@ -555,20 +563,20 @@ class PairMap<T> {
 /** A key row recordBatch inserts. */
 type KeyRow = Record<keyof typeof KEY_COLUMNS, string | number>;
 
-/** A row of stored evidence as recordBatch compares it. */
-type StoredEvidence = Pick<DeviceEvidenceTable, 'field' | 'value' | 'source' | 'detail' | 'confidence'>;
+/** The columns of evidence compared with what is stored, in the order packEvidence writes them. */
+const EVIDENCE_COMPARED = ['field', 'value', 'source', 'detail', 'confidence'] as const;
 
-/** Whether the evidence read is what is stored, row for row (the time apart). */
-function sameEvidence(stored: readonly StoredEvidence[] | undefined, read: DeviceRecognitionRecord['evidence']): boolean {
-  const n = stored?.length ?? 0;
-  if (n !== read.length) return false;
-  for (let i = 0; i < n; i++) {
-    const a = stored![i];
-    const b = read[i];
-    if (a.field !== b.field || a.value !== b.value || a.source !== b.source || a.detail !== b.detail || a.confidence !== Math.round(b.confidence))
-      return false;
+/**
+ * Evidence as one text, as recordBatch reads the stored evidence packed by the database: each
+ * compared column of each row in turn as `<its length in UTF-8 bytes>:<its text>`. Two different
+ * lists never pack alike (each text says where it ends), so equal texts mean equal rows.
+ */
+function packEvidence(evidence: DeviceRecognitionRecord['evidence']): string {
+  let out = '';
+  for (const e of evidence) {
+    for (const v of [e.field, e.value, e.source, e.detail, String(Math.round(e.confidence))]) out += `${Buffer.byteLength(v)}:${v}`;
   }
-  return true;
+  return out;
 }
 
 /** Columns of the bulk writes of recordBatch (tuples are in this order). */

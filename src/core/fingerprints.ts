@@ -305,7 +305,9 @@ function matchCompiled(rule: FingerprintRule, conditions: readonly CompiledCondi
 }
 
 function cleanCapture(text: string | undefined): string {
-  return (text ?? '').replace(/\s+/g, ' ').trim().slice(0, 80);
+  const t = text ?? '';
+  // Whitespace other than single spaces is rare: only then is it folded.
+  return (/[^\S ]| {2}/.test(t) ? t.replace(/\s+/g, ' ') : t).trim().slice(0, 80);
 }
 
 /** What a hit yields, its placeholders filled; fields whose placeholder has no capture are left out. */

@@ -430,10 +430,8 @@ async function cpuPart(devices) {
       const separated = await store.deviceMerges.separatedPairs(involved);
       const resolution = resolveIdentities({ hosts, stored, separated });
       const into = new Map();
-      for (const fold of resolution.folds) {
-        const target = into.get(fold.into)?.target ?? fold.into;
-        if (await store.deviceMerges.fold(target, fold.deviceId, scan.id, fold.kind)) into.set(fold.deviceId, { target, kind: fold.kind });
-      }
+      const made = await store.deviceMerges.foldAll(resolution.folds, scan.id);
+      resolution.folds.forEach((fold, i) => made[i] && into.set(fold.deviceId, { target: made[i].target, kind: fold.kind }));
       const after = [];
       for (const s of seen) {
         const folded = into.get(s.deviceId);

@@ -20,6 +20,7 @@
  * Nothing here is taken from nmap's data files.
  */
 import type { DeviceType } from './device-types.js';
+import { literalFilterOf, mayMatch, type LiteralFilter } from './fingerprint-literals.js';
 
 /** The text fields a rule can read. */
 export const FINGERPRINT_FIELDS = [
@@ -105,6 +106,8 @@ export interface ObservedValue {
   weight: number;
   /** Where it was seen, for the sentence: `port 5001`, `accuracy 96%`. */
   where: string | null;
+  /** The value in lower case, kept by matching once computed (the literal pre-filters read it). */
+  lower?: string;
 }
 
 /** Everything known about one host, as the rules read it. */
@@ -165,9 +168,16 @@ export function portKey(spec: PortSpec): string {
   return typeof spec === 'number' ? `${spec}/tcp` : spec;
 }
 
-/** A condition as matching uses it: its fields as a list, port specs as keys (compiled once per rule). */
+/** Each text field's position in FINGERPRINT_FIELDS; its bit (which fields a host has values of, as one number) is 2 to that power. */
+const FIELD_INDEX: ReadonlyMap<FingerprintField, number> = new Map(FINGERPRINT_FIELDS.map((f, i) => [f, i]));
+
+/**
+ * A condition as matching uses it (compiled once per rule): its fields as a list and as bits, its
+ * pattern's literal pre-filter (`fingerprint-literals.ts`), port specs as keys.
+ */
 type CompiledCondition =
-  { kind: 'text'; fields: readonly FingerprintField[]; pattern: RegExp } | { kind: 'ports'; keys: readonly string[]; value: string };
+  | { kind: 'text'; fields: readonly FingerprintField[]; indexes: readonly number[]; bits: number; pattern: RegExp; filter: LiteralFilter | null }
+  | { kind: 'ports'; keys: readonly string[]; value: string };
 
 const compiledRules = new WeakMap<FingerprintRule, readonly CompiledCondition[]>();
 
@@ -180,86 +190,124 @@ function compiled(rule: FingerprintRule): readonly CompiledCondition[] {
         return { kind: 'ports', keys, value: keys.join(', ') };
       }
       const t = c;
-      return { kind: 'text', fields: typeof t.field === 'string' ? [t.field] : t.field, pattern: t.pattern };
+      const fields: readonly FingerprintField[] = typeof t.field === 'string' ? [t.field] : t.field;
+      const indexes = fields.map((f) => FIELD_INDEX.get(f) ?? -1);
+      let bits = 0;
+      for (const i of indexes) if (i >= 0) bits |= 2 ** i;
+      return { kind: 'text', fields, indexes, bits, pattern: t.pattern, filter: literalFilterOf(t.pattern) };
     });
     compiledRules.set(rule, conditions);
   }
   return conditions;
 }
 
-/** A pattern's match on one value: what matching needs of it. */
-interface PatternMatch {
-  groups: Record<string, string>;
-  index: number;
-  length: number;
+/** The observation's values by field position, and the bits of the fields it has values of. */
+interface Indexed {
+  byField: (readonly ObservedValue[] | undefined)[];
+  bits: number;
 }
 
-/**
- * Each pattern's results by value: across a network the same sysDescr, service types, titles and
- * vendors recur on many hosts, and matching is the bulk of recognising one. Bounded per pattern.
- */
-const patternResults = new WeakMap<RegExp, Map<string, PatternMatch | null>>();
-const PATTERN_MEMO_LIMIT = 4096;
-
-function matchPattern(pattern: RegExp, value: string): PatternMatch | null {
-  let memo = patternResults.get(pattern);
-  if (!memo) {
-    memo = new Map();
-    patternResults.set(pattern, memo);
+function indexed(obs: Observation): Indexed {
+  const byField = new Array<readonly ObservedValue[] | undefined>(FINGERPRINT_FIELDS.length).fill(undefined);
+  let bits = 0;
+  for (const [field, list] of obs.values) {
+    const i = FIELD_INDEX.get(field);
+    if (i === undefined) continue;
+    byField[i] = list;
+    bits |= 2 ** i;
   }
-  const known = memo.get(value);
-  if (known !== undefined) return known;
-  const m = value.match(pattern);
-  const result: PatternMatch | null = m ? { groups: { ...(m.groups ?? {}) }, index: m.index ?? 0, length: m[0].length } : null;
-  if (memo.size >= PATTERN_MEMO_LIMIT) memo.clear();
-  memo.set(value, result);
-  return result;
+  return { byField, bits };
 }
 
 /** The rule's hit on an observation, or null when one of its conditions does not hold. */
 export function matchRule(rule: FingerprintRule, obs: Observation): RuleHit | null {
-  const conditions = compiled(rule);
+  return matchCompiled(rule, compiled(rule), obs, indexed(obs));
+}
+
+/**
+ * Each table's rules with their compiled conditions, compiled once, and the bits of each rule's
+ * first text condition (0 when it has none): most rules read one field a host rarely has, and are
+ * passed over on that alone.
+ */
+const compiledTables = new WeakMap<readonly FingerprintRule[], { conditions: readonly (readonly CompiledCondition[])[]; firstBits: Int32Array }>();
+
+/** The hits of `rules` on one observation, in the rules' order, each with its rule's position. */
+export function matchRules(rules: readonly FingerprintRule[], obs: Observation): { hit: RuleHit; order: number }[] {
+  let table = compiledTables.get(rules);
+  if (!table) {
+    const conditions = rules.map(compiled);
+    const firstBits = new Int32Array(rules.length);
+    conditions.forEach((cs, i) => {
+      const first = cs.find((c) => c.kind === 'text');
+      firstBits[i] = first?.kind === 'text' ? first.bits : 0;
+    });
+    table = { conditions, firstBits };
+    compiledTables.set(rules, table);
+  }
+  const values = indexed(obs);
+  const { conditions, firstBits } = table;
+  const out: { hit: RuleHit; order: number }[] = [];
+  for (let order = 0; order < rules.length; order++) {
+    if (firstBits[order] !== 0 && (firstBits[order] & values.bits) === 0) continue;
+    const hit = matchCompiled(rules[order], conditions[order], obs, values);
+    if (hit) out.push({ hit, order });
+  }
+  return out;
+}
+
+function matchCompiled(rule: FingerprintRule, conditions: readonly CompiledCondition[], obs: Observation, values: Indexed): RuleHit | null {
+  const present = values.bits;
   // Most hosts answer few probes: give up before any work when a condition has nothing to read.
   for (const c of conditions) {
     if (c.kind === 'ports') {
       if (!obs.ports.has(c.keys[0])) return null;
-    } else if (!c.fields.some((f) => obs.values.has(f))) {
+    } else if ((c.bits & present) === 0) {
       return null;
     }
   }
   let captures: Record<string, string> | null = null;
-  const matched: ConditionMatch[] = [];
+  let matched: ConditionMatch[] | null = null;
   let weight = 1;
   for (const c of conditions) {
-    if (c.kind === 'ports') {
-      if (!c.keys.every((k) => obs.ports.has(k))) return null;
-      matched.push({ field: 'ports', value: c.value, where: null, index: 0, length: c.value.length });
-      continue;
-    }
     let found: ConditionMatch | null = null;
-    for (const field of c.fields) {
-      for (const observed of obs.values.get(field) ?? []) {
-        const m = matchPattern(c.pattern, observed.value);
-        if (!m) continue;
-        for (const name in m.groups) {
-          const cleaned = cleanCapture(m.groups[name]);
-          captures ??= {};
-          if (cleaned && captures[name] === undefined) captures[name] = cleaned;
+    if (c.kind === 'ports') {
+      for (const k of c.keys) if (!obs.ports.has(k)) return null;
+      found = { field: 'ports', value: c.value, where: null, index: 0, length: c.value.length };
+    } else {
+      const { filter, pattern } = c;
+      for (let f = 0; f < c.fields.length; f++) {
+        const list = c.indexes[f] >= 0 ? values.byField[c.indexes[f]] : undefined;
+        if (!list) continue;
+        const field = c.fields[f];
+        for (const observed of list) {
+          // The literal the pattern needs first: a substring test, where a failing match costs a regex run.
+          if (filter && !mayMatch(filter, filter.lowerCase ? (observed.lower ??= observed.value.toLowerCase()) : observed.value)) continue;
+          const m = pattern.exec(observed.value);
+          if (!m) continue;
+          if (m.groups) {
+            for (const name in m.groups) {
+              const cleaned = cleanCapture(m.groups[name]);
+              captures ??= {};
+              if (cleaned && captures[name] === undefined) captures[name] = cleaned;
+            }
+          }
+          weight = Math.min(weight, observed.weight);
+          found = { field, value: observed.value, where: observed.where, index: m.index, length: m[0].length };
+          break;
         }
-        weight = Math.min(weight, observed.weight);
-        found = { field, value: observed.value, where: observed.where, index: m.index, length: m.length };
-        break;
+        if (found) break;
       }
-      if (found) break;
+      if (!found) return null;
     }
-    if (!found) return null;
-    matched.push(found);
+    (matched ??= []).push(found);
   }
-  return { rule, captures: captures ?? {}, matched, weight };
+  return { rule, captures: captures ?? {}, matched: matched ?? [], weight };
 }
 
 function cleanCapture(text: string | undefined): string {
-  return (text ?? '').replace(/\s+/g, ' ').trim().slice(0, 80);
+  const t = text ?? '';
+  // Whitespace other than single spaces is rare: only then is it folded.
+  return (/[^\S ]| {2}/.test(t) ? t.replace(/\s+/g, ' ') : t).trim().slice(0, 80);
 }
 
 /** What a hit yields, its placeholders filled; fields whose placeholder has no capture are left out. */
@@ -272,30 +320,52 @@ export interface HitYield {
   cpes: string[];
 }
 
+/** Each template split at its placeholders, once: text, name, text, name, …, text. */
+const templateParts = new Map<string, readonly string[]>();
+
+function partsOf(template: string): readonly string[] {
+  let parts = templateParts.get(template);
+  if (!parts) {
+    parts = template.split(/\{(\w+)\}/);
+    templateParts.set(template, parts);
+  }
+  return parts;
+}
+
 function fill(template: string | undefined, captures: Record<string, string>): string | null {
   if (template === undefined) return null;
   if (!template.includes('{')) return template;
-  let missing = false;
-  const text = template.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = captures[name];
-    if (value === undefined) missing = true;
-    return value ?? '';
-  });
-  return missing ? null : text.trim() || null;
+  const parts = partsOf(template);
+  let text = parts[0];
+  for (let i = 1; i < parts.length; i += 2) {
+    const value = captures[parts[i]];
+    if (value === undefined) return null;
+    text += value + parts[i + 1];
+  }
+  return text.trim() || null;
 }
+
+/** A CPE template as filling reads it: a whole captured CPE's name, or each `:`-separated part split at its placeholders. */
+const cpeTemplates = new Map<string, { whole: string | null; parts: readonly (readonly string[])[] }>();
 
 /** A CPE with its placeholders filled (CPE-escaped, lower case); a `:{name}` without capture is cut off there. */
 function fillCpe(template: string, captures: Record<string, string>): string | null {
   if (!template.includes('{')) return template;
+  let compiled = cpeTemplates.get(template);
+  if (!compiled) {
+    compiled = { whole: /^\{(\w+)\}$/.exec(template)?.[1] ?? null, parts: template.split(':').map((p) => p.split(/\{(\w+)\}/)) };
+    cpeTemplates.set(template, compiled);
+  }
   // A whole CPE captured as it was written (nmap's own).
-  const whole = template.match(/^\{(\w+)\}$/);
-  if (whole) return captures[whole[1]]?.toLowerCase() ?? null;
-  const parts = template.split(':');
+  if (compiled.whole !== null) return captures[compiled.whole]?.toLowerCase() ?? null;
   const out: string[] = [];
-  for (const part of parts) {
-    const names = [...part.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-    if (names.some((n) => captures[n] === undefined)) break;
-    out.push(part.replace(/\{(\w+)\}/g, (_, name: string) => captures[name].toLowerCase().replace(/[^a-z0-9._~+-]/g, '_')));
+  for (const parts of compiled.parts) {
+    let missing = false;
+    for (let i = 1; i < parts.length; i += 2) if (captures[parts[i]] === undefined) missing = true;
+    if (missing) break;
+    let text = parts[0];
+    for (let i = 1; i < parts.length; i += 2) text += captures[parts[i]].toLowerCase().replace(/[^a-z0-9._~+-]/g, '_') + parts[i + 1];
+    out.push(text);
   }
   // Part, vendor and product at least: `cpe:/h:synology` alone names nothing.
   return out.length >= 4 ? out.join(':') : null;
@@ -401,6 +471,19 @@ export function canonicalOs(name: string): string {
  * without its legal form and trade words (`TP-LINK TECHNOLOGIES CO.,LTD.` → `TP-LINK`).
  */
 export function cleanVendor(name: string): string {
+  let brand = cleanVendors.get(name);
+  if (brand === undefined) {
+    brand = cleanVendorOnce(name);
+    // Bounded: the same few makers recur on every network; this only guards against growth.
+    if (cleanVendors.size >= 10_000) cleanVendors.clear();
+    cleanVendors.set(name, brand);
+  }
+  return brand;
+}
+
+const cleanVendors = new Map<string, string>();
+
+function cleanVendorOnce(name: string): string {
   for (const [pattern, brand] of VENDOR_BRANDS) if (pattern.test(name.trim())) return brand;
   const cleaned = name
     .replace(

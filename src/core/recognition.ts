@@ -23,7 +23,7 @@ import {
   FIELD_INFO,
   FINGERPRINT_RULES,
   confidenceOf,
-  matchRule,
+  matchRules,
   yieldOf,
   type ConditionMatch,
   type EvidenceSource,
@@ -308,11 +308,12 @@ function tidyCpes(cpes: readonly string[]): string[] {
 
 export function recognise(input: RecognitionInput, rules: readonly FingerprintRule[] = FINGERPRINT_RULES): Recognition {
   const obs = observe(input);
-  const scored: Scored[] = [];
-  rules.forEach((rule, order) => {
-    const hit = matchRule(rule, obs);
-    if (hit) scored.push({ hit, yields: yieldOf(hit), source: FIELD_INFO[hit.matched[0].field].source, order });
-  });
+  const scored: Scored[] = matchRules(rules, obs).map(({ hit, order }) => ({
+    hit,
+    yields: yieldOf(hit),
+    source: FIELD_INFO[hit.matched[0].field].source,
+    order,
+  }));
 
   const type = contest(
     'device_type',

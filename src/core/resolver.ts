@@ -134,13 +134,30 @@ const KIND_WORDS: Readonly<Record<string, string>> = {
 
 const RANK: Readonly<Record<string, number>> = { strong: 0, medium: 1, weak: 2, excluded: 3 };
 
-const keyId = (kind: string, value: string) => `${kind}\u0000${value}`;
+/**
+ * Each (kind, value) as a number, given on first sight: the maps and sets of the resolver are keyed
+ * by it, not by a string joined from both (a rescan of 10,000 devices spent most of its resolution
+ * joining, hashing and collecting such strings, profiled). One per call of resolveIdentities.
+ */
+class KeyNumbers {
+  private readonly byKind = new Map<string, Map<string, number>>();
+  private next = 0;
 
-/** A key as it names a device: its kind and value, with the strength it was read with. */
+  of(kind: string, value: string): number {
+    let values = this.byKind.get(kind);
+    if (!values) this.byKind.set(kind, (values = new Map<string, number>()));
+    let n = values.get(value);
+    if (n === undefined) values.set(value, (n = this.next++));
+    return n;
+  }
+}
+
+/** A key as it names a device: its kind and value (and their number), with the strength it was read with. */
 interface Held {
   kind: string;
   value: string;
   strength: string;
+  key: number;
 }
 
 /** A device as the resolver sees it: a known device, a host of this scan, or both. */
@@ -152,13 +169,14 @@ interface Group {
   order: number;
   /** The hosts of this scan it is (none: a known device this scan has not seen otherwise). */
   hosts: ResolverHost[];
-  keys: Map<string, Held>;
+  keys: Map<number, Held>;
   decisions: ResolverDecision[];
   /** Folded into another device. */
   gone: boolean;
 }
 
 export function resolveIdentities(input: ResolverInput): Resolution {
+  const numbers = new KeyNumbers();
   const groups = new Map<number, Group>();
   const group = (deviceId: number): Group => {
     let g = groups.get(deviceId);
@@ -170,26 +188,43 @@ export function resolveIdentities(input: ResolverInput): Resolution {
     g.isNew = g.isNew || h.isNew;
     g.order = Math.min(g.order, order);
     g.hosts.push(h);
-    for (const k of h.keys) addKey(g.keys, k);
+    for (const k of h.keys) addKey(g.keys, k, numbers.of(k.kind, k.value));
   });
-  for (const s of input.stored) addKey(group(s.deviceId).keys, s);
+  /** The strong keys stored, by who holds each (the last listed, as a map keeps them). */
+  const strongHolder = new Map<number, number>();
+  /** The keys each device holds (stored), by key number. */
+  const storedOf = new Map<number, Set<number>>();
+  for (const s of input.stored) {
+    const key = numbers.of(s.kind, s.value);
+    addKey(group(s.deviceId).keys, s, key);
+    if (s.strength === 'strong') strongHolder.set(key, s.deviceId);
+    const held = storedOf.get(s.deviceId);
+    if (held) held.add(key);
+    else storedOf.set(s.deviceId, new Set([key]));
+  }
 
-  // Rule 2: who offers each key (devices, not addresses).
-  const holders = new Map<string, Set<number>>();
+  // Rule 2: who offers each key (devices, not addresses). A device's keys are distinct: each list is of distinct devices.
+  const holders = new Map<number, number[]>();
   for (const g of groups.values()) {
     for (const k of g.keys.values()) {
       if (k.kind === 'ip' || k.strength === 'excluded') continue;
-      const id = keyId(k.kind, k.value);
-      (holders.get(id) ?? holders.set(id, new Set()).get(id)!).add(g.deviceId);
+      const list = holders.get(k.key);
+      if (list) list.push(g.deviceId);
+      else holders.set(k.key, [g.deviceId]);
     }
   }
-  const shared = (kind: string, value: string) => (holders.get(keyId(kind, value))?.size ?? 0) >= SHARED_AT;
+  const shared = (key: number) => (holders.get(key)?.length ?? 0) >= SHARED_AT;
   // Who holds each key as devices fold (a device folded into another gives it its keys): the
-  // candidates of a device are the devices holding one of its keys, never every device.
-  const index = new Map([...holders].map(([id, set]) => [id, new Set(set)]));
+  // candidates of a device are the devices holding one of its keys, never every device. The
+  // holders above, and the devices folds gave a key to since.
+  const gained = new Map<number, number[]>();
   const sharing = (g: Group): Group[] => {
     const ids = new Set<number>();
-    for (const [id, k] of g.keys) if (k.kind !== 'ip' && k.strength !== 'excluded') for (const d of index.get(id) ?? []) ids.add(d);
+    for (const [key, k] of g.keys) {
+      if (k.kind === 'ip' || k.strength === 'excluded') continue;
+      for (const d of holders.get(key) ?? []) ids.add(d);
+      for (const d of gained.get(key) ?? []) ids.add(d);
+    }
     ids.delete(g.deviceId);
     return [...ids].map((id) => groups.get(id)!);
   };
@@ -263,38 +298,40 @@ export function resolveIdentities(input: ResolverInput): Resolution {
     target.decisions.push(...g.decisions);
     target.hosts.push(...g.hosts);
     target.order = Math.min(target.order, g.order);
-    for (const [id, k] of g.keys) {
-      addKey(target.keys, k);
-      index.get(id)?.add(target.deviceId);
+    for (const [key, k] of g.keys) {
+      addKey(target.keys, k, key);
+      if (holders.has(key)) {
+        const list = gained.get(key);
+        if (list) list.push(target.deviceId);
+        else gained.set(key, [target.deviceId]);
+      }
     }
     g.gone = true;
   }
 
   // The keys each final device records: its hosts' keys, shared ones and strong ones held elsewhere graded weak.
-  const strongHolder = new Map<string, number>();
-  for (const s of input.stored) if (s.strength === 'strong') strongHolder.set(keyId(s.kind, s.value), s.deviceId);
   // A device that already holds a key was told about it when it got it: no decision again on every scan.
-  const alreadyHeld = new Set(input.stored.map((s) => `${s.deviceId} ${keyId(s.kind, s.value)}`));
+  const alreadyHeld = (deviceId: number, key: number) => storedOf.get(deviceId)?.has(key) ?? false;
   const devices: ResolvedDevice[] = [];
   for (const g of [...groups.values()].filter((x) => !x.gone && x.hosts.length > 0).sort((a, b) => a.order - b.order)) {
-    const keys = new Map<string, IdentityKey>();
+    const keys = new Map<number, IdentityKey>();
     for (const h of g.hosts) {
       for (const k of h.keys) {
-        const id = keyId(k.kind, k.value);
+        const id = numbers.of(k.kind, k.value);
         const existing = keys.get(id);
         if (!existing || RANK[k.strength] < RANK[existing.strength]) keys.set(id, k);
       }
     }
     const out: IdentityKey[] = [];
     for (const [id, k] of keys) {
-      if (k.kind !== 'ip' && k.strength !== 'excluded' && shared(k.kind, k.value)) {
-        const n = holders.get(id)!.size;
+      if (k.kind !== 'ip' && k.strength !== 'excluded' && shared(id)) {
+        const n = holders.get(id)!.length;
         out.push({
           ...k,
           strength: 'weak',
           reason: `seen on ${n} devices (a proxy, a shared or fleet certificate, a cloned system): it identifies none of them`,
         });
-        if (!alreadyHeld.has(`${g.deviceId} ${id}`))
+        if (!alreadyHeld(g.deviceId, id))
           g.decisions.push({
             rule: RESOLVER_RULES.sharedKey,
             explanation: `The ${KIND_WORDS[k.kind]} ${short(k.value)} answers for ${n} devices: not used to tell which device this is`,
@@ -305,7 +342,7 @@ export function resolveIdentities(input: ResolverInput): Resolution {
         const holder = strongHolder.get(id);
         if (holder !== undefined && holder !== g.deviceId) {
           out.push({ ...k, strength: 'weak', reason: `device ${holder} holds this key` });
-          if (!alreadyHeld.has(`${g.deviceId} ${id}`))
+          if (!alreadyHeld(g.deviceId, id))
             g.decisions.push({
               rule: RESOLVER_RULES.strongKeyHeld,
               explanation: `The ${KIND_WORDS[k.kind]} ${short(k.value)} also answered here, but device ${holder} holds it; it stays with that device`,
@@ -321,29 +358,28 @@ export function resolveIdentities(input: ResolverInput): Resolution {
   return { folds, devices };
 }
 
-function addKey(keys: Map<string, Held>, k: Held): void {
-  const id = keyId(k.kind, k.value);
-  const existing = keys.get(id);
-  if (!existing || (RANK[k.strength] ?? 3) < (RANK[existing.strength] ?? 3)) keys.set(id, { kind: k.kind, value: k.value, strength: k.strength });
+function addKey(keys: Map<number, Held>, k: Omit<Held, 'key'>, key: number): void {
+  const existing = keys.get(key);
+  if (!existing || (RANK[k.strength] ?? 3) < (RANK[existing.strength] ?? 3))
+    keys.set(key, { kind: k.kind, value: k.value, strength: k.strength, key });
 }
 
 /** The keys two devices have in common that count (no address, no excluded or shared key), each at its weaker reading. */
-function commonKeys(a: Group, b: Group, shared: (kind: string, value: string) => boolean): Held[] {
+function commonKeys(a: Group, b: Group, shared: (key: number) => boolean): Held[] {
   const out: Held[] = [];
   for (const [id, k] of a.keys) {
     if (k.kind === 'ip' || k.strength === 'excluded') continue;
     const other = b.keys.get(id);
-    if (!other || other.strength === 'excluded' || shared(k.kind, k.value)) continue;
+    if (!other || other.strength === 'excluded' || shared(id)) continue;
     out.push(RANK[other.strength] > RANK[k.strength] ? other : k);
   }
   return out.sort((x, y) => RANK[x.strength] - RANK[y.strength] || (x.kind < y.kind ? -1 : x.kind > y.kind ? 1 : 0));
 }
 
 /** A single-valued kind both have strong keys of, none in common: the kind, else null. */
-function conflictOf(a: Group, b: Group, shared: (kind: string, value: string) => boolean): string | null {
+function conflictOf(a: Group, b: Group, shared: (key: number) => boolean): string | null {
   for (const kind of SINGLE_VALUED_KINDS) {
-    const of = (g: Group) =>
-      [...g.keys.values()].filter((k) => k.kind === kind && k.strength === 'strong' && !shared(k.kind, k.value)).map((k) => k.value);
+    const of = (g: Group) => [...g.keys.values()].filter((k) => k.kind === kind && k.strength === 'strong' && !shared(k.key)).map((k) => k.value);
     const mine = of(a);
     const theirs = new Set(of(b));
     if (mine.length > 0 && theirs.size > 0 && !mine.some((v) => theirs.has(v))) return kind;

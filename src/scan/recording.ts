@@ -214,14 +214,17 @@ export class ScanRecorder {
     const separated = await store.deviceMerges.separatedPairs(involved);
     const resolution = resolveIdentities({ hosts, stored, separated });
 
-    // Fold, one transaction each; a fold that cannot be made leaves both devices as they are.
+    // Fold (independent folds together, store/device-merge.ts foldAll); a fold that cannot be made leaves both devices as they are.
     const into = new Map<number, { target: number; kind: FoldKind }>();
-    for (const fold of resolution.folds) {
-      const target = into.get(fold.into)?.target ?? fold.into;
-      const merged = await store.deviceMerges.fold(target, fold.deviceId, run.scan.id, fold.kind);
-      if (!merged) continue;
-      into.set(fold.deviceId, { target, kind: fold.kind });
-      log.info({ scan_id: run.scan.id, device_id: target, folded: fold.deviceId, ip: fold.ip, kind: fold.kind }, `identity: ${fold.explanation}`);
+    const made = await store.deviceMerges.foldAll(resolution.folds, run.scan.id);
+    for (const [i, fold] of resolution.folds.entries()) {
+      const result = made[i];
+      if (!result) continue;
+      into.set(fold.deviceId, { target: result.target, kind: fold.kind });
+      log.info(
+        { scan_id: run.scan.id, device_id: result.target, folded: fold.deviceId, ip: fold.ip, kind: fold.kind },
+        `identity: ${fold.explanation}`,
+      );
     }
     const after: SeenDevice[] = [];
     for (const s of seen) {
@@ -248,7 +251,8 @@ export class ScanRecorder {
       if (!record) continue;
       out.push({ ...record, keys: device.keys, decisions: [...record.decisions, ...device.decisions] });
     }
-    for (const [deviceId, record] of byTarget) if (!out.some((r) => r.deviceId === deviceId)) out.push(record);
+    const listed = new Set(out.map((r) => r.deviceId));
+    for (const [deviceId, record] of byTarget) if (!listed.has(deviceId)) out.push(record);
     return { seen: after, records: out };
   }
 

@@ -15,6 +15,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../util/errors.
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { DEVICE_TABLES, type DeviceTable } from './device-tables.js';
 import { settlePortVerification } from './port-rows.js';
+import { updateManyById } from './bulk.js';
 import type { Database, DeviceRow } from './schema.js';
 import { nowIso } from './clock.js';
 import { covers, examineSegments, parseSegments, storedCoverage } from '../core/coverage.js';
@@ -190,28 +191,7 @@ export class DeviceMergeStore {
       const at = nowIso();
       await trx
         .updateTable('devices')
-        .set({
-          first_seen: kept.first_seen < folded.first_seen ? kept.first_seen : folded.first_seen,
-          ports_hash: null,
-          assessed_input: null,
-          ...(same
-            ? {
-                identity: folded.identity,
-                ip_address: folded.ip_address,
-                ip_sort: folded.ip_sort,
-                ...(folded.mac_address
-                  ? { mac_address: folded.mac_address, mac_randomized: folded.mac_randomized, mac_source: folded.mac_source }
-                  : {}),
-                ...(folded.hostname ? { hostname: folded.hostname, hostname_source: folded.hostname_source } : {}),
-                ...(folded.vendor ? { vendor: folded.vendor } : {}),
-                last_seen: folded.last_seen,
-                last_scan_id: folded.last_scan_id,
-                port_coverage: examined
-                  ? JSON.stringify(examineSegments(parseSegments(kept.port_coverage), scanId, segment!.at, examined))
-                  : kept.port_coverage,
-              }
-            : {}),
-        })
+        .set(foldedValues(kept, folded, same, examined, segment, scanId))
         .where('id', '=', keptId)
         .execute();
       const row = await trx
@@ -229,6 +209,148 @@ export class DeviceMergeStore {
     });
     if (record) this.onWrite();
     return record;
+  }
+
+  /**
+   * The resolver's folds of one scan, in order, as `fold` makes them one after the other: a fold
+   * into a device an earlier one folded goes to where that one went. Independent folds (no device
+   * in two of them) are made together, one transaction and a few statements per table for all
+   * (a rescan that folds a hundred devices spent most of their cost on per-fold statements,
+   * profiled); a fold that depends on an earlier one waits for it. Each fold's result is fold's:
+   * its merge record (undoable like any), or null when either device is gone, with the device it
+   * went into.
+   */
+  async foldAll(
+    folds: readonly { deviceId: number; into: number; kind: FoldKind }[],
+    scanId: number,
+  ): Promise<({ target: number; merge: MergeRecord } | null)[]> {
+    const results: ({ target: number; merge: MergeRecord } | null)[] = [];
+    const into = new Map<number, number>();
+    let batch: { index: number; keptId: number; newId: number; kind: FoldKind }[] = [];
+    let busy = new Set<number>();
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const made = await this.foldBatch(batch, scanId);
+      batch.forEach((b, i) => {
+        const merge = made[i];
+        results[b.index] = merge ? { target: b.keptId, merge } : null;
+        if (merge) into.set(b.newId, b.keptId);
+      });
+      batch = [];
+      busy = new Set();
+    };
+    for (const [index, f] of folds.entries()) {
+      if (busy.has(f.into) || busy.has(f.deviceId) || busy.has(into.get(f.into) ?? f.into)) await flush();
+      const keptId = into.get(f.into) ?? f.into;
+      if (busy.has(keptId)) await flush();
+      batch.push({ index, keptId, newId: f.deviceId, kind: f.kind });
+      busy.add(keptId).add(f.deviceId).add(f.into);
+    }
+    await flush();
+    if (results.some((r) => r !== null)) this.onWrite();
+    return results;
+  }
+
+  /** `fold` for folds of which no two share a device, in one transaction: the same rows, snapshots and merge records. */
+  private async foldBatch(folds: readonly { keptId: number; newId: number; kind: FoldKind }[], scanId: number): Promise<(MergeRecord | null)[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const any = trx as unknown as Kysely<Record<string, Row>>;
+      const devices = new Map<number, DeviceRow>();
+      for (const part of chunks(
+        folds.flatMap((f) => [f.keptId, f.newId]),
+        IDS_PER_STATEMENT,
+      )) {
+        for (const d of await trx.selectFrom('devices').selectAll().where('id', 'in', part).execute()) devices.set(d.id, d);
+      }
+      const valid = folds.filter((f) => devices.has(f.keptId) && devices.has(f.newId));
+      const plans = valid.map((f) => {
+        const kept = devices.get(f.keptId)!;
+        const folded = devices.get(f.newId)!;
+        const same = f.kind === 'same_device';
+        const segment = parseSegments(folded.port_coverage).find((s) => s.scan_id === scanId);
+        const snapshot: MergeSnapshot = { kept: pick(kept, same ? FOLD_COLUMNS : KEPT_COLUMNS), devices: [folded], tables: {} };
+        return { ...f, kept, folded, same, segment, examined: segment ? storedCoverage(segment.ports) : null, snapshot };
+      });
+      const byId = (rows: Row[]) => {
+        const out = new Map<number, Row[]>();
+        for (const r of rows) {
+          const list = out.get(r.device_id);
+          if (list) list.push(r);
+          else out.set(r.device_id, [r]);
+        }
+        return out;
+      };
+      const newIds = plans.map((p) => p.newId);
+      const keptIds = plans.map((p) => p.keptId);
+      // As fold does: links between the two devices go, links naming the new one as parent name the kept one.
+      for (const p of plans) p.snapshot.parents = await moveParents(trx, p.keptId, [p.newId]);
+      for (const { table, unique } of DEVICE_TABLES) {
+        const mergedRows = new Map<number, Row[]>();
+        for (const part of chunks(newIds, IDS_PER_STATEMENT)) {
+          const rows = (await any.selectFrom(table).selectAll().where('device_id', 'in', part).orderBy('device_id').orderBy('id').execute()) as Row[];
+          for (const [id, list] of byId(rows)) mergedRows.set(id, list);
+        }
+        // The kept devices' rows, where a fold compares with them.
+        const needKept = plans.some((p) => unique.length > 0 || (p.same && table === 'ports'));
+        const keptRows = new Map<number, Row[]>();
+        if (needKept) {
+          for (const part of chunks(keptIds, IDS_PER_STATEMENT)) {
+            const rows = (await any
+              .selectFrom(table)
+              .selectAll()
+              .where('device_id', 'in', part)
+              .orderBy('device_id')
+              .orderBy('id')
+              .execute()) as Row[];
+            for (const [id, list] of byId(rows)) keptRows.set(id, list);
+          }
+        }
+        const removedIds: number[] = [];
+        const movedRows: { id: number; device_id: number }[] = [];
+        const settling: { plan: (typeof plans)[number]; rows: Row[]; moved: Record<string, number[]> }[] = [];
+        for (const p of plans) {
+          const prefer = p.same && table === 'ports' ? 'merged' : 'kept';
+          const examined = p.examined;
+          const stale = p.same && table === 'ports' && examined ? (r: Row) => covers(examined, Number(r.port), String(r.protocol)) : undefined;
+          const rows = mergedRows.get(p.newId) ?? [];
+          const result = planMove(unique, rows, keptRows.get(p.keptId) ?? [], prefer, stale);
+          p.snapshot.tables[table] = result;
+          settling.push({ plan: p, rows, moved: result.moved });
+          for (const r of result.removed) removedIds.push(r.id);
+          for (const ids of Object.values(result.moved)) for (const id of ids) movedRows.push({ id, device_id: p.keptId });
+        }
+        for (const part of chunks(removedIds, IDS_PER_STATEMENT)) await any.deleteFrom(table).where('id', 'in', part).execute();
+        for (const { plan, rows, moved } of settling) {
+          const settled = await settleMovedPorts(trx, table, rows, moved);
+          if (settled.length) plan.snapshot.tables[table] = { ...plan.snapshot.tables[table]!, settled };
+        }
+        await updateManyById(trx, table, { device_id: 'integer' }, movedRows);
+      }
+      for (const part of chunks(newIds, IDS_PER_STATEMENT)) await trx.deleteFrom('devices').where('id', 'in', part).execute();
+      const made = new Map<number, MergeRecord>();
+      for (const p of plans) {
+        const { kept, folded, same, examined, segment, keptId, newId } = p;
+        const at = nowIso();
+        await trx
+          .updateTable('devices')
+          .set(foldedValues(kept, folded, same, examined, segment, scanId))
+          .where('id', '=', keptId)
+          .execute();
+        const row = await trx
+          .insertInto('device_merges')
+          .values({
+            device_id: keptId,
+            merged_ids: JSON.stringify([newId]),
+            snapshot: JSON.stringify(p.snapshot),
+            created_at: at,
+            created_by: RESOLVER_ACTOR,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        made.set(newId, { id: row.id, deviceId: keptId, mergedIds: [newId], createdAt: at, undoneAt: null });
+      }
+      return folds.map((f) => made.get(f.newId) ?? null);
+    });
   }
 
   /** Pairs of devices a person separated: every undone merge's kept device with each device it had merged. */
@@ -359,6 +481,37 @@ export class DeviceMergeStore {
   }
 }
 
+/** What a resolver fold sets on the kept device (`same_device`: the folded device's address, MAC, identity and sighting too). */
+function foldedValues(
+  kept: DeviceRow,
+  folded: DeviceRow,
+  same: boolean,
+  examined: ReturnType<typeof storedCoverage> | null,
+  segment: ReturnType<typeof parseSegments>[number] | undefined,
+  scanId: number,
+) {
+  return {
+    first_seen: kept.first_seen < folded.first_seen ? kept.first_seen : folded.first_seen,
+    ports_hash: null,
+    assessed_input: null,
+    ...(same
+      ? {
+          identity: folded.identity,
+          ip_address: folded.ip_address,
+          ip_sort: folded.ip_sort,
+          ...(folded.mac_address ? { mac_address: folded.mac_address, mac_randomized: folded.mac_randomized, mac_source: folded.mac_source } : {}),
+          ...(folded.hostname ? { hostname: folded.hostname, hostname_source: folded.hostname_source } : {}),
+          ...(folded.vendor ? { vendor: folded.vendor } : {}),
+          last_seen: folded.last_seen,
+          last_scan_id: folded.last_scan_id,
+          port_coverage: examined
+            ? JSON.stringify(examineSegments(parseSegments(kept.port_coverage), scanId, segment!.at, examined))
+            : kept.port_coverage,
+        }
+      : {}),
+  };
+}
+
 /** Moves `table`'s rows of the merged devices to the kept device; a row colliding on `unique` with one already there is removed. */
 async function moveRows(
   trx: Transaction<Database>,
@@ -371,22 +524,77 @@ async function moveRows(
 ): Promise<{ moved: Record<string, number[]>; removed: Row[]; settled?: SettledPort[] }> {
   const any = trx as unknown as Kysely<Record<string, Row>>;
   const rows = (await any.selectFrom(table).selectAll().where('device_id', 'in', mergedIds).orderBy('device_id').orderBy('id').execute()) as Row[];
+  let keptRows: Record<string, unknown>[] = [];
+  if (prefer === 'merged') keptRows = await any.selectFrom(table).selectAll().where('device_id', '=', keptId).orderBy('id').execute();
+  else if (unique.length > 0)
+    keptRows = await any
+      .selectFrom(table)
+      .select(unique as string[])
+      .where('device_id', '=', keptId)
+      .execute();
+  const { moved, removed } = planMove(unique, rows, keptRows, prefer, stale);
+  for (const part of chunks(
+    removed.map((r) => r.id),
+    IDS_PER_STATEMENT,
+  )) {
+    await any.deleteFrom(table).where('id', 'in', part).execute();
+  }
+  const settled = await settleMovedPorts(trx, table, rows, moved);
+  for (const ids of Object.values(moved)) {
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) await any.updateTable(table).set({ device_id: keptId }).where('id', 'in', part).execute();
+  }
+  return { moved, removed, ...(settled.length ? { settled } : {}) };
+}
+
+/**
+ * Ports verified with their device's last port recording (migration 022) keep that verification
+ * as their own when they move: the kept device's is not theirs. Returns their own columns from
+ * before, for an undo.
+ */
+async function settleMovedPorts(
+  trx: Transaction<Database>,
+  table: DeviceTable,
+  rows: Row[],
+  moved: Record<string, number[]>,
+): Promise<SettledPort[]> {
+  if (table !== 'ports') return [];
+  const movedIds = new Set(Object.values(moved).flat());
+  const settled = rows
+    .filter((r) => r.verified_with_device === 1 && movedIds.has(r.id))
+    .map((r) => ({
+      id: r.id,
+      device_id: r.device_id,
+      last_verified_at: r.last_verified_at as string | null,
+      verified_by_scan_id: r.verified_by_scan_id as number | null,
+    }));
+  await settlePortVerification(
+    trx,
+    settled.map((p) => p.id),
+  );
+  return settled;
+}
+
+/**
+ * Which of the merged devices' `rows` move to the kept device and which rows are removed: a merged
+ * row colliding on `unique` with one of `keptRows` (or with an earlier merged row) is removed; with
+ * `prefer` `merged` (a resolver fold: they are what the scan just found), the kept device's colliding
+ * rows, and those `stale` says the scan replaced, are removed instead (`keptRows` whole, in id order).
+ */
+function planMove(
+  unique: readonly string[],
+  rows: readonly Row[],
+  keptRows: readonly Record<string, unknown>[],
+  prefer: 'kept' | 'merged',
+  stale?: (keptRow: Row) => boolean,
+): { moved: Record<string, number[]>; removed: Row[] } {
   const keyOf = (r: Record<string, unknown>) => JSON.stringify(unique.map((c) => r[c]));
   const taken = new Set<string>();
   const moved: Record<string, number[]> = {};
   const removed: Row[] = [];
   if (prefer === 'merged') {
-    // The merged device's rows win (a resolver fold: they are what the scan just found); the kept
-    // device's colliding rows, and those `stale` says the scan replaced, are removed.
     const incoming = new Set(rows.map(keyOf));
-    const keptRows = (await any.selectFrom(table).selectAll().where('device_id', '=', keptId).orderBy('id').execute()) as Row[];
-    removed.push(...keptRows.filter((r) => incoming.has(keyOf(r)) || stale?.(r)));
+    removed.push(...(keptRows as Row[]).filter((r) => incoming.has(keyOf(r)) || stale?.(r)));
   } else if (unique.length > 0) {
-    const keptRows = await any
-      .selectFrom(table)
-      .select(unique as string[])
-      .where('device_id', '=', keptId)
-      .execute();
     for (const r of keptRows) taken.add(keyOf(r));
   }
   for (const r of rows) {
@@ -400,33 +608,7 @@ async function moveRows(
     }
     (moved[String(r.device_id)] ??= []).push(r.id);
   }
-  for (const part of chunks(
-    removed.map((r) => r.id),
-    IDS_PER_STATEMENT,
-  )) {
-    await any.deleteFrom(table).where('id', 'in', part).execute();
-  }
-  // Ports verified with their device's last port recording keep that verification as their own: the kept device's is not theirs.
-  let settled: SettledPort[] | undefined;
-  if (table === 'ports') {
-    const movedIds = new Set(Object.values(moved).flat());
-    settled = rows
-      .filter((r) => r.verified_with_device === 1 && movedIds.has(r.id))
-      .map((r) => ({
-        id: r.id,
-        device_id: r.device_id,
-        last_verified_at: r.last_verified_at as string | null,
-        verified_by_scan_id: r.verified_by_scan_id as number | null,
-      }));
-    await settlePortVerification(
-      trx,
-      settled.map((p) => p.id),
-    );
-  }
-  for (const ids of Object.values(moved)) {
-    for (const part of chunks(ids, IDS_PER_STATEMENT)) await any.updateTable(table).set({ device_id: keptId }).where('id', 'in', part).execute();
-  }
-  return { moved, removed, ...(settled?.length ? { settled } : {}) };
+  return { moved, removed };
 }
 
 /**

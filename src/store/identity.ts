@@ -4,13 +4,13 @@
  * scan overwrites (migration 015). Scans write through recordRecognition (src/scan/identify.ts);
  * the API reads through get (GET /api/devices/{id}/identity).
  */
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
-import { insertMany, updateManyById, type BulkType } from './bulk.js';
+import { insertMany, insertTuples, isPostgres, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;
@@ -179,10 +179,13 @@ export class IdentityStore {
 
   /**
    * recordOne for a batch of records of distinct devices, with the same outcome (the same rows,
-   * inserted in the same order) in a fixed number of statements instead of several per device (a
+   * in the same order per device) in a fixed number of statements instead of several per device (a
    * first scan of 10,000 devices spent most of its recording here, profiled): the devices, their
-   * keys and the strong keys they may meet are read first, then the writes go out in bulk. Keys
-   * taken and given up earlier in the batch count as recordOne would see them.
+   * keys, the strong keys they may meet and their stored evidence are read first, then the writes go
+   * out in bulk, each only where something changed: a key seen again as it was, or evidence read
+   * again as stored, only has its time set (one statement per chunk, ids only); the rest is written
+   * in multi-row statements. Keys taken and given up earlier in the batch count as recordOne would
+   * see them.
    */
   private async recordBatch(
     trx: Transaction<Database>,
@@ -200,20 +203,37 @@ export class IdentityStore {
           .execute()
       ).map((d) => [d.id, d]),
     );
-    const keyId = (deviceId: number, kind: string, value: string) => `${deviceId}\u0000${kind}\u0000${value}`;
-    const strongId = (kind: string, value: string) => `${kind}\u0000${value}`;
-    /** The devices' own keys: stored (with the row id) or inserted by this batch (the row to insert). */
-    const own = new Map<string, { id: number | null; strength: string; insert?: Record<string, unknown> }>();
+    const seen = records.filter((r) => devices.has(r.deviceId));
+    if (seen.length === 0) return;
+    const seenIds = seen.map((r) => r.deviceId);
+    /**
+     * The devices' own keys: stored (with the row id and what it holds) or inserted by this batch (the
+     * row to insert). A device has a few: a list per device, searched (no key strings joined per key).
+     */
+    const own = new Map<number, OwnKey[]>();
+    const ownKey = (deviceId: number, kind: string, value: string) => own.get(deviceId)?.find((k) => k.kind === kind && k.value === value);
+    const addOwn = (deviceId: number, key: OwnKey) => {
+      const list = own.get(deviceId);
+      if (list) list.push(key);
+      else own.set(deviceId, [key]);
+    };
     for (const k of await trx
       .selectFrom('device_identity_keys')
-      .select(['id', 'device_id', 'kind', 'value', 'strength'])
-      .where('device_id', 'in', ids)
+      .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
+      .where('device_id', 'in', seenIds)
       .execute()) {
-      own.set(keyId(k.device_id, k.kind, k.value), { id: k.id, strength: k.strength });
+      addOwn(k.device_id, { kind: k.kind, value: k.value, id: k.id, strength: k.strength, source: k.source });
     }
-    /** Who holds each strong key the batch may take (the lowest id first, as the index gives them). */
-    const strong = new Map<string, number>();
-    const strongKeys = records.flatMap((r) => r.keys.filter((k) => k.strength === 'strong'));
+    /**
+     * Who holds each strong key the batch may take (one device at most: the index is unique). A
+     * device's own strong keys are known from the read above; the others are looked up.
+     */
+    const strong = new PairMap<number>();
+    for (const r of seen) {
+      for (const k of r.keys)
+        if (k.strength === 'strong' && ownKey(r.deviceId, k.kind, k.value)?.strength === 'strong') strong.set(k.kind, k.value, r.deviceId);
+    }
+    const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(k.kind, k.value) !== r.deviceId));
     const values = [...new Set(strongKeys.map((k) => k.value))];
     // With the kinds too, so the (kind, value) index serves the lookup.
     const kinds = [...new Set(strongKeys.map((k) => k.kind))];
@@ -226,26 +246,48 @@ export class IdentityStore {
         .where('value', 'in', part)
         .orderBy('id')
         .execute();
-      for (const r of rows) if (!strong.has(strongId(r.kind, r.value))) strong.set(strongId(r.kind, r.value), r.device_id);
+      for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
+    }
+    /**
+     * The devices' stored evidence, each device's as one text with its row count (reading 100,000
+     * rows one by one cost more than writing them again, profiled): see packEvidence.
+     */
+    const storedEvidence = new Map<number, { rows: number; packed: string }>();
+    const packed = sql.join(
+      EVIDENCE_COMPARED.map((c) => sql`cast(octet_length(cast(${sql.ref(c)} as text)) as text) || ':' || cast(${sql.ref(c)} as text)`),
+      sql` || `,
+    );
+    const aggregate = isPostgres(trx) ? sql<string>`string_agg(${packed}, '' order by id)` : sql<string>`group_concat(${packed}, '' order by id)`;
+    for (const part of chunks(seenIds, IDS_PER_STATEMENT)) {
+      for (const e of await trx
+        .selectFrom('device_evidence')
+        .select((eb) => ['device_id', eb.fn.countAll<number | string>().as('rows'), aggregate.as('packed')])
+        .where('device_id', 'in', part)
+        .groupBy('device_id')
+        .execute()) {
+        storedEvidence.set(e.device_id, { rows: Number(e.rows), packed: e.packed });
+      }
     }
 
     const keyUpdates: { id: number; last_seen: string; source: string; strength: string }[] = [];
-    const keyInserts: Record<string, unknown>[] = [];
-    const evidence: Record<string, unknown>[] = [];
-    const decisionRows: Record<string, unknown>[] = [];
+    /** Keys seen again as they are stored: only their time changes. */
+    const keysSeenAgain: number[] = [];
+    const keyInserts: KeyRow[] = [];
+    /** Devices whose evidence is read again as stored (its time changes), and those whose evidence is replaced. */
+    const evidenceSeenAgain: number[] = [];
+    const evidenceReplaced: number[] = [];
+    const evidence: Tuple[] = [];
+    const decisionRows: Tuple[] = [];
     const patches = new Map<string, Record<string, unknown>[]>();
-    const seen = records.filter((r) => devices.has(r.deviceId));
     for (const record of seen) {
       const { deviceId } = record;
       const device = devices.get(deviceId)!;
       const decisions = [...record.decisions];
       for (const key of record.keys) {
         if (key.strength === 'excluded') continue;
-        const k = keyId(deviceId, key.kind, key.value);
-        const mine = own.get(k);
-        const sk = strongId(key.kind, key.value);
+        const mine = ownKey(deviceId, key.kind, key.value);
         if (key.strength === 'strong' && mine?.strength !== 'strong') {
-          const holder = strong.get(sk);
+          const holder = strong.get(key.kind, key.value);
           if (holder !== undefined && holder !== deviceId) {
             decisions.push({
               rule: 'strong_key_held',
@@ -256,9 +298,12 @@ export class IdentityStore {
         }
         if (mine) {
           if (mine.insert) Object.assign(mine.insert, { last_seen: at, source: key.source, strength: key.strength });
+          else if (mine.source === key.source && mine.strength === key.strength) keysSeenAgain.push(mine.id!);
           else keyUpdates.push({ id: mine.id!, last_seen: at, source: key.source, strength: key.strength });
-          if (mine.strength === 'strong' && key.strength !== 'strong' && strong.get(sk) === deviceId) strong.delete(sk);
+          if (mine.strength === 'strong' && key.strength !== 'strong' && strong.get(key.kind, key.value) === deviceId)
+            strong.delete(key.kind, key.value);
           mine.strength = key.strength;
+          mine.source = key.source;
         } else {
           const insert = {
             device_id: deviceId,
@@ -270,44 +315,52 @@ export class IdentityStore {
             last_seen: at,
           };
           keyInserts.push(insert);
-          own.set(k, { id: null, strength: key.strength, insert });
+          addOwn(deviceId, { kind: key.kind, value: key.value, id: null, strength: key.strength, source: key.source, insert });
         }
-        if (key.strength === 'strong') strong.set(sk, deviceId);
+        if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
-      for (const e of record.evidence) evidence.push({ device_id: deviceId, ...e, confidence: Math.round(e.confidence), observed_at: at });
+      const stored = storedEvidence.get(deviceId);
+      if ((stored?.rows ?? 0) === record.evidence.length && (stored === undefined || stored.packed === packEvidence(record.evidence))) {
+        if (record.evidence.length > 0) evidenceSeenAgain.push(deviceId);
+      } else {
+        if (storedEvidence.has(deviceId)) evidenceReplaced.push(deviceId);
+        for (const e of record.evidence) evidence.push([deviceId, e.field, e.value, e.source, e.detail, Math.round(e.confidence), at]);
+      }
 
       const patch = recognisedPatch(device, record.fields);
       const before = device as Record<string, unknown>;
-      const changed = Object.entries(patch)
-        .filter(([k, v]) => before[k] !== v)
-        .map(([k]) => k);
-      if (changed.length > 0) {
+      let changed = false;
+      let described = false;
+      for (const k in patch) {
+        if (before[k] === (patch as Record<string, unknown>)[k]) continue;
+        changed = true;
+        if (k === 'device_type' || k === 'vendor' || k === 'model' || k === 'os_name' || k === 'os_version') described = true;
+      }
+      if (changed) {
         const shape = Object.keys(patch).join(',');
         const rows = patches.get(shape) ?? [];
         rows.push({ id: deviceId, ...patch });
         patches.set(shape, rows);
       }
-      if (changed.some((k) => k === 'device_type' || k === 'vendor' || k === 'model' || k === 'os_name' || k === 'os_version')) {
-        decisions.push({ rule: 'recognition', explanation: record.reason });
-      }
-      for (const d of decisions) decisionRows.push({ device_id: deviceId, scan_id: scanId, rule: d.rule, explanation: d.explanation, at });
+      if (described) decisions.push({ rule: 'recognition', explanation: record.reason });
+      for (const d of decisions) decisionRows.push([deviceId, scanId, d.rule, d.explanation, at]);
     }
-    if (seen.length === 0) return;
     await updateManyById(trx, 'device_identity_keys', { last_seen: 'text', source: 'text', strength: 'text' }, keyUpdates);
+    for (const part of chunks(keysSeenAgain, IDS_PER_STATEMENT)) {
+      await trx.updateTable('device_identity_keys').set({ last_seen: at }).where('id', 'in', part).execute();
+    }
     await insertMany(trx, 'device_identity_keys', KEY_COLUMNS, keyInserts);
-    await trx
-      .deleteFrom('device_evidence')
-      .where(
-        'device_id',
-        'in',
-        seen.map((r) => r.deviceId),
-      )
-      .execute();
-    await insertMany(trx, 'device_evidence', EVIDENCE_COLUMNS, evidence);
+    for (const part of chunks(evidenceReplaced, IDS_PER_STATEMENT)) {
+      await trx.deleteFrom('device_evidence').where('device_id', 'in', part).execute();
+    }
+    for (const part of chunks(evidenceSeenAgain, IDS_PER_STATEMENT)) {
+      await trx.updateTable('device_evidence').set({ observed_at: at }).where('device_id', 'in', part).execute();
+    }
+    await insertTuples(trx, 'device_evidence', EVIDENCE_COLUMNS, evidence);
     for (const [shape, rows] of patches) {
       await updateManyById(trx, 'devices', Object.fromEntries(shape.split(',').map((c) => [c, PATCH_TYPES[c]])), rows);
     }
-    await insertMany(trx, 'identity_decisions', DECISION_COLUMNS, decisionRows);
+    await insertTuples(trx, 'identity_decisions', DECISION_COLUMNS, decisionRows);
   }
 
   private async recordOne(trx: Transaction<Database>, scanId: number | null, record: DeviceRecognitionRecord, at: string): Promise<void> {
@@ -398,22 +451,32 @@ export class IdentityStore {
    * resolver (core/resolver.ts) compares a scan's hosts with.
    */
   async keysOfHolders(keys: readonly { kind: string; value: string }[]): Promise<StoredKey[]> {
-    const wanted = new Set(keys.map((k) => `${k.kind}\u0000${k.value}`));
-    const values = [...new Set(keys.map((k) => k.value))];
-    // With the kinds too, so the (kind, value) index serves the lookup (by value alone it read every key: a tenth of recording a re-import, profiled).
-    const kinds = [...new Set(keys.map((k) => k.kind))];
+    // By kind, so that the (kind, value) index serves each lookup (by value alone, every statement
+    // read the whole table: most of a rescan's resolution of 10,000 devices, profiled).
+    const valuesOf = new Map<string, Set<string>>();
+    for (const k of keys) {
+      const set = valuesOf.get(k.kind);
+      if (set) set.add(k.value);
+      else valuesOf.set(k.kind, new Set([k.value]));
+    }
     const holders = new Set<number>();
-    for (const part of chunks(values, IDS_PER_STATEMENT)) {
-      const rows = await this.db
-        .selectFrom('device_identity_keys')
-        .select(['device_id', 'kind', 'value'])
-        .where('kind', 'in', kinds)
-        .where('value', 'in', part)
-        .execute();
-      for (const r of rows) if (wanted.has(`${r.kind}\u0000${r.value}`)) holders.add(r.device_id);
+    for (const [kind, values] of valuesOf) {
+      for (const part of chunks([...values], IDS_PER_STATEMENT)) {
+        const rows = await this.db
+          .selectFrom('device_identity_keys')
+          .select('device_id')
+          .where('kind', '=', kind)
+          .where('value', 'in', part)
+          .execute();
+        for (const r of rows) holders.add(r.device_id);
+      }
     }
     const out: StoredKey[] = [];
-    for (const part of chunks([...holders], IDS_PER_STATEMENT)) {
+    // In the order of the devices (the lookups above give them in no particular order).
+    for (const part of chunks(
+      [...holders].sort((a, b) => a - b),
+      IDS_PER_STATEMENT,
+    )) {
       const rows = await this.db
         .selectFrom('device_identity_keys')
         .select(['device_id', 'kind', 'value', 'strength'])
@@ -468,7 +531,55 @@ function recognisedPatch(
   return patch;
 }
 
-/** Columns of the bulk writes of recordBatch. */
+/** A device's key as recordBatch tracks it: stored (its row id) or inserted by the batch (the row). */
+interface OwnKey {
+  kind: string;
+  value: string;
+  id: number | null;
+  strength: string;
+  source: string;
+  insert?: KeyRow;
+}
+
+/** Values by kind and value, in maps of maps: no string joined from both per lookup. */
+class PairMap<T> {
+  private readonly byKind = new Map<string, Map<string, T>>();
+
+  get(kind: string, value: string): T | undefined {
+    return this.byKind.get(kind)?.get(value);
+  }
+
+  set(kind: string, value: string, v: T): void {
+    let values = this.byKind.get(kind);
+    if (!values) this.byKind.set(kind, (values = new Map<string, T>()));
+    values.set(value, v);
+  }
+
+  delete(kind: string, value: string): void {
+    this.byKind.get(kind)?.delete(value);
+  }
+}
+
+/** A key row recordBatch inserts. */
+type KeyRow = Record<keyof typeof KEY_COLUMNS, string | number>;
+
+/** The columns of evidence compared with what is stored, in the order packEvidence writes them. */
+const EVIDENCE_COMPARED = ['field', 'value', 'source', 'detail', 'confidence'] as const;
+
+/**
+ * Evidence as one text, as recordBatch reads the stored evidence packed by the database: each
+ * compared column of each row in turn as `<its length in UTF-8 bytes>:<its text>`. Two different
+ * lists never pack alike (each text says where it ends), so equal texts mean equal rows.
+ */
+function packEvidence(evidence: DeviceRecognitionRecord['evidence']): string {
+  let out = '';
+  for (const e of evidence) {
+    for (const v of [e.field, e.value, e.source, e.detail, String(Math.round(e.confidence))]) out += `${Buffer.byteLength(v)}:${v}`;
+  }
+  return out;
+}
+
+/** Columns of the bulk writes of recordBatch (tuples are in this order). */
 const KEY_COLUMNS = {
   device_id: 'integer',
   kind: 'text',

@@ -5,6 +5,7 @@
  * decisions, the hand-back of a person's type to discovery, and the device search over what runs
  * on a device (services, products, versions, CVE ids, model, type).
  */
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IdentityKey } from '../../src/core/identity-keys.js';
@@ -97,6 +98,69 @@ describe.each(testDatabases())('identity store ($kind)', (database) => {
     expect(two!.evidence).toEqual([]);
     expect(two!.decisions).toHaveLength(2);
   });
+
+  it('records a batch as it records one device after the other: keys and evidence seen again, changed or new (property)', async () => {
+    const other = await database.open();
+    try {
+      const keyArb = fc.record({
+        kind: fc.constantFrom('ssh_host_key', 'mdns_name'),
+        value: fc.constantFrom('a', 'b', 'c'),
+        source: fc.constantFrom('ssh', 'mdns'),
+        strength: fc.constantFrom('strong' as const, 'medium' as const, 'weak' as const),
+        reason: fc.constant('test'),
+      });
+      const evidenceArb = fc.record({
+        field: fc.constantFrom('device_type', 'vendor'),
+        value: fc.constantFrom('nas', 'Synology'),
+        source: fc.constant('snmp'),
+        detail: fc.constantFrom('x', 'y'),
+        confidence: fc.constantFrom(40, 80.4),
+      });
+      const roundArb = fc.array(
+        fc.record({
+          keys: fc.uniqueArray(keyArb, { maxLength: 3, selector: (k) => `${k.kind} ${k.value}` }),
+          evidence: fc.array(evidenceArb, { maxLength: 3 }),
+          type: fc.constantFrom('nas', 'unknown'),
+        }),
+        { minLength: 3, maxLength: 3 },
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(roundArb, { minLength: 2, maxLength: 3 }), async (rounds) => {
+          const ids: number[][] = [];
+          for (const s of [store, other.store]) {
+            for (const t of ['identity_decisions', 'device_evidence', 'device_identity_keys', 'devices'] as const) await s.db.deleteFrom(t).execute();
+            const made: number[] = [];
+            for (const ip of ['10.9.1.1', '10.9.1.2', '10.9.1.3']) made.push((await addDevice(s, ip)).id);
+            ids.push(made);
+          }
+          for (const [n, round] of rounds.entries()) {
+            const at = new Date(Date.UTC(2026, 1, 1 + n)).toISOString();
+            const records = (devices: number[]) =>
+              round.map((r, i) => record(devices[i], { keys: r.keys, evidence: r.evidence, fields: { ...record(0).fields, device_type: r.type } }));
+            await store.identity.recordRecognition(null, records(ids[0]), at);
+            // A device listed twice (one that does not exist) makes the store record one device after the other (recordOne).
+            const ghost = record(999_999);
+            await other.store.identity.recordRecognition(null, [...records(ids[1]), ghost, ghost], at);
+          }
+          for (let i = 0; i < 3; i++) {
+            // The same rows, the holder of a strong key named by its position.
+            const one = JSON.stringify(await store.identity.get(ids[0][i])).replaceAll(
+              /device \d+/g,
+              (m) => `device ${ids[0].indexOf(Number(m.slice(7)))}`,
+            );
+            const each = JSON.stringify(await other.store.identity.get(ids[1][i])).replaceAll(
+              /device \d+/g,
+              (m) => `device ${ids[1].indexOf(Number(m.slice(7)))}`,
+            );
+            expect(one).toEqual(each);
+          }
+        }),
+        { numRuns: 30 },
+      );
+    } finally {
+      await other.cleanup();
+    }
+  }, 120_000);
 
   it('never gives a strong key to a second device, and the database refuses it too', async () => {
     const a = await addDevice(store, '10.9.0.1');

@@ -138,6 +138,99 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
       [80, scanIds[1], at(1)],
     ]);
   });
+  /** Pairs of devices (a known one and one the second scan created) with addresses, MACs and keys of their own. */
+  async function pairs(specs: { ports: [number[], number[]]; keys: [number[], number[]]; strong: boolean }[]) {
+    const out: { known: number; created: number }[] = [];
+    const examined = { tcp: [{ low: 1, high: 1024 }], udp: [] };
+    const host = (ip: string, ports: number[]): ScannedHost => ({
+      ip,
+      mac: null,
+      vendor: null,
+      hostname: null,
+      os_name: null,
+      device_type: null,
+      ports: ports.map((port) => ({
+        port,
+        protocol: 'tcp' as const,
+        state: 'open',
+        service: null,
+        product: null,
+        version: null,
+        extra_info: null,
+        cpe: [],
+      })),
+    });
+    for (const [n, spec] of specs.entries()) {
+      const ips = [`10.66.0.${20 + 2 * n}`, `10.66.0.${21 + 2 * n}`];
+      const macs = [`7A:00:00:00:01:${String(2 * n).padStart(2, '0')}`, `7A:00:00:00:01:${String(2 * n + 1).padStart(2, '0')}`];
+      const ids: number[] = [];
+      for (const i of [0, 1]) {
+        const seen = await writer.recordDiscovery(scanIds[i], [{ ip: ips[i], mac: macs[i], vendor: null, hostname: null }], at(i));
+        ids.push(seen.seen[0].deviceId);
+        await writer.recordPorts([{ deviceId: ids[i], host: host(ips[i], spec.ports[i]) }], at(i), { id: scanIds[i], examined });
+        for (const k of spec.keys[i]) {
+          const strength = spec.strong && !(i === 1 && spec.keys[0].includes(k)) ? 'strong' : 'medium';
+          await store.db
+            .insertInto('device_identity_keys')
+            .values({
+              device_id: ids[i],
+              kind: KEYS[k].kind,
+              value: `${KEYS[k].value}-${n}`,
+              strength,
+              source: 'test',
+              first_seen: at(i),
+              last_seen: at(i),
+            })
+            .execute();
+        }
+      }
+      out.push({ known: ids[0], created: ids[1] });
+    }
+    return out;
+  }
+
+  it('folds made together (foldAll) leave the rows and merge records folds one after the other leave, chains included (property)', async () => {
+    const portsArb = fc.uniqueArray(fc.constantFrom(...PORTS), { maxLength: 3 });
+    const keysArb = fc.uniqueArray(fc.integer({ min: 0, max: KEYS.length - 1 }), { maxLength: 3 });
+    const specArb = fc.record({ ports: fc.tuple(portsArb, portsArb), keys: fc.tuple(keysArb, keysArb), strong: fc.boolean() });
+    const kindArb = fc.constantFrom('same_device' as const, 'second_address' as const);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(specArb, kindArb), { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        kindArb,
+        async (specs, chain, chainKind) => {
+          await clear();
+          const made = await pairs(specs.map(([spec]) => spec));
+          const folds = made.map((p, i) => ({ deviceId: p.created, into: p.known, kind: specs[i][1] }));
+          // A fold into a device an earlier fold folded: it goes where that one went.
+          if (chain && made.length >= 2) folds.push({ deviceId: made[1].known, into: made[0].created, kind: chainKind });
+          const before = withoutMerges(await dumpTables(store));
+          const together = await store.deviceMerges.foldAll(folds, scanIds[1]);
+          const afterTogether = await dumpTables(store);
+          for (const r of [...together].reverse()) if (r) await store.deviceMerges.undo(r.merge.id);
+          expect(withoutMerges(await dumpTables(store))).toEqual(before);
+          const undone = new Set(together.flatMap((r) => (r ? [r.merge.id] : [])));
+          // One after the other, as the scan recorder made them before foldAll.
+          const into = new Map<number, number>();
+          const oneByOne: (number | null)[] = [];
+          for (const f of folds) {
+            const target = into.get(f.into) ?? f.into;
+            const merge = await store.deviceMerges.fold(target, f.deviceId, scanIds[1], f.kind);
+            oneByOne.push(merge ? target : null);
+            if (merge) into.set(f.deviceId, target);
+          }
+          expect(together.map((r) => r?.target ?? null)).toEqual(oneByOne);
+          const afterOneByOne = await dumpTables(store);
+          expect(withoutMerges(afterTogether)).toEqual(withoutMerges(afterOneByOne));
+          const merges = (dump: TableDump, keep: (id: number) => boolean) =>
+            dump.device_merges.filter((m) => keep(Number(m.id))).map((m) => [m.device_id, m.merged_ids, m.snapshot, m.created_by]);
+          expect(merges(afterTogether, (id) => undone.has(id))).toEqual(merges(afterOneByOne, (id) => !undone.has(id)));
+        },
+      ),
+      { numRuns: 8 },
+    );
+  }, 120_000);
 
   it('fold or merge, then undo, restores every row exactly (property)', async () => {
     const portsArb = fc.uniqueArray(fc.constantFrom(...PORTS), { maxLength: 3 });

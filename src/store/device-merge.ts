@@ -188,24 +188,7 @@ export class DeviceMergeStore {
         snapshot.tables[table] = await moveRows(trx, table, unique, keptId, [newId], prefer, stale);
       }
       await trx.deleteFrom('devices').where('id', '=', newId).execute();
-      const at = nowIso();
-      await trx
-        .updateTable('devices')
-        .set(foldedValues(kept, folded, same, examined, segment, scanId))
-        .where('id', '=', keptId)
-        .execute();
-      const row = await trx
-        .insertInto('device_merges')
-        .values({
-          device_id: keptId,
-          merged_ids: JSON.stringify([newId]),
-          snapshot: JSON.stringify(snapshot),
-          created_at: at,
-          created_by: RESOLVER_ACTOR,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return { id: row.id, deviceId: keptId, mergedIds: [newId], createdAt: at, undoneAt: null };
+      return finishFold(trx, { kept, folded, same, examined, segment, keptId, newId, snapshot }, scanId);
     });
     if (record) this.onWrite();
     return record;
@@ -328,27 +311,7 @@ export class DeviceMergeStore {
       }
       for (const part of chunks(newIds, IDS_PER_STATEMENT)) await trx.deleteFrom('devices').where('id', 'in', part).execute();
       const made = new Map<number, MergeRecord>();
-      for (const p of plans) {
-        const { kept, folded, same, examined, segment, keptId, newId } = p;
-        const at = nowIso();
-        await trx
-          .updateTable('devices')
-          .set(foldedValues(kept, folded, same, examined, segment, scanId))
-          .where('id', '=', keptId)
-          .execute();
-        const row = await trx
-          .insertInto('device_merges')
-          .values({
-            device_id: keptId,
-            merged_ids: JSON.stringify([newId]),
-            snapshot: JSON.stringify(p.snapshot),
-            created_at: at,
-            created_by: RESOLVER_ACTOR,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        made.set(newId, { id: row.id, deviceId: keptId, mergedIds: [newId], createdAt: at, undoneAt: null });
-      }
+      for (const p of plans) made.set(p.newId, await finishFold(trx, p, scanId));
       return folds.map((f) => made.get(f.newId) ?? null);
     });
   }
@@ -510,6 +473,42 @@ function foldedValues(
         }
       : {}),
   };
+}
+
+/** A fold's last step, once its rows moved and the new device is gone: the kept device's columns, and the merge record (by `resolver`). */
+async function finishFold(
+  trx: Transaction<Database>,
+  fold: {
+    kept: DeviceRow;
+    folded: DeviceRow;
+    same: boolean;
+    examined: ReturnType<typeof storedCoverage> | null;
+    segment: ReturnType<typeof parseSegments>[number] | undefined;
+    keptId: number;
+    newId: number;
+    snapshot: MergeSnapshot;
+  },
+  scanId: number,
+): Promise<MergeRecord> {
+  const { kept, folded, same, examined, segment, keptId, newId, snapshot } = fold;
+  const at = nowIso();
+  await trx
+    .updateTable('devices')
+    .set(foldedValues(kept, folded, same, examined, segment, scanId))
+    .where('id', '=', keptId)
+    .execute();
+  const row = await trx
+    .insertInto('device_merges')
+    .values({
+      device_id: keptId,
+      merged_ids: JSON.stringify([newId]),
+      snapshot: JSON.stringify(snapshot),
+      created_at: at,
+      created_by: RESOLVER_ACTOR,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, deviceId: keptId, mergedIds: [newId], createdAt: at, undoneAt: null };
 }
 
 /** Moves `table`'s rows of the merged devices to the kept device; a row colliding on `unique` with one already there is removed. */

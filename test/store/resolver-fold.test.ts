@@ -27,6 +27,28 @@ function withoutMerges(dump: TableDump): TableDump {
   return rest;
 }
 
+/** A scanned host with these TCP ports open, and nothing else known. */
+function tcpHost(ip: string, ports: number[]): ScannedHost {
+  return {
+    ip,
+    mac: null,
+    vendor: null,
+    hostname: null,
+    os_name: null,
+    device_type: null,
+    ports: ports.map((port) => ({
+      port,
+      protocol: 'tcp' as const,
+      state: 'open',
+      service: null,
+      product: null,
+      version: null,
+      extra_info: null,
+      cpe: [],
+    })),
+  };
+}
+
 describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (database) => {
   let db: OpenedDatabase;
   let store: Store;
@@ -56,28 +78,10 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
     const first = await writer.recordDiscovery(scanIds[0], [{ ip: IPS[0], mac: MACS[0], vendor: null, hostname: 'phone.lan' }], at(0));
     const known = first.seen[0].deviceId;
     const examined = { tcp: [{ low: 1, high: 1024 }], udp: [] };
-    const portsOf = (ip: string, ports: number[]): ScannedHost => ({
-      ip,
-      mac: null,
-      vendor: null,
-      hostname: null,
-      os_name: null,
-      device_type: null,
-      ports: ports.map((port) => ({
-        port,
-        protocol: 'tcp' as const,
-        state: 'open',
-        service: null,
-        product: null,
-        version: null,
-        extra_info: null,
-        cpe: [],
-      })),
-    });
-    await writer.recordPorts([{ deviceId: known, host: portsOf(IPS[0], spec.ports[0]) }], at(0), { id: scanIds[0], examined });
+    await writer.recordPorts([{ deviceId: known, host: tcpHost(IPS[0], spec.ports[0]) }], at(0), { id: scanIds[0], examined });
     const second = await writer.recordDiscovery(scanIds[1], [{ ip: IPS[1], mac: MACS[1], vendor: 'Apple', hostname: null }], at(1));
     const created = second.seen[0].deviceId;
-    await writer.recordPorts([{ deviceId: created, host: portsOf(IPS[1], spec.ports[1]) }], at(1), { id: scanIds[1], examined });
+    await writer.recordPorts([{ deviceId: created, host: tcpHost(IPS[1], spec.ports[1]) }], at(1), { id: scanIds[1], examined });
     for (const [i, deviceId] of [known, created].entries()) {
       for (const k of spec.keys[i]) {
         // A strong key on one device only (the partial unique index): the second copy is weak.
@@ -142,24 +146,6 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
   async function pairs(specs: { ports: [number[], number[]]; keys: [number[], number[]]; strong: boolean }[]) {
     const out: { known: number; created: number }[] = [];
     const examined = { tcp: [{ low: 1, high: 1024 }], udp: [] };
-    const host = (ip: string, ports: number[]): ScannedHost => ({
-      ip,
-      mac: null,
-      vendor: null,
-      hostname: null,
-      os_name: null,
-      device_type: null,
-      ports: ports.map((port) => ({
-        port,
-        protocol: 'tcp' as const,
-        state: 'open',
-        service: null,
-        product: null,
-        version: null,
-        extra_info: null,
-        cpe: [],
-      })),
-    });
     for (const [n, spec] of specs.entries()) {
       const ips = [`10.66.0.${20 + 2 * n}`, `10.66.0.${21 + 2 * n}`];
       const macs = [`7A:00:00:00:01:${String(2 * n).padStart(2, '0')}`, `7A:00:00:00:01:${String(2 * n + 1).padStart(2, '0')}`];
@@ -167,7 +153,7 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
       for (const i of [0, 1]) {
         const seen = await writer.recordDiscovery(scanIds[i], [{ ip: ips[i], mac: macs[i], vendor: null, hostname: null }], at(i));
         ids.push(seen.seen[0].deviceId);
-        await writer.recordPorts([{ deviceId: ids[i], host: host(ips[i], spec.ports[i]) }], at(i), { id: scanIds[i], examined });
+        await writer.recordPorts([{ deviceId: ids[i], host: tcpHost(ips[i], spec.ports[i]) }], at(i), { id: scanIds[i], examined });
         for (const k of spec.keys[i]) {
           const strength = spec.strong && !(i === 1 && spec.keys[0].includes(k)) ? 'strong' : 'medium';
           await store.db

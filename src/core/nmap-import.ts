@@ -10,7 +10,7 @@ import { InvalidInputError } from '../util/errors.js';
 import type { ScannedHost, ScanProfile } from './model.js';
 import { emptyCoverage, PORT_PROTOCOLS, type PortCoverage } from './coverage.js';
 import { intToIpv4, ipv4ToInt, networkContains, parseIpv4Network, parsePortRanges } from './net.js';
-import { parseNmapReport, type NmapReport } from './nmap-xml.js';
+import { parseNmapReport, readNmapReportOnePass, type NmapReport } from './nmap-xml.js';
 import { ScanInputError } from './scan-input.js';
 
 /** The report was refused: not safe to parse, not well-formed, not an nmap report, or nothing to import. */
@@ -201,12 +201,25 @@ export function reportPortList(scanned: NmapReport['scanned']): PortCoverage {
 
 /**
  * Checks and reads a report: safety, well-formedness, that it is nmap's, then what the scan
- * records. Throws ReportRejectedError with a message naming the problem.
+ * records. Throws ReportRejectedError with a message naming the problem. A report nmap wrote is
+ * checked and read in one pass (planOnePass); any other is checked, then parsed (planWellFormed).
  */
 export function planImport(xml: string): ImportPlan {
-  checkReportSafety(xml);
+  const plan = planOnePass(xml);
+  if (plan !== null) return plan;
   checkWellFormed(xml);
   return planWellFormed(xml);
+}
+
+/**
+ * planImport's answer from one pass that checks well-formedness while it reads
+ * (core/nmap-xml.ts readNmapReportOnePass), after the safety checks; null when the report is
+ * outside what that pass reads: then checkWellFormed and planWellFormed give the answer.
+ */
+export function planOnePass(xml: string): ImportPlan | null {
+  checkReportSafety(xml);
+  const report = reading(() => readNmapReportOnePass(xml));
+  return report === null ? null : planOf(report);
 }
 
 /**
@@ -216,14 +229,22 @@ export function planImport(xml: string): ImportPlan {
  */
 export function planWellFormed(xml: string): ImportPlan {
   checkReportSafety(xml);
-  let report: NmapReport;
+  return planOf(reading(() => parseNmapReport(xml)));
+}
+
+/** A report read, or the ReportRejectedError naming why it cannot be. */
+function reading<T>(read: () => T): T {
   try {
-    report = parseNmapReport(xml);
+    return read();
   } catch (err) {
     // A value out of bounds (core/scan-input.ts): its message names the host and the element.
     if (err instanceof ScanInputError) throw new ReportRejectedError(err.message);
     throw new ReportRejectedError(`body: not an nmap XML report (${(err as Error).message}); send the file nmap -oX writes`);
   }
+}
+
+/** What the scan records from a report read. */
+function planOf(report: NmapReport): ImportPlan {
   const byIp = new Map<string, ScannedHost>();
   for (const host of report.hosts) byIp.set(host.ip, host);
   const hosts = [...byIp.values()];

@@ -2,6 +2,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import type { ScannedHost, ScannedPort } from './model.js';
 import { normalizeMac } from './mac.js';
+import { readReportXml } from './report-xml.js';
 import { checkHostInput, cleanHostname, reportLocator, type HostInput } from './scan-input.js';
 
 export interface NmapRun {
@@ -80,21 +81,60 @@ export interface NmapReport extends NmapRun {
  */
 export function parseNmapReport(xml: string): NmapReport {
   const { run, hostNodes } = parseReportDocument(xml);
-  const hosts: ScannedHost[] = [];
-  const down: string[] = [];
-  const otherHosts: NmapReport['otherHosts'] = [];
-  let osDetection = false;
-  for (const [i, host] of hostNodes.entries()) {
-    if (nodes(host.address).some((a) => a.addrtype === 'ipv4')) checkHostInput(reportHostInput(host), reportLocator(i + 1));
+  const hosts = new ReportHosts();
+  for (const host of hostNodes) hosts.add(host);
+  return hosts.report(run);
+}
+
+/**
+ * parseNmapReport's result read in one pass that also checks the document is well-formed
+ * (core/report-xml.ts), or null when the report is outside what that pass reads (a comment among
+ * the hosts, an entity other than XML's five, a report that is not well-formed): read it with
+ * checkWellFormed and parseNmapReport then. The same errors as parseNmapReport for a well-formed
+ * report it reads. The caller checks the document's safety first (checkReportSafety).
+ */
+export function readNmapReportOnePass(xml: string): NmapReport | null {
+  const hosts = new ReportHosts();
+  // A host out of bounds counts once the whole document is known to be well-formed.
+  let failure: unknown = null;
+  const read = readReportXml(
+    xml,
+    (name) => ARRAY_ELEMENTS.has(name),
+    (host) => {
+      if (failure !== null) return;
+      try {
+        hosts.add(host as Node);
+      } catch (err) {
+        failure = err;
+      }
+    },
+  );
+  if (read === false) return null;
+  if (failure !== null) throw failure;
+  return hosts.report(read.run);
+}
+
+/** The hosts of a report, read one <host> element at a time in document order (parseNmapReport). */
+class ReportHosts {
+  private readonly hosts: ScannedHost[] = [];
+  private readonly down: string[] = [];
+  private readonly otherHosts: NmapReport['otherHosts'] = [];
+  private osDetection = false;
+  private count = 0;
+
+  /** Reads the next <host>; throws ScanInputError naming it when a value is out of bounds. */
+  add(host: Node): void {
+    const n = ++this.count;
+    if (nodes(host.address).some((a) => a.addrtype === 'ipv4')) checkHostInput(reportHostInput(host), reportLocator(n));
     const read = readHost(host);
     if (read?.up) {
-      hosts.push(read.host);
-      osDetection ||= nodes((host.os as Node | undefined)?.osmatch).length > 0;
-    } else if (read) down.push(read.ip);
+      this.hosts.push(read.host);
+      this.osDetection ||= nodes((host.os as Node | undefined)?.osmatch).length > 0;
+    } else if (read) this.down.push(read.ip);
     else {
       const address = nodes(host.address).find((a) => a.addrtype !== 'mac');
       if (typeof address?.addr === 'string') {
-        otherHosts.push({
+        this.otherHosts.push({
           address: address.addr,
           addrtype: typeof address.addrtype === 'string' ? address.addrtype : 'unknown',
           up: (host.status as Node | undefined)?.state === 'up',
@@ -102,20 +142,24 @@ export function parseNmapReport(xml: string): NmapReport {
       }
     }
   }
-  const start = Number(run.start);
-  return {
-    hosts,
-    down,
-    ...finishedOf((run.runstats as Node | undefined)?.finished as Node | undefined),
-    args: typeof run.args === 'string' ? decodeCharacterReferences(run.args) : null,
-    startedAt: Number.isFinite(start) && start > 0 ? new Date(start * 1000).toISOString() : null,
-    version: typeof run.version === 'string' ? run.version : null,
-    scanned: nodes(run.scaninfo).flatMap((info) =>
-      typeof info.services === 'string' ? [{ protocol: typeof info.protocol === 'string' ? info.protocol : 'tcp', services: info.services }] : [],
-    ),
-    osDetection,
-    otherHosts,
-  };
+
+  /** The report: these hosts and what its <nmaprun> says of the run. */
+  report(run: Node): NmapReport {
+    const start = Number(run.start);
+    return {
+      hosts: this.hosts,
+      down: this.down,
+      ...finishedOf((run.runstats as Node | undefined)?.finished as Node | undefined),
+      args: typeof run.args === 'string' ? decodeCharacterReferences(run.args) : null,
+      startedAt: Number.isFinite(start) && start > 0 ? new Date(start * 1000).toISOString() : null,
+      version: typeof run.version === 'string' ? run.version : null,
+      scanned: nodes(run.scaninfo).flatMap((info) =>
+        typeof info.services === 'string' ? [{ protocol: typeof info.protocol === 'string' ? info.protocol : 'tcp', services: info.services }] : [],
+      ),
+      osDetection: this.osDetection,
+      otherHosts: this.otherHosts,
+    };
+  }
 }
 
 /**

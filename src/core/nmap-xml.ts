@@ -29,6 +29,16 @@ const parser = new XMLParser({
   jPath: false,
 });
 
+/** A document as fast-xml-parser reads it with the options above (what the mapping here reads; core/report-xml.ts gives the same). */
+export function parseXmlTree(xml: string): Record<string, unknown> {
+  return parser.parse(xml) as Record<string, unknown>;
+}
+
+/** Whether an element (or attribute) of that name is always an array in parseXmlTree's values. */
+export function isArrayElement(name: string): boolean {
+  return ARRAY_ELEMENTS.has(name);
+}
+
 type Node = Record<string, unknown>;
 
 function nodes(value: unknown): Node[] {
@@ -97,18 +107,14 @@ export function readNmapReportOnePass(xml: string): NmapReport | null {
   const hosts = new ReportHosts();
   // A host out of bounds counts once the whole document is known to be well-formed.
   let failure: unknown = null;
-  const read = readReportXml(
-    xml,
-    (name) => ARRAY_ELEMENTS.has(name),
-    (host) => {
+  const read = readReportXml(xml, isArrayElement, (host) => {
       if (failure !== null) return;
       try {
         hosts.add(host as Node);
       } catch (err) {
         failure = err;
       }
-    },
-  );
+  });
   if (read === false) return null;
   if (failure !== null) throw failure;
   return hosts.report(read.run);

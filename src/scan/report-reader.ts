@@ -13,8 +13,9 @@ import { ReportRejectedError, planImport, type ImportPlan } from '../core/nmap-i
 export const WORKER_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
 /**
- * What a thread runs: with `part` 'plan', the reading without the well-formedness check
- * (planWellFormed); with 'check', the safety and well-formedness checks alone.
+ * What a thread runs: with `part` 'one-pass', planOnePass (the plan, or null for a report it does
+ * not read); with 'plan', the reading without the well-formedness check (planWellFormed); with
+ * 'check', the safety and well-formedness checks alone.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -25,7 +26,8 @@ import(workerData.module).then((m) => {
       m.checkReportSafety(xml);
       m.checkWellFormed(xml);
       parentPort.postMessage({ plan: null });
-    } else parentPort.postMessage({ plan: m.planWellFormed(xml) });
+    } else if (part === 'one-pass') parentPort.postMessage({ plan: m.planOnePass(xml) });
+    else parentPort.postMessage({ plan: m.planWellFormed(xml) });
   } catch (err) {
     parentPort.postMessage({ error: { message: err.message, rejected: err instanceof m.ReportRejectedError } });
   }
@@ -39,16 +41,19 @@ function compiledModule(): URL | null {
 }
 
 /**
- * The import plan of a report: what planImport gives (or its ReportRejectedError), read in worker
- * threads when the report is at least `threshold` bytes and the compiled module is there. Two
- * threads at once: one checks that the document is well-formed, the other reads it (after the
- * same safety checks, so no document with a DTD reaches the parser); a document that is not
- * well-formed is refused with the checker's message, as planImport refuses it before reading,
- * and the reader's answer counts only once the checker passed it.
+ * The import plan of a report: what planImport gives (or its ReportRejectedError), read in a
+ * worker thread when the report is at least `threshold` bytes and the compiled module is there.
+ * A report nmap wrote is checked and read in one pass (planOnePass) in one thread. Any other is
+ * read by two threads at once: one checks that the document is well-formed, the other reads it
+ * (after the same safety checks, so no document with a DTD reaches the parser); a document that
+ * is not well-formed is refused with the checker's message, as planImport refuses it before
+ * reading, and the reader's answer counts only once the checker passed it.
  */
 export async function readNmapReport(xml: string, threshold = WORKER_THRESHOLD_BYTES): Promise<ImportPlan> {
   const compiled = compiledModule();
   if (xml.length < threshold || compiled === null) return planImport(xml);
+  const onePass = await inThread(compiled, xml, 'one-pass');
+  if (onePass !== null) return onePass;
   const check = inThread(compiled, xml, 'check');
   const plan = inThread(compiled, xml, 'plan');
   // The reader's failure waits for the checker's verdict: refusing as malformed comes first.
@@ -57,7 +62,7 @@ export async function readNmapReport(xml: string, threshold = WORKER_THRESHOLD_B
   return (await plan)!;
 }
 
-function inThread(compiled: URL, xml: string, part: 'check' | 'plan'): Promise<ImportPlan | null> {
+function inThread(compiled: URL, xml: string, part: 'one-pass' | 'check' | 'plan'): Promise<ImportPlan | null> {
   return new Promise<ImportPlan | null>((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: compiled.href, xml, part } });
     let settled = false;

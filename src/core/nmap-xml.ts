@@ -106,17 +106,17 @@ export function parseNmapReport(xml: string): NmapReport {
 export function readNmapReportOnePass(xml: string): NmapReport | null {
   const hosts = new ReportHosts();
   // A host out of bounds counts once the whole document is known to be well-formed.
-  let failure: unknown = null;
+  const failures: Error[] = [];
   const read = readReportXml(xml, isArrayElement, (host) => {
-      if (failure !== null) return;
-      try {
-        hosts.add(host as Node);
-      } catch (err) {
-        failure = err;
-      }
+    if (failures.length > 0) return;
+    try {
+      hosts.add(host as Node);
+    } catch (err) {
+      failures.push(err instanceof Error ? err : new Error(String(err)));
+    }
   });
   if (read === false) return null;
-  if (failure !== null) throw failure;
+  if (failures.length > 0) throw failures[0];
   return hosts.report(read.run);
 }
 

@@ -38,19 +38,48 @@ const RESERVED_NAMES = new Set([
 /** Attributes of the processing instructions read here (the parser reads them as attributes too). */
 const PI_ATTRIBUTES = new Set(['version', 'encoding', 'standalone', 'href', 'type', 'media', 'charset', 'title', 'alternate']);
 
+/**
+ * Names nmap writes, kept as constants: a name read is looked up here by its first character and
+ * length before it is cut from the text (fewer strings made, and keys V8 already knows).
+ */
+const KNOWN_NAMES = (
+  'nmaprun scaninfo verbose debugging hosthint host status address hostnames hostname ports port extraports ' +
+  'extrareasons state service cpe script elem table os portused osmatch osclass uptime distance tcpsequence ' +
+  'ipidsequence tcptssequence trace hop times runstats finished hosts taskbegin taskend taskprogress smurf ' +
+  'hostscript prescript postscript output target ' +
+  'scanner args start startstr version xmloutputversion type protocol numservices services level state reason ' +
+  'reason_ttl addr addrtype vendor name portid product extrainfo method conf tunnel ostype devicefamily servicefp ' +
+  'id key accuracy line osfamily osgen proto seconds lastboot value index difficulty values ttl ipaddr rtt srtt ' +
+  'rttvar to time timestr summary elapsed exit errormsg up down total count endtime starttime task percent ' +
+  'remaining etc extra hostname'
+).split(' ');
+const NAME_TABLE: (string[] | undefined)[] = [];
+for (const name of new Set(KNOWN_NAMES)) (NAME_TABLE[name.charCodeAt(0) * 32 + name.length] ??= []).push(name);
+
+/** The name from `start` to `end` of `xml`, as one of KNOWN_NAMES when it is one. */
+function nameAt(xml: string, start: number, end: number): string {
+  const length = end - start;
+  if (length < 32) {
+    const candidates = NAME_TABLE[xml.charCodeAt(start) * 32 + length];
+    if (candidates !== undefined) for (const name of candidates) if (xml.startsWith(name, start)) return name;
+  }
+  return xml.slice(start, end);
+}
+
 /** Deeper than this, fast-xml-parser (at most 100 nested tags) is left to decide. */
 const MAX_DEPTH = 64;
 
 /** An element being read: its children as compressed so far, its text, its attributes. */
 interface Frame {
   name: string;
-  obj: Node;
+  /** Its children as compressed so far; null until it has one. */
+  obj: Node | null;
   keys: number;
   text: string | undefined;
   attrs: Node | null;
 }
 
-const hasOwn = Object.prototype.hasOwnProperty;
+const hasOwn = (obj: object, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key);
 
 /**
  * Reads `xml` (after checkReportSafety). `isArray` as the parser's option; `onHost` gets each
@@ -131,7 +160,7 @@ export function readReportXml(xml: string, isArray: (name: string) => boolean, o
       if (!isNameStart(c1)) return false;
       let j = i + 2;
       while (j < len && isNameChar(xml.charCodeAt(j))) j++;
-      const name = xml.slice(i + 1, j);
+      const name = nameAt(xml, i + 1, j);
       if (RESERVED_NAMES.has(name)) return false;
       let attrs: Node | null = null;
       let selfClosing = false;
@@ -154,7 +183,7 @@ export function readReportXml(xml: string, isArray: (name: string) => boolean, o
         if (!isNameStart(n)) return false;
         const nameStart = j;
         while (j < len && isNameChar(xml.charCodeAt(j))) j++;
-        const attrName = xml.slice(nameStart, j);
+        const attrName = nameAt(xml, nameStart, j);
         if (RESERVED_NAMES.has(attrName)) return false;
         j = skipSpace(xml, j);
         if (xml.charCodeAt(j) !== 0x3d) return false;
@@ -171,7 +200,7 @@ export function readReportXml(xml: string, isArray: (name: string) => boolean, o
           value = decoded;
         } else value = value.trim();
         attrs ??= {};
-        if (hasOwn.call(attrs, attrName)) return false;
+        if (hasOwn(attrs, attrName)) return false;
         attrs[attrName] = value;
         j = valueEnd + 1;
         // After a value: white space, '>' or '/>' (checked at the top of the loop).
@@ -180,10 +209,10 @@ export function readReportXml(xml: string, isArray: (name: string) => boolean, o
       }
       if (stack.length === 0) {
         // The root: nmap's, without an attribute named host (it would replace the hosts).
-        if (name !== 'nmaprun' || (attrs !== null && hasOwn.call(attrs, 'host'))) return false;
+        if (name !== 'nmaprun' || (attrs !== null && hasOwn(attrs, 'host'))) return false;
       }
       if (stack.length >= MAX_DEPTH) return false;
-      const frame: Frame = { name, obj: {}, keys: 0, text: undefined, attrs };
+      const frame: Frame = { name, obj: null, keys: 0, text: undefined, attrs };
       if (selfClosing) {
         if (stack.length === 0) return false;
         const value = finish(frame, isArray);
@@ -230,9 +259,9 @@ export function readReportXml(xml: string, isArray: (name: string) => boolean, o
 
 /** Adds a child's value to its parent as the parser's compress step does. */
 function add(parent: Frame, name: string, value: unknown, isArray: (name: string) => boolean): void {
-  const obj = parent.obj;
+  const obj = (parent.obj ??= {});
   const existing = obj[name];
-  if (existing !== undefined && hasOwn.call(obj, name)) {
+  if (existing !== undefined && hasOwn(obj, name)) {
     if (Array.isArray(existing)) existing.push(value);
     else obj[name] = [existing, value];
   } else {
@@ -243,14 +272,22 @@ function add(parent: Frame, name: string, value: unknown, isArray: (name: string
 
 /** An element's value as the parser gives it: attributes over children, a lone text as a string, nothing as ''. */
 function finish(frame: Frame, isArray: (name: string) => boolean): unknown {
-  const obj = frame.obj;
+  const attrs = frame.attrs;
+  const hasText = frame.text !== undefined && frame.text.length > 0;
+  if (frame.obj === null && attrs !== null) {
+    // Attributes alone (with the text): they make the value (the usual empty element of nmap's).
+    for (const name in attrs) if (isArray(name)) attrs[name] = [attrs[name]];
+    if (hasText) return { '#text': frame.text, ...attrs };
+    return attrs;
+  }
+  const obj = frame.obj ?? {};
   let keys = frame.keys;
-  if (frame.text !== undefined && frame.text.length > 0) {
+  if (hasText) {
     obj['#text'] = frame.text;
     keys++;
   }
-  if (frame.attrs !== null) {
-    for (const name in frame.attrs) obj[name] = isArray(name) ? [frame.attrs[name]] : frame.attrs[name];
+  if (attrs !== null) {
+    for (const name in attrs) obj[name] = isArray(name) ? [attrs[name]] : attrs[name];
     return obj;
   }
   if (keys === 1 && frame.text !== undefined && frame.text.length > 0) return frame.text;

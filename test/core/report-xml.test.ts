@@ -51,7 +51,10 @@ describe('reading a report in one pass', () => {
     for (const { name, xml } of fixtures) {
       expect(readNmapReportOnePass(xml), name).not.toBeNull();
       expect(readNmapReportOnePass(xml), name).toEqual(parseNmapReport(xml));
-      expect(outcome(() => planOnePass(xml)), name).toEqual(outcome(() => planTwoPasses(xml)));
+      expect(
+        outcome(() => planOnePass(xml)),
+        name,
+      ).toEqual(outcome(() => planTwoPasses(xml)));
       const both = trees(xml)!;
       expect(both.read, name).toEqual(both.parsed);
     }
@@ -164,10 +167,16 @@ describe('reading a report in one pass', () => {
       if (both !== null) {
         onePass++;
         // A document the pass reads is one the validator accepts, with the parser's values.
-        expect(outcome(() => checkWellFormed(xml)), xml).toEqual({ value: undefined });
+        expect(
+          outcome(() => checkWellFormed(xml)),
+          xml,
+        ).toEqual({ value: undefined });
         expect(both.read, xml).toEqual(both.parsed);
       }
-      expect(outcome(() => planImport(xml)), xml).toEqual(outcome(() => planTwoPasses(xml)));
+      expect(
+        outcome(() => planImport(xml)),
+        xml,
+      ).toEqual(outcome(() => planTwoPasses(xml)));
     }
     // Most broken reports are still read in one pass (a value changed) or refused by it: both kinds were seen.
     expect(onePass).toBeGreaterThan(100);

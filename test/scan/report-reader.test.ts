@@ -20,6 +20,28 @@ describe('readNmapReport', () => {
     }
   });
 
+  it('reads and refuses as planImport does, in one pass or in two threads (a comment among the hosts)', async () => {
+    const base = fixture('loopback-sv-1.xml');
+    const commented = base.replace('<runstats>', '<!-- hosts end here --><runstats>');
+    const outOfBounds = base.replace(
+      '<runstats>',
+      '<host><status state="up"/><address addr="10.0.0.01" addrtype="ipv4"/></host><!-- x --><runstats>',
+    );
+    for (const xml of [commented, outOfBounds]) {
+      const expected = await Promise.resolve()
+        .then(() => planImport(xml))
+        .then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+      const got = await compiled.readNmapReport(xml, 0).then(
+        (plan) => ({ plan }),
+        (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+      );
+      expect(got).toEqual(expected);
+    }
+  });
+
   it('refuses in a thread as planImport does, with a ReportRejectedError and the same message', async () => {
     const cut = fixture('loopback-sv-1.xml').slice(0, 1500);
     const dtd = fixture('loopback-sn.xml').replace('<!DOCTYPE nmaprun>', '<!DOCTYPE nmaprun [<!ENTITY x SYSTEM "file:///etc/passwd">]>');

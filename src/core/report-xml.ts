@@ -61,7 +61,7 @@ function nameAt(xml: string, start: number, end: number): string {
   const length = end - start;
   if (length < 32) {
     const candidates = NAME_TABLE[xml.charCodeAt(start) * 32 + length];
-    if (candidates !== undefined) for (const name of candidates) if (xml.startsWith(name, start)) return name;
+    if (candidates !== undefined) for (let k = 0; k < candidates.length; k++) if (xml.startsWith(candidates[k], start)) return candidates[k];
   }
   return xml.slice(start, end);
 }

@@ -212,15 +212,15 @@ export function readReportXml(xml: string, isArray: (name: string) => boolean, o
         if (name !== 'nmaprun' || (attrs !== null && hasOwn(attrs, 'host'))) return false;
       }
       if (stack.length >= MAX_DEPTH) return false;
-      const frame: Frame = { name, obj: null, keys: 0, text: undefined, attrs };
       if (selfClosing) {
         if (stack.length === 0) return false;
-        const value = finish(frame, isArray);
+        // An empty element: its attributes, or ''.
+        const value = attrs === null ? '' : arrayAttributes(attrs, isArray);
         if (stack.length === 1 && name === 'host') {
           runHosts++;
           onHost(value);
         } else add(stack[stack.length - 1], name, value, isArray);
-      } else stack.push(frame);
+      } else stack.push({ name, obj: null, keys: 0, text: undefined, attrs });
       i = j;
     }
     // Text up to the next tag.
@@ -275,10 +275,8 @@ function finish(frame: Frame, isArray: (name: string) => boolean): unknown {
   const attrs = frame.attrs;
   const hasText = frame.text !== undefined && frame.text.length > 0;
   if (frame.obj === null && attrs !== null) {
-    // Attributes alone (with the text): they make the value (the usual empty element of nmap's).
-    for (const name in attrs) if (isArray(name)) attrs[name] = [attrs[name]];
-    if (hasText) return { '#text': frame.text, ...attrs };
-    return attrs;
+    // Attributes alone (with the text): they make the value.
+    return hasText ? { '#text': frame.text, ...arrayAttributes(attrs, isArray) } : arrayAttributes(attrs, isArray);
   }
   const obj = frame.obj ?? {};
   let keys = frame.keys;
@@ -293,6 +291,12 @@ function finish(frame: Frame, isArray: (name: string) => boolean): unknown {
   if (keys === 1 && frame.text !== undefined && frame.text.length > 0) return frame.text;
   if (keys === 0) return '';
   return obj;
+}
+
+/** Attributes as an element's value: those named as arrays in an array of their own. */
+function arrayAttributes(attrs: Node, isArray: (name: string) => boolean): Node {
+  for (const name in attrs) if (isArray(name)) attrs[name] = [attrs[name]];
+  return attrs;
 }
 
 /**

@@ -205,6 +205,9 @@ describe.each(testDatabases())('device search index ($kind)', (database) => {
     expect(await indexedSearch(store, 'renamed')).toEqual({ ids: [1, 2, 3, 50], total: 4 });
     expect((await indexedSearch(store, 'mega-cam-zq')).ids).toEqual([4]);
     await expectSameResults(store);
+    // SQLite: the triggers delete a row's entries by the text indexed for it (migration 023); FTS5's
+    // own check finds the index consistent after the edits and deletes.
+    if (store.dialect === 'sqlite') await sql`insert into devices_search (devices_search) values ('integrity-check')`.execute(db);
   });
 
   it('has the index', async () => {

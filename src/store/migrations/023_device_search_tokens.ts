@@ -12,6 +12,8 @@
  * row's text is always the indexed one). Same text, same tokenizer, same rowids: searches give
  * the same candidates, and the store's LIKE stays the exact test (src/store/devices.ts).
  *
+ * `columnsize=0`: no per-row token count is kept (only ranking reads it, and search does not rank).
+ *
  * The update trigger still fires only when a searched column's value changes (`update of` those
  * columns, `when` one of them differs), as in 009: scans rewrite a device's other columns without
  * touching the index.
@@ -43,7 +45,7 @@ export async function up(db: Kysely<unknown>, ctx: MigrationContext): Promise<vo
   await sql`drop trigger if exists devices_search_update`.execute(db);
   await sql`drop trigger if exists devices_search_delete`.execute(db);
   await sql`drop table if exists devices_search`.execute(db);
-  await sql`create virtual table devices_search using fts5(searched, content='', tokenize='trigram')`.execute(db);
+  await sql`create virtual table devices_search using fts5(searched, content='', columnsize=0, tokenize='trigram')`.execute(db);
   await sql`insert into devices_search (rowid, searched) select id, ${joined('devices')} from devices`.execute(db);
   await sql`create trigger devices_search_insert after insert on devices begin
     insert into devices_search (rowid, searched) values (new.id, ${joined('new')});

@@ -15,7 +15,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../util/errors.
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { DEVICE_TABLES, type DeviceTable } from './device-tables.js';
 import { settlePortVerification } from './port-rows.js';
-import { updateManyById } from './bulk.js';
+import { insertManyWith, updateManyById, type BulkType } from './bulk.js';
 import type { Database, DeviceRow } from './schema.js';
 import { nowIso } from './clock.js';
 import { covers, examineSegments, parseSegments, storedCoverage } from '../core/coverage.js';
@@ -266,7 +266,7 @@ export class DeviceMergeStore {
       const newIds = plans.map((p) => p.newId);
       const keptIds = plans.map((p) => p.keptId);
       // As fold does: links between the two devices go, links naming the new one as parent name the kept one.
-      for (const p of plans) p.snapshot.parents = await moveParents(trx, p.keptId, [p.newId]);
+      await moveParentsOfFolds(trx, plans);
       for (const { table, unique } of DEVICE_TABLES) {
         const mergedRows = new Map<number, Row[]>();
         for (const part of chunks(newIds, IDS_PER_STATEMENT)) {
@@ -303,15 +303,18 @@ export class DeviceMergeStore {
           for (const ids of Object.values(result.moved)) for (const id of ids) movedRows.push({ id, device_id: p.keptId });
         }
         for (const part of chunks(removedIds, IDS_PER_STATEMENT)) await any.deleteFrom(table).where('id', 'in', part).execute();
+        // The ports each fold settles (settleMovedPorts), in one pass for all: no row is in two folds.
+        const settledIds: number[] = [];
         for (const { plan, rows, moved } of settling) {
-          const settled = await settleMovedPorts(trx, table, rows, moved);
+          const settled = settledPorts(table, rows, moved);
+          for (const p of settled) settledIds.push(p.id);
           if (settled.length) plan.snapshot.tables[table] = { ...plan.snapshot.tables[table]!, settled };
         }
+        await settlePortVerification(trx, settledIds);
         await updateManyById(trx, table, { device_id: 'integer' }, movedRows);
       }
       for (const part of chunks(newIds, IDS_PER_STATEMENT)) await trx.deleteFrom('devices').where('id', 'in', part).execute();
-      const made = new Map<number, MergeRecord>();
-      for (const p of plans) made.set(p.newId, await finishFold(trx, p, scanId));
+      const made = await finishFolds(trx, plans, scanId);
       return folds.map((f) => made.get(f.newId) ?? null);
     });
   }
@@ -511,6 +514,113 @@ async function finishFold(
   return { id: row.id, deviceId: keptId, mergedIds: [newId], createdAt: at, undoneAt: null };
 }
 
+/** The columns foldedValues sets, with their types for a bulk update. */
+const FOLDED_TYPES: Readonly<Record<string, BulkType>> = {
+  first_seen: 'text',
+  ports_hash: 'text',
+  assessed_input: 'text',
+  identity: 'text',
+  ip_address: 'text',
+  ip_sort: 'bigint',
+  mac_address: 'text',
+  mac_randomized: 'integer',
+  mac_source: 'text',
+  hostname: 'text',
+  hostname_source: 'text',
+  vendor: 'text',
+  last_seen: 'text',
+  last_scan_id: 'integer',
+  port_coverage: 'text',
+};
+
+/**
+ * finishFold for folds of which no two share a device, in a few statements for all: the kept
+ * devices' columns (one bulk update per set of columns) and the merge records (one bulk insert,
+ * in the folds' order). The merge records by the folded device's id.
+ */
+async function finishFolds(
+  trx: Transaction<Database>,
+  folds: readonly Parameters<typeof finishFold>[1][],
+  scanId: number,
+): Promise<Map<number, MergeRecord>> {
+  const made = new Map<number, MergeRecord>();
+  if (folds.length === 0) return made;
+  const at = nowIso();
+  const byShape = new Map<string, Record<string, unknown>[]>();
+  for (const f of folds) {
+    const values = foldedValues(f.kept, f.folded, f.same, f.examined, f.segment, scanId);
+    const shape = Object.keys(values).join(',');
+    const list = byShape.get(shape);
+    if (list) list.push({ id: f.keptId, ...values });
+    else byShape.set(shape, [{ id: f.keptId, ...values }]);
+  }
+  for (const [shape, rows] of byShape) {
+    await updateManyById(trx, 'devices', Object.fromEntries(shape.split(',').map((c) => [c, FOLDED_TYPES[c]])), rows);
+  }
+  const inserted = await insertManyWith<{ id: number; device_id: number }>(
+    trx,
+    'device_merges',
+    { device_id: 'integer', merged_ids: 'text', snapshot: 'text', created_at: 'text', created_by: 'text' },
+    folds.map((f) => ({
+      device_id: f.keptId,
+      merged_ids: JSON.stringify([f.newId]),
+      snapshot: JSON.stringify(f.snapshot),
+      created_at: at,
+      created_by: RESOLVER_ACTOR,
+    })),
+    'returning id, device_id',
+  );
+  // By the kept device (one per fold here), not by position: RETURNING promises no order.
+  const idOf = new Map(inserted.map((r) => [Number(r.device_id), Number(r.id)]));
+  for (const f of folds) made.set(f.newId, { id: idOf.get(f.keptId)!, deviceId: f.keptId, mergedIds: [f.newId], createdAt: at, undoneAt: null });
+  return made;
+}
+
+/**
+ * moveParents for folds of which no two share a device, in a few statements for all: a link
+ * between the two devices of one fold goes; links naming a fold's new device as the parent name its
+ * kept device. Each fold's snapshot gets what an undo restores, as moveParents returns it.
+ */
+async function moveParentsOfFolds(
+  trx: Transaction<Database>,
+  folds: readonly { keptId: number; newId: number; snapshot: MergeSnapshot }[],
+): Promise<void> {
+  const foldOf = new Map<number, number>();
+  folds.forEach((f, i) => foldOf.set(f.keptId, i).set(f.newId, i));
+  const removed: Row[][] = folds.map(() => []);
+  const moved: Record<string, number[]>[] = folds.map(() => ({}));
+  const ids = [...foldOf.keys()];
+  const removedIds: number[] = [];
+  for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+    const rows = (await trx.selectFrom('device_links').selectAll().where('device_id', 'in', part).orderBy('id').execute()) as unknown as Row[];
+    for (const r of rows) {
+      const i = foldOf.get(r.device_id);
+      if (i !== undefined && foldOf.get(Number(r.parent_device_id)) === i) {
+        removed[i].push(r);
+        removedIds.push(r.id);
+      }
+    }
+  }
+  for (const list of removed) list.sort((a, b) => a.id - b.id);
+  for (const part of chunks(removedIds, IDS_PER_STATEMENT)) await trx.deleteFrom('device_links').where('id', 'in', part).execute();
+  const keptOf = new Map(folds.map((f) => [f.newId, f.keptId]));
+  const parents: { id: number; parent_device_id: number }[] = [];
+  for (const part of chunks([...keptOf.keys()], IDS_PER_STATEMENT)) {
+    parents.push(
+      ...(await trx.selectFrom('device_links').select(['id', 'parent_device_id']).where('parent_device_id', 'in', part).orderBy('id').execute()),
+    );
+  }
+  parents.sort((a, b) => a.id - b.id);
+  for (const r of parents) (moved[foldOf.get(r.parent_device_id)!][String(r.parent_device_id)] ??= []).push(r.id);
+  await updateManyById(
+    trx,
+    'device_links',
+    { parent_device_id: 'integer' },
+    parents.map((r) => ({ id: r.id, parent_device_id: keptOf.get(r.parent_device_id)! })),
+  );
+  folds.forEach((f, i) => (f.snapshot.parents = { moved: moved[i], removed: removed[i] }));
+}
+
 /** Moves `table`'s rows of the merged devices to the kept device; a row colliding on `unique` with one already there is removed. */
 async function moveRows(
   trx: Transaction<Database>,
@@ -556,9 +666,19 @@ async function settleMovedPorts(
   rows: Row[],
   moved: Record<string, number[]>,
 ): Promise<SettledPort[]> {
+  const settled = settledPorts(table, rows, moved);
+  await settlePortVerification(
+    trx,
+    settled.map((p) => p.id),
+  );
+  return settled;
+}
+
+/** The moved ports settleMovedPorts settles, with their own columns from before. */
+function settledPorts(table: DeviceTable, rows: Row[], moved: Record<string, number[]>): SettledPort[] {
   if (table !== 'ports') return [];
   const movedIds = new Set(Object.values(moved).flat());
-  const settled = rows
+  return rows
     .filter((r) => r.verified_with_device === 1 && movedIds.has(r.id))
     .map((r) => ({
       id: r.id,
@@ -566,11 +686,6 @@ async function settleMovedPorts(
       last_verified_at: r.last_verified_at as string | null,
       verified_by_scan_id: r.verified_by_scan_id as number | null,
     }));
-  await settlePortVerification(
-    trx,
-    settled.map((p) => p.id),
-  );
-  return settled;
 }
 
 /**

@@ -268,4 +268,39 @@ describe.each(testDatabases())('identity store ($kind)', (database) => {
     expect(await ids('nas')).toEqual([nas.id]);
     expect(await ids('nothing like it')).toEqual([]);
   });
+
+  it('finds a device by what it is recognised as now, not by what it was recognised as before', async () => {
+    const device = await addDevice(store, '10.9.0.1');
+    const other = await addDevice(store, '10.9.0.2');
+    const ids = async (search: string) => (await store.devices.list({ search, limit: 100, offset: 0 })).rows.map((d) => d.id);
+    await store.identity.recordRecognition(null, [record(device.id, { keys: [] })], T1);
+    expect(await ids('synology')).toEqual([device.id]);
+    expect(await ids('ds920')).toEqual([device.id]);
+    expect(await ids('dsm')).toEqual([device.id]);
+
+    // Recognised again as something else: the index follows (same terms, other device untouched).
+    const fields = {
+      device_type: 'router',
+      type_confidence: 90,
+      vendor: 'Ubiquiti',
+      model: 'EdgeRouter X',
+      os_name: 'EdgeOS',
+      os_version: '2.0',
+      discovered_name: 'erx',
+    };
+    await store.identity.recordRecognition(null, [record(device.id, { keys: [], fields })], T2);
+    expect(await ids('synology')).toEqual([]);
+    expect(await ids('ds920')).toEqual([]);
+    expect(await ids('dsm')).toEqual([]);
+    expect(await ids('ubiquiti')).toEqual([device.id]);
+    expect(await ids('edgerouter')).toEqual([device.id]);
+    expect(await ids('edgeos')).toEqual([device.id]);
+    expect(await ids('router')).toEqual([device.id]);
+    expect(await ids('10.9.0.2')).toEqual([other.id]);
+
+    // Deleted: found by nothing, and the other device still by its own text.
+    await store.db.deleteFrom('devices').where('id', '=', device.id).execute();
+    expect(await ids('ubiquiti')).toEqual([]);
+    expect(await ids('10.9.0.')).toEqual([other.id]);
+  });
 });

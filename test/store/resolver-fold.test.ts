@@ -68,7 +68,7 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
   afterAll(() => db?.cleanup());
 
   const clear = async () => {
-    for (const t of ['device_merges', 'identity_decisions', 'device_identity_keys', 'ports', 'ip_history', 'devices'] as const)
+    for (const t of ['device_merges', 'device_links', 'identity_decisions', 'device_identity_keys', 'ports', 'ip_history', 'devices'] as const)
       await store.db.deleteFrom(t).execute();
   };
   const at = (n: number) => new Date(Date.UTC(2026, 0, 1 + n)).toISOString();
@@ -188,6 +188,25 @@ describe.each(testDatabases())('resolver folds and merges with undo ($kind)', (d
         async (specs, chain, chainKind) => {
           await clear();
           const made = await pairs(specs.map(([spec]) => spec));
+          // Switch links (migration 021): one between the two devices of a fold (it goes), one naming
+          // a fold's new device as the parent of another pair's device (it names the kept one instead).
+          for (const [i, p] of made.entries()) {
+            const other = made[(i + 1) % made.length];
+            const link = (device_id: number, parent_device_id: number, source: string) => ({
+              device_id,
+              parent_device_id,
+              parent_kind: 'switch',
+              via: 'l2',
+              port: `${i}`,
+              source,
+              scan_id: scanIds[1],
+              seen_at: at(1),
+            });
+            await store.db
+              .insertInto('device_links')
+              .values([link(p.created, p.known, 'lldp'), ...(other !== p ? [link(other.known, p.created, 'snmp')] : [])])
+              .execute();
+          }
           const folds = made.map((p, i) => ({ deviceId: p.created, into: p.known, kind: specs[i][1] }));
           // A fold into a device an earlier fold folded: it goes where that one went.
           if (chain && made.length >= 2) folds.push({ deviceId: made[1].known, into: made[0].created, kind: chainKind });

@@ -22,6 +22,7 @@ import * as m019 from './019_device_presence.js';
 import * as m020 from './020_view_reads.js';
 import * as m021 from './021_device_links.js';
 import * as m022 from './022_port_sightings.js';
+import * as m023 from './023_device_search_tokens.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -48,6 +49,7 @@ const modules: Record<string, MigrationModule> = {
   '020_view_reads': m020,
   '021_device_links': m021,
   '022_port_sightings': m022,
+  '023_device_search_tokens': m023,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -84,6 +84,16 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     const inbox = page.getByRole('region', { name: 'New devices' });
     await expect.poll(() => inbox.getByRole('heading', { level: 2 }).textContent(), POLL).toBe('New devices (4)');
     await browser.screenshot('dashboard-inbox');
+    // On a wide screen each device's decisions are one row: name, zone, trust and the buttons side by side.
+    const rows = await inbox.locator('form.inbox-form').evaluateAll((forms) =>
+      forms.map((f) => {
+        const name = f.querySelector('input')!.getBoundingClientRect();
+        const button = f.querySelector('button')!.getBoundingClientRect();
+        return { overlap: Math.min(name.bottom, button.bottom) - Math.max(name.top, button.top), height: f.getBoundingClientRect().height };
+      }),
+    );
+    expect(rows).toHaveLength(4);
+    for (const row of rows) expect(row.overlap, JSON.stringify(row)).toBeGreaterThan(0);
 
     const web = inbox.getByRole('form', { name: 'Decide about 127.0.0.21' });
     await web.getByLabel('Name').fill('Web box');
@@ -248,6 +258,14 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
           await page.locator('.card, table').first().waitFor();
           expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
           await noSidewaysScroll(`${path} at ${width} px, ${theme}`);
+          // Every page's link stays in sight: a navigation row too long for the screen wraps.
+          const hidden = await page
+            .getByRole('navigation', { name: 'Main' })
+            .locator('a')
+            .evaluateAll((links) =>
+              links.filter((a) => a.getBoundingClientRect().right > a.parentElement!.getBoundingClientRect().right + 1).map((a) => a.textContent),
+            );
+          expect(hidden, `${path} at ${width} px`).toEqual([]);
           if (width === 390) await browser.screenshot(`phone${path.replace(/\//g, '-')}-daily-${theme}`);
         }
       }

@@ -76,6 +76,10 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     const row = page.locator('tr', { has: page.getByRole('link', { name: '127.0.0.21', exact: true }) });
     await expect.poll(() => row.locator('.badge.new').count(), POLL).toBe(1);
     expect(await row.locator('.risk-reason').textContent()).toBe(web.risk_reason);
+    // A device without findings says so in two words; which ports that covers is in the badge's title, not the row.
+    const quiet = page.locator('tr', { has: page.getByRole('link', { name: '127.0.0.20', exact: true }) }).locator('.badge.risk-none');
+    expect(await quiet.textContent()).toBe('No finding');
+    expect(await quiet.getAttribute('title')).toMatch(/^No risk found in ports? .*, examined /);
     await browser.screenshot('devices-reasons');
   });
 
@@ -177,6 +181,19 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     expect(await explained.locator('li').first().textContent()).toMatch(/^\+\d+ /);
     await browser.screenshot('device-grouped');
   }, 60_000);
+
+  it('shows the commands and settings in recommendations as code, without their backticks', async () => {
+    // vsftpd on 127.0.0.22: the FTP rule's recommendation names a setting between backticks.
+    const ftp = await deviceAt('127.0.0.22', 'known');
+    const detail = await get(`/api/devices/${ftp.id}`);
+    const finding = detail.risk_details.findings.find((f: any) => /`[^`]+`/.test(f.recommendation));
+    expect(finding, 'a finding whose recommendation has code').toBeDefined();
+    const code = [...finding.recommendation.matchAll(/`([^`]+)`/g)].map((m: RegExpMatchArray) => m[1]);
+    await page.goto(browser.url(`/devices/${ftp.id}`));
+    const shown = page.locator('#findings .recommendation', { hasText: code[0] }).first();
+    await expect.poll(() => shown.locator('code').allTextContents(), POLL).toEqual(code);
+    expect(await shown.textContent()).not.toContain('`');
+  });
 
   it('the zone policy editor takes the suggested policy, shows a mistake under its field and saves', async () => {
     await page.goto(browser.url('/'));

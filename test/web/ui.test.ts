@@ -195,6 +195,10 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     expect(valueNow).toMatch(/^\d+(\.\d+)?$/);
     expect(Number(valueNow)).toBeLessThanOrEqual(100);
     await expect.poll(() => page.textContent('main')).toMatch(/Phase.*Hosts.*Elapsed.*Time left/s);
+    // The elapsed time moves on its own between the scan's progress events.
+    const elapsed = page.getByRole('region', { name: 'Running scan' }).locator('dt:text-is("Elapsed") + dd');
+    const firstElapsed = await elapsed.textContent();
+    await expect.poll(() => elapsed.textContent(), { timeout: 10_000 }).not.toBe(firstElapsed);
     await browser.screenshot('09-scan-running');
     await page.getByRole('button', { name: 'Cancel scan', exact: true }).click();
     const result = page.getByRole('region', { name: 'Scan result' });

@@ -11,7 +11,7 @@
 import type { Command } from 'commander';
 import { readEnvironment } from '../config/environment.js';
 import { SEVERITY_RANK, type RiskLevel } from '../core/severity.js';
-import { durationWords } from '../notify/compose.js';
+import { RISK_REASON_WORDS, durationWords } from '../notify/compose.js';
 import { CliError, action, loadConfig, messageOf, printable, usageError } from './common.js';
 import { SseParser, type SseMessage } from './sse.js';
 
@@ -252,7 +252,7 @@ export class EventPrinter {
         // Lower is good news: a closed telnet port reads as the risk going down, not as a port gone.
         const down = rank(after) < rank(before) || (rank(after) === rank(before) && Number(after.score) < Number(before.score));
         const name = d.name ? ` "${s(d.name)}"` : '';
-        const why = RISK_REASON_WORDS[String(d.reason)] ?? s(d.reason);
+        const why = RISK_REASON_WORDS[d.reason as keyof typeof RISK_REASON_WORDS] ?? s(d.reason);
         return `risk of device ${s(d.device_id)} ${s(d.ip_address)}${name} went ${down ? 'down' : 'up'}: ${s(before.level)} (${s(before.score)}) -> ${s(after.level)} (${s(after.score)}), ${why}`;
       }
       default:
@@ -260,15 +260,6 @@ export class EventPrinter {
     }
   }
 }
-
-/** Why a device's risk changed (`risk_changed`'s `reason`), in words. */
-const RISK_REASON_WORDS: Record<string, string> = {
-  scan: 'after a scan',
-  reassessed: 'after a re-assessment (zone policy, rules or CVE data)',
-  accepted: 'a finding was accepted',
-  acceptance_removed: 'an acceptance was removed',
-  acceptance_expired: 'an acceptance expired',
-};
 
 /** A device as the lines name it: `10.0.0.7 "NAS"`, `10.0.0.7 (nas.lan)` or the address. */
 function deviceWords(d: Record<string, unknown>): string {

@@ -36,6 +36,7 @@ const DEVICE_EVENT_WORDS: Record<DeviceMessageEvent, string> = {
   'device.new': 'a new device appears',
   'device.offline': 'a watched device goes offline',
   'device.online': 'a watched device comes back online',
+  'risk.changed': 'a device’s risk goes up or down',
 };
 
 const TYPE_LABELS: Record<ChannelType, string> = {

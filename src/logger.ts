@@ -152,3 +152,52 @@ export function printLine(logger: Logger, text: string): void {
 export function commandLogger(): Logger {
   return pino({ level: 'warn' }, pino.destination(2));
 }
+
+/** The longest the start-up's log lines are held back for the line that says where to open the service. */
+const HOLD_MAX_MS = 10_000;
+/** A JSON log line of level warn (40) or worse. */
+const WARNING_OR_WORSE = /^\{"level":(?:[4-9]\d|\d{3,})\b/;
+
+/** Log lines held back by holdLog: `release` writes a first line of its own, then them, in order. */
+export interface HeldLog {
+  release(firstLine?: string): void;
+}
+
+/**
+ * Holds the logger's lines back, in memory and in order, until `release`: so that a line for a
+ * person can come first, before the JSON lines of the start-up (`netwarden serve` says where to
+ * open it). Nothing is kept out of sight for long: a warning or worse releases them at once (a
+ * problem shows when it happens), so does a start-up longer than `maxMs`, and so does the exit.
+ */
+export function holdLog(logger: Logger, maxMs = HOLD_MAX_MS): HeldLog {
+  const destination = destinations.get(logger);
+  if (!destination) return { release: (firstLine) => firstLine !== undefined && printLine(logger, firstLine) };
+  const write = destination.write.bind(destination);
+  let held: string[] | null = [];
+  const release = (firstLine?: string) => {
+    const lines = held ?? [];
+    if (held !== null) {
+      held = null;
+      clearTimeout(timer);
+      process.off('exit', onExit);
+      // Back to the destination's own write for every later line.
+      destination.write = write;
+    }
+    logSafely(() => {
+      if (firstLine !== undefined) write(`${firstLine}\n`);
+      for (const line of lines) write(line);
+    });
+  };
+  const onExit = () => release();
+  destination.write = (chunk: string) => {
+    if (held === null) return write(chunk);
+    held.push(chunk);
+    if (WARNING_OR_WORSE.test(chunk)) release();
+    return true;
+  };
+  const timer = setTimeout(onExit, maxMs);
+  timer.unref();
+  // Ahead of createLogger's exit flush, which then writes them out.
+  process.prependOnceListener('exit', onExit);
+  return { release };
+}

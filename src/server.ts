@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { buildApp, type App } from './api/app.js';
 import type { ServerConfig } from './config/environment.js';
-import { createLogger, flushLog, logSafely, printLine } from './logger.js';
+import { createLogger, flushLog, holdLog, logSafely } from './logger.js';
 import { openServerServices, type ServerServices } from './services.js';
 import type { Store } from './store/index.js';
 import { releaseYoungGeneration } from './young-generation.js';
@@ -28,6 +28,8 @@ export async function startServer(
   logger: Logger = createLogger(config.logLevel),
   options: ServeOptions = {},
 ): Promise<RunningServer> {
+  // The start-up's log lines wait for the line that says where to open it (or for a warning).
+  const held = holdLog(logger);
   const services = await openServerServices({
     config,
     logger,
@@ -39,8 +41,8 @@ export async function startServer(
     const url = await app.listen({ port: config.port, host: config.host });
     // Start-up is over: from here the young generation grows with the load, as by default (young-generation.ts).
     releaseYoungGeneration();
-    // For the person who started it: where to open it, in plain words, before the JSON log line.
-    printLine(logger, `Netwarden is ready: open ${openableUrl(url, config.host, config.port, app)}`);
+    // For the person who started it: where to open it, in plain words, before the JSON log lines.
+    held.release(`Netwarden is ready: open ${openableUrl(url, config.host, config.port, app)}`);
     logger.info({ url, version: services.version }, 'netwarden listening');
     await announceSetupCode(services, logger);
     // Whoever started the service waits for this line: do not leave it in the buffer.
@@ -58,6 +60,7 @@ export async function startServer(
         })()),
     };
   } catch (err) {
+    held.release();
     await services.close();
     throw err;
   }

@@ -10,6 +10,8 @@
  */
 import type { Command } from 'commander';
 import { readEnvironment } from '../config/environment.js';
+import { SEVERITY_RANK, type RiskLevel } from '../core/severity.js';
+import { RISK_REASON_WORDS, durationWords } from '../notify/compose.js';
 import { CliError, action, loadConfig, messageOf, printable, usageError } from './common.js';
 import { SseParser, type SseMessage } from './sse.js';
 
@@ -231,10 +233,39 @@ export class EventPrinter {
         const ports = Array.isArray(d.open_ports) && d.open_ports.length > 0 ? d.open_ports.map(String).join(',') : 'none';
         return `device ${s(d.id)} ${s(d.ip_address)}${label} ${presence}, risk ${s(d.risk_level)} (${s(d.risk_score)}), open ports ${s(ports)}`;
       }
+      case 'device_new': {
+        const vendor = d.vendor ? ` (${s(d.vendor)})` : '';
+        return `new device ${s(d.id)} ${deviceWords(d)}${vendor}: acknowledge it if it is yours`;
+      }
+      case 'device_offline': {
+        const last = d.last_seen ? `, last seen ${s(d.last_seen)}` : '';
+        return `device ${s(record(d.device).id)} ${deviceWords(record(d.device))} went offline${last}`;
+      }
+      case 'device_online': {
+        const away = typeof d.away_seconds === 'number' ? ` after ${durationWords(d.away_seconds)} away` : '';
+        return `device ${s(record(d.device).id)} ${deviceWords(record(d.device))} is back online${away}`;
+      }
+      case 'risk_changed': {
+        const before = record(d.before);
+        const after = record(d.after);
+        const rank = (r: Record<string, unknown>) => SEVERITY_RANK[r.level as RiskLevel] ?? 0;
+        // Lower is good news: a closed telnet port reads as the risk going down, not as a port gone.
+        const down = rank(after) < rank(before) || (rank(after) === rank(before) && Number(after.score) < Number(before.score));
+        const name = d.name ? ` "${s(d.name)}"` : '';
+        const why = RISK_REASON_WORDS[d.reason as keyof typeof RISK_REASON_WORDS] ?? s(d.reason);
+        return `risk of device ${s(d.device_id)} ${s(d.ip_address)}${name} went ${down ? 'down' : 'up'}: ${s(before.level)} (${s(before.score)}) -> ${s(after.level)} (${s(after.score)}), ${why}`;
+      }
       default:
         return `${printable(event)} ${printable(typeof data === 'string' ? data : JSON.stringify(data))}`;
     }
   }
+}
+
+/** A device as the lines name it: `10.0.0.7 "NAS"`, `10.0.0.7 (nas.lan)` or the address. */
+function deviceWords(d: Record<string, unknown>): string {
+  if (d.label) return `${text(d.ip_address)} "${text(d.label)}"`;
+  if (d.hostname) return `${text(d.ip_address)} (${text(d.hostname)})`;
+  return text(d.ip_address);
 }
 
 function record(value: unknown): Record<string, unknown> {

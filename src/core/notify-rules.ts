@@ -17,9 +17,14 @@ export type ChannelType = (typeof CHANNEL_TYPES)[number];
  * Device events a channel can subscribe to (`filters.events`, CONTRACT §17, §18), each the message
  * of one live event of the same meaning (DEVICE_MESSAGE_OF).
  */
-export const DEVICE_MESSAGE_EVENTS = ['device.new', 'device.offline', 'device.online'] as const;
+export const DEVICE_MESSAGE_EVENTS = ['device.new', 'device.offline', 'device.online', 'risk.changed'] as const;
 export type DeviceMessageEvent = (typeof DEVICE_MESSAGE_EVENTS)[number];
-export const DEVICE_MESSAGE_OF = { device_new: 'device.new', device_offline: 'device.offline', device_online: 'device.online' } as const;
+export const DEVICE_MESSAGE_OF = {
+  device_new: 'device.new',
+  device_offline: 'device.offline',
+  device_online: 'device.online',
+  risk_changed: 'risk.changed',
+} as const;
 
 export const MESSAGE_EVENTS = ['scan.changes', 'scan.completed', 'scan.failed', 'digest', 'test', ...DEVICE_MESSAGE_EVENTS] as const;
 export type MessageEvent = (typeof MESSAGE_EVENTS)[number];

@@ -9,7 +9,7 @@ import { SEVERITY_RANK, worse, type Severity } from '../core/severity.js';
 import type { Change } from '../schemas/change.js';
 import type { ScanRecord } from '../schemas/scan.js';
 import type { DeviceFactsRow } from '../store/notifications.js';
-import type { DeviceGroup, DeviceMessage, OutgoingMessage } from './types.js';
+import type { DeviceGroup, DeviceMessage, OutgoingMessage, RiskChange } from './types.js';
 
 /** A message before it is given a delivery id and a send time: what a delivery stores. */
 export type ComposedMessage = Omit<OutgoingMessage, 'deliveryId' | 'sentAt'>;
@@ -73,6 +73,7 @@ export function composeMessage(input: ComposeInput): ComposedMessage {
     case 'device.new':
     case 'device.offline':
     case 'device.online':
+    case 'risk.changed':
       return composeDeviceMessage(event, input);
   }
   return { event, title, summary, groups, severity, scan, changes };
@@ -88,8 +89,41 @@ export function durationWords(seconds: number): string {
   return `${Math.floor(hours / 24)} days`;
 }
 
+/** Why a device's risk changed, in words (`risk_changed`'s `reason`). */
+export const RISK_REASON_WORDS: Record<RiskChange['reason'], string> = {
+  scan: 'after a scan',
+  reassessed: 'after a re-assessment (zone policy, rules or CVE data)',
+  accepted: 'a finding was accepted',
+  acceptance_removed: 'an acceptance was removed',
+  acceptance_expired: 'an acceptance expired',
+};
+
+/**
+ * A risk change in words, good news first when it went down ("telnet closed" reads as the risk
+ * going down, not as a port gone): the title, the summary, and the severity of the message (the
+ * new level when it went up, info when it went down).
+ */
+function riskWords(name: string, risk: RiskChange): { title: string; summary: string; severity: Severity } {
+  const rank = (s: RiskChange['before']) => SEVERITY_RANK[s.level];
+  const down = rank(risk.after) < rank(risk.before) || (rank(risk.after) === rank(risk.before) && risk.after.score < risk.before.score);
+  const from = `${risk.before.level} (${risk.before.score})`;
+  const to = `${risk.after.level} (${risk.after.score})`;
+  const why = RISK_REASON_WORDS[risk.reason];
+  if (down)
+    return {
+      title: `Netwarden: good news, the risk of ${name} went down`,
+      summary: `The risk of ${name} went down from ${from} to ${to}, ${why}.`,
+      severity: 'info',
+    };
+  return {
+    title: `Netwarden: the risk of ${name} went up to ${risk.after.level}`,
+    summary: `The risk of ${name} went up from ${from} to ${to}, ${why}.`,
+    severity: risk.after.level === 'none' ? 'info' : risk.after.level,
+  };
+}
+
 /** A device event's message: one device, no changes; its name links to its page when `server.public_url` is set. */
-function composeDeviceMessage(event: 'device.new' | 'device.offline' | 'device.online', input: ComposeInput): ComposedMessage {
+function composeDeviceMessage(event: 'device.new' | 'device.offline' | 'device.online' | 'risk.changed', input: ComposeInput): ComposedMessage {
   const message = input.device!;
   const d = message.device;
   const name = d.label ? `${d.ip_address} "${d.label}"` : d.hostname ? `${d.ip_address} (${d.hostname})` : d.ip_address;
@@ -105,6 +139,10 @@ function composeDeviceMessage(event: 'device.new' | 'device.offline' | 'device.o
   } as const;
   const base = input.publicUrl.replace(/\/+$/, '');
   const group: DeviceGroup = { device_id: d.id, name, url: base ? `${base}/devices/${d.id}` : null, changes: [] };
+  if (event === 'risk.changed') {
+    const words = riskWords(name, message.risk!);
+    return { event, title: words.title, summary: words.summary, groups: [group], severity: words.severity, scan: null, changes: [], device: message };
+  }
   return { event, title: texts[event][0], summary: texts[event][1], groups: [group], severity: 'info', scan: null, changes: [], device: message };
 }
 

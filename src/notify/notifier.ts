@@ -22,7 +22,7 @@ import {
   type DeviceMessageEvent,
   type MessageEvent,
 } from '../core/notify-rules.js';
-import type { DeviceMessage } from './types.js';
+import type { DeviceMessage, RiskChange } from './types.js';
 import type { EventBus, NetwardenEvent } from '../events/bus.js';
 import type { Delivery } from '../schemas/notification.js';
 import type { ScanRecord } from '../schemas/scan.js';
@@ -138,6 +138,9 @@ export class Notifier {
     } else if (event.name === 'device_offline' || event.name === 'device_online') {
       const data = event.data;
       this.background(() => this.deviceEvent(DEVICE_MESSAGE_OF[event.name], data));
+    } else if (event.name === 'risk_changed') {
+      const { device_id, before, after, reason } = event.data;
+      this.background(() => this.riskChanged(device_id, { before, after, reason }));
     }
   }
 
@@ -230,6 +233,13 @@ export class Notifier {
         this.log.warn({ err, channel_id: channel.id, device_id: message.device.id }, 'could not queue a notification');
       }
     }
+  }
+
+  /** `risk.changed` for the channels that asked for it: the device as it is now, with its risk before and after. */
+  private async riskChanged(deviceId: number, risk: RiskChange): Promise<void> {
+    const [device] = await this.store.devices.summariesOf([deviceId]);
+    // Deleted since: nothing to tell.
+    if (device) await this.deviceEvent('risk.changed', { device, last_seen: null, away_seconds: null, risk });
   }
 
   /** A delivery due now, or when the channel's quiet hours end (never later for a critical change). */

@@ -5,7 +5,7 @@
  * beside this file and does not change when a type is added.
  */
 import type { TObject, TSchema } from '@sinclair/typebox';
-import type { Severity } from '../core/severity.js';
+import type { RiskLevel, Severity } from '../core/severity.js';
 import type { Change } from '../schemas/change.js';
 import type { ScanRecord } from '../schemas/scan.js';
 import type { OutboundGuard } from '../util/outbound.js';
@@ -42,7 +42,7 @@ export interface OutgoingMessage {
   severity: Severity;
   scan: ScanRecord | null;
   changes: Change[];
-  /** Device events (`device.new`, `device.offline`, `device.online`): the device, and how long it was away. */
+  /** Device events (`device.new`, `device.offline`, `device.online`, `risk.changed`): the device, how long it was away, its risk change. */
   device?: DeviceMessage;
 }
 
@@ -52,6 +52,15 @@ export interface DeviceMessage {
   /** Its last sighting before it went away (offline/online); null when unknown or for a new device. */
   last_seen: string | null;
   away_seconds: number | null;
+  /** `risk.changed`: the device's risk before and after, and why it changed (the `risk_changed` event's). */
+  risk?: RiskChange;
+}
+
+/** A device's risk level and score before and after a change, and why (`risk_changed`). */
+export interface RiskChange {
+  before: { level: RiskLevel; score: number };
+  after: { level: RiskLevel; score: number };
+  reason: 'scan' | 'reassessed' | 'accepted' | 'acceptance_removed' | 'acceptance_expired';
 }
 
 /** What a driver gets besides the message. */

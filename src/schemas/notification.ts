@@ -45,7 +45,8 @@ export const ChannelFilters = Type.Object(
       uniqueItems: true,
       description:
         'Device events to send besides the scan messages, one message each: `device.new` (a device seen for the first time), ' +
-        '`device.offline` / `device.online` (a watched device went away or came back, with how long it was away). ' +
+        '`device.offline` / `device.online` (a watched device went away or came back, with how long it was away), ' +
+        "`risk.changed` (a device's risk level went up or down, with why: a scan, a re-assessment, an acceptance; a lower risk says so as good news). " +
         'zones and untrusted_only apply to them; archived devices never send any. Default []: the scan events only',
     }),
   },

@@ -103,6 +103,8 @@ export type ScheduleInput = Body<'/api/schedules', 'post'>;
 export type Channel = Answer<'/api/notifications/channels'>[number];
 export type ChannelType = Channel['type'];
 export type ScanOutcome = Channel['filters']['scan_events'][number];
+/** A device event a channel can send a message for (`filters.events`). */
+export type DeviceMessageEvent = Channel['filters']['events'][number];
 export type Delivery = Answer<'/api/notifications/deliveries'>[number];
 
 export const CHANNEL_TYPES = everyValue<ChannelType>()(['webhook', 'ntfy', 'gotify', 'discord', 'slack', 'email', 'mqtt']);

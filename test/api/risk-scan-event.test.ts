@@ -2,12 +2,15 @@
  * `risk_changed` from scans (CONTRACT §17, §18): a scan (here nmap reports imported through
  * POST /api/scans/import, recorded by the same path as a scan) that changes a device's risk level
  * publishes `risk_changed` with reason `scan` on the live event stream; one that leaves it alone
- * publishes none.
+ * publishes none. A webhook channel whose `filters.events` names `risk.changed` gets a message for
+ * each, the lower risk titled as good news.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
 import { readJson, startServerWithAdmin, type TestServer } from '../helpers/server.js';
+import { startReceiver, type Receiver } from '../helpers/receivers.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
+import { waitFor } from '../helpers/wait.js';
 
 const IP = '127.0.0.31';
 let reports = 0;
@@ -45,14 +48,23 @@ describe.each(testDatabases())('risk_changed from scans ($kind)', (database) => 
   let server: TestServer;
   let key: string;
   let stream: SseStream;
+  let receiver: Receiver;
 
   beforeAll(async () => {
     ({ server, key } = await startServerWithAdmin(database));
     stream = await openSse(`${server.baseUrl}/api/events`, { 'X-API-Key': key });
+    receiver = await startReceiver();
+    const res = await server.request('/api/notifications/channels', {
+      method: 'POST',
+      key,
+      json: { name: 'risk', type: 'webhook', config: { url: `${receiver.url}/hook` }, filters: { events: ['risk.changed'] } },
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
   });
   afterAll(async () => {
     await server?.close();
     await stream?.ended;
+    await receiver?.close();
   });
 
   const importReport = async (xml: string) => {
@@ -106,5 +118,27 @@ describe.each(testDatabases())('risk_changed from scans ($kind)', (database) => 
     const events = riskEvents().map((e) => e.data);
     expect(events).toHaveLength(2);
     expect(events[1]).toMatchObject({ device_id: first.id, before: { level: 'critical' }, after: { level: calm }, reason: 'scan' });
+
+    // The channel that asked for risk.changed hears of both: the rise with its level, the fall as good news.
+    const riskMessages = () => receiver.requests.map((r) => r.json()).filter((m) => m.event === 'risk.changed');
+    await waitFor('two risk.changed messages', async () => riskMessages().length >= 2);
+    const [up, down] = riskMessages();
+    // The webhook body carries the event, the summary and the device with its risk change (CONTRACT §9).
+    expect(up).toMatchObject({
+      scan: null,
+      changes: [],
+      device: { device: { id: first.id }, risk: { before: { level: calm }, after: { level: 'critical' }, reason: 'scan' } },
+    });
+    expect(up.summary).toMatch(
+      new RegExp(`^The risk of ${IP.replace(/\./g, '\\.')} went up from ${calm} \\(\\d+\\) to critical \\(\\d+\\), after a scan\\.$`),
+    );
+    expect(down).toMatchObject({
+      scan: null,
+      device: { device: { id: first.id, open_ports: [22] }, risk: { before: { level: 'critical' }, after: { level: calm }, reason: 'scan' } },
+    });
+    expect(down.summary).toMatch(
+      new RegExp(`^The risk of ${IP.replace(/\./g, '\\.')} went down from critical \\(\\d+\\) to ${calm} \\(\\d+\\), after a scan\\.$`),
+    );
+    expect(riskMessages()).toHaveLength(2);
   });
 });

@@ -61,6 +61,38 @@ describe('netwarden watch lines', () => {
     ]);
   });
 
+  it('says in words when a device is new, goes offline, comes back, and when its risk goes down or up', () => {
+    const { lines, send } = printer();
+    const nas = { id: 7, ip_address: '10.0.0.7', label: 'NAS', hostname: 'nas.lan', vendor: 'Synology' };
+    send('device_new', { id: 9, ip_address: '10.0.0.9', label: null, hostname: null, vendor: 'Espressif' });
+    send('device_offline', { device: nas, last_seen: '2026-11-22T12:00:00.000Z', away_seconds: 3600 });
+    send('device_online', { device: { ...nas, label: null }, last_seen: '2026-11-22T12:00:00.000Z', away_seconds: 12_000 });
+    // Telnet closed: good news, not a port gone.
+    send('risk_changed', {
+      device_id: 5,
+      ip_address: '10.0.0.5',
+      name: 'printer',
+      before: { level: 'critical', score: 100 },
+      after: { level: 'low', score: 5 },
+      reason: 'scan',
+    });
+    send('risk_changed', {
+      device_id: 5,
+      ip_address: '10.0.0.5',
+      name: null,
+      before: { level: 'low', score: 5 },
+      after: { level: 'high', score: 60 },
+      reason: 'acceptance_expired',
+    });
+    expect(lines.map((l) => l.slice(9))).toEqual([
+      'new device 9 10.0.0.9 (Espressif): acknowledge it if it is yours',
+      'device 7 10.0.0.7 "NAS" went offline, last seen 2026-11-22T12:00:00.000Z',
+      'device 7 10.0.0.7 (nas.lan) is back online after 3 h 20 min away',
+      'risk of device 5 10.0.0.5 "printer" went down: critical (100) -> low (5), after a scan',
+      'risk of device 5 10.0.0.5 went up: low (5) -> high (60), an acceptance expired',
+    ]);
+  });
+
   it('prints a scan’s progress when its phase changes, else at most every 5 s', () => {
     const { lines, send, advance } = printer();
     const progress = (phase: string, percent: number) =>

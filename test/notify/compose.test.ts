@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { changeMatches, checkQuietHours, defaultFilters, dueSlot, parseCron, quietUntil } from '../../src/core/notify-rules.js';
+import type { RiskLevel } from '../../src/core/severity.js';
 import type { Change } from '../../src/schemas/change.js';
+import type { DeviceSummary } from '../../src/schemas/device.js';
 import type { DeviceFactsRow } from '../../src/store/notifications.js';
 import { DISCORD_LIMITS, discordPayload } from '../../src/notify/channels/discord.js';
 import { SLACK_LIMITS, slackPayload } from '../../src/notify/channels/slack.js';
@@ -102,6 +104,41 @@ describe('composition', () => {
     ]);
     const noLinks = composeMessage({ event: 'scan.changes', scan: SCAN, changes: [change(1)], devices: devices(1), publicUrl: '' });
     expect(noLinks.groups[0].url).toBeNull();
+  });
+
+  it('titles a lower risk as good news, and a higher one with its level and severity', () => {
+    // Only the fields a device message reads; the rest of a DeviceSummary does not matter here.
+    const device = { id: 5, ip_address: '10.0.0.5', label: 'Printer', hostname: null, vendor: null, mac_address: null } as unknown as DeviceSummary;
+    const risk = (before: [RiskLevel, number], after: [RiskLevel, number]) =>
+      composeMessage({
+        event: 'risk.changed',
+        scan: null,
+        changes: [],
+        devices: new Map(),
+        publicUrl: 'https://nw.example.lan',
+        device: {
+          device,
+          last_seen: null,
+          away_seconds: null,
+          risk: { before: { level: before[0], score: before[1] }, after: { level: after[0], score: after[1] }, reason: 'scan' },
+        },
+      });
+    // Telnet closed: the risk went down, not "a port gone".
+    const down = risk(['critical', 100], ['low', 5]);
+    expect([down.title, down.summary, down.severity]).toEqual([
+      'Netwarden: good news, the risk of 10.0.0.5 "Printer" went down',
+      'The risk of 10.0.0.5 "Printer" went down from critical (100) to low (5), after a scan.',
+      'info',
+    ]);
+    expect(down.groups).toMatchObject([{ device_id: 5, url: 'https://nw.example.lan/devices/5', changes: [] }]);
+    const up = risk(['low', 5], ['high', 60]);
+    expect([up.title, up.summary, up.severity]).toEqual([
+      'Netwarden: the risk of 10.0.0.5 "Printer" went up to high',
+      'The risk of 10.0.0.5 "Printer" went up from low (5) to high (60), after a scan.',
+      'high',
+    ]);
+    // Same level, lower score: still down.
+    expect(risk(['high', 70], ['high', 55]).title).toContain('good news');
   });
 
   it('cuts long text at whole lines and counts what was left out', () => {

@@ -166,6 +166,9 @@ describe.skipIf(skipReason !== null).sequential('web UI: agents and the scan que
       const texts = await rows.allTextContents();
       expect(texts[1]).toMatch(new RegExp(`^1st${queuedIds[0]}10\\.66\\.0\\.5/32waiting for agent lab-agent`));
       expect(texts[2]).toMatch(new RegExp(`^2nd${queuedIds[1]}10\\.66\\.0\\.6/32waiting for agent lab-agent`));
+      // What keeps each waiting, in words: the second waits for the first, not for "a worker".
+      expect(texts[1]).not.toContain('waits for scan');
+      expect(texts[2]).toContain(`waits for scan #${queuedIds[0]}`);
       // The scan next in line waits for its agent: it does not show as running, and a scan can still be started.
       await expect.poll(() => page.getByRole('region', { name: 'Running scan' }).count()).toBe(0);
       expect(await page.getByRole('form', { name: 'Start a scan' }).count()).toBe(1);

@@ -76,6 +76,10 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     const row = page.locator('tr', { has: page.getByRole('link', { name: '127.0.0.21', exact: true }) });
     await expect.poll(() => row.locator('.badge.new').count(), POLL).toBe(1);
     expect(await row.locator('.risk-reason').textContent()).toBe(web.risk_reason);
+    // A device without findings says so in two words; which ports that covers is in the badge's title, not the row.
+    const quiet = page.locator('tr', { has: page.getByRole('link', { name: '127.0.0.20', exact: true }) }).locator('.badge.risk-none');
+    expect(await quiet.textContent()).toBe('No finding');
+    expect(await quiet.getAttribute('title')).toMatch(/^No risk found in ports? .*, examined /);
     await browser.screenshot('devices-reasons');
   });
 
@@ -84,6 +88,16 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     const inbox = page.getByRole('region', { name: 'New devices' });
     await expect.poll(() => inbox.getByRole('heading', { level: 2 }).textContent(), POLL).toBe('New devices (4)');
     await browser.screenshot('dashboard-inbox');
+    // On a wide screen each device's decisions are one row: name, zone, trust and the buttons side by side.
+    const rows = await inbox.locator('form.inbox-form').evaluateAll((forms) =>
+      forms.map((f) => {
+        const name = f.querySelector('input')!.getBoundingClientRect();
+        const button = f.querySelector('button')!.getBoundingClientRect();
+        return { overlap: Math.min(name.bottom, button.bottom) - Math.max(name.top, button.top), height: f.getBoundingClientRect().height };
+      }),
+    );
+    expect(rows).toHaveLength(4);
+    for (const row of rows) expect(row.overlap, JSON.stringify(row)).toBeGreaterThan(0);
 
     const web = inbox.getByRole('form', { name: 'Decide about 127.0.0.21' });
     await web.getByLabel('Name').fill('Web box');
@@ -168,6 +182,19 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
     await browser.screenshot('device-grouped');
   }, 60_000);
 
+  it('shows the commands and settings in recommendations as code, without their backticks', async () => {
+    // vsftpd on 127.0.0.22: the FTP rule's recommendation names a setting between backticks.
+    const ftp = await deviceAt('127.0.0.22', 'known');
+    const detail = await get(`/api/devices/${ftp.id}`);
+    const finding = detail.risk_details.findings.find((f: any) => /`[^`]+`/.test(f.recommendation));
+    expect(finding, 'a finding whose recommendation has code').toBeDefined();
+    const code = [...finding.recommendation.matchAll(/`([^`]+)`/g)].map((m: RegExpMatchArray) => m[1]);
+    await page.goto(browser.url(`/devices/${ftp.id}`));
+    const shown = page.locator('#findings .recommendation', { hasText: code[0] }).first();
+    await expect.poll(() => shown.locator('code').allTextContents(), POLL).toEqual(code);
+    expect(await shown.textContent()).not.toContain('`');
+  });
+
   it('the zone policy editor takes the suggested policy, shows a mistake under its field and saves', async () => {
     await page.goto(browser.url('/'));
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Policies' }).click();
@@ -248,6 +275,14 @@ describe.skipIf(skipReason !== null).sequential('web UI: new devices, device sta
           await page.locator('.card, table').first().waitFor();
           expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
           await noSidewaysScroll(`${path} at ${width} px, ${theme}`);
+          // Every page's link stays in sight: a navigation row too long for the screen wraps.
+          const hidden = await page
+            .getByRole('navigation', { name: 'Main' })
+            .locator('a')
+            .evaluateAll((links) =>
+              links.filter((a) => a.getBoundingClientRect().right > a.parentElement!.getBoundingClientRect().right + 1).map((a) => a.textContent),
+            );
+          expect(hidden, `${path} at ${width} px`).toEqual([]);
           if (width === 390) await browser.screenshot(`phone${path.replace(/\//g, '-')}-daily-${theme}`);
         }
       }

@@ -165,6 +165,36 @@ describe.skipIf(skipReason !== null).sequential('web UI: fix first and accepted 
     await expect.poll(() => page.locator('.fix-finding').count(), { timeout: 15_000 }).toBe(before.length);
   }, 120_000);
 
+  it('marks the CVEs of a version read from a distribution banner "Likely", saying why', async () => {
+    // OpenSSH packaged by Debian on another host, as nmap -sV reports it: the banner's version a back-port does not change.
+    const ip = '127.0.0.42';
+    const report = readFileSync(REPORT, 'utf8')
+      .replace(/<host [\s\S]*<\/host>/, (hosts) => hosts.split('</host>').find((h) => h.includes('127.0.0.21'))! + '</host>')
+      .replaceAll('127.0.0.21', ip)
+      .replaceAll('127.0.0.20/30', `${ip}/32`)
+      .replace('version="7.4" extrainfo="protocol 2.0"', 'version="7.4p1 Debian 10+deb9u7" extrainfo="protocol 2.0"');
+    const res = await server.request('/api/scans/import', { method: 'POST', body: report, headers: { 'Content-Type': 'application/xml' }, key });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const findings: any[] = await get('/api/findings?order=priority&limit=1000');
+    const openssh = findings.filter((f) => f.product_name === 'OpenSSH');
+    const likely = openssh.filter((f) => f.confidence === 'likely');
+    expect(likely.length).toBeGreaterThan(0);
+    expect(likely.every((f) => f.device_ip === ip)).toBe(true);
+
+    await page.goto(browser.url('/fix-first'));
+    const group = page.locator('.fix-group', { has: page.locator('h2', { hasText: /^Upgrade OpenSSH/ }) });
+    await expect.poll(() => group.count(), { timeout: 15_000 }).toBe(1);
+    expect(await group.locator('.fix-note').allTextContents()).toContain(
+      `${likely.length} of ${openssh.length} detected with likely confidence: the version came only from the service's banner, and distribution packages back-port fixes without changing it.`,
+    );
+    await group.getByText(/^\d+ more findings?$/).click();
+    const badges = group.locator('.badge.confidence');
+    await expect.poll(() => badges.count()).toBe(likely.length);
+    expect(await badges.first().textContent()).toBe('Likely');
+    expect(await badges.first().getAttribute('title')).toMatch(/banner.*Debian/);
+    await browser.screenshot('fix-first-likely');
+  }, 60_000);
+
   it('ran without page errors or Content-Security-Policy violations', () => {
     expect(browser.errors).toEqual([]);
   });

@@ -174,12 +174,16 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     await form.getByLabel('Signing secret').fill('s3cret');
     await form.getByLabel('Minimum severity').selectOption('medium');
     await form.getByRole('checkbox', { name: 'completes' }).check();
+    // Device events (none by default): the new-device message.
+    const deviceEvents = form.getByRole('group', { name: 'Device events' });
+    expect(await deviceEvents.getByRole('checkbox', { checked: true }).count()).toBe(0);
+    await deviceEvents.getByRole('checkbox', { name: 'a new device appears' }).check();
     await form.getByRole('button', { name: 'Add channel' }).click();
     await expect.poll(() => section.getByRole('status').first().textContent()).toContain('Channel “Receiver” added.');
 
     const [channel] = await json('/api/notifications/channels');
     expect(channel).toMatchObject({ name: 'Receiver', type: 'webhook', enabled: true, config: { secret: '********' } });
-    expect(channel.filters).toMatchObject({ min_severity: 'medium', scan_events: ['failed', 'completed'] });
+    expect(channel.filters).toMatchObject({ min_severity: 'medium', scan_events: ['failed', 'completed'], events: ['device.new'] });
 
     const item = section.getByRole('listitem').filter({ has: page.getByText('Receiver', { exact: true }) });
     await item.getByRole('button', { name: 'Test Receiver' }).click();
@@ -203,8 +207,13 @@ describe.skipIf(skipReason !== null).sequential('web UI: schedules and notificat
     expect(await edit.getByLabel('Signing secret').getAttribute('type')).toBe('password');
     expect(await edit.getByLabel('Signing secret').getAttribute('placeholder')).toBe('********');
     expect(await edit.getByLabel('Signing secret').inputValue()).toBe('');
+    // The device events shown as saved; a watched device going offline added.
+    const editEvents = edit.getByRole('group', { name: 'Device events' });
+    expect(await editEvents.getByRole('checkbox', { name: 'a new device appears' }).isChecked()).toBe(true);
+    await editEvents.getByRole('checkbox', { name: 'a watched device goes offline' }).check();
     await edit.getByRole('button', { name: 'Save channel' }).click();
     await expect.poll(() => section.getByRole('status').first().textContent()).toContain('saved');
+    expect((await json('/api/notifications/channels'))[0].filters.events).toEqual(['device.new', 'device.offline']);
     await section.getByRole('button', { name: 'Test Receiver' }).click();
     await expect.poll(() => receiver.received.length).toBe(2);
     // Still signed: the secret was kept.

@@ -161,10 +161,19 @@ describe.skipIf(skipReason !== null).sequential('web UI: settings sub-pages', ()
   });
 
   it('saves screenshots of the dashboard and a device page for the README when NETWARDEN_SCREENSHOTS=1', async () => {
+    // A day in use: the inventory acknowledged but for the two devices seen last, which wait in the "New devices" inbox.
+    const fresh: { id: number }[] = await readJson(await server.request('/api/devices?status=new&sort=first_seen&order=desc&limit=1000', { cookie }));
+    if (fresh.length > 2) {
+      const res = await server.request('/api/devices/acknowledge', { method: 'POST', cookie, json: { device_ids: fresh.slice(2).map((d) => d.id) } });
+      expect(res.status, await res.clone().text()).toBe(200);
+    }
     await page.setViewportSize({ width: 1440, height: 900 });
     await setTheme(page, 'light');
     await page.goto(browser.url('/'));
     await expect.poll(() => page.textContent('main')).toContain('Devices at risk');
+    await expect
+      .poll(() => page.getByRole('region', { name: 'New devices' }).getByRole('heading', { level: 2 }).textContent())
+      .toMatch(/^New devices \(\d\)$/);
     await page.waitForLoadState('networkidle');
     const save = process.env.NETWARDEN_SCREENSHOTS === '1';
     if (save) mkdirSync(DOCS_IMAGES, { recursive: true });

@@ -92,9 +92,22 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     await result.getByRole('link', { name: 'View devices' }).waitFor({ timeout: 120_000 });
     await expect.poll(() => result.textContent()).toContain('Completed');
     await browser.screenshot('03-scan-result');
-    const scans = await readJson(await server.request('/api/scans', { cookie: await sessionCookie(page) }));
+    const cookie = await sessionCookie(page);
+    const scans = await readJson(await server.request('/api/scans', { cookie }));
     expect(scans).toHaveLength(1);
     expect(scans[0]).toMatchObject({ status: 'completed', subnet: `${HOST}/32`, devices_found: 1 });
+    // The result card says at a glance what the scan found: devices (how many new), changes, and new risks (high or critical changes).
+    const changes: any[] = await readJson(await server.request(`/api/changes?scan_id=${scans[0].scan_id}&limit=1000`, { cookie }));
+    const added = changes.filter((c) => c.change_type === 'device_added').length;
+    const risks = changes.filter((c) => c.severity === 'critical' || c.severity === 'high').length;
+    const found = result.getByRole('list', { name: 'What the scan found' });
+    await expect
+      .poll(() => found.locator('li').allTextContents())
+      .toEqual([
+        `1 device${added > 0 ? ` (${added} new)` : ''}`,
+        `${changes.length} change${changes.length === 1 ? '' : 's'}`,
+        `${risks} new risk${risks === 1 ? '' : 's'}`,
+      ]);
   });
 
   it('logs out, refuses a wrong password with a readable message, and logs in', async () => {
@@ -182,6 +195,10 @@ describe.skipIf(skipReason !== null).sequential('web UI in Chromium', () => {
     expect(valueNow).toMatch(/^\d+(\.\d+)?$/);
     expect(Number(valueNow)).toBeLessThanOrEqual(100);
     await expect.poll(() => page.textContent('main')).toMatch(/Phase.*Hosts.*Elapsed.*Time left/s);
+    // The elapsed time moves on its own between the scan's progress events.
+    const elapsed = page.getByRole('region', { name: 'Running scan' }).locator('dt:text-is("Elapsed") + dd');
+    const firstElapsed = await elapsed.textContent();
+    await expect.poll(() => elapsed.textContent(), { timeout: 10_000 }).not.toBe(firstElapsed);
     await browser.screenshot('09-scan-running');
     await page.getByRole('button', { name: 'Cancel scan', exact: true }).click();
     const result = page.getByRole('region', { name: 'Scan result' });

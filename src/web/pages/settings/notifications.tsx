@@ -22,6 +22,7 @@ import {
   type ChannelType,
   type ChangeType,
   type Delivery,
+  type DeviceMessageEvent,
   type ScanOutcome,
   type Severity,
 } from '../../types';
@@ -30,6 +31,13 @@ const DELIVERIES_PAGE = 20;
 /** How many recent deliveries (of all channels) are read to tell which channels keep failing. */
 const RECENT_DELIVERIES = 200;
 const SCAN_OUTCOMES: ScanOutcome[] = ['completed', 'failed'];
+/** The device events a channel can send, in words (a channel sends none until asked). */
+const DEVICE_EVENT_WORDS: Record<DeviceMessageEvent, string> = {
+  'device.new': 'a new device appears',
+  'device.offline': 'a watched device goes offline',
+  'device.online': 'a watched device comes back online',
+  'risk.changed': 'a device’s risk goes up or down',
+};
 
 const TYPE_LABELS: Record<ChannelType, string> = {
   webhook: 'Webhook',
@@ -261,6 +269,7 @@ interface FormState {
   zones: string[] | null;
   untrustedOnly: boolean;
   scanEvents: ScanOutcome[];
+  deviceEvents: DeviceMessageEvent[];
   digest: string;
   quiet: boolean;
   quietStart: string;
@@ -290,6 +299,7 @@ function initialForm(channel: Channel | null, type: ChannelType): FormState {
     zones: f ? f.zones : null,
     untrustedOnly: f?.untrusted_only ?? false,
     scanEvents: f?.scan_events ?? ['failed'],
+    deviceEvents: f?.events ?? [],
     digest: channel?.digest ?? '',
     quiet: Boolean(channel?.quiet_hours),
     quietStart: channel?.quiet_hours?.start ?? '22:00',
@@ -370,6 +380,7 @@ function ChannelForm({
         zones: form.zones,
         untrusted_only: form.untrustedOnly,
         scan_events: form.scanEvents,
+        events: form.deviceEvents,
       },
       digest: form.digest.trim() || null,
       quiet_hours: form.quiet ? { start: form.quietStart, end: form.quietEnd, timezone: form.quietZone.trim() } : null,
@@ -462,6 +473,24 @@ function ChannelForm({
               {o === 'completed' ? 'completes' : 'fails'}
             </label>
           ))}
+        </div>
+        <div class="check-grid" role="group" aria-label="Device events">
+          <span class="hint">Tell me at once when</span>
+          {(Object.keys(DEVICE_EVENT_WORDS) as DeviceMessageEvent[]).map((event) => (
+            <label key={event} class="checkbox">
+              <input
+                type="checkbox"
+                checked={form.deviceEvents.includes(event)}
+                onChange={(e) =>
+                  update({
+                    deviceEvents: e.currentTarget.checked ? [...form.deviceEvents, event] : form.deviceEvents.filter((x) => x !== event),
+                  })
+                }
+              />
+              {DEVICE_EVENT_WORDS[event]}
+            </label>
+          ))}
+          <span class="hint">Which devices are watched is set on each device's page (Status and watching).</span>
         </div>
       </fieldset>
       <fieldset>

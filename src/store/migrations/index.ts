@@ -22,6 +22,7 @@ import * as m019 from './019_device_presence.js';
 import * as m020 from './020_view_reads.js';
 import * as m021 from './021_device_links.js';
 import * as m022 from './022_port_sightings.js';
+import * as m024 from './024_finding_texts.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -48,6 +49,7 @@ const modules: Record<string, MigrationModule> = {
   '020_view_reads': m020,
   '021_device_links': m021,
   '022_port_sightings': m022,
+  '024_finding_texts': m024,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -161,6 +161,13 @@ export class EvaluationStore {
   /** The given devices (those that exist), in id order, without their ports (state.ports is empty). */
   async devicesOf(deviceIds: number[]): Promise<EvaluationDevice[]> {
     const out: EvaluationDevice[] = [];
+    // Devices a scan examined alike share their coverage text: each is read once (the segments are only read).
+    const segmentsOf = new Map<string, CoverageSegment[]>();
+    const parsed = (text: string | null) => {
+      let segments = segmentsOf.get(text ?? '');
+      if (!segments) segmentsOf.set(text ?? '', (segments = parseSegments(text)));
+      return segments;
+    };
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('devices')
@@ -190,7 +197,7 @@ export class EvaluationStore {
           portsHash: d.ports_hash,
           assessedInput: d.assessed_input,
           assessedWith: d.assessed_with,
-          coverage: parseSegments(d.port_coverage),
+          coverage: parsed(d.port_coverage),
           zone: d.zone,
           risk: { level: d.risk_level as RiskLevel, score: d.risk_score },
           cpes: [],
@@ -527,6 +534,14 @@ export class EvaluationStore {
       const rows = await this.db.selectFrom('devices').select(['id', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute();
       for (const r of rows) meta.set(r.id, r);
     }
+    // The devices a scan saw share their coverage text (the same segments): each text is read once.
+    const known = new Map<string, PortCoverage | null>();
+    const knownOf = (s: SnapshotRow) => {
+      const key = JSON.stringify([s.port_coverage, s.port_list]);
+      let coverage = known.get(key);
+      if (coverage === undefined) known.set(key, (coverage = knownPortsOf(s)));
+      return coverage;
+    };
     return snapshots.map((s) => ({
       deviceId: s.device_id,
       ip: s.ip_address,
@@ -536,7 +551,7 @@ export class EvaluationStore {
       trusted: meta.get(s.device_id)?.is_trusted === 1,
       ports: JSON.parse(s.ports) as PortState[],
       portsHash: s.ports_hash,
-      coverage: knownPortsOf(s),
+      coverage: knownOf(s),
     }));
   }
 }

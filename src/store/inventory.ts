@@ -154,6 +154,24 @@ export class InventoryWriter {
     const examined = scan?.examined ?? EVERY_PORT;
     // The last result for a device wins, as when they were written one after the other.
     const byDevice = new Map(results.map((r) => [r.deviceId, r.host]));
+    // Devices this scan examined alike mostly hold the same coverage text (the same scans' segments):
+    // its segments after this scan, and whether this scan was counted, are worked out once per text.
+    const examinedAlike = new Map<string, { counted: boolean; after: string | null }>();
+    const segmentsAfter = (text: string | null, examinedHere: PortCoverage) => {
+      const compute = () => {
+        const segments = parseSegments(text);
+        return {
+          // A retried upload of the same scan counts nothing twice.
+          counted: scanId !== null && segments.some((s) => s.scan_id === scanId),
+          after: scanId !== null ? JSON.stringify(examineSegments(segments, scanId, at, examinedHere)) : null,
+        };
+      };
+      if (examinedHere !== examined) return compute();
+      const key = text ?? '';
+      let found = examinedAlike.get(key);
+      if (!found) examinedAlike.set(key, (found = compute()));
+      return found;
+    };
     await this.db.transaction().execute(async (trx) => {
       let newlyExamined = 0;
       for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
@@ -180,11 +198,9 @@ export class InventoryWriter {
           const found = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
           const outside = found.filter((p) => !covers(examined, p.port, p.protocol));
           const examinedHere = outside.length === 0 ? examined : unionCoverage(examined, coverageOfPorts(outside));
-          const segments = parseSegments(device.port_coverage);
-          // A retried upload of the same scan counts nothing twice.
-          const counted = scanId !== null && segments.some((s) => s.scan_id === scanId);
+          const { counted, after } = segmentsAfter(device.port_coverage, examinedHere);
           if (!counted) newlyExamined++;
-          if (scanId !== null) coverage.push({ id: device.id, port_coverage: JSON.stringify(examineSegments(segments, scanId, at, examinedHere)) });
+          if (after !== null) coverage.push({ id: device.id, port_coverage: after });
           // Equal hashes: the stored ports are exactly the ones found, all of them examined now.
           if (portsHash(found) === device.ports_hash) unchanged.push(device.id);
           else

@@ -592,9 +592,9 @@ class DistinctTexts {
 
   indexOf(title: string, description: string, recommendation: string): number {
     let byDescription = this.#index.get(title);
-    if (!byDescription) this.#index.set(title, (byDescription = new Map()));
+    if (!byDescription) this.#index.set(title, (byDescription = new Map<string, Map<string, number>>()));
     let byRecommendation = byDescription.get(description);
-    if (!byRecommendation) byDescription.set(description, (byRecommendation = new Map()));
+    if (!byRecommendation) byDescription.set(description, (byRecommendation = new Map<string, number>()));
     let i = byRecommendation.get(recommendation);
     if (i === undefined) {
       i = this.list.push({ title, description, recommendation }) - 1;
@@ -606,7 +606,9 @@ class DistinctTexts {
 
 /** finding_texts.text_key: a digest of the three texts. */
 function textKey(t: FindingTexts): string {
-  return createHash('sha256').update(JSON.stringify([t.title, t.description, t.recommendation])).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify([t.title, t.description, t.recommendation]))
+    .digest('base64url');
 }
 
 /** The ids of the given texts in finding_texts (in their order), added where missing. */

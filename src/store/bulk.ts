@@ -141,6 +141,9 @@ export async function updateManyById(db: Kysely<Database>, table: string, column
     return;
   }
   // SQLite (3.33 and later) updates from a common table expression; the casts give its columns their types.
+  // The `in` makes SQLite look each row up by its id: without it the plan scans the whole table
+  // and probes the list for every row (profiled: 16 ms a statement over 10,000 devices, 99 of
+  // them in a first import of 10,000 hosts).
   const row = `(${names.map((n) => `cast(? as ${all[n]})`).join(', ')})`;
   for (const batch of sqliteBatches(rows, rowsPerInsert(names.length))) {
     const params: unknown[] = [];
@@ -151,7 +154,7 @@ export async function updateManyById(db: Kysely<Database>, table: string, column
           `with v(${list}) as (values`,
           row,
           batch.length,
-          `) update ${quote(table)} set ${set} from v where ${quote(table)}."id" = v."id"`,
+          `) update ${quote(table)} set ${set} from v where ${quote(table)}."id" = v."id" and ${quote(table)}."id" in (select "id" from v)`,
         ),
         params,
       ),

@@ -7,7 +7,7 @@ import { FACT_SOURCES, isOpenPort, type FactSource } from '../core/model.js';
 import { portFromRow } from './port-rows.js';
 import { describePort } from '../core/services.js';
 import { formatCoverage, noFindingStatement, parseSegments, segmentsCoverage, STALE_AFTER_SCANS } from '../core/coverage.js';
-import type { CveDescriber } from './evaluation.js';
+import { FINDING_TEXTS, type CveDescriber } from './evaluation.js';
 import { VersionedCache } from './versioned-cache.js';
 import { IdentityStore, parseUserFields } from './identity.js';
 import { AcceptanceStore } from './acceptances.js';
@@ -323,7 +323,15 @@ export class DeviceStore {
     if (!row) return undefined;
     const [ports, findings, cves, history] = await Promise.all([
       this.db.selectFrom('ports').selectAll().where('device_id', '=', id).orderBy('protocol').orderBy('port').execute(),
-      this.db.selectFrom('risk_findings').selectAll().where('device_id', '=', id).orderBy('score', 'desc').orderBy('id').execute(),
+      this.db
+        .selectFrom('risk_findings as f')
+        .leftJoin('finding_texts as t', 't.id', 'f.text_id')
+        .selectAll('f')
+        .select(FINDING_TEXTS)
+        .where('f.device_id', '=', id)
+        .orderBy('f.score', 'desc')
+        .orderBy('f.id')
+        .execute(),
       // NULLS LAST: PostgreSQL would otherwise put unscored CVEs first, SQLite last.
       this.db
         .selectFrom('cve_matches')

@@ -1,5 +1,6 @@
-import type { Insertable, Kysely } from 'kysely';
-import { insertTuples, updateManyById, type Tuple } from './bulk.js';
+import { createHash } from 'node:crypto';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { insertManyWith, insertTuples, updateManyById, type Tuple } from './bulk.js';
 import type { DeviceState, PortState } from '../core/changes.js';
 import type { PresenceState } from '../core/presence.js';
 import type { Change } from '../schemas/change.js';
@@ -123,7 +124,11 @@ const FINDING_COLUMNS = {
   finding_key: 'text',
   kind: 'text',
   cvss_score: 'real',
+  text_id: 'integer',
 } as const;
+/** Where text_id sits in a finding tuple: set once the batch's texts have their ids. */
+const TEXT_ID_INDEX = Object.keys(FINDING_COLUMNS).indexOf('text_id');
+const FINDING_TEXT_COLUMNS = { text_key: 'text', title: 'text', description: 'text', recommendation: 'text' } as const;
 const CVE_MATCH_COLUMNS = {
   device_id: 'integer',
   scan_id: 'integer',
@@ -156,6 +161,13 @@ export class EvaluationStore {
   /** The given devices (those that exist), in id order, without their ports (state.ports is empty). */
   async devicesOf(deviceIds: number[]): Promise<EvaluationDevice[]> {
     const out: EvaluationDevice[] = [];
+    // Devices a scan examined alike share their coverage text: each is read once (the segments are only read).
+    const segmentsOf = new Map<string, CoverageSegment[]>();
+    const parsed = (text: string | null) => {
+      let segments = segmentsOf.get(text ?? '');
+      if (!segments) segmentsOf.set(text ?? '', (segments = parseSegments(text)));
+      return segments;
+    };
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('devices')
@@ -185,7 +197,7 @@ export class EvaluationStore {
           portsHash: d.ports_hash,
           assessedInput: d.assessed_input,
           assessedWith: d.assessed_with,
-          coverage: parseSegments(d.port_coverage),
+          coverage: parsed(d.port_coverage),
           zone: d.zone,
           risk: { level: d.risk_level as RiskLevel, score: d.risk_score },
           cpes: [],
@@ -252,8 +264,11 @@ export class EvaluationStore {
   async replaceAssessments(scanId: number | null, batch: DeviceAssessment[], fingerprint: string | null = null): Promise<void> {
     if (batch.length === 0) return;
     // Tuples in the column order of FINDING_COLUMNS and CVE_MATCH_COLUMNS (store/bulk.ts Tuple).
-    const findingRows: Tuple[] = [];
+    // The texts are stored once (finding_texts, migration 024): each row carries the index of its
+    // texts among the batch's distinct ones until they have their ids, and empty texts of its own.
+    const findingRows: unknown[][] = [];
     const cveRows: Tuple[] = [];
+    const texts = new DistinctTexts();
     for (const { deviceId, risk, cves } of batch) {
       for (const f of risk.findings) {
         findingRows.push([
@@ -264,13 +279,14 @@ export class EvaluationStore {
           f.severity,
           f.score,
           f.service,
-          f.title,
-          f.description,
-          f.recommendation,
+          '',
+          '',
+          '',
           JSON.stringify(f.cve_ids),
           f.finding_key,
           f.kind,
           f.cvss_score,
+          texts.indexOf(f.title, f.description, f.recommendation),
         ]);
       }
       for (const m of cves) {
@@ -278,6 +294,8 @@ export class EvaluationStore {
       }
     }
     await this.db.transaction().execute(async (trx) => {
+      const textIds = await storeTexts(trx, texts.list);
+      for (const row of findingRows) row[TEXT_ID_INDEX] = textIds[row[TEXT_ID_INDEX] as number];
       for (const ids of chunks(
         batch.map((a) => a.deviceId),
         IDS_PER_STATEMENT,
@@ -306,7 +324,14 @@ export class EvaluationStore {
 
   /** The stored findings of a device, as assessment built them (for rescoring after an acceptance changed). */
   async findingsOf(deviceId: number): Promise<RiskFinding[]> {
-    const rows = await this.db.selectFrom('risk_findings').selectAll().where('device_id', '=', deviceId).orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('risk_findings as f')
+      .leftJoin('finding_texts as t', 't.id', 'f.text_id')
+      .selectAll('f')
+      .select(FINDING_TEXTS)
+      .where('f.device_id', '=', deviceId)
+      .orderBy('f.id')
+      .execute();
     return rows.map((r) => ({
       finding_key: r.finding_key ?? `legacy:${r.id}`,
       kind: (r.kind ?? (r.cve_ids !== '[]' ? 'cve' : 'rule')) as FindingKind,
@@ -509,6 +534,14 @@ export class EvaluationStore {
       const rows = await this.db.selectFrom('devices').select(['id', 'label', 'vendor', 'is_trusted']).where('id', 'in', ids).execute();
       for (const r of rows) meta.set(r.id, r);
     }
+    // The devices a scan saw share their coverage text (the same segments): each text is read once.
+    const known = new Map<string, PortCoverage | null>();
+    const knownOf = (s: SnapshotRow) => {
+      const key = JSON.stringify([s.port_coverage, s.port_list]);
+      let coverage = known.get(key);
+      if (coverage === undefined) known.set(key, (coverage = knownPortsOf(s)));
+      return coverage;
+    };
     return snapshots.map((s) => ({
       deviceId: s.device_id,
       ip: s.ip_address,
@@ -518,7 +551,7 @@ export class EvaluationStore {
       trusted: meta.get(s.device_id)?.is_trusted === 1,
       ports: JSON.parse(s.ports) as PortState[],
       portsHash: s.ports_hash,
-      coverage: knownPortsOf(s),
+      coverage: knownOf(s),
     }));
   }
 }
@@ -531,4 +564,77 @@ export class EvaluationStore {
 function knownPortsOf(s: Pick<SnapshotRow, 'port_coverage' | 'port_list'>): PortCoverage | null {
   if (s.port_coverage !== null) return segmentsCoverage(parseSegments(s.port_coverage));
   return storedCoverage(s.port_list);
+}
+
+/**
+ * A finding's title, description and recommendation as the reader selects them, from
+ * `risk_findings as f` left-joined with `finding_texts as t` on `t.id = f.text_id`: its stored
+ * texts when it refers to them (migration 024), else its own columns (rows written before).
+ */
+export const FINDING_TEXTS = [
+  sql<string>`coalesce(t.title, f.title)`.as('title'),
+  sql<string>`coalesce(t.description, f.description)`.as('description'),
+  sql<string>`coalesce(t.recommendation, f.recommendation)`.as('recommendation'),
+] as const;
+
+/** The finding's title alone, as FINDING_TEXTS gives it. */
+export const FINDING_TITLE = FINDING_TEXTS[0];
+
+type FindingTexts = { title: string; description: string; recommendation: string };
+
+/**
+ * The distinct texts of a batch of findings, each with its index in `list`. Looked up by each text
+ * in turn (nested maps), so no key string is built per finding: a first import has 260,000.
+ */
+class DistinctTexts {
+  readonly list: FindingTexts[] = [];
+  readonly #index = new Map<string, Map<string, Map<string, number>>>();
+
+  indexOf(title: string, description: string, recommendation: string): number {
+    let byDescription = this.#index.get(title);
+    if (!byDescription) this.#index.set(title, (byDescription = new Map<string, Map<string, number>>()));
+    let byRecommendation = byDescription.get(description);
+    if (!byRecommendation) byDescription.set(description, (byRecommendation = new Map<string, number>()));
+    let i = byRecommendation.get(recommendation);
+    if (i === undefined) {
+      i = this.list.push({ title, description, recommendation }) - 1;
+      byRecommendation.set(recommendation, i);
+    }
+    return i;
+  }
+}
+
+/** finding_texts.text_key: a digest of the three texts. */
+function textKey(t: FindingTexts): string {
+  return createHash('sha256')
+    .update(JSON.stringify([t.title, t.description, t.recommendation]))
+    .digest('base64url');
+}
+
+/** The ids of the given texts in finding_texts (in their order), added where missing. */
+async function storeTexts(trx: Transaction<Database>, texts: readonly FindingTexts[]): Promise<number[]> {
+  const keys = texts.map(textKey);
+  const ids = new Map<string, number>();
+  const lookup = async (wanted: string[]) => {
+    for (const part of chunks(wanted, IDS_PER_STATEMENT)) {
+      const rows = await trx.selectFrom('finding_texts').select(['id', 'text_key']).where('text_key', 'in', part).execute();
+      for (const r of rows) ids.set(r.text_key, r.id);
+    }
+  };
+  await lookup(keys);
+  const missing = texts.flatMap((t, i) => (ids.has(keys[i]) ? [] : [{ text_key: keys[i], ...t }]));
+  if (missing.length > 0) {
+    const made = await insertManyWith<{ id: number; text_key: string }>(
+      trx,
+      'finding_texts',
+      FINDING_TEXT_COLUMNS,
+      missing,
+      'on conflict (text_key) do nothing returning id, text_key',
+    );
+    for (const r of made) ids.set(r.text_key, r.id);
+    // Another writer added the same text meanwhile (PostgreSQL): its row is the one.
+    const left = keys.filter((k) => !ids.has(k));
+    if (left.length > 0) await lookup(left);
+  }
+  return keys.map((k) => ids.get(k)!);
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { FINDING_TITLE } from './evaluation.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 
 /** One stored finding with its device, as the cross-inventory list (GET /api/findings) reads it. */
@@ -51,6 +52,7 @@ export class FindingStore {
     return this.db
       .selectFrom('risk_findings as f')
       .innerJoin('devices as d', 'd.id', 'f.device_id')
+      .leftJoin('finding_texts as t', 't.id', 'f.text_id')
       .leftJoin('ports as p', (j) => j.onRef('p.device_id', '=', 'f.device_id').onRef('p.port', '=', 'f.port').onRef('p.protocol', '=', 'f.protocol'))
       .select([
         'f.device_id',
@@ -62,7 +64,7 @@ export class FindingStore {
         'f.port',
         'f.protocol',
         'f.severity',
-        'f.title',
+        FINDING_TITLE,
         'f.cve_ids',
         'f.cvss_score',
         'p.product',
@@ -88,10 +90,11 @@ export class FindingStore {
     for (const ids of chunks([...deviceIds], IDS_PER_STATEMENT)) {
       out.push(
         ...(await this.db
-          .selectFrom('risk_findings')
-          .select(['device_id', 'finding_key', 'kind', 'title', 'severity', 'cve_ids'])
-          .where('device_id', 'in', ids)
-          .orderBy('id')
+          .selectFrom('risk_findings as f')
+          .leftJoin('finding_texts as t', 't.id', 'f.text_id')
+          .select(['f.device_id', 'f.finding_key', 'f.kind', FINDING_TITLE, 'f.severity', 'f.cve_ids'])
+          .where('f.device_id', 'in', ids)
+          .orderBy('f.id')
           .execute()),
       );
     }

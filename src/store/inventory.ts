@@ -154,6 +154,24 @@ export class InventoryWriter {
     const examined = scan?.examined ?? EVERY_PORT;
     // The last result for a device wins, as when they were written one after the other.
     const byDevice = new Map(results.map((r) => [r.deviceId, r.host]));
+    // Devices this scan examined alike mostly hold the same coverage text (the same scans' segments):
+    // its segments after this scan, and whether this scan was counted, are worked out once per text.
+    const examinedAlike = new Map<string, { counted: boolean; after: string | null }>();
+    const segmentsAfter = (text: string | null, examinedHere: PortCoverage) => {
+      const compute = () => {
+        const segments = parseSegments(text);
+        return {
+          // A retried upload of the same scan counts nothing twice.
+          counted: scanId !== null && segments.some((s) => s.scan_id === scanId),
+          after: scanId !== null ? JSON.stringify(examineSegments(segments, scanId, at, examinedHere)) : null,
+        };
+      };
+      if (examinedHere !== examined) return compute();
+      const key = text ?? '';
+      let found = examinedAlike.get(key);
+      if (!found) examinedAlike.set(key, (found = compute()));
+      return found;
+    };
     await this.db.transaction().execute(async (trx) => {
       let newlyExamined = 0;
       for (const ids of chunks([...byDevice.keys()], IDS_PER_STATEMENT)) {
@@ -163,15 +181,15 @@ export class InventoryWriter {
           .where('id', 'in', ids)
           .execute();
         const unchanged: number[] = [];
-        const rewritten: {
-          deviceId: number;
-          found: PortColumns[];
-          examined: PortCoverage;
-          counted: boolean;
-          /** The device's last port recording, which its ports marked verified_with_device were verified by until now. */
-          before: { at: string | null; by: number | null };
-        }[] = [];
-        const coverage: { id: number; port_coverage: string }[] = [];
+        const rewritten: RewrittenDevice[] = [];
+        // Each device's recording, written in one UPDATE … FROM per batch (on PostgreSQL a row
+        // updated three times is three row versions): its coverage, its last port recording
+        // (migration 022: its ports marked verified_with_device are verified now), and its ports'
+        // hash, new where its ports are rewritten.
+        const recorded = new Map<
+          number,
+          { id: number; port_coverage: string | null; ports_verified_at: string; ports_verified_by: number | null; ports_hash: string | null }
+        >();
         // OS details that changed, by the columns they set: one UPDATE … FROM per kind and batch, not one per device.
         const osUpdates = new Map<string, { id: number; os_name?: string; device_type?: string }[]>();
         for (const device of devices) {
@@ -180,11 +198,15 @@ export class InventoryWriter {
           const found = dedupe(host.ports.filter((p) => p.state !== 'closed')).map(portColumns);
           const outside = found.filter((p) => !covers(examined, p.port, p.protocol));
           const examinedHere = outside.length === 0 ? examined : unionCoverage(examined, coverageOfPorts(outside));
-          const segments = parseSegments(device.port_coverage);
-          // A retried upload of the same scan counts nothing twice.
-          const counted = scanId !== null && segments.some((s) => s.scan_id === scanId);
+          const { counted, after } = segmentsAfter(device.port_coverage, examinedHere);
           if (!counted) newlyExamined++;
-          if (scanId !== null) coverage.push({ id: device.id, port_coverage: JSON.stringify(examineSegments(segments, scanId, at, examinedHere)) });
+          recorded.set(device.id, {
+            id: device.id,
+            port_coverage: after ?? device.port_coverage,
+            ports_verified_at: at,
+            ports_verified_by: scanId,
+            ports_hash: device.ports_hash,
+          });
           // Equal hashes: the stored ports are exactly the ones found, all of them examined now.
           if (portsHash(found) === device.ports_hash) unchanged.push(device.id);
           else
@@ -209,9 +231,6 @@ export class InventoryWriter {
         for (const [kind, rows] of osUpdates) {
           await updateManyById(trx, 'devices', Object.fromEntries(kind.split(',').map((c) => [c, 'text'])), rows);
         }
-        await updateManyById(trx, 'devices', { port_coverage: 'text' }, coverage);
-        // Every device of the batch: its ports marked verified_with_device are verified now (migration 022).
-        await trx.updateTable('devices').set({ ports_verified_at: at, ports_verified_by: scanId }).where('id', 'in', ids).execute();
         if (unchanged.length) {
           // Their ports are exactly what was found, all verified now: only rows not yet marked so are written (none, after the first time).
           await trx
@@ -221,30 +240,8 @@ export class InventoryWriter {
             .where((eb) => eb.or([eb('verified_with_device', '=', 0), eb('unverified_scans', '!=', 0)]))
             .execute();
         }
-        if (rewritten.length === 0) continue;
-        // Only the devices whose ports change are read back: the ports kept, and each port's first sighting.
-        const changedIds = rewritten.map((r) => r.deviceId);
-        const stored = groupBy(await trx.selectFrom('ports').selectAll().where('device_id', 'in', changedIds).execute(), (p) => p.device_id);
-        // Tuples in the column order of PORT_COLUMNS.
-        const inserts: Tuple[] = [];
-        const hashes: { id: number; ports_hash: string }[] = [];
-        for (const { deviceId, found, examined: examinedHere, counted, before: verified } of rewritten) {
-          const before = stored.get(deviceId) ?? [];
-          const firstSeen = new Map(before.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
-          const kept = before.filter((p) => !covers(examinedHere, p.port, p.protocol));
-          for (const c of found) {
-            inserts.push(portTuple(deviceId, c, firstSeen.get(`${c.protocol}/${c.port}`) ?? at, at, at, scanId, 0, 1));
-          }
-          // A kept port verified with the device's last recording takes that recording's time and scan as its own.
-          for (const p of kept) {
-            const [verifiedAt, verifiedBy] = p.verified_with_device ? [verified.at, verified.by] : [p.last_verified_at, p.verified_by_scan_id];
-            inserts.push(portTuple(deviceId, p, p.first_seen, p.last_seen, verifiedAt, verifiedBy, p.unverified_scans + (counted ? 0 : 1), 0));
-          }
-          hashes.push({ id: deviceId, ports_hash: portsHash([...found, ...kept]) });
-        }
-        await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
-        await insertTuples(trx, 'ports', PORT_COLUMNS, inserts);
-        await updateManyById(trx, 'devices', { ports_hash: 'text' }, hashes);
+        if (rewritten.length > 0) await this.rewritePorts(trx, rewritten, at, scanId, recorded);
+        await updateManyById(trx, 'devices', RECORDING_COLUMNS, [...recorded.values()]);
       }
       if (newlyExamined > 0 && scanId !== null) {
         await trx
@@ -255,6 +252,40 @@ export class InventoryWriter {
       }
     });
     this.onWrite();
+  }
+
+  /**
+   * Rewrites the ports of the devices whose ports change: the ports found, and those the scan did
+   * not examine as they were (each port keeps its first sighting); sets their hash in `recorded`.
+   */
+  private async rewritePorts(
+    trx: Transaction<Database>,
+    rewritten: RewrittenDevice[],
+    at: string,
+    scanId: number | null,
+    recorded: Map<number, { ports_hash: string | null }>,
+  ): Promise<void> {
+    // Only the devices whose ports change are read back: the ports kept, and each port's first sighting.
+    const changedIds = rewritten.map((r) => r.deviceId);
+    const stored = groupBy(await trx.selectFrom('ports').selectAll().where('device_id', 'in', changedIds).execute(), (p) => p.device_id);
+    // Tuples in the column order of PORT_COLUMNS.
+    const inserts: Tuple[] = [];
+    for (const { deviceId, found, examined: examinedHere, counted, before: verified } of rewritten) {
+      const before = stored.get(deviceId) ?? [];
+      const firstSeen = new Map(before.map((p) => [`${p.protocol}/${p.port}`, p.first_seen]));
+      const kept = before.filter((p) => !covers(examinedHere, p.port, p.protocol));
+      for (const c of found) {
+        inserts.push(portTuple(deviceId, c, firstSeen.get(`${c.protocol}/${c.port}`) ?? at, at, at, scanId, 0, 1));
+      }
+      // A kept port verified with the device's last recording takes that recording's time and scan as its own.
+      for (const p of kept) {
+        const [verifiedAt, verifiedBy] = p.verified_with_device ? [verified.at, verified.by] : [p.last_verified_at, p.verified_by_scan_id];
+        inserts.push(portTuple(deviceId, p, p.first_seen, p.last_seen, verifiedAt, verifiedBy, p.unverified_scans + (counted ? 0 : 1), 0));
+      }
+      recorded.get(deviceId)!.ports_hash = portsHash([...found, ...kept]);
+    }
+    await trx.deleteFrom('ports').where('device_id', 'in', changedIds).execute();
+    await insertTuples(trx, 'ports', PORT_COLUMNS, inserts);
   }
 
   /**
@@ -305,6 +336,19 @@ async function recordIps(trx: Transaction<Database>, seen: SeenDevice[], at: str
     'on conflict (device_id, ip_address) do update set last_seen = excluded.last_seen',
   );
 }
+
+/** A device whose ports recordPorts rewrites. */
+interface RewrittenDevice {
+  deviceId: number;
+  found: PortColumns[];
+  examined: PortCoverage;
+  counted: boolean;
+  /** The device's last port recording, which its ports marked verified_with_device were verified by until now. */
+  before: { at: string | null; by: number | null };
+}
+
+/** The columns of a device's port recording, written once per device (recordPorts). */
+const RECORDING_COLUMNS = { port_coverage: 'text', ports_verified_at: 'text', ports_verified_by: 'integer', ports_hash: 'text' } as const;
 
 const NEW_DEVICE_COLUMNS = {
   identity: 'text',

@@ -307,6 +307,21 @@ export interface RiskFindingsTable {
   finding_key: string | null;
   kind: string | null;
   cvss_score: number | null;
+  /**
+   * Migration 024: the finding's title, description and recommendation (finding_texts), its own
+   * three columns then empty; null on older rows, whose own columns hold them.
+   */
+  text_id: number | null;
+}
+
+/** Each distinct finding text once (migration 024). */
+export interface FindingTextsTable {
+  id: Generated<number>;
+  /** Digest of the three texts (store/evaluation.ts textKey). */
+  text_key: string;
+  title: string;
+  description: string;
+  recommendation: string;
 }
 
 export interface RiskAcceptancesTable {
@@ -526,6 +541,7 @@ export interface Database {
   device_snapshots: DeviceSnapshotsTable;
   ports: PortsTable;
   risk_findings: RiskFindingsTable;
+  finding_texts: FindingTextsTable;
   cve_matches: CveMatchesTable;
   ip_history: IpHistoryTable;
   changes: ChangesTable;

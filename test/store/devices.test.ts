@@ -181,6 +181,75 @@ describe.each(testDatabases())('device store ($kind)', (database) => {
     // Highest score first, ties by CVE id, unscored last on both databases.
     expect(detail?.cves.map((c) => c.id)).toEqual(['CVE-2021-0001', 'CVE-2021-0003', 'CVE-2021-0002']);
   });
+
+  it('stores a text many findings share once, and reads findings written before that with their own texts', async () => {
+    const devices = [await addDevice(store, '172.16.4.1'), await addDevice(store, '172.16.4.2')];
+    const scan = await store.scans.create({ status: 'running', profile: 'normal', subnet: '172.16.4.0/24', scan_type: 'network', devices_found: 0 });
+    const finding = (title: string, port: number): RiskFinding => ({
+      finding_key: `rule:${title}:${port}`,
+      kind: 'rule',
+      cvss_score: null,
+      port,
+      protocol: 'tcp',
+      severity: 'medium',
+      score: 4,
+      service: 'telnet',
+      title,
+      description: `Cleartext "${title}" on the wire`,
+      recommendation: `Turn ${title} off`,
+      cve_ids: [],
+    });
+    const texts = async () => (await store.db.selectFrom('finding_texts').select('id').execute()).length;
+    const before = await texts();
+    await store.evaluation.replaceAssessments(
+      scan.id,
+      devices.map((d) => ({
+        deviceId: d.id,
+        risk: { level: 'medium', score: 8, summary: 'medium risk', findings: [finding('Telnet', 23), finding('Telnet', 2323)] },
+        cves: [],
+      })),
+    );
+    // Four findings, one text; assessed again, the same text is found, not added.
+    expect(await texts()).toBe(before + 1);
+    await store.evaluation.replaceAssessments(scan.id, [
+      { deviceId: devices[0].id, risk: { level: 'medium', score: 4, summary: 'medium risk', findings: [finding('Telnet', 23)] }, cves: [] },
+    ]);
+    expect(await texts()).toBe(before + 1);
+    // A row from before migration 024 (or a restored older backup): its own texts, no text_id.
+    await store.db
+      .insertInto('risk_findings')
+      .values({
+        device_id: devices[1].id,
+        scan_id: scan.id,
+        port: 21,
+        protocol: 'tcp',
+        severity: 'low',
+        score: 1,
+        service: 'ftp',
+        title: 'FTP',
+        description: 'Old row',
+        recommendation: 'Old advice',
+        cve_ids: '[]',
+        finding_key: 'rule:FTP:21',
+        kind: 'rule',
+        cvss_score: null,
+      })
+      .execute();
+    const shown = (id: number) =>
+      store.devices.get(id).then((d) => d?.risk_details.findings.map((f) => [f.port, f.title, f.description, f.recommendation]));
+    expect(await shown(devices[0].id)).toEqual([[23, 'Telnet', 'Cleartext "Telnet" on the wire', 'Turn Telnet off']]);
+    expect(await shown(devices[1].id)).toEqual([
+      [23, 'Telnet', 'Cleartext "Telnet" on the wire', 'Turn Telnet off'],
+      [2323, 'Telnet', 'Cleartext "Telnet" on the wire', 'Turn Telnet off'],
+      [21, 'FTP', 'Old row', 'Old advice'],
+    ]);
+    expect((await store.findings.ofDevices([devices[1].id])).map((f) => f.title)).toEqual(['Telnet', 'Telnet', 'FTP']);
+    expect((await store.evaluation.findingsOf(devices[1].id)).map((f) => [f.title, f.recommendation])).toEqual([
+      ['Telnet', 'Turn Telnet off'],
+      ['Telnet', 'Turn Telnet off'],
+      ['FTP', 'Old advice'],
+    ]);
+  });
 });
 
 describe.each(testDatabases())('device search ($kind)', (database) => {

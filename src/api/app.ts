@@ -54,6 +54,7 @@ import { portMatrixRoutes } from './routes/port-matrix.js';
 import { topologyRoutes } from './routes/topology.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { withChannelConfigUnion } from './openapi-channels.js';
+import { requestLineLogger } from '../logger.js';
 
 export interface AppOptions {
   /** What the routes work on, built by the composition root (services.ts); the app creates none. */
@@ -140,11 +141,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     reply.header('X-Request-Id', request.id);
     done();
   });
+  // The request line: the same line as through request.log (whose binding is the request id),
+  // without the cost of redaction, which none of its plain fields could need (logger.ts).
+  const requestLog = requestLineLogger(app.log);
   app.addHook('onResponse', (request, reply, done) => {
+    const elapsed = reply.elapsedTime;
     // The route's pattern, never the raw URL (one series per route, not per device id or query).
-    metrics.observeRequest(request.method, request.is404 ? undefined : request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
-    request.log.info(
-      { method: request.method, url: requestedPath(request), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+    metrics.observeRequest(request.method, request.is404 ? undefined : request.routeOptions.url, reply.statusCode, elapsed / 1000);
+    requestLog.info(
+      { reqId: request.id, method: request.method, url: requestedPath(request), status: reply.statusCode, ms: Math.round(elapsed * 10) / 10 },
       'request',
     );
     done();

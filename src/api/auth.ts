@@ -3,7 +3,7 @@ import { RateGate } from '../auth/throttle.js';
 import { ApiKeyCache } from '../auth/api-key-cache.js';
 import { AGENT_TOKEN_PREFIX, looksLikeAgentToken, looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
 import { apiKeyStatus } from '../store/api-keys.js';
-import { nowIso } from '../store/clock.js';
+import { isoTime } from '../logger.js';
 import type { Store } from '../store/index.js';
 import { HttpError, forbidden, notAuthenticated } from './errors.js';
 
@@ -75,12 +75,13 @@ export class Authenticator {
       digest = sha256Hex(key);
       match = await this.keys.find(key, digest);
     }
-    const now = nowIso();
+    const nowMs = Date.now();
+    const now = isoTime(nowMs);
     if (!match || apiKeyStatus(match, now) !== 'active') {
       await this.auditRejectedKey(request, match ? { key_id: match.id, key_name: match.name, status: apiKeyStatus(match, now) } : {});
       throw notAuthenticated();
     }
-    if (!match.last_used_at || Date.parse(now) - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
+    if (!match.last_used_at || nowMs - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
       this.keys.noteUsed(digest, now);
       this.store.apiKeys.markUsed(match.id, now).catch((err) => request.log.warn({ err }, 'could not record API key use'));
     }
@@ -88,11 +89,12 @@ export class Authenticator {
   }
 
   private async authenticateSession(request: FastifyRequest, token: string): Promise<Principal> {
-    const now = nowIso();
+    const nowMs = Date.now();
+    const now = isoTime(nowMs);
     const session = token.length <= 128 ? await this.store.sessions.findActive(sha256Hex(token), now) : undefined;
     if (!session) throw notAuthenticated();
     refuseCrossSiteWrite(request);
-    if (Date.parse(now) - Date.parse(session.last_seen_at) > TOUCH_INTERVAL_MS) {
+    if (nowMs - Date.parse(session.last_seen_at) > TOUCH_INTERVAL_MS) {
       this.store.sessions.touch(session.id, now).catch((err) => request.log.warn({ err }, 'could not update session'));
     }
     return { kind: 'session', userId: session.user_id, username: session.username, sessionId: session.id, actor: session.username };

@@ -7,7 +7,7 @@ import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 
-/** Log lines are written in chunks of at least this many bytes (one write call per chunk)... */
+/** Log lines are written in chunks of about this many bytes (one write call per chunk)... */
 const LOG_CHUNK_BYTES = 4096;
 /** ...and no later than this after they were logged, so an idle service's log is never stale. */
 const LOG_FLUSH_MS = 200;
@@ -63,10 +63,10 @@ export function createLogger(level: string): Logger {
   const destination = pino.destination({
     dest: 1,
     sync: false,
-    minLength: LOG_CHUNK_BYTES,
+    // Chunks come from the LineBatcher below: each is written as soon as the previous write returned.
+    minLength: 0,
     // A reader that stops for good must not make the service grow without bound: lines beyond this are dropped.
     maxLength: LOG_BUFFER_MAX_BYTES,
-    periodicFlush: LOG_FLUSH_MS,
     // EAGAIN: stdout is a pipe whose reader is not keeping up. While running, retrying is
     // asynchronous and harmless; at exit it would block the process for as long as the reader
     // stalls (a shutdown once hung for 13 minutes that way), so it gives up after a while.
@@ -79,13 +79,61 @@ export function createLogger(level: string): Logger {
   // Put ahead of pino's own exit flush (which would write synchronously whatever the state of
   // stdout), and never throws: a closed stdout (EPIPE) or a stalled one must not turn a clean exit
   // into a crash or a hang.
+  const batcher = new LineBatcher(destination);
   process.prependOnceListener('exit', () => {
     exiting = true;
+    batcher.push();
     flushDestinationSync(destination);
   });
-  const logger = pino(options, destination);
-  destinations.set(logger, destination);
+  const logger = pino(options, batcher);
+  destinations.set(logger, batcher);
   return logger;
+}
+
+/**
+ * What pino writes to: its lines, gathered into chunks of LOG_CHUNK_BYTES (or what LOG_FLUSH_MS
+ * gathered) for the asynchronous destination. sonic-boom's own gathering measures the whole
+ * pending chunk again for each line it appends, which cost more per request than building the
+ * line; here a line costs a push and an addition. Whatever writes to the destination directly
+ * (a flush, the exit, printLine) pushes the gathered lines first, so the order is kept.
+ */
+class LineBatcher {
+  private lines: string[] = [];
+  private bytes = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(readonly destination: Destination) {
+    this.timer = setInterval(() => this.push(), LOG_FLUSH_MS);
+    this.timer.unref();
+    destination.on('close', () => clearInterval(this.timer));
+  }
+
+  write(line: string): boolean {
+    this.lines.push(line);
+    // UTF-16 units, not bytes: only decides when a chunk is big enough.
+    this.bytes += line.length;
+    if (this.bytes >= LOG_CHUNK_BYTES) this.push();
+    return true;
+  }
+
+  /** Hands the gathered lines to the destination (which writes them at once unless a write is under way). */
+  push(): void {
+    if (this.lines.length === 0) return;
+    const chunk = this.lines.length === 1 ? this.lines[0] : this.lines.join('');
+    this.lines = [];
+    this.bytes = 0;
+    this.destination.write(chunk);
+  }
+
+  flush(callback?: (err?: Error) => void): void {
+    this.push();
+    this.destination.flush(callback);
+  }
+
+  flushSync(): void {
+    this.push();
+    this.destination.flushSync();
+  }
 }
 
 /**
@@ -112,7 +160,7 @@ function makeStdoutNonBlocking(): void {
 let stdoutOpened: Socket | undefined;
 
 type Destination = ReturnType<typeof pino.destination>;
-const destinations = new WeakMap<Logger, Destination>();
+const destinations = new WeakMap<Logger, LineBatcher>();
 
 /**
  * The exit-time flush. When an earlier write has not returned, stdout is a pipe nobody reads (and,
@@ -135,8 +183,10 @@ function flushDestinationSync(destination: Destination): void {
  * does not take it (the exit-time synchronous flush then has its own, bounded, try).
  */
 export function flushLog(logger: Logger, limitMs = 1000): Promise<void> {
-  const destination = destinations.get(logger);
-  if (!destination) return Promise.resolve();
+  const batcher = destinations.get(logger);
+  if (!batcher) return Promise.resolve();
+  const destination = batcher.destination;
+  batcher.push();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, limitMs);
     const done = () => {
@@ -166,8 +216,8 @@ export function logSafely(write: () => void): void {
  * written for a person (the start-up line), not for log processors, which skip lines that are not JSON.
  */
 export function printLine(logger: Logger, text: string): void {
-  const destination = destinations.get(logger);
-  logSafely(() => (destination ? destination.write(`${text}\n`) : process.stdout.write(`${text}\n`)));
+  const batcher = destinations.get(logger);
+  logSafely(() => (batcher ? batcher.write(`${text}\n`) : process.stdout.write(`${text}\n`)));
 }
 
 /**

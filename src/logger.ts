@@ -8,7 +8,7 @@ import { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 
 /** Log lines are written in chunks of about this many bytes (one write call per chunk)... */
-const LOG_CHUNK_BYTES = 4096;
+const LOG_CHUNK_BYTES = 16 * 1024;
 /** ...and no later than this after they were logged, so an idle service's log is never stale. */
 const LOG_FLUSH_MS = 200;
 /** Most bytes held for a stdout that does not take them. */

@@ -63,10 +63,12 @@ export function createLogger(level: string): Logger {
   const destination = pino.destination({
     dest: 1,
     sync: false,
-    // Chunks come from the LineBatcher below: each is written as soon as the previous write returned.
-    minLength: 0,
+    // Chunks come from the LineBatcher below: each is written as soon as the previous write
+    // returned. (Not 0: sonic-boom's flush would then not wait for a write under way.)
+    minLength: 1,
     // A reader that stops for good must not make the service grow without bound: lines beyond this are dropped.
     maxLength: LOG_BUFFER_MAX_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
     // EAGAIN: stdout is a pipe whose reader is not keeping up. While running, retrying is
     // asynchronous and harmless; at exit it would block the process for as long as the reader
     // stalls (a shutdown once hung for 13 minutes that way), so it gives up after a while.

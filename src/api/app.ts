@@ -3,13 +3,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyServerOptions,
-  type HTTPMethods,
-} from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, type HTTPMethods } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { EventBus } from '../events/bus.js';
 import type { LoginThrottle } from '../auth/throttle.js';
@@ -367,7 +361,6 @@ class LazyRequestLogger implements FastifyBaseLogger {
   }
 
   private log(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent', args: unknown[]): void {
-    const logger = this.logger;
-    (logger[level] as (...args: unknown[]) => void).apply(logger, args);
+    this.logger[level](...(args as Parameters<FastifyBaseLogger['info']>));
   }
 }

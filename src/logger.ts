@@ -6,6 +6,7 @@
 import { fstatSync } from 'node:fs';
 import { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
+import { isoTime } from './util/iso-time.js';
 
 /** Log lines are written in chunks of about this many bytes (one write call per chunk)... */
 const LOG_CHUNK_BYTES = 16 * 1024;
@@ -15,25 +16,6 @@ const LOG_FLUSH_MS = 200;
 const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
 /** At exit, a stdout nobody reads (a full pipe) is retried this long before its lines are dropped. */
 const LOG_EXIT_RETRY_MS = 2000;
-
-/**
- * `new Date(ms).toISOString()` (`2026-11-27T13:38:30.123Z`), for the clocks read on every request
- * (each log line's `time`, an API key's expiry check): the part up to the seconds is kept while
- * the second lasts, so a read costs a concatenation instead of a Date and its formatting.
- */
-export function isoTime(ms: number = Date.now()): string {
-  // Years 0000–9999 only (a four-digit year); anything else as Date writes it.
-  if (!(ms >= 0 && ms < 253402300800000)) return new Date(ms).toISOString();
-  const second = ms - (((ms % 1000) + 1000) % 1000);
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second).toISOString().slice(0, 20);
-  }
-  const millis = ms - second;
-  return `${isoPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
-}
-let isoSecond = NaN;
-let isoPrefix = '';
 
 /** pino's `timestamp` option: the `time` field of every line, as `pino.stdTimeFunctions.isoTime` writes it. */
 const timeField = (): string => `,"time":"${isoTime()}"`;
@@ -220,17 +202,6 @@ export function logSafely(write: () => void): void {
 export function printLine(logger: Logger, text: string): void {
   const batcher = destinations.get(logger);
   logSafely(() => (batcher ? batcher.write(`${text}\n`) : process.stdout.write(`${text}\n`)));
-}
-
-/**
- * The logger of the one line logged per answered request (`request`, written by the API's
- * onResponse hook): `logger` without its redaction, which costs more than the rest of the line.
- * Only for lines whose fields are all plain values (strings, numbers): every redaction path names
- * a field inside an object (`req.headers.cookie`, `*.password`), so none can reach them and the
- * line is the same, byte for byte, as through `logger`.
- */
-export function requestLineLogger<L extends { child(bindings: Record<string, never>, options: { redact: string[] }): L }>(logger: L): L {
-  return logger.child({}, { redact: [] });
 }
 
 /** The logger of a one-off command (`netwarden scan`, `import`, `schedule`): warnings and worse, on stderr, so stdout stays the command's output. */

@@ -4,7 +4,7 @@ import { ApiKeyCache } from '../auth/api-key-cache.js';
 import { AGENT_TOKEN_PREFIX, looksLikeAgentToken, looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
 import { apiKeyStatus } from '../store/api-keys.js';
 import type { ApiKeyRow } from '../store/schema.js';
-import { isoTime } from '../logger.js';
+import { isoTime } from '../util/iso-time.js';
 import type { Store } from '../store/index.js';
 import { HttpError, forbidden, notAuthenticated } from './errors.js';
 

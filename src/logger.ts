@@ -22,7 +22,7 @@ const timeField = (): string => `,"time":"${isoTime()}"`;
 
 /**
  * The production logger: JSON lines to stdout through an asynchronous, buffered destination, so a
- * request never waits for a write(2) and busy periods cost one write per 4 KiB rather than one per
+ * request never waits for a write(2) and busy periods cost one write per 16 KiB rather than one per
  * line. Nothing is lost on the way out: `flushLog()` runs on shutdown, and the destination is
  * flushed synchronously when the process exits (pino registers that; see flushLogSync below for
  * the guard around it). A level of `silent` opens no destination at all.
@@ -66,7 +66,7 @@ export function createLogger(level: string): Logger {
   const batcher = new LineBatcher(destination);
   process.prependOnceListener('exit', () => {
     exiting = true;
-    batcher.push();
+    logSafely(() => batcher.push());
     flushDestinationSync(destination);
   });
   const logger = pino(options, batcher);
@@ -87,7 +87,7 @@ class LineBatcher {
   private readonly timer: NodeJS.Timeout;
 
   constructor(readonly destination: Destination) {
-    this.timer = setInterval(() => this.push(), LOG_FLUSH_MS);
+    this.timer = setInterval(() => logSafely(() => this.push()), LOG_FLUSH_MS);
     this.timer.unref();
     destination.on('close', () => clearInterval(this.timer));
   }

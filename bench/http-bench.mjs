@@ -18,7 +18,9 @@
 //   BENCH_DATABASE_URL  PostgreSQL server (else TEST_DATABASE_URL; neither: SQLite only)
 //   BENCH_TARGETS       order/subset of health,devices,stats,search (all; stats is required)
 //   BENCH_SKIP_BUILD=1  use dist/ as it is, even when older than src/
-//   BENCH_CPU_PROF      a directory: each server child writes a CPU profile there (node --cpu-prof)
+//   BENCH_CPU_PROF      a directory: a CPU profile of each measured run (that window only, 100 µs sampling) is
+//                       written there as <store> <target>.cpuprofile; summarise one with
+//                       node bench/cpuprofile-summary.mjs <file> <requests>
 //
 // Also: searches (`q`) one at a time with terms not asked before (nothing cached), and cold start
 // of `netwarden serve` (built, SQLite, empty data directory) to the first healthy /health with the
@@ -131,8 +133,7 @@ function startChild(config, logFile) {
     env: { ...process.env, BENCH_CHILD_CONFIG: JSON.stringify(config), NODE_ENV: 'production' },
     stdio: ['ignore', fd, 'inherit', 'ipc'],
     // Only lets the child run one full collection after seeding; it changes nothing else.
-    // BENCH_CPU_PROF=<dir>: each server child also writes a V8 CPU profile there when it exits.
-    execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+    execArgv: ['--expose-gc'],
   });
   closeSync(fd);
   const waiters = new Map();
@@ -175,6 +176,17 @@ function startChild(config, logFile) {
       const m = await reply;
       return m.user + m.system;
     },
+    /** BENCH_CPU_PROF: profiles what runs between start and stop (the measured run only). */
+    async profileStart() {
+      const reply = waitFor('profile-started', 10_000);
+      child.send({ type: 'profile-start' });
+      await reply;
+    },
+    async profileStop(file) {
+      const reply = waitFor('profile-stopped', 30_000);
+      child.send({ type: 'profile-stop', file });
+      await reply;
+    },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return null;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -210,9 +222,16 @@ function cannon(url, headers, duration) {
  */
 async function measure(label, url, headers, server) {
   const warm = await cannon(url, headers, settings.warmup);
+  const profileDir = process.env.BENCH_CPU_PROF;
+  if (profileDir) await server.profileStart();
   const cpuBefore = await server.cpu();
   const r = await cannon(url, headers, settings.duration);
   const cpuAfter = await server.cpu();
+  if (profileDir) {
+    const file = join(profileDir, `${label.replace(/[^\w.@-]+/g, '_')}.cpuprofile`);
+    await server.profileStop(file);
+    log(`  profile: node bench/cpuprofile-summary.mjs '${file}' ${r.requests.total}`);
+  }
   const errors = r.errors + r.timeouts + r.non2xx + warm.errors + warm.timeouts + warm.non2xx;
   const result = {
     rps: Math.round(r.requests.mean),

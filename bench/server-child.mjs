@@ -12,6 +12,7 @@
 // stdout is the log destination (the parent points it at a file), so everything else goes over IPC:
 //   child → parent  { type: 'ready', port, ... }  |  { type: 'error', message }  |  { type: 'rss', ... }
 //   parent → child  { type: 'rss' }  |  { type: 'cpu' }  |  { type: 'stop' }
+//                   { type: 'profile-start' } / { type: 'profile-stop', file }: a CPU profile of that window
 import { readFileSync } from 'node:fs';
 import { seedInventory } from './inventory.mjs';
 import { openBenchApp } from './app.mjs';
@@ -149,6 +150,26 @@ async function startNetwarden() {
   }
 }
 
+/** A V8 CPU profile of a window the parent chooses (one measured target), through the inspector. */
+const profiler = {
+  session: null,
+  async start() {
+    const { Session } = await import('node:inspector/promises');
+    this.session = new Session();
+    this.session.connect();
+    await this.session.post('Profiler.enable');
+    await this.session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await this.session.post('Profiler.start');
+  },
+  async stop(file) {
+    const { profile } = await this.session.post('Profiler.stop');
+    this.session.disconnect();
+    this.session = null;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, JSON.stringify(profile));
+  },
+};
+
 async function main() {
   const server = config.mode === 'bare' ? await startBare() : await startNetwarden();
   process.on('message', async (message) => {
@@ -156,6 +177,12 @@ async function main() {
       send({ type: 'rss', ...memory() });
     } else if (message?.type === 'cpu') {
       send({ type: 'cpu', ...process.cpuUsage() });
+    } else if (message?.type === 'profile-start') {
+      await profiler.start();
+      send({ type: 'profile-started' });
+    } else if (message?.type === 'profile-stop') {
+      await profiler.stop(message.file);
+      send({ type: 'profile-stopped', file: message.file });
     } else if (message?.type === 'stop') {
       try {
         await server.close();

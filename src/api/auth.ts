@@ -3,7 +3,8 @@ import { RateGate } from '../auth/throttle.js';
 import { ApiKeyCache } from '../auth/api-key-cache.js';
 import { AGENT_TOKEN_PREFIX, looksLikeAgentToken, looksLikeApiKey, sha256Hex } from '../auth/tokens.js';
 import { apiKeyStatus } from '../store/api-keys.js';
-import { nowIso } from '../store/clock.js';
+import type { ApiKeyRow } from '../store/schema.js';
+import { isoTime } from '../util/iso-time.js';
 import type { Store } from '../store/index.js';
 import { HttpError, forbidden, notAuthenticated } from './errors.js';
 
@@ -54,6 +55,25 @@ export class Authenticator {
   }
 
   /**
+   * The principal of a request whose API key was verified a moment ago (ApiKeyCache.findCached),
+   * decided without waiting for anything; undefined when `authenticate` must be asked (no key, a
+   * session, a key not in the cache or due for its checks, one not active). Answers only what
+   * `authenticate` would answer for the same request at the same moment.
+   */
+  authenticateCached(request: FastifyRequest): Principal | undefined {
+    const key = presentedApiKey(request);
+    if (key === undefined || !looksLikeApiKey(key)) return undefined;
+    const digest = sha256Hex(key);
+    const match = this.keys.findCached(digest);
+    if (!match) return undefined;
+    const nowMs = Date.now();
+    const now = isoTime(nowMs);
+    if (apiKeyStatus(match, now) !== 'active') return undefined;
+    this.touchKey(request, match, digest, nowMs, now);
+    return { kind: 'api_key', keyId: match.id, keyName: match.name, actor: match.name };
+  }
+
+  /**
    * The agent endpoints: only `Authorization: Bearer nwa_…` of an agent not revoked (looked up by
    * the token's SHA-256 on every request, so a revocation on any instance holds at once). A
    * session or an API key is refused here as everywhere else an agent token is.
@@ -75,24 +95,31 @@ export class Authenticator {
       digest = sha256Hex(key);
       match = await this.keys.find(key, digest);
     }
-    const now = nowIso();
+    const nowMs = Date.now();
+    const now = isoTime(nowMs);
     if (!match || apiKeyStatus(match, now) !== 'active') {
       await this.auditRejectedKey(request, match ? { key_id: match.id, key_name: match.name, status: apiKeyStatus(match, now) } : {});
       throw notAuthenticated();
     }
-    if (!match.last_used_at || Date.parse(now) - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
-      this.keys.noteUsed(digest, now);
-      this.store.apiKeys.markUsed(match.id, now).catch((err) => request.log.warn({ err }, 'could not record API key use'));
-    }
+    this.touchKey(request, match, digest, nowMs, now);
     return { kind: 'api_key', keyId: match.id, keyName: match.name, actor: match.name };
   }
 
+  /** Records the key's use (`last_used_at`), at most once per TOUCH_INTERVAL_MS. */
+  private touchKey(request: FastifyRequest, match: ApiKeyRow, digest: string, nowMs: number, now: string): void {
+    if (!match.last_used_at || nowMs - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
+      this.keys.noteUsed(digest, now);
+      this.store.apiKeys.markUsed(match.id, now).catch((err) => request.log.warn({ err }, 'could not record API key use'));
+    }
+  }
+
   private async authenticateSession(request: FastifyRequest, token: string): Promise<Principal> {
-    const now = nowIso();
+    const nowMs = Date.now();
+    const now = isoTime(nowMs);
     const session = token.length <= 128 ? await this.store.sessions.findActive(sha256Hex(token), now) : undefined;
     if (!session) throw notAuthenticated();
     refuseCrossSiteWrite(request);
-    if (Date.parse(now) - Date.parse(session.last_seen_at) > TOUCH_INTERVAL_MS) {
+    if (nowMs - Date.parse(session.last_seen_at) > TOUCH_INTERVAL_MS) {
       this.store.sessions.touch(session.id, now).catch((err) => request.log.warn({ err }, 'could not update session'));
     }
     return { kind: 'session', userId: session.user_id, username: session.username, sessionId: session.id, actor: session.username };
@@ -163,9 +190,7 @@ function sameOrigin(request: FastifyRequest): boolean {
 /** Registers the hook that authenticates every route not marked `config: { public: true }`. */
 export function registerAuthentication(app: FastifyInstance, authenticator: Authenticator): void {
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
-    // The Swagger UI's own routes (registered by @fastify/swagger-ui) are public like /openapi.json.
-    if (request.is404 || request.url.startsWith('/docs')) return;
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
     if (request.routeOptions.config.agent) {
       request.principal = await authenticator.authenticateAgent(request);
       return;
@@ -178,6 +203,26 @@ export function registerAuthentication(app: FastifyInstance, authenticator: Auth
     const principal = await authenticator.authenticate(request);
     if (!principal) throw notAuthenticated();
     request.principal = principal;
+  };
+  // A callback hook, so that a key verified a moment ago lets the request on at once (no promise);
+  // everything else goes through `authenticate` above.
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    // The Swagger UI's own routes (registered by @fastify/swagger-ui) are public like /openapi.json.
+    if (request.is404 || request.url.startsWith('/docs')) return done();
+    const config = request.routeOptions.config;
+    if (!config.agent && !config.public) {
+      let principal: Principal | undefined;
+      try {
+        principal = authenticator.authenticateCached(request);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (principal) {
+        request.principal = principal;
+        return done();
+      }
+    }
+    authenticate(request).then(() => done(), done);
   });
 }
 

@@ -46,6 +46,19 @@ export class ApiKeyCache {
     keys.onRevoke(() => this.clear());
   }
 
+  /**
+   * What `find` would answer right now without waiting for anything: the cached row when the
+   * revocation mark needs no reading again and the entry is fresh, else undefined (then `find`
+   * must be asked). Lets the common request, a key used a moment ago, be authenticated without
+   * a promise.
+   */
+  findCached(digest: string): ApiKeyRow | undefined {
+    const now = this.now();
+    if (now - this.markReadAt >= RECHECK_MS) return undefined;
+    const entry = this.entries.get(digest);
+    return entry && now - entry.cachedAt < TTL_MS ? entry.row : undefined;
+  }
+
   /** The stored key whose hash is `digest` (the presented key's SHA-256), or undefined. */
   async find(key: string, digest: string): Promise<ApiKeyRow | undefined> {
     await this.recheck();

@@ -85,8 +85,10 @@ const DESCRIPTION = [
   'its range only; else in id order; only the subnets and one reference per device are held), so its size is bounded by the',
   'inventory, not by memory. It',
   'is also kept as sent while the inventory, the scanned subnets, the agents and the routing table are unchanged (up to a minute;',
-  'about 80 MiB of answers at most), so the same map asked again is sent from memory. With 100,000 devices the whole graph is',
-  'about 30 MiB and its first reading takes most of a second (bench/results/views.md); the overview is a few kilobytes.',
+  'about 80 MiB of answers at most), so the same map asked again is sent from memory. The whole graph (no filter) is also kept',
+  'up to date after a write: the server keeps its devices and their nodes as sent, reads again only the devices written since',
+  "(each device's node is written again only when it changed), and answers byte for byte what a fresh reading would. With",
+  '100,000 devices the whole graph is about 30 MiB (bench/results/views.md); the overview is a few kilobytes.',
 ].join('\n');
 
 /** The server's own networks: its interfaces' (virtual ones left out), as GET /api/network/detect reports them. */

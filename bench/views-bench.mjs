@@ -36,7 +36,8 @@
 //
 // Environment: BENCH_DEVICES (100000), BENCH_SUBNETS (50), BENCH_COMPARE_DEVICES (10000),
 // BENCH_MAP_DEVICES (10000), BENCH_RUNS (20), BENCH_ONLY_CASES (comma-separated case names),
-// BENCH_RESULTS_NAME (views).
+// BENCH_RESULTS_NAME (views), BENCH_ANCHOR (an older commit: its build serves the same store on a second port and
+// every http case is measured on it right after this build's, reported as `<store>@<commit>`).
 // Results: bench/results/<BENCH_RESULTS_NAME>.json and .md.
 /* global document, window, requestAnimationFrame -- functions given to page.evaluate run in the browser */
 import { execFileSync } from 'node:child_process';
@@ -46,7 +47,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { seedInventory } from './inventory.mjs';
 import { openBenchApp } from './app.mjs';
-import { ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
+import { anchorBuild, ensureBuilt, sanityChecks, writeResults } from './lib.mjs';
 
 // Scope guard: servers started by benchmarks may scan only loopback and the namespace lab.
 process.env.NETWARDEN_SCAN_ALLOW ??= '127.0.0.0/8,10.66.0.0/24';
@@ -173,6 +174,7 @@ if (!process.env.BENCH_SKIP_BUILD) {
   ensureBuilt({ markers: ['server.js'], log });
 }
 const dist = new URL('../dist/', import.meta.url);
+const anchor = anchorBuild(log);
 const { openStore } = await import(new URL('store/index.js', dist));
 const { ensurePgSchema, dropPgSchema } = await import(new URL('store/db.js', dist));
 const { createLogger } = await import(new URL('logger.js', dist));
@@ -183,6 +185,28 @@ const summarise = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: Math.round(percentile(sorted, 0.5)), p99: Math.round(percentile(sorted, 0.99)), max: Math.round(sorted.at(-1)), runs: values.length };
 };
+
+/** A build's app (dist: a file URL) over `store`, listening on loopback, with a session. */
+async function serveApp(distUrl, store) {
+  const { app, services, close } = await openBenchApp(distUrl, {
+    store,
+    logger: createLogger('silent'),
+    version: 'bench',
+    appOptions: { logger: false },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${app.server.address().port}`;
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('netwarden_session='))
+    .split(';')[0];
+  return { services, base, cookie, close };
+}
 
 /** A fresh store of the kind, the admin, `count` devices over the subnets; and the app listening on loopback. */
 async function openServer(kind, count, tmp) {
@@ -197,33 +221,22 @@ async function openServer(kind, count, tmp) {
   await initialise(store, { settingsSeed: { updates: { feed_url: 'http://127.0.0.1:9/releases/latest' } }, admin: ADMIN }, createLogger('silent'));
   const seeded = await seedInventory(store, count, 1, { subnets: SUBNETS });
   log(`${kind}: seeded ${seeded.devices} devices and ${seeded.ports} ports in ${seeded.ms} ms`);
-  const { app, services, close } = await openBenchApp(dist, {
-    store,
-    logger: createLogger('silent'),
-    version: 'bench',
-    appOptions: { logger: false },
-  });
-  await reevaluationDone(services, store, kind);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${app.server.address().port}`;
-  const login = await fetch(`${base}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const cookie = login.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('netwarden_session='))
-    .split(';')[0];
+  const own = await serveApp(dist, store);
+  await reevaluationDone(own.services, store, kind);
+  const anchorApp = anchor ? await serveApp(anchor.dist, store) : null;
+  const backends = kind === 'postgres' ? await poolBackends(store) : [];
   return {
     kind,
     store,
-    base,
-    cookie,
+    base: own.base,
+    cookie: own.cookie,
     seeded,
-    backends: kind === 'postgres' ? await poolBackends(store) : [],
+    backends,
+    /** The anchor's build over the same store (BENCH_ANCHOR), or null. */
+    anchor: anchorApp ? { kind, store, base: anchorApp.base, cookie: anchorApp.cookie, backends } : null,
     async close() {
-      await close();
+      await own.close();
+      await anchorApp?.close();
       await store.close();
       if (schema) await dropPgSchema(PG_URL, schema);
     },
@@ -536,6 +549,12 @@ try {
           results.http[kind][testCase.name] = result;
           if (testCase.aim !== false)
             check(`${kind} ${testCase.name}: p99 under ${AIM.http_p99_ms} ms`, result.p99 < AIM.http_p99_ms, `${result.p99} ms`);
+          if (server.anchor) {
+            // The anchor right after, on the same store and machine load: only the comparison means anything on a loaded machine.
+            const name = `${kind}@${anchor.short}`;
+            results.http[name] ??= {};
+            results.http[name][testCase.name] = await httpCase(testCase, { ...server.anchor, kind: name }, ctx);
+          }
         }
       } finally {
         await server.close();

@@ -10,7 +10,8 @@ import { DEVICE_STATUSES } from '../core/device-status.js';
 import type { ChangeFilters } from '../store/changes.js';
 import type { DeviceFilters } from '../store/devices.js';
 import type { Store } from '../store/index.js';
-import { describeValidationError, notFound } from './errors.js';
+import { ipv4ToInt, parseIpv4Network } from '../core/net.js';
+import { badRequest, describeValidationError, notFound } from './errors.js';
 import { Id, StringEnum } from './schemas.js';
 import { createValidatorCompiler } from './validation.js';
 
@@ -20,6 +21,9 @@ export const DEVICE_FILTER_PARAMS = {
   risk_level: Type.Optional(StringEnum(RISK_LEVELS)),
   is_trusted: Type.Optional(Type.Boolean()),
   zone: Type.Optional(Type.String({ minLength: 1, maxLength: ZONE_NAME_MAX_LENGTH })),
+  subnet: Type.Optional(
+    Type.String({ maxLength: 18, description: 'Only devices whose address lies in this IPv4 CIDR network, e.g. `192.168.1.0/24` (the Map filter)' }),
+  ),
   online: Type.Optional(
     Type.Boolean({
       description:
@@ -58,7 +62,16 @@ export type ChangeFilterQuery = Static<typeof ChangeFilterQuery>;
 /** The store's device filters from the query; an unknown `scan_id` is a 404, as on the list. */
 export async function deviceFiltersOf(store: Store, query: DeviceFilterQuery): Promise<DeviceFilters> {
   if (query.scan_id !== undefined && !(await store.scans.get(query.scan_id))) throw notFound('Scan');
+  let range: DeviceFilters['range'];
+  if (query.subnet !== undefined) {
+    const parsed = parseIpv4Network(query.subnet);
+    if (!parsed.ok || !query.subnet.includes('/'))
+      throw badRequest(`subnet: must be an IPv4 CIDR network such as 192.168.1.0/24 (got "${query.subnet}")`);
+    const low = ipv4ToInt(parsed.value.network);
+    range = { low, high: low + parsed.value.size - 1 };
+  }
   return {
+    range,
     scanId: query.scan_id,
     riskLevel: query.risk_level,
     isTrusted: query.is_trusted,

@@ -158,6 +158,12 @@ interface Gateway {
   evidence: TopologyEvidence;
 }
 
+/** Where a device's node goes: its subnet and its kind (a device, or the switch or access point others hang off). */
+export interface DevicePlacement {
+  subnet: string;
+  kind: 'device' | 'switch' | 'access_point';
+}
+
 const BLOCK_CACHE_SIZE = 4096;
 
 function rangeOf(cidr: string): { low: number; high: number; prefix: number; cidr: string } | null {
@@ -343,32 +349,48 @@ export class TopologyBuilder {
   deviceNodes(devices: readonly TopologyDevice[]): TopologyNode[] {
     const nodes: TopologyNode[] = [];
     for (const device of devices) {
-      const subnet = this.subnetOf(device.ip_sort);
-      if (this.gatewayDeviceIds.has(device.id)) {
-        // Drawn as its subnet's gateway; the subnet is drawn with it.
-        this.indexOf(subnet);
-        continue;
-      }
-      this.tally(subnet, device.risk_level, device.online, 1);
-      this.deviceIds.push(device.id);
-      this.deviceSubnets.push(this.indexOf(subnet));
-      const parentKind = this.parentKinds.get(device.id);
-      if (parentKind) this.emittedParents.add(device.id);
-      nodes.push({
-        id: `device:${device.id}`,
-        kind: parentKind ?? 'device',
-        device_id: device.id,
-        label: deviceLabel(device),
-        device_type: device.device_type,
-        risk_level: device.risk_level,
-        online: device.online,
-        zone: device.zone,
-        subnet: subnet.cidr,
-        ip_address: device.ip_address,
-        device_count: null,
-      });
+      const placed = this.place(device);
+      if (placed) nodes.push(this.deviceNode(device, placed));
     }
     return nodes;
+  }
+
+  /**
+   * Takes the next device (as deviceNodes does, one at a time): counts it into its subnet and says
+   * where its node goes, the subnet's CIDR and the node's kind; null for a gateway device (no node
+   * of its own). Whoever keeps a device's node (as text) may reuse it while the device and this
+   * placement are the same; else `deviceNode` gives it.
+   */
+  place(device: TopologyDevice): DevicePlacement | null {
+    const subnet = this.subnetOf(device.ip_sort);
+    if (this.gatewayDeviceIds.has(device.id)) {
+      // Drawn as its subnet's gateway; the subnet is drawn with it.
+      this.indexOf(subnet);
+      return null;
+    }
+    this.tally(subnet, device.risk_level, device.online, 1);
+    this.deviceIds.push(device.id);
+    this.deviceSubnets.push(this.indexOf(subnet));
+    const parentKind = this.parentKinds.get(device.id);
+    if (parentKind) this.emittedParents.add(device.id);
+    return { subnet: subnet.cidr, kind: parentKind ?? 'device' };
+  }
+
+  /** A placed device's node. */
+  deviceNode(device: TopologyDevice, placed: DevicePlacement): TopologyNode {
+    return {
+      id: `device:${device.id}`,
+      kind: placed.kind,
+      device_id: device.id,
+      label: deviceLabel(device),
+      device_type: device.device_type,
+      risk_level: device.risk_level,
+      online: device.online,
+      zone: device.zone,
+      subnet: placed.subnet,
+      ip_address: device.ip_address,
+      device_count: null,
+    };
   }
 
   private tally(subnet: Subnet, risk: RiskLevel, online: boolean, count: number): void {
@@ -537,22 +559,37 @@ export class TopologyBuilder {
     return this.upper().nodes;
   }
 
+  /** The structure's edges (internet, gateways, agents, subnets): the first of edges(). */
+  upperEdges(): TopologyEdge[] {
+    return this.upper().edges;
+  }
+
+  /**
+   * The edge up from a placed device when a source places it under a switch or access point
+   * drawn in this answer; null when it hangs off its subnet (`subnet:<cidr>` → device, l2,
+   * inferred). After every device was placed; edges() gives the same.
+   */
+  attachedEdge(deviceId: number): TopologyEdge | null {
+    const attachment = this.parentOf.get(deviceId);
+    if (!attachment || !this.emittedParents.has(attachment.parent_device_id)) return null;
+    return {
+      source: `device:${attachment.parent_device_id}`,
+      target: `device:${deviceId}`,
+      kind: attachment.kind,
+      evidence: 'confirmed',
+      ...(attachment.source ? { confirmed_by: attachment.source } : {}),
+    };
+  }
+
   /** Every edge, a chunk at a time: the structure's, then one up from each device. */
   *edges(chunk = 1000): Generator<TopologyEdge[]> {
     yield this.upper().edges;
     let page: TopologyEdge[] = [];
     for (let i = 0; i < this.deviceIds.length; i++) {
       const id = this.deviceIds[i];
-      const attachment = this.parentOf.get(id);
-      if (attachment && this.emittedParents.has(attachment.parent_device_id)) {
-        page.push({
-          source: `device:${attachment.parent_device_id}`,
-          target: `device:${id}`,
-          kind: attachment.kind,
-          evidence: 'confirmed',
-          ...(attachment.source ? { confirmed_by: attachment.source } : {}),
-        });
-      } else {
+      const attached = this.attachedEdge(id);
+      if (attached) page.push(attached);
+      else {
         page.push({ source: `subnet:${this.subnetList[this.deviceSubnets[i]].cidr}`, target: `device:${id}`, kind: 'l2', evidence: 'inferred' });
       }
       if (page.length >= chunk) {

@@ -31,6 +31,8 @@ export interface DeviceFilters {
   riskLevel?: RiskLevel;
   isTrusted?: boolean;
   zone?: string;
+  /** Only addresses in [low, high] (a subnet). */
+  range?: { low: number; high: number };
   online?: boolean;
   /** Case-insensitive substring of any of SEARCHED_COLUMNS, or an open port number. */
   search?: string;
@@ -141,6 +143,7 @@ export class DeviceStore {
       query.riskLevel,
       query.isTrusted,
       query.zone,
+      query.range ?? null,
       query.online,
       search ?? '',
       query.status,
@@ -221,6 +224,7 @@ export class DeviceStore {
     if (query.riskLevel) base = base.where('risk_level', '=', query.riskLevel);
     if (query.isTrusted !== undefined) base = base.where('is_trusted', '=', query.isTrusted ? 1 : 0);
     if (query.zone !== undefined) base = base.where('zone', '=', query.zone);
+    if (query.range) base = base.where('ip_sort', '>=', query.range.low).where('ip_sort', '<=', query.range.high);
     if (query.online !== undefined) base = base.where('online', '=', query.online ? 1 : 0);
     if (query.status !== undefined) base = base.where('status', '=', query.status);
     else if (query.excludeArchived) base = base.where('status', '<>', 'archived');

@@ -29,14 +29,19 @@ export interface MatrixDeviceRow {
   ports: { port: number; protocol: string; service: string | null }[];
 }
 
-/** Devices per page: one `in (…)` list of their ids reads their ports. */
+/** Devices per page on SQLite: one `in (…)` list of their ids reads their ports. */
 export const MATRIX_PAGE_SIZE = IDS_PER_STATEMENT;
+/** Devices per page on PostgreSQL, whose ports are read with one array parameter (`= any($1)`): fewer round trips. */
+export const MATRIX_PAGE_SIZE_POSTGRES = 2500;
 
 /** The device (`devices` of the query) has an open port: one probe of the ports index. */
 const hasOpenPort = () => sql<boolean>`exists (select 1 from ports where ports.device_id = devices.id and ports.state = 'open')`;
 
 export class PortMatrixReader {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: 'sqlite' | 'postgres' = 'sqlite',
+  ) {}
 
   /**
    * The matching devices. A zone's devices are read in address order from the index on
@@ -78,11 +83,14 @@ export class PortMatrixReader {
     };
   }
 
-  /** The matching devices with an open port, in address order, `pageSize` at a time with their open ports. */
-  async *pages(filters: PortMatrixFilters, pageSize = MATRIX_PAGE_SIZE): AsyncGenerator<MatrixDeviceRow[]> {
-    const size = Math.min(pageSize, IDS_PER_STATEMENT);
-    let after: { ipSort: number; id: number } | null = null;
-    for (;;) {
+  /**
+   * The matching devices with an open port, in address order, a page at a time with their open
+   * ports. The next page's devices are asked for while this page's ports are read (on PostgreSQL
+   * the two run on two connections of the pool).
+   */
+  async *pages(filters: PortMatrixFilters, pageSize?: number): AsyncGenerator<MatrixDeviceRow[]> {
+    const size = this.dialect === 'postgres' ? (pageSize ?? MATRIX_PAGE_SIZE_POSTGRES) : Math.min(pageSize ?? MATRIX_PAGE_SIZE, IDS_PER_STATEMENT);
+    const devicePage = (after: { ipSort: number; id: number } | null) => {
       let page = this.devices(filters)
         .where(hasOpenPort())
         .select([
@@ -98,16 +106,24 @@ export class PortMatrixReader {
           'devices.risk_score',
         ]);
       if (after) page = page.where(sql<boolean>`(${sql.ref('devices.ip_sort')}, ${sql.ref('devices.id')}) > (${after.ipSort}, ${after.id})`);
-      const rows = await page.orderBy('devices.ip_sort').orderBy('devices.id').limit(size).execute();
+      return page.orderBy('devices.ip_sort').orderBy('devices.id').limit(size).execute();
+    };
+    let pending = devicePage(null);
+    for (;;) {
+      const rows = await pending;
       if (rows.length === 0) return;
+      const more = rows.length === size;
+      if (more) {
+        const last = rows[rows.length - 1];
+        pending = devicePage({ ipSort: Number(last.ip_sort), id: last.id });
+        // Awaited on the next turn; a failure then is thrown there, not left unhandled meanwhile.
+        pending.catch(() => undefined);
+      }
+      const ids = rows.map((r) => r.id);
       const ports = await this.db
         .selectFrom('ports')
         .select(['device_id', 'port', 'protocol', 'service'])
-        .where(
-          'device_id',
-          'in',
-          rows.map((r) => r.id),
-        )
+        .where((eb) => (this.dialect === 'postgres' ? eb(sql`device_id`, '=', sql`any(${ids}::int[])`) : eb('device_id', 'in', ids)))
         .where('state', '=', 'open')
         .orderBy('device_id')
         .orderBy('port')
@@ -130,9 +146,7 @@ export class PortMatrixReader {
         risk_score: r.risk_score,
         ports: byDevice.get(r.id) ?? [],
       }));
-      if (rows.length < size) return;
-      const last = rows[rows.length - 1];
-      after = { ipSort: Number(last.ip_sort), id: last.id };
+      if (!more) return;
     }
   }
 }

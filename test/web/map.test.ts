@@ -233,4 +233,19 @@ describe.skipIf(skipReason !== null).sequential('web UI: the network map', () =>
   it('ran without page errors or Content-Security-Policy violations', () => {
     expect(browser.errors).toEqual([]);
   });
+
+  it('finds up to 20 real matches inside a subnet filter, not the first 20 of the whole inventory', async () => {
+    // 449 host names hold "host-"; the 400 of 10.77.1.0/24 and 10.77.2.0/24 come first in address order, 49 are in 10.77.3.0/24.
+    await page.goto(browser.url('/map?subnet=10.77.3.0/24'));
+    await expect.poll(() => page.locator('.map-summary').textContent(), { timeout: 15_000 }).toContain('50 devices');
+    await page.getByLabel('Find').fill('host-');
+    await expect.poll(() => page.locator('.map-summary').textContent(), { timeout: 15_000 }).toContain('more than 20 matches');
+    const listed = page.getByRole('region', { name: 'Matches' }).getByRole('listitem');
+    await expect.poll(() => listed.count()).toBe(20);
+    for (const text of await listed.allTextContents()) expect(text).toContain('10.77.3.');
+    // Narrower: host-440 … host-449, the 10 of that subnet (host-44 itself is in 10.77.1.0/24).
+    await page.getByLabel('Find').fill('host-44');
+    await expect.poll(() => page.locator('.map-summary').textContent()).toContain('10 matches');
+    await expect.poll(() => listed.count()).toBe(10);
+  });
 });

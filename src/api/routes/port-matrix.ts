@@ -43,7 +43,7 @@ function byteLength(chunks: readonly Buffer[]): number {
 
 export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
-  const reader = new PortMatrixReader(store.handle.db);
+  const reader = new PortMatrixReader(store.handle.db, store.dialect);
   // The whole network's matrix is 29 MiB at 100,000 devices and takes seconds to read and write
   // out: kept as sent (the chunks) while the data version is the one it was read at.
   const answers = new VersionedCache<Buffer[]>(() => store.currentDataVersion(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
@@ -106,7 +106,14 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const kept = answers.peek(key, version);
       if (kept) return send(Readable.from(kept, { objectMode: false }));
 
-      const [{ groups, total }, policies] = await Promise.all([reader.groups(filters), store.policies.get()]);
+      // The first page of devices is asked for at once, while the port counts are read.
+      const pages = reader.pages(filters);
+      const firstPage = pages.next();
+      firstPage.catch(() => undefined);
+      const [{ groups, total }, policies] = await Promise.all([reader.groups(filters), store.policies.get()]).catch(async (err: unknown) => {
+        await pages.return(undefined).catch(() => undefined);
+        throw err;
+      });
       const ports = matrixPorts(groups, policies, total);
       const forbidden = forbiddenCombinations(groups, policies);
 
@@ -114,21 +121,27 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const head = { subnet, zone, total_devices: total, rare_rule: RARE_RULE, ports };
         yield `${JSON.stringify(head).slice(0, -1)},"devices":[`;
         let first = true;
-        for await (const page of reader.pages(filters)) {
-          const items = page.map((d): MatrixDeviceRecord => ({
-            device_id: d.id,
-            name: d.name,
-            ip_address: d.ip_address,
-            zone: d.zone,
-            device_type: d.device_type,
-            online: d.online,
-            risk_level: d.risk_level,
-            risk_score: d.risk_score,
-            ports: d.ports.map((p) => ({ ...p, forbidden: forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service)) })),
-          }));
-          const text = items.map((item) => JSON.stringify(item)).join(',\n');
-          yield first ? `\n${text}` : `,\n${text}`;
-          first = false;
+        try {
+          for (let next = await firstPage; !next.done; next = await pages.next()) {
+            const page = next.value;
+            const items = page.map((d): MatrixDeviceRecord => ({
+              device_id: d.id,
+              name: d.name,
+              ip_address: d.ip_address,
+              zone: d.zone,
+              device_type: d.device_type,
+              online: d.online,
+              risk_level: d.risk_level,
+              risk_score: d.risk_score,
+              ports: d.ports.map((p) => ({ ...p, forbidden: forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service)) })),
+            }));
+            const text = items.map((item) => JSON.stringify(item)).join(',\n');
+            yield first ? `\n${text}` : `,\n${text}`;
+            first = false;
+          }
+        } finally {
+          // A client that left: the store's pages (and a page asked for ahead) are let go.
+          await pages.return(undefined);
         }
         yield ']}\n';
       }

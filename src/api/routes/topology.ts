@@ -8,6 +8,7 @@ import { ipv4ToInt, parseIpv4Network } from '../../core/net.js';
 import {
   FALLBACK_SUBNET_PREFIX,
   NARROWEST_SUBNET_PREFIX,
+  GATEWAY_DEVICE_TYPES,
   TopologyBuilder,
   WIDEST_SUBNET_PREFIX,
   defaultGatewayFromProcRoute,
@@ -18,7 +19,7 @@ import {
 } from '../../core/topology.js';
 import { Topology } from '../../schemas/topology.js';
 import { toAgentRecord } from '../../store/agents.js';
-import { TopologyStore, type TopologyFilters } from '../../store/topology.js';
+import { TopologyStore, type ChangeMark, type TopologyFilters } from '../../store/topology.js';
 import { VersionedCache } from '../../store/versioned-cache.js';
 import { badRequest } from '../errors.js';
 import { StringEnum, errorResponses } from '../schemas.js';
@@ -39,7 +40,7 @@ const ANSWER_CACHE_MS = 60_000;
 /** How long the map's surroundings (networks, agents, the default gateway) are reused at an unchanged data version. */
 const SURROUNDINGS_MS = 2_000;
 
-type Surroundings = Omit<TopologyContext, 'showEmptyNetworks' | 'within' | 'attachments'>;
+type Surroundings = Omit<TopologyContext, 'showEmptyNetworks' | 'within' | 'attachments' | 'gatewayDevices'>;
 
 /** An answer as sent: its chunks of UTF-8. */
 interface Answer {
@@ -84,8 +85,10 @@ const DESCRIPTION = [
   'its range only; else in id order; only the subnets and one reference per device are held), so its size is bounded by the',
   'inventory, not by memory. It',
   'is also kept as sent while the inventory, the scanned subnets, the agents and the routing table are unchanged (up to a minute;',
-  'about 80 MiB of answers at most), so the same map asked again is sent from memory. With 100,000 devices the whole graph is',
-  'about 30 MiB and its first reading takes most of a second (bench/results/views.md); the overview is a few kilobytes.',
+  'about 80 MiB of answers at most), so the same map asked again is sent from memory. The whole graph (no filter) is also kept',
+  'up to date after a write: the server keeps its devices and their nodes as sent, reads again only the devices written since',
+  "(each device's node is written again only when it changed), and answers byte for byte what a fresh reading would. With",
+  '100,000 devices the whole graph is about 30 MiB (bench/results/views.md); the overview is a few kilobytes.',
 ].join('\n');
 
 /** The server's own networks: its interfaces' (virtual ones left out), as GET /api/network/detect reports them. */
@@ -127,22 +130,22 @@ function edgeJson(e: TopologyEdge): string {
   return `{"source":${text(e.source)},"target":${text(e.target)},"kind":"${e.kind}","evidence":"${e.evidence}","confirmed_by":${text(e.confirmed_by ?? null)}}`;
 }
 
-/** The map as JSON text, a chunk per page of devices: `{"nodes":[…],"edges":[…]}`. */
-async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<TopologyDevice[]>) {
+/** The map as JSON text, a chunk per page of devices: `{"nodes":[…],"edges":[…]}`. `pages`: the device nodes as JSON, a page at a time. */
+async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<string[]> | Iterable<string[]>) {
   let first = true;
-  const nodes = (list: readonly TopologyNode[]): string => {
+  const nodes = (list: readonly string[]): string => {
     if (list.length === 0) return '';
-    const body = list.map(nodeJson).join(',\n');
+    const body = list.join(',\n');
     const out = first ? body : `,\n${body}`;
     first = false;
     return out;
   };
-  yield `{"nodes":[\n${nodes(builder.firstNodes())}`;
+  yield `{"nodes":[\n${nodes(builder.firstNodes().map(nodeJson))}`;
   for await (const page of pages) {
-    const chunk = nodes(builder.deviceNodes(page));
+    const chunk = nodes(page);
     if (chunk) yield chunk;
   }
-  yield `${nodes(builder.lastNodes())}\n],\n"edges":[\n`;
+  yield `${nodes(builder.lastNodes().map(nodeJson))}\n],\n"edges":[\n`;
   let firstEdge = true;
   for (const edges of builder.edges()) {
     if (edges.length === 0) continue;
@@ -153,22 +156,221 @@ async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<To
   yield '\n]}\n';
 }
 
+/** The nodes of the devices the store reads, page by page, as JSON. */
+async function* nodePages(builder: TopologyBuilder, pages: AsyncIterable<TopologyDevice[]>): AsyncGenerator<string[]> {
+  for await (const page of pages) yield builder.deviceNodes(page).map(nodeJson);
+}
+
+/** The devices that may be gateways among `devices`, as TopologyStore.gatewayCandidates reads them: in address order, then id. */
+function gatewayCandidatesOf(devices: Iterable<TopologyDevice>, address: string | null): TopologyDevice[] {
+  const types: readonly string[] = GATEWAY_DEVICE_TYPES;
+  const out: TopologyDevice[] = [];
+  for (const d of devices)
+    if ((d.device_type !== null && types.includes(d.device_type)) || (address !== null && d.ip_address === address)) out.push(d);
+  return out.sort((a, b) => a.ip_sort - b.ip_sort || a.id - b.id);
+}
+
+/** A device's node (and its edge up to its subnet) as sent, kept while the device (the same object) and its placement are the same. */
+interface KeptNode {
+  device: TopologyDevice;
+  subnet: string;
+  kind: string;
+  json: string;
+  /** `subnet:<cidr>` → the device, as JSON: its edge unless a switch or access point is drawn above it. */
+  edge: string;
+}
+
+/** Kept device nodes go together in blocks of ids (id / 2^11): a write re-joins only its devices' blocks. */
+const BLOCK_IDS = 2048;
+
+/** A block's device nodes and edges as sent, kept while it holds the same kept nodes. */
+interface KeptBlock {
+  entries: KeptNode[];
+  nodes: Buffer;
+  edges: Buffer | null;
+}
+
+const sameEntries = (a: readonly KeptNode[], b: readonly KeptNode[]): boolean => a.length === b.length && a.every((n, i) => n === b[i]);
+
+/**
+ * The whole map from the kept devices: the same bytes as topologyChunks over the store's pages (in
+ * id order), with each device's node written only when it changed and each block of ids joined
+ * only when one of its devices did.
+ */
+function wholeMap(
+  context: TopologyContext,
+  devices: ReadonlyMap<number, TopologyDevice>,
+  order: readonly number[],
+  nodes: Map<number, KeptNode>,
+  blocks: Map<number, KeptBlock>,
+): Iterable<string | Buffer> {
+  const builder = new TopologyBuilder(context);
+  const placedBlocks: { block: number; entries: KeptNode[] }[] = [];
+  for (const id of order) {
+    const device = devices.get(id)!;
+    const placed = builder.place(device);
+    if (!placed) continue;
+    let node = nodes.get(id);
+    if (!node || node.device !== device || node.subnet !== placed.subnet || node.kind !== placed.kind) {
+      node = {
+        device,
+        subnet: placed.subnet,
+        kind: placed.kind,
+        json: nodeJson(builder.deviceNode(device, placed)),
+        edge: edgeJson({ source: `subnet:${placed.subnet}`, target: `device:${id}`, kind: 'l2', evidence: 'inferred' }),
+      };
+      nodes.set(id, node);
+    }
+    const block = Math.floor(id / BLOCK_IDS);
+    const last = placedBlocks.at(-1);
+    if (last && last.block === block) last.entries.push(node);
+    else placedBlocks.push({ block, entries: [node] });
+  }
+  const nodeBuffers: Buffer[] = [];
+  const edgeBuffers: Buffer[] = [];
+  const seen = new Set<number>();
+  for (const { block, entries } of placedBlocks) {
+    seen.add(block);
+    let kept = blocks.get(block);
+    if (!kept || !sameEntries(kept.entries, entries)) {
+      kept = { entries, nodes: Buffer.from(entries.map((e) => e.json).join(',\n')), edges: null };
+      blocks.set(block, kept);
+    }
+    nodeBuffers.push(kept.nodes);
+    if (entries.some((e) => builder.attachedEdge(e.device.id) !== null)) {
+      edgeBuffers.push(
+        Buffer.from(
+          entries
+            .map((e) => {
+              const attached = builder.attachedEdge(e.device.id);
+              return attached ? edgeJson(attached) : e.edge;
+            })
+            .join(',\n'),
+        ),
+      );
+    } else {
+      kept.edges ??= Buffer.from(entries.map((e) => e.edge).join(',\n'));
+      edgeBuffers.push(kept.edges);
+    }
+  }
+  for (const block of [...blocks.keys()]) if (!seen.has(block)) blocks.delete(block);
+  const chunks: (string | Buffer)[] = [`{"nodes":[\n${builder.firstNodes().map(nodeJson).join(',\n')}`];
+  for (const buffer of nodeBuffers) chunks.push(',\n', buffer);
+  const lastNodes = builder.lastNodes().map(nodeJson);
+  chunks.push(`${lastNodes.length > 0 ? `,\n${lastNodes.join(',\n')}` : ''}\n],\n"edges":[\n`);
+  const upper = builder.upperEdges().map(edgeJson);
+  let firstEdge = upper.length === 0;
+  if (!firstEdge) chunks.push(upper.join(',\n'));
+  for (const buffer of edgeBuffers) {
+    if (!firstEdge) chunks.push(',\n');
+    chunks.push(buffer);
+    firstEdge = false;
+  }
+  chunks.push('\n]}\n');
+  return chunks;
+}
+
+class KeptDevices {
+  private devices = new Map<number, TopologyDevice>();
+  private order: number[] = [];
+  private mark: ChangeMark | null = null;
+  private readonly nodes = new Map<number, KeptNode>();
+  private readonly blocks = new Map<number, KeptBlock>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly topology: TopologyStore) {}
+
+  /** Brings the devices up to date, then gives them (in id order, as the store's pages) to `use`, before any other update. */
+  with<T>(
+    use: (devices: ReadonlyMap<number, TopologyDevice>, order: readonly number[], nodes: Map<number, KeptNode>, blocks: Map<number, KeptBlock>) => T,
+  ): Promise<T> {
+    const run = this.queue.then(async () => {
+      await this.update();
+      return use(this.devices, this.order, this.nodes, this.blocks);
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async update(): Promise<void> {
+    try {
+      const { mark, ids } = await this.topology.changesSince(this.mark);
+      let members = false;
+      if (ids === null) {
+        const all = new Map<number, TopologyDevice>();
+        for await (const page of this.topology.iterate({}, PAGE_SIZE)) for (const d of page) all.set(d.id, d);
+        this.devices = all;
+        members = true;
+      } else if (ids.length > 0) {
+        const now = new Map((await this.topology.devicesById(ids)).map((d) => [d.id, d]));
+        for (const id of ids) {
+          const device = now.get(id);
+          const had = this.devices.has(id);
+          if (device) this.devices.set(id, device);
+          else if (had) this.devices.delete(id);
+          if (had !== (device !== undefined)) members = true;
+        }
+      }
+      if ((await this.topology.countDevices()) !== this.devices.size) {
+        // A device deleted (PostgreSQL), or written while this was read: settle by the ids.
+        const present = await this.topology.deviceIds();
+        const set = new Set(present);
+        for (const id of [...this.devices.keys()]) if (!set.has(id)) this.devices.delete(id);
+        const missing = present.filter((id) => !this.devices.has(id));
+        for (const d of await this.topology.devicesById(missing)) this.devices.set(d.id, d);
+        members = true;
+      }
+      if (members) {
+        this.order = [...this.devices.keys()].sort((a, b) => a - b);
+        for (const id of [...this.nodes.keys()]) if (!this.devices.has(id)) this.nodes.delete(id);
+      }
+      this.mark = mark;
+    } catch (err) {
+      // Not known where it stopped: read everything next time.
+      this.mark = null;
+      throw err;
+    }
+  }
+}
+
 /** Passes the chunks on as UTF-8 and, once all were sent, gives them to `done` (unless they grew past `max` bytes). */
-async function* keeping(chunks: AsyncIterable<string>, max: number, done: (answer: Answer) => void): AsyncGenerator<Buffer> {
+async function* keeping(
+  chunks: AsyncIterable<string | Buffer> | Iterable<string | Buffer>,
+  max: number,
+  done: (answer: Answer) => void,
+): AsyncGenerator<Buffer> {
   let kept: Buffer[] | null = [];
   let bytes = 0;
   for await (const chunk of chunks) {
-    const buffer = Buffer.from(chunk, 'utf8');
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     bytes += buffer.length;
     if (kept && bytes <= max) kept.push(buffer);
     else kept = null;
     yield buffer;
   }
-  // Kept as one buffer: sent again in one write rather than hundreds.
-  if (kept) done({ chunks: [Buffer.concat(kept, bytes)], bytes });
+  // Small chunks kept together: sent again in a few writes rather than hundreds.
+  if (kept) done({ chunks: coalesce(kept), bytes });
 }
 
-async function* noPages(): AsyncGenerator<TopologyDevice[]> {}
+/** Runs of chunks under 64 KiB joined into one. */
+function coalesce(chunks: Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  let run: Buffer[] = [];
+  let runBytes = 0;
+  for (const chunk of chunks) {
+    if (chunk.length >= 65536) {
+      if (run.length > 0) out.push(Buffer.concat(run, runBytes));
+      run = [];
+      runBytes = 0;
+      out.push(chunk);
+    } else {
+      run.push(chunk);
+      runBytes += chunk.length;
+    }
+  }
+  if (run.length > 0) out.push(Buffer.concat(run, runBytes));
+  return out;
+}
 
 /**
  * The overview's counts: devices per block of addresses from the database, and one by one those
@@ -191,9 +393,10 @@ async function countOverview(builder: TopologyBuilder, topology: TopologyStore, 
 
 export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
-  const topology = new TopologyStore(store.db);
+  const topology = new TopologyStore(store.db, store.dialect);
+  const kept = new KeptDevices(topology);
   /** What the map is drawn in besides the devices: known networks, agents, the default gateway and the devices that may be gateways. */
-  const readSurroundings = async (version: number): Promise<Surroundings> => {
+  const readSurroundings = async (): Promise<Surroundings> => {
     const [own, gateway, scanned, agents] = await Promise.all([serverNetworks(), defaultGateway(), topology.scannedSubnets(), store.agents.list()]);
     const now = Date.now();
     const agentRecords = agents.map((a) => toAgentRecord(a, now));
@@ -205,7 +408,6 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       ],
       agents: agentRecords.map((a) => ({ id: a.id, name: a.name, networks: a.networks, online: a.status === 'online' })),
       defaultGateway: gateway,
-      gatewayDevices: await candidates.get(gateway ?? '', () => topology.gatewayCandidates(gateway), version),
     };
   };
   // The devices that may be gateways (a scan of the devices' types) kept at the data version they were read at, as the
@@ -276,29 +478,46 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Read before anything else: an answer is kept only if no write happened while it was read.
       const version = await answers.currentVersion();
       // Everything but the devices is read before the answer starts, so a failure here is an ordinary error answer.
-      const around = await surroundings.get('', () => readSurroundings(version), version);
+      const around = await surroundings.get('', () => readSurroundings(), version);
       const showEmptyNetworks = filters.zone === undefined;
-      // The same filters over the same networks, agents and gateways at the same data version: the same answer.
+      // The same filters over the same networks, agents and gateway at the same data version: the same answer.
       const key = JSON.stringify([detail, filters.range ?? null, filters.zone ?? null, around, showEmptyNetworks, within ?? null]);
       reply.type('application/json; charset=utf-8');
-      const kept = answers.peek(key, version);
-      if (kept) return reply.send(Readable.from(kept.chunks, { objectMode: false }));
+      const sent = answers.peek(key, version);
+      if (sent) return reply.send(Readable.from(sent.chunks, { objectMode: false }));
 
-      const context: TopologyContext = {
-        ...around,
-        // Which device hangs off which switch or access point: stored rows, so the data version covers them.
-        attachments: await topology.attachments(filters),
-        showEmptyNetworks,
-        within,
-      };
-      const builder = new TopologyBuilder(context);
-      let pages: AsyncIterable<TopologyDevice[]>;
-      if (detail === 'subnets') {
-        await countOverview(builder, topology, filters);
-        pages = noPages();
-      } else pages = topology.iterate(filters, PAGE_SIZE);
-      const chunks = keeping(topologyChunks(builder, pages), ANSWER_CACHE_BYTES, (answer) => void answers.set(key, version, answer));
-      return reply.send(Readable.from(chunks, { objectMode: false }));
+      // Which device hangs off which switch or access point: stored rows, so the data version covers them.
+      const attachments = await topology.attachments(filters);
+      let chunks: AsyncIterable<string | Buffer> | Iterable<string | Buffer>;
+      if (detail === 'devices' && filters.range === undefined && filters.zone === undefined) {
+        // The whole map: from the kept devices, brought up to date; only the nodes of changed devices are written again.
+        chunks = await kept.with((devices, order, nodes, blocks) =>
+          wholeMap(
+            { ...around, gatewayDevices: gatewayCandidatesOf(devices.values(), around.defaultGateway), attachments, showEmptyNetworks, within },
+            devices,
+            order,
+            nodes,
+            blocks,
+          ),
+        );
+      } else {
+        const context: TopologyContext = {
+          ...around,
+          gatewayDevices: await candidates.get(around.defaultGateway ?? '', () => topology.gatewayCandidates(around.defaultGateway), version),
+          attachments,
+          showEmptyNetworks,
+          within,
+        };
+        const builder = new TopologyBuilder(context);
+        let pages: AsyncIterable<string[]> | Iterable<string[]>;
+        if (detail === 'subnets') {
+          await countOverview(builder, topology, filters);
+          pages = [];
+        } else pages = nodePages(builder, topology.iterate(filters, PAGE_SIZE));
+        chunks = topologyChunks(builder, pages);
+      }
+      const sending = keeping(chunks, ANSWER_CACHE_BYTES, (answer) => void answers.set(key, version, answer));
+      return reply.send(Readable.from(sending, { objectMode: false }));
     },
   );
 };

@@ -286,11 +286,12 @@ export function MapPage() {
   const [search, setSearch] = useState('');
   const [matchIndex, setMatchIndex] = useState(-1);
   const term = search.trim();
-  // Devices found by the server's search (GET /api/devices?q=), in subnets of this map.
+  // Devices found by the server's search (GET /api/devices?q=) under the map's own filters (subnet, zone), so the first
+  // matches it lists are all on this map; kept to the subnets drawn.
   const found = useResource(
     async (signal) =>
-      term ? await answer(api.GET('/api/devices', { params: { query: { q: term, zone, limit: MATCHES_LISTED + 1 } }, signal })) : [],
-    [term, zone],
+      term ? await answer(api.GET('/api/devices', { params: { query: { q: term, subnet, zone, limit: MATCHES_LISTED + 1 } }, signal })) : [],
+    [term, subnet, zone],
   );
   const matches = useMemo(
     () =>

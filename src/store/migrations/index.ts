@@ -23,6 +23,7 @@ import * as m020 from './020_view_reads.js';
 import * as m021 from './021_device_links.js';
 import * as m022 from './022_port_sightings.js';
 import * as m023 from './023_device_search_tokens.js';
+import * as m028 from './028_evidence_digest.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -50,6 +51,7 @@ const modules: Record<string, MigrationModule> = {
   '021_device_links': m021,
   '022_port_sightings': m022,
   '023_device_search_tokens': m023,
+  '028_evidence_digest': m028,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -17,7 +17,7 @@
 //      and resolution as ScanRecorder.recordIdentity runs them: recognitionOf for every device; the
 //      identity resolver (IdentityStore.keysOfHolders, DeviceMergeStore.separatedPairs,
 //      resolveIdentities: core/resolver.ts); IdentityStore.recordRecognition with the resolver's
-//      keys and decisions. The CPU of each (process.cpuUsage: user + system), so the figures mean
+//      keys and decisions and the stored keys the resolution read. The CPU of each (process.cpuUsage: user + system), so the figures mean
 //      something on a loaded machine; wall times beside them are noise there.
 //    Aim: recognition and resolution ≤ 1 s of CPU per scan of 10,000 devices beyond the bookkeeping.
 // 2. Lab (root, nmap, sshd, and test/lab/lab.sh able to build the namespace lab; skipped otherwise):
@@ -462,7 +462,9 @@ async function cpuPart(devices) {
       );
       check(`scan ${n}: ${devices.length} devices after folding`, after.length === devices.length, `${after.length}`);
       const cpu2r = process.cpuUsage();
-      await store.identity.recordRecognition(scan.id, records, at);
+      // With the keys the resolution read (the folds' devices read again), as ScanRecorder hands them.
+      const held = { keys: stored, changed: [...into].flatMap(([folded, { target }]) => [folded, target]) };
+      await store.identity.recordRecognition(scan.id, records, at, held);
       const recordCpu = process.cpuUsage(cpu2r);
       const recognitionCpu = process.cpuUsage(cpu1);
       const t3 = performance.now();

@@ -23,7 +23,7 @@ import { publishScanOutcome } from './events.js';
 import { identifyHostsWithProbes, type IdentifyTarget, type ProbedHost } from './identify.js';
 import { recordControllerLinks, recordSwitchLinks } from './links.js';
 import { resolveIdentities, type FoldKind, type ResolverHost } from '../core/resolver.js';
-import type { DeviceRecognitionRecord } from '../store/identity.js';
+import type { DeviceRecognitionRecord, HeldKeys } from '../store/identity.js';
 import type { ScanOwner } from './owner.js';
 import type { ScanRequest, ScanRun } from './scan-run.js';
 
@@ -172,7 +172,7 @@ export class ScanRecorder {
       if (run.engineOptions.signal.aborted) return seen;
       const resolved = await this.resolve(run, seen, targets, records);
       after = resolved.seen;
-      await store.identity.recordRecognition(run.scan.id, resolved.records, nowIso());
+      await store.identity.recordRecognition(run.scan.id, resolved.records, nowIso(), resolved.held);
       // Switches' bridge and LLDP tables (the SNMP probe's): their clients, by the devices as folded.
       const hostOf = new Map(targets.map((t) => [t.host.ip, t.host]));
       await recordSwitchLinks(
@@ -199,7 +199,7 @@ export class ScanRecorder {
     seen: SeenDevice[],
     targets: IdentifyTarget[],
     records: DeviceRecognitionRecord[],
-  ): Promise<{ seen: SeenDevice[]; records: DeviceRecognitionRecord[] }> {
+  ): Promise<{ seen: SeenDevice[]; records: DeviceRecognitionRecord[]; held: HeldKeys }> {
     const { store, log } = this.deps;
     const seenById = new Map(seen.map((s) => [s.deviceId, s]));
     const hosts: ResolverHost[] = records.map((r, i) => ({
@@ -253,7 +253,9 @@ export class ScanRecorder {
     }
     const listed = new Set(out.map((r) => r.deviceId));
     for (const [deviceId, record] of byTarget) if (!listed.has(deviceId)) out.push(record);
-    return { seen: after, records: out };
+    // The keys read above, for recording (the folds made changed their devices' keys: read again).
+    const held = { keys: stored, changed: [...into].flatMap(([folded, { target }]) => [folded, target]) };
+    return { seen: after, records: out, held };
   }
 
   /**

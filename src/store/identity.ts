@@ -4,13 +4,14 @@
  * scan overwrites (migration 015). Scans write through recordRecognition (src/scan/identify.ts);
  * the API reads through get (GET /api/devices/{id}/identity).
  */
-import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { createHash } from 'node:crypto';
+import { type Kysely, type Transaction, type Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
-import { insertMany, insertTuples, isPostgres, updateManyById, type BulkType, type Tuple } from './bulk.js';
+import { insertMany, insertTuples, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
 export const USER_SET_FIELDS = ['name', 'device_type'] as const;
@@ -79,6 +80,23 @@ export interface DeviceRecognitionRecord {
   reason: string;
   /** Other decisions about the device in this scan (new device, address change, resolver notes). */
   decisions: readonly { rule: string; explanation: string }[];
+}
+
+/** A stored key as keysOfHolders reads it: what the resolver compares, and its row (id, source). */
+export interface HeldKey extends StoredKey {
+  id: number;
+  source: string;
+}
+
+/**
+ * What the resolution of a scan read before recording (keysOfHolders), handed to recordRecognition
+ * so that it does not read the same keys again: every key of every device listed in `keys`, as it
+ * was read; `changed`: devices whose keys were written since (the devices of the folds made), read
+ * again.
+ */
+export interface HeldKeys {
+  keys: readonly HeldKey[];
+  changed: Iterable<number>;
 }
 
 /** How many decisions are kept per device: the oldest go first. */
@@ -166,13 +184,14 @@ export class IdentityStore {
    * (replacing the device's previous evidence), the discovered fields (never one a person set)
    * and the decisions.
    */
-  async recordRecognition(scanId: number | null, records: readonly DeviceRecognitionRecord[], at: string): Promise<void> {
+  async recordRecognition(scanId: number | null, records: readonly DeviceRecognitionRecord[], at: string, held?: HeldKeys): Promise<void> {
     if (records.length === 0) return;
     // A device listed twice: one record after the other, each reading what the one before wrote.
     const once = new Set(records.map((r) => r.deviceId)).size === records.length;
+    const heldKeys = once && held ? keysByDevice(held) : undefined;
     await this.db.transaction().execute(async (trx) => {
       if (!once) for (const record of records) await this.recordOne(trx, scanId, record, at);
-      else for (const part of chunks(records, IDS_PER_STATEMENT)) await this.recordBatch(trx, scanId, part, at);
+      else for (const part of chunks(records, IDS_PER_STATEMENT)) await this.recordBatch(trx, scanId, part, at, heldKeys);
     });
     this.onWrite();
   }
@@ -192,13 +211,25 @@ export class IdentityStore {
     scanId: number | null,
     records: readonly DeviceRecognitionRecord[],
     at: string,
+    held?: ReadonlyMap<number, OwnKey[]>,
   ): Promise<void> {
     const ids = records.map((r) => r.deviceId);
     const devices = new Map(
       (
         await trx
           .selectFrom('devices')
-          .select(['id', 'device_type', 'type_confidence', 'vendor', 'model', 'os_name', 'os_version', 'discovered_name', 'user_fields'])
+          .select([
+            'id',
+            'device_type',
+            'type_confidence',
+            'vendor',
+            'model',
+            'os_name',
+            'os_version',
+            'discovered_name',
+            'user_fields',
+            'evidence_digest',
+          ])
           .where('id', 'in', ids)
           .execute()
       ).map((d) => [d.id, d]),
@@ -217,12 +248,21 @@ export class IdentityStore {
       if (list) list.push(key);
       else own.set(deviceId, [key]);
     };
-    for (const k of await trx
-      .selectFrom('device_identity_keys')
-      .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
-      .where('device_id', 'in', seenIds)
-      .execute()) {
-      addOwn(k.device_id, { kind: k.kind, value: k.value, id: k.id, strength: k.strength, source: k.source });
+    // What the resolution read (its entries are the batch's to change: each device is in one batch); the other devices' keys are read.
+    const unread: number[] = [];
+    for (const id of seenIds) {
+      const keys = held?.get(id);
+      if (keys) own.set(id, keys);
+      else unread.push(id);
+    }
+    if (unread.length > 0) {
+      for (const k of await trx
+        .selectFrom('device_identity_keys')
+        .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
+        .where('device_id', 'in', unread)
+        .execute()) {
+        addOwn(k.device_id, { kind: k.kind, value: k.value, id: k.id, strength: k.strength, source: k.source });
+      }
     }
     /**
      * Who holds each strong key the batch may take (one device at most: the index is unique). A
@@ -249,23 +289,19 @@ export class IdentityStore {
       for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
     }
     /**
-     * The devices' stored evidence, each device's as one text with its row count (reading 100,000
-     * rows one by one cost more than writing them again, profiled): see packEvidence.
+     * How many evidence rows each device has stored; what they hold is the device's evidence_digest
+     * (written with them): no row is read (reading them, even packed by the database, cost more than
+     * the rest of a rescan's recording, profiled). The count also catches rows a merge moved in.
      */
-    const storedEvidence = new Map<number, { rows: number; packed: string }>();
-    const packed = sql.join(
-      EVIDENCE_COMPARED.map((c) => sql`cast(octet_length(cast(${sql.ref(c)} as text)) as text) || ':' || cast(${sql.ref(c)} as text)`),
-      sql` || `,
-    );
-    const aggregate = isPostgres(trx) ? sql<string>`string_agg(${packed}, '' order by id)` : sql<string>`group_concat(${packed}, '' order by id)`;
+    const storedEvidence = new Map<number, number>();
     for (const part of chunks(seenIds, IDS_PER_STATEMENT)) {
       for (const e of await trx
         .selectFrom('device_evidence')
-        .select((eb) => ['device_id', eb.fn.countAll<number | string>().as('rows'), aggregate.as('packed')])
+        .select((eb) => ['device_id', eb.fn.countAll<number | string>().as('rows')])
         .where('device_id', 'in', part)
         .groupBy('device_id')
         .execute()) {
-        storedEvidence.set(e.device_id, { rows: Number(e.rows), packed: e.packed });
+        storedEvidence.set(e.device_id, Number(e.rows));
       }
     }
 
@@ -319,15 +355,17 @@ export class IdentityStore {
         }
         if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
-      const stored = storedEvidence.get(deviceId);
-      if ((stored?.rows ?? 0) === record.evidence.length && (stored === undefined || stored.packed === packEvidence(record.evidence))) {
-        if (record.evidence.length > 0) evidenceSeenAgain.push(deviceId);
+      const stored = storedEvidence.get(deviceId) ?? 0;
+      const digest = evidenceDigest(record.evidence);
+      if (stored === record.evidence.length && (stored === 0 || device.evidence_digest === digest)) {
+        if (stored > 0) evidenceSeenAgain.push(deviceId);
       } else {
-        if (storedEvidence.has(deviceId)) evidenceReplaced.push(deviceId);
+        if (stored > 0) evidenceReplaced.push(deviceId);
         for (const e of record.evidence) evidence.push([deviceId, e.field, e.value, e.source, e.detail, Math.round(e.confidence), at]);
       }
 
       const patch = recognisedPatch(device, record.fields);
+      if (device.evidence_digest !== digest) patch.evidence_digest = digest;
       const before = device as Record<string, unknown>;
       let changed = false;
       let described = false;
@@ -367,7 +405,7 @@ export class IdentityStore {
     const { deviceId } = record;
     const device = await trx
       .selectFrom('devices')
-      .select(['device_type', 'type_confidence', 'vendor', 'model', 'os_name', 'os_version', 'discovered_name', 'user_fields'])
+      .select(['device_type', 'type_confidence', 'vendor', 'model', 'os_name', 'os_version', 'discovered_name', 'user_fields', 'evidence_digest'])
       .where('id', '=', deviceId)
       .executeTakeFirst();
     if (!device) return;
@@ -430,6 +468,7 @@ export class IdentityStore {
     }
 
     const patch = recognisedPatch(device, record.fields);
+    patch.evidence_digest = evidenceDigest(record.evidence);
     const before = device as Record<string, unknown>;
     const changed = Object.entries(patch)
       .filter(([k, v]) => before[k] !== v)
@@ -450,7 +489,7 @@ export class IdentityStore {
    * Every stored key of every device that holds one of `keys` (any strength): what the identity
    * resolver (core/resolver.ts) compares a scan's hosts with.
    */
-  async keysOfHolders(keys: readonly { kind: string; value: string }[]): Promise<StoredKey[]> {
+  async keysOfHolders(keys: readonly { kind: string; value: string }[]): Promise<HeldKey[]> {
     // By kind, so that the (kind, value) index serves each lookup (by value alone, every statement
     // read the whole table: most of a rescan's resolution of 10,000 devices, profiled).
     const valuesOf = new Map<string, Set<string>>();
@@ -471,7 +510,7 @@ export class IdentityStore {
         for (const r of rows) holders.add(r.device_id);
       }
     }
-    const out: StoredKey[] = [];
+    const out: HeldKey[] = [];
     // In the order of the devices (the lookups above give them in no particular order).
     for (const part of chunks(
       [...holders].sort((a, b) => a - b),
@@ -479,11 +518,11 @@ export class IdentityStore {
     )) {
       const rows = await this.db
         .selectFrom('device_identity_keys')
-        .select(['device_id', 'kind', 'value', 'strength'])
+        .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
         .where('device_id', 'in', part)
         .orderBy('id')
         .execute();
-      for (const r of rows) out.push({ deviceId: r.device_id, kind: r.kind, value: r.value, strength: r.strength });
+      for (const r of rows) out.push({ deviceId: r.device_id, kind: r.kind, value: r.value, strength: r.strength, id: r.id, source: r.source });
     }
     return out;
   }
@@ -531,6 +570,20 @@ function recognisedPatch(
   return patch;
 }
 
+/** The held keys by device, as recordBatch tracks them; the devices whose keys changed since are left out (read again). */
+function keysByDevice(held: HeldKeys): Map<number, OwnKey[]> {
+  const changed = new Set(held.changed);
+  const out = new Map<number, OwnKey[]>();
+  for (const k of held.keys) {
+    if (changed.has(k.deviceId)) continue;
+    const key: OwnKey = { kind: k.kind, value: k.value, id: k.id, strength: k.strength, source: k.source };
+    const list = out.get(k.deviceId);
+    if (list) list.push(key);
+    else out.set(k.deviceId, [key]);
+  }
+  return out;
+}
+
 /** A device's key as recordBatch tracks it: stored (its row id) or inserted by the batch (the row). */
 interface OwnKey {
   kind: string;
@@ -563,20 +616,18 @@ class PairMap<T> {
 /** A key row recordBatch inserts. */
 type KeyRow = Record<keyof typeof KEY_COLUMNS, string | number>;
 
-/** The columns of evidence compared with what is stored, in the order packEvidence writes them. */
-const EVIDENCE_COMPARED = ['field', 'value', 'source', 'detail', 'confidence'] as const;
-
 /**
- * Evidence as one text, as recordBatch reads the stored evidence packed by the database: each
- * compared column of each row in turn as `<its length in UTF-8 bytes>:<its text>`. Two different
- * lists never pack alike (each text says where it ends), so equal texts mean equal rows.
+ * The digest of a device's evidence (devices.evidence_digest): sha256 of each row's compared
+ * columns (field, value, source, detail, rounded confidence) in turn as `<length>:<text>`, so two
+ * different lists never pack alike (each text says where it ends). Empty evidence: null.
  */
-function packEvidence(evidence: DeviceRecognitionRecord['evidence']): string {
+function evidenceDigest(evidence: DeviceRecognitionRecord['evidence']): string | null {
+  if (evidence.length === 0) return null;
   let out = '';
   for (const e of evidence) {
-    for (const v of [e.field, e.value, e.source, e.detail, String(Math.round(e.confidence))]) out += `${Buffer.byteLength(v)}:${v}`;
+    for (const v of [e.field, e.value, e.source, e.detail, String(Math.round(e.confidence))]) out += `${v.length}:${v}`;
   }
-  return out;
+  return createHash('sha256').update(out).digest('base64');
 }
 
 /** Columns of the bulk writes of recordBatch (tuples are in this order). */
@@ -607,6 +658,7 @@ const PATCH_TYPES: Record<string, BulkType> = {
   os_name: 'text',
   os_version: 'text',
   discovered_name: 'text',
+  evidence_digest: 'text',
 };
 
 /** Whether `recognised` only names `current` in fewer words (letters and digits compared, case ignored). */

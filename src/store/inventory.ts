@@ -32,6 +32,41 @@ export interface DiscoveryRecord {
   notes: IdentityNote[];
 }
 
+/**
+ * The known devices among `decisions` whose stored vendor is the one recognition set (the device's
+ * evidence names it as its vendor) while the host shows the same MAC with a vendor of the MAC
+ * registry's that differs from it (`Hewlett Packard` where recognition said `HP`, `Hon Hai` where
+ * UPnP said `Sony`): discovery keeps their vendor. Recognition read that registry name as one of its
+ * hits (rule `oui-vendor`) and chose its vendor over it; writing the registry's name back would
+ * have every rescan change the vendor twice (a search re-index and a `recognition` decision per
+ * device per scan). A host with another MAC gets the registry's name, and recognition decides again.
+ * Only devices whose vendor would change are looked up.
+ */
+async function recognisedVendors(
+  trx: Transaction<Database>,
+  decisions: readonly { host: DiscoveredHost; deviceId: number | null }[],
+  knownById: ReadonlyMap<number, { vendor: string | null; mac_address: string | null }>,
+): Promise<Set<number>> {
+  const candidates = new Map<number, string>();
+  for (const { host, deviceId } of decisions) {
+    if (deviceId === null || !host.vendor || !host.mac) continue;
+    const before = knownById.get(deviceId);
+    if (!before || before.vendor === null || before.vendor === host.vendor || before.mac_address !== host.mac) continue;
+    candidates.set(deviceId, before.vendor);
+  }
+  const out = new Set<number>();
+  for (const part of chunks([...candidates.keys()], IDS_PER_STATEMENT)) {
+    const rows = await trx
+      .selectFrom('device_evidence')
+      .select(['device_id', 'value'])
+      .where('device_id', 'in', part)
+      .where('field', '=', 'vendor')
+      .execute();
+    for (const r of rows) if (candidates.get(r.device_id) === r.value) out.add(r.device_id);
+  }
+  return out;
+}
+
 /** Writes scan results into the device inventory, one transaction per phase. */
 export class InventoryWriter {
   constructor(
@@ -63,6 +98,7 @@ export class InventoryWriter {
       const unchanged: number[] = [];
       const fresh: typeof decisions = [];
       const created = new Map<string, number>();
+      const recognised = await recognisedVendors(trx, decisions, knownById);
       for (const decision of decisions) {
         const { host } = decision;
         if (decision.deviceId === null) {
@@ -76,7 +112,9 @@ export class InventoryWriter {
           ip_address: host.ip,
           ip_sort: ipv4ToInt(host.ip),
           ...(host.mac ? { mac_address: host.mac, mac_randomized: isLocallyAdministered(host.mac) ? 1 : 0, mac_source: sourceOf(host, 'mac') } : {}),
-          ...(host.vendor ? { vendor: host.vendor } : {}),
+          // The MAC's vendor (the IEEE registry's name, CONTRACT §15 field provenance) does not replace
+          // the vendor recognition set for the same MAC: recognition weighed that name already.
+          ...(host.vendor && !recognised.has(deviceId) ? { vendor: host.vendor } : {}),
           ...(host.hostname ? { hostname: host.hostname, hostname_source: sourceOf(host, 'hostname') } : {}),
         } as const;
         const same =

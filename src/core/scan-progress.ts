@@ -36,6 +36,8 @@ export interface ProgressReading {
   hostsDone?: number;
   /** Hosts the port runs have to scan. */
   hostsTotal?: number | null;
+  /** Hosts of the current nmap host group (default: all those not done). */
+  hostsInGroup?: number;
 }
 
 /**
@@ -52,7 +54,8 @@ export function overallPercent(shape: ProgressShape, reading: ProgressReading): 
     const [from, to] = GROUP_PHASE_WEIGHTS[phase];
     // Without a percentage, the phase has at least begun.
     const group = from + (to - from) * (within ?? 0);
-    const share = (done + (total - done) * group) / total;
+    const inGroup = Math.min(total - done, reading.hostsInGroup ?? total - done);
+    const share = (done + inGroup * group) / total;
     return PORT_RUNS[0] + (PORT_RUNS[1] - PORT_RUNS[0]) * share;
   }
   const span = SPANS[shape][phase];

@@ -31,7 +31,7 @@ export class ProgressTracker {
     const shape = this.profile === 'quick' ? 'quick' : 'full';
     const hostsDone = event.hostsDone ?? this.state.hosts_done;
     const hostsTotal = event.hostsTotal ?? this.state.hosts_total;
-    const reading = { phase: event.phase, percent: event.percent, hostsDone, hostsTotal };
+    const reading = { phase: event.phase, percent: event.percent, hostsDone, hostsTotal, hostsInGroup: event.hostsInGroup };
     const overall = overallPercent(shape, reading) ?? this.state.percent;
     const atTaskEnd = overallPercent(shape, { ...reading, percent: 100 }) ?? overall;
     const elapsed = (now - this.startedAt) / 1000;

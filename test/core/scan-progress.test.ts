@@ -16,6 +16,15 @@ describe('overallPercent', () => {
     expect(second.slice(0, 4)).toEqual([...second.slice(0, 4)].sort((a, b) => a! - b!));
   });
 
+  it('counts the current group only over its own hosts when the engine names it', () => {
+    const at = (percent: number, hostsDone: number) =>
+      overallPercent('full', { phase: 'services', percent, hostsDone, hostsTotal: 8, hostsInGroup: 4 });
+    // The first of two groups of 4 ends its service detection half way along the port runs' stretch.
+    expect(at(100, 0)).toBe(20 + 75 * ((4 * 0.9) / 8));
+    expect(at(100, 4)).toBe(20 + 75 * ((4 + 4 * 0.9) / 8));
+    expect(at(0, 4)!).toBeGreaterThan(at(100, 0)!);
+  });
+
   it('maps discovery and saving onto their spans; says nothing for an event without a figure outside the port runs', () => {
     expect(overallPercent('full', { phase: 'discovery', percent: 50 })).toBe(10);
     expect(overallPercent('quick', { phase: 'discovery', percent: 50 })).toBe(47.5);

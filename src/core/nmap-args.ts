@@ -60,6 +60,23 @@ export interface PortScanOptions extends NmapCommonOptions {
   osDetection: boolean;
   /** The hosts are only thought to be up: nmap checks them with the discovery probes instead of `-Pn`. */
   verifyUp?: boolean;
+  /** How many hosts the run reads from stdin (sizes its host groups: hostGroupSize). */
+  hostCount?: number;
+}
+
+/** Most host groups a port run is cut into. */
+const MAX_HOST_GROUPS = 4;
+
+/**
+ * The hosts nmap scans together in one port run. nmap takes a group through port scan, service
+ * detection and scripts together and writes its hosts only when the whole group is done, so one
+ * group of every host (the old `--min-hostgroup 64`) showed "0 of 8 devices done" until the end.
+ * Up to MAX_HOST_GROUPS groups of at least 4 hosts: the count of devices done moves during a run,
+ * while the hosts of a group still overlap their waits (nmap's own default for 1,000 ports is a
+ * first group of 8, then 64).
+ */
+export function hostGroupSize(hostCount: number): number {
+  return Math.max(4, Math.ceil(hostCount / MAX_HOST_GROUPS));
 }
 
 function portsOf(options: PortScanOptions): PortCoverage {
@@ -89,8 +106,9 @@ export function portScanArgs(options: PortScanOptions): string[] {
     '-T4',
     '--max-retries',
     '2',
-    '--min-hostgroup',
-    '64',
+    ...(options.hostCount === undefined
+      ? ['--min-hostgroup', '64']
+      : ['--min-hostgroup', String(hostGroupSize(options.hostCount)), '--max-hostgroup', String(hostGroupSize(options.hostCount))]),
   ];
   if (options.privileged && (intensive || options.osDetection)) args.push('-O', '--osscan-limit');
   if (intensive) args.push('--script', 'default and safe');

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import type { PortCoverage } from '../core/coverage.js';
-import { discoveryArgs, nmapCoverage, phaseOfTask, portScanArgs, udpScanArgs } from '../core/nmap-args.js';
+import { discoveryArgs, hostGroupSize, nmapCoverage, phaseOfTask, portScanArgs, udpScanArgs } from '../core/nmap-args.js';
 import { NmapXmlReader, type NmapReadEvent, type NmapRun } from '../core/nmap-xml.js';
 import { engineCommand } from './engine-process.js';
 import { vendorForMac } from './oui.js';
@@ -50,7 +50,7 @@ export class NmapEngine implements ScanEngine {
 
   async scanPorts(request: PortScanRequest): Promise<ScannedHost[]> {
     if (request.hosts.length === 0) return [];
-    const args = portScanArgs(request);
+    const args = portScanArgs({ ...request, hostCount: request.hosts.length });
     const stdin = `${request.hosts.join('\n')}\n`;
     // The UDP ports: a run of their own beside the TCP run (udpScanArgs says why), stopped with it.
     // Its process is not reported to onProcess (one process per call there); it dies with this service anyway.
@@ -66,7 +66,8 @@ export class NmapEngine implements ScanEngine {
           done++;
           request.onProgress({ phase: 'services', percent: -1, hostsDone: done, hostsTotal: request.hosts.length, currentHost: event.ip });
         } else {
-          request.onProgress({ phase: phaseOfTask(event.task), percent: event.percent, hostsDone: done, etaSeconds: event.remaining });
+          const hostsInGroup = Math.min(hostGroupSize(request.hosts.length), request.hosts.length - done);
+          request.onProgress({ phase: phaseOfTask(event.task), percent: event.percent, hostsDone: done, hostsInGroup, etaSeconds: event.remaining });
         }
       });
     } catch (err) {

@@ -12,6 +12,8 @@ export interface EngineProgress {
   hostsTotal?: number;
   hostsFound?: number;
   hostsDone?: number;
+  /** Hosts the engine works on together now (an nmap host group), whose results come when they are all done. */
+  hostsInGroup?: number;
   currentHost?: string | null;
   etaSeconds?: number | null;
 }

@@ -89,6 +89,32 @@ describe.each(testDatabases())('settings and wizard API ($kind)', (database) => 
     expect((await server.request('/api/network/check?subnet=10.66.0.0/24')).status).toBe(401);
   });
 
+  it('suggests a subnet the rules accept for the wizard: an allowed target while the default is outside them, then the configured one', async () => {
+    const before = await get('/api/network/suggestion');
+    expect(before.status).toBe(200);
+    // The default 192.168.1.0/24 is outside NETWARDEN_SCAN_ALLOW: never suggested.
+    expect(before.body.subnet).not.toBe('192.168.1.0/24');
+    if (before.body.source === 'allowed_targets') {
+      // 127.0.0.0/8 is over the 1,024-address limit; 10.66.0.0/24 is the first that fits.
+      expect(before.body).toEqual({
+        subnet: '10.66.0.0/24',
+        source: 'allowed_targets',
+        detail: 'The first of the allowed scan targets (NETWARDEN_SCAN_ALLOW).',
+      });
+    } else {
+      expect(before.body.source).toBe('detected');
+    }
+    expect((await get(`/api/network/check?subnet=${encodeURIComponent(before.body.subnet)}`)).body.ok).toBe(true);
+    const previous = (await server.store.settings.get()).network.subnet;
+    try {
+      expect((await server.request('/api/config', { method: 'PUT', cookie, json: { network: { subnet: '10.66.0.0/25' } } })).status).toBe(200);
+      expect((await get('/api/network/suggestion')).body).toEqual({ subnet: '10.66.0.0/25', source: 'configured', detail: 'The configured subnet.' });
+    } finally {
+      await server.request('/api/config', { method: 'PUT', cookie, json: { network: { subnet: previous } } });
+    }
+    expect((await server.request('/api/network/suggestion')).status).toBe(401);
+  });
+
   it('reports healthy with the nmap version when nmap is installed (or the engine is native)', async () => {
     const res = await server.request('/health');
     expect(res.status).toBe(200);

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type InterfaceAddress, defaultRouteFromProcRoute, detectNetwork } from '../../core/network-detect.js';
 import { allowedTargets, describeSubnetProblem, networkOf, subnetProblem } from '../../core/scan-target.js';
+import { suggestSubnet } from '../../core/subnet-suggestion.js';
 import { Nullable, StringEnum, errorResponses } from '../schemas.js';
 
 const Detection = Type.Object({
@@ -30,6 +31,12 @@ const SubnetCheck = Type.Object({
   detail: Nullable(Type.String({ description: 'Why it would be refused, in plain words for under the field; null when ok' })),
 });
 
+const SubnetSuggestion = Type.Object({
+  subnet: Nullable(Type.String({ description: 'A subnet a scan would accept, null when none of the candidates passes the rules' })),
+  source: Nullable(StringEnum(['configured', 'detected', 'allowed_targets'] as const)),
+  detail: Type.String({ description: 'Where the subnet came from, in plain words, for a hint under the field' }),
+});
+
 /** Reads the host's interfaces and default route; sends no packet. */
 export async function readLocalNetwork() {
   const addresses: InterfaceAddress[] = Object.entries(networkInterfaces()).flatMap(([name, list]) =>
@@ -51,6 +58,33 @@ export const networkRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async () => readLocalNetwork(),
+  );
+
+  app.get(
+    '/api/network/suggestion',
+    {
+      schema: {
+        tags: ['config'],
+        summary: 'The subnet to start the set-up wizard from',
+        description:
+          'The first of these that passes the rules of `GET /api/network/check`: the configured `network.subnet`; the local network ' +
+          "detected from the host's interfaces (as `GET /api/network/detect`); the first allowed scan target no larger than " +
+          '`scanning.max_hosts`, else the start of the first one cut to that size. `source` says which, `detail` in plain words; ' +
+          'null when none passes. Nothing is scanned or saved; no packet is sent.',
+        response: { 200: SubnetSuggestion, ...errorResponses(401) },
+      },
+    },
+    async () => {
+      const { store, scans } = app.services;
+      const settings = await store.settings.get();
+      const detected = await readLocalNetwork().catch(() => null);
+      return suggestSubnet({
+        configured: settings.network.subnet,
+        detected: detected?.suggested_subnet ?? null,
+        allowed: allowedTargets(scans.scanAllowOverride, settings),
+        maxHosts: settings.scanning.max_hosts,
+      });
+    },
   );
 
   app.get(

@@ -259,27 +259,30 @@ export class NativeEngine implements ScanEngine {
         knownRtt: this.knownRtt,
         hostTimeoutMs: request.hostTimeoutSeconds > 0 ? request.hostTimeoutSeconds * 1000 : undefined,
         retries: this.retries,
-        onProgress: (done, total, hostsDone) => {
+        onProgress: (done, total) => {
           const fraction = total === 0 ? 1 : done / total;
           emit({
             phase: 'ports',
             percent: percent(fraction),
             hostsTotal: hosts.length,
             hostsFound: hosts.length,
-            hostsDone,
+            // Hosts count as done once their services are read too (below), so the count only goes up.
             etaSeconds: eta(portsStarted, fraction),
           });
         },
       });
       if (registry.cancelled || request.signal.aborted) throw new ScanAbortedError();
-      emit({ phase: 'ports', percent: 100, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: hosts.length, etaSeconds: 0 }, true);
+      // A host without an open port is done; the others once each open port's service is read.
+      const openLeft = new Map(results.filter((r) => r.open.length > 0).map((r) => [r.host, r.open.length]));
+      let hostsDone = hosts.length - openLeft.size;
+      emit({ phase: 'ports', percent: 100, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone, etaSeconds: 0 }, true);
 
       // Services.
       const servicesStarted = performance.now();
       const jobs = results.flatMap((r) => r.open.map((port) => ({ host: r.host, port })));
       const services = new Map<string, ScannedPort>();
       let done = 0;
-      emit({ phase: 'services', percent: 0, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone: 0, etaSeconds: null }, true);
+      emit({ phase: 'services', percent: 0, hostsTotal: hosts.length, hostsFound: hosts.length, hostsDone, etaSeconds: null }, true);
       await runPool(
         jobs,
         this.bannerConcurrency,
@@ -288,12 +291,16 @@ export class NativeEngine implements ScanEngine {
           const info = identifyService(evidence);
           services.set(`${host}:${port}`, { port, protocol: 'tcp', state: 'open', ...info });
           done += 1;
+          const left = (openLeft.get(host) ?? 1) - 1;
+          openLeft.set(host, left);
+          if (left === 0) hostsDone += 1;
           const fraction = jobs.length === 0 ? 1 : done / jobs.length;
           emit({
             phase: 'services',
             percent: percent(fraction),
             hostsTotal: hosts.length,
             hostsFound: hosts.length,
+            hostsDone,
             currentHost: host,
             etaSeconds: eta(servicesStarted, fraction),
           });

@@ -268,7 +268,10 @@ function hostsText(progress: ScanProgress | null): string {
   if (!progress) return '—';
   const found = plural(progress.hosts_found, 'device') + ' found';
   if (progress.hosts_total === null) return found;
-  return `${formatNumber(progress.hosts_done)} of ${plural(progress.hosts_total, 'address', 'addresses')} done, ${found}`;
+  // While discovery runs the total is the addresses checked; after it, the devices being scanned
+  // (nmap writes a device's results when its group of devices is done).
+  if (progress.phase === 'queued' || progress.phase === 'discovery') return `${found} among ${plural(progress.hosts_total, 'address', 'addresses')}`;
+  return `${formatNumber(progress.hosts_done)} of ${plural(progress.hosts_total, 'device')} scanned, ${found}`;
 }
 
 /** How many of a scan's changes are read for its summary (more are counted from the total). */

@@ -153,6 +153,7 @@ function AccountStep({ onCreated }: { onCreated: (me: Me) => void }) {
 
 function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
   const [subnet, setSubnet] = useState('');
+  const [suggested, setSuggested] = useState<{ subnet: string; detail: string } | null>(null);
   const check = useSubnetCheck(subnet);
   const save = useAction(async () => {
     const config = await answer(api.PUT('/api/config', { body: { network: { subnet: subnet.trim() } } }));
@@ -160,9 +161,15 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
   });
 
   useEffect(() => {
-    // The configured subnet (NETWARDEN_SUBNET, the config file, or an earlier visit) is the starting point.
-    answer(api.GET('/api/config')).then((config) => setSubnet((s) => s || config.network.subnet), save.setError);
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- loads the saved subnet once, on mount
+    // A subnet a scan would accept is the starting point (GET /api/network/suggestion): the configured
+    // one (NETWARDEN_SUBNET, the config file, or an earlier visit), else the detected local network,
+    // else an allowed scan target; never one that shows an error before anything was typed.
+    answer(api.GET('/api/network/suggestion')).then(({ subnet: value, detail }) => {
+      if (value === null) return;
+      setSuggested({ subnet: value, detail });
+      setSubnet((s) => s || value);
+    }, save.setError);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- loads the suggestion once, on mount
   }, []);
 
   const submit = submitRunning(save);
@@ -172,7 +179,13 @@ function NetworkStep({ onSaved }: { onSaved: (subnet: string) => void }) {
     <form onSubmit={submit}>
       <p>Which network should Netwarden watch? Use the CIDR form, such as 192.168.1.0/24.</p>
       <ErrorMessage error={unlessField(save.error, 'network.subnet')} />
-      <SubnetField value={subnet} check={check} error={fieldMessage(save.error, 'network.subnet')} onChange={setSubnet} />
+      <SubnetField
+        value={subnet}
+        check={check}
+        error={fieldMessage(save.error, 'network.subnet')}
+        hint={suggested && suggested.subnet === subnet.trim() ? suggested.detail : undefined}
+        onChange={setSubnet}
+      />
       <button type="submit" class="primary" disabled={save.busy || refused}>
         {save.busy ? 'Saving…' : 'Save and continue'}
       </button>

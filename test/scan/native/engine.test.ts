@@ -420,7 +420,10 @@ describe('NativeEngine.scanPorts', () => {
     expect(phases).toEqual(['ports', 'services']);
     const ports = progress.filter((p) => p.phase === 'ports');
     expect(ports[0]).toMatchObject({ percent: 0, hostsTotal: 2 });
-    expect(ports[ports.length - 1]).toMatchObject({ percent: 100, hostsDone: 2 });
+    // A host is done once its services are read too: both have open ports, so none is done after the port scan.
+    expect(ports[ports.length - 1]).toMatchObject({ percent: 100, hostsDone: 0 });
+    const done = progress.map((p) => p.hostsDone).filter((d) => d !== undefined);
+    expect(done, 'hosts done never goes back').toEqual([...done].sort((a, b) => a - b));
     for (let i = 1; i < ports.length; i++) expect(ports[i].percent).toBeGreaterThanOrEqual(ports[i - 1].percent);
     const services = progress.filter((p) => p.phase === 'services');
     expect(services[services.length - 1]).toMatchObject({ percent: 100, hostsDone: 2 });

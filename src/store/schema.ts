@@ -185,7 +185,7 @@ export interface DevicesTable {
   type_confidence: Generated<number>;
   /** The best name the probes found (mDNS, NetBIOS, SNMP, UPnP); the summary's `name` without a label (migration 015). */
   discovered_name: Generated<string | null>;
-  /** Digest of the device's stored evidence (device_evidence), written with it; null: not known (migration 028). */
+  /** Digest of the device's stored evidence (device_evidence), written with it; null: not known (migration 025). */
   evidence_digest: Generated<string | null>;
   /** JSON object `{field: set_at}` of the fields a person set (`name`, `device_type`): scans never write them (migration 015). */
   user_fields: Generated<JsonText>;

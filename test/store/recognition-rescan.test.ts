@@ -1,6 +1,6 @@
 /**
  * A rescan's recording of recognition (src/store/identity.ts) on both stores: evidence compared by
- * its digest (migration 028) is replaced exactly when it differs, also when rows were moved in
+ * its digest (migration 025) is replaced exactly when it differs, also when rows were moved in
  * (as a merge moves them) or the digest is not known; and the stored keys the resolution read
  * (keysOfHolders), handed to recordRecognition, give the same rows as reading them again.
  */
@@ -72,7 +72,7 @@ describe.each(testDatabases())('recognition on a rescan ($kind)', (database) => 
       .execute();
     await both(E2, T(4));
     expect(await evidence(d.id)).toEqual(E2.map((e) => ({ ...e, observed_at: T(4) })));
-    // A digest not known (a device recognised before migration 028), rows as stored: written again, the same.
+    // A digest not known (a device recognised before migration 025), rows as stored: written again, the same.
     await store.db.updateTable('devices').set({ evidence_digest: null }).execute();
     await both(E2, T(5));
     expect(await evidence(d.id)).toEqual(E2.map((e) => ({ ...e, observed_at: T(5) })));

@@ -24,7 +24,7 @@ import * as m021 from './021_device_links.js';
 import * as m022 from './022_port_sightings.js';
 import * as m023 from './023_device_search_tokens.js';
 import * as m024 from './024_finding_texts.js';
-import * as m028 from './028_evidence_digest.js';
+import * as m025 from './025_evidence_digest.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -53,7 +53,7 @@ const modules: Record<string, MigrationModule> = {
   '022_port_sightings': m022,
   '023_device_search_tokens': m023,
   '024_finding_texts': m024,
-  '028_evidence_digest': m028,
+  '025_evidence_digest': m025,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

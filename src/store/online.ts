@@ -13,6 +13,8 @@ export async function onlineAddressesBetween(db: Kysely<Database>, low: number, 
     .where('online', '=', 1)
     .where('ip_sort', '>=', low)
     .where('ip_sort', '<=', high)
+    // In address order on both stores (PostgreSQL's heap order moves as rows are rewritten).
+    .orderBy('ip_sort')
     .execute();
   return rows.map((r) => r.ip_address);
 }

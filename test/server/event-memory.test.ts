@@ -3,7 +3,7 @@
  * count, and each event's data by size. A device whose hostname is a megabyte long (as a hostile
  * report, a name source or an old database could leave it) is edited 100 times through
  * PUT /api/devices/{id} on the real `netwarden serve` process; its resident memory, read from
- * /proc, grows by less than 50 MB, and the events a reconnecting client is replayed carry the
+ * /proc, grows by less than 64 MB, and the events a reconnecting client is replayed carry the
  * hostname trimmed and the notes whole.
  */
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,13 @@ const NOTES_MAX = 10_000;
 /** The documented bound of one event's data (src/events/payload.ts). */
 const EVENT_DATA_MAX_BYTES = 512 * 1024;
 
-const SETTLED_GROWTH_MAX = 50 * 1024 * 1024;
+/**
+ * What the server may still hold after the edits. On SQLite the search index re-tokenizes the
+ * megabyte hostname for each edit (migration 023 deletes a row by its old text): native memory the
+ * allocator keeps as a high-water mark, about 44 MB whether 100 or 250 edits are made (PostgreSQL
+ * about 28 MB). Without the event bounds the replay buffer alone would hold about 1 GB.
+ */
+const SETTLED_GROWTH_MAX = 64 * 1024 * 1024;
 /** The server's old-space cap in this test (its idle heap is well under half of it). */
 const HEAP_CAP_MB = 96;
 
@@ -44,7 +50,7 @@ describe.each(cliDatastores())('device edits with a megabyte hostname ($kind)', 
     ds = undefined;
   });
 
-  it('100 edits keep the server’s RSS growth under 50 MB; events carry bounded data', { timeout: 90_000 }, async () => {
+  it('100 edits keep the server’s RSS growth under 64 MB; events carry bounded data', { timeout: 90_000 }, async () => {
     ds = await create();
     // A capped old space makes V8 collect the edits' garbage as it goes (a full collection before
     // the heap may grow past the cap) instead of whenever a busy machine lets it: what stays

@@ -242,6 +242,8 @@ export class EvaluationStore {
         .selectFrom('ports')
         .select(['device_id', 'port', 'protocol', 'state', 'service', 'product', 'version', 'extra_info', 'cpe', 'service_guessed'])
         .where('device_id', 'in', ids)
+        // In the order they were written, on both stores (PostgreSQL's heap order moves as rows are rewritten).
+        .orderBy('id')
         .execute();
       for (const [id, ports] of groupBy(rows, (p) => p.device_id)) out.set(id, ports.map(portFromRow));
     }

@@ -305,7 +305,10 @@ export class InventoryWriter {
   ): Promise<void> {
     // Only the devices whose ports change are read back: the ports kept, and each port's first sighting.
     const changedIds = rewritten.map((r) => r.deviceId);
-    const stored = groupBy(await trx.selectFrom('ports').selectAll().where('device_id', 'in', changedIds).execute(), (p) => p.device_id);
+    const stored = groupBy(
+      await trx.selectFrom('ports').selectAll().where('device_id', 'in', changedIds).orderBy('id').execute(),
+      (p) => p.device_id,
+    );
     // Tuples in the column order of PORT_COLUMNS.
     const inserts: Tuple[] = [];
     for (const { deviceId, found, examined: examinedHere, counted, before: verified } of rewritten) {

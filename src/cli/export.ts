@@ -19,6 +19,7 @@ interface ExportOptions {
   riskLevel?: string;
   isTrusted?: string;
   zone?: string;
+  subnet?: string;
   online?: string;
   q?: string;
   changeType?: string;
@@ -32,6 +33,7 @@ const FILTER_OPTIONS: { option: keyof ExportOptions; flag: string; param: string
   { option: 'riskLevel', flag: '--risk-level', param: 'risk_level', kinds: ['devices'] },
   { option: 'isTrusted', flag: '--is-trusted', param: 'is_trusted', kinds: ['devices'] },
   { option: 'zone', flag: '--zone', param: 'zone', kinds: ['devices'] },
+  { option: 'subnet', flag: '--subnet', param: 'subnet', kinds: ['devices'] },
   { option: 'online', flag: '--online', param: 'online', kinds: ['devices'] },
   { option: 'q', flag: '--q', param: 'q', kinds: ['devices'] },
   { option: 'changeType', flag: '--change-type', param: 'change_type', kinds: ['changes'] },
@@ -49,6 +51,7 @@ export function registerExportCommand(program: Command): void {
     .option('--risk-level <level>', 'devices: critical, high, medium, low or none')
     .option('--is-trusted <bool>', 'devices: true or false')
     .option('--zone <zone>', 'devices: in this zone')
+    .option('--subnet <cidr>', 'devices: whose address is in this IPv4 network, e.g. 192.168.1.0/24')
     .option('--online <bool>', 'devices: true (online) or false (offline)')
     .option('--q <text>', 'devices: free-text search (IP, MAC, hostname, vendor, label, notes, OS, type, zone, or an open port)')
     .option('--change-type <type>', 'changes: device_added, device_removed, port_opened, port_closed or service_changed')
@@ -76,10 +79,7 @@ export function registerExportCommand(program: Command): void {
         }
         const parsed = parseFilters(kind, given);
         if (!parsed.ok) {
-          // The API's message names the query parameter; name the option instead.
-          const [param, ...rest] = parsed.error.split(': ');
-          const flag = FILTER_OPTIONS.find((f) => f.param === param)?.flag ?? param;
-          throw usageError(`${flag}: ${rest.join(': ')}`);
+          throw usageError(namingTheOption(parsed.error));
         }
         await withStore(async (store) => {
           let request: ExportRequest;
@@ -87,6 +87,9 @@ export function registerExportCommand(program: Command): void {
             request =
               kind === 'devices' ? { kind, filters: await deviceFiltersOf(store, parsed.value) } : { kind, filters: changeFiltersOf(parsed.value) };
           } catch (err) {
+            // A value the schema let through but the filter refused (a subnet that is not a
+            // CIDR network) is bad usage; an unknown scan is an export that cannot be made.
+            if (err instanceof HttpError && err.statusCode === 400) throw usageError(namingTheOption(err.detail));
             if (err instanceof HttpError) throw new CliError(`--scan-id ${given.scan_id}: ${err.detail.toLowerCase()}`);
             throw err;
           }
@@ -94,6 +97,13 @@ export function registerExportCommand(program: Command): void {
         });
       }),
     );
+}
+
+/** The API's message names the query parameter (`risk_level: …`); name the option instead. */
+function namingTheOption(message: string): string {
+  const [param, ...rest] = message.split(': ');
+  const flag = FILTER_OPTIONS.find((f) => f.param === param)?.flag ?? param;
+  return `${flag}: ${rest.join(': ')}`;
 }
 
 /** Streams to standard output; a reader that stops early (`| head`) ends the export quietly. */

@@ -79,6 +79,17 @@ describe.each(oneCliDatastore('postgres'))('netwarden export ($kind)', ({ create
     expect(byDevice).toEqual(await changes({ deviceId: seed.devices.camera.id }));
   });
 
+  it('exports the devices of one subnet with --subnet', async () => {
+    // 192.168.50.0/29 holds .0 to .7: the router (.1) among them, not the devices above .7.
+    const few = JSON.parse(ok(await runCli(ds, ['export', 'devices', '--subnet', '192.168.50.0/29'])));
+    const inBlock = (await devices()).filter((d: { ip_address: string }) => Number(d.ip_address.split('.')[3]) < 8);
+    expect(few).toEqual(inBlock);
+    expect(few.map((d: { id: number }) => d.id)).toContain(seed.devices.router.id);
+    expect(few.length).toBeLessThan((await devices()).length);
+    expectRefused(await runCli(ds, ['export', 'devices', '--subnet', '192.168.50.7']), 2, /--subnet: must be an IPv4 CIDR network/);
+    expectRefused(await runCli(ds, ['export', 'changes', '--subnet', '192.168.50.0/24']), 2, /--subnet does not apply to changes/);
+  });
+
   it('refuses what it does not know, naming the option', async () => {
     expectRefused(await runCli(ds, ['export', 'hosts']), 2, /devices or changes/);
     expectRefused(await runCli(ds, ['export', 'devices', '--format', 'xml']), 2, /--format must be csv or json/);

@@ -23,6 +23,7 @@ import {
   FIELD_INFO,
   FINGERPRINT_RULES,
   confidenceOf,
+  isSharedMatch,
   matchRules,
   yieldOf,
   type ConditionMatch,
@@ -396,6 +397,20 @@ function describeCondition(m: ConditionMatch): string {
 
 /** `SNMP sysDescr "Linux DiskStation 4.4.302+" matches Synology DSM`. */
 export function detailOf(hit: RuleHit): string {
+  // A hit on a value many hosts offer has the same sentence on each: made once (fingerprints.ts isSharedMatch).
+  const only = hit.matched.length === 1 && isSharedMatch(hit.matched[0]) ? hit.matched[0] : null;
+  let detail = only && sharedDetails.get(only);
+  if (!detail) {
+    detail = detailOnce(hit);
+    if (only) sharedDetails.set(only, detail);
+  }
+  return detail;
+}
+
+/** Sentences of hits on shared condition matches (each match is one rule's, on one value, at one `where`). */
+const sharedDetails = new WeakMap<ConditionMatch, string>();
+
+function detailOnce(hit: RuleHit): string {
   const parts = hit.matched.map(describeCondition);
   const plural = parts.length > 1 || (hit.matched[0].field === 'ports' && hit.matched[0].value.includes(','));
   const text = `${parts.join(' and ')} ${plural ? 'match' : 'matches'} ${hit.rule.label}`;

@@ -486,11 +486,25 @@ function fillCpe(template: string, captures: Record<string, string>): string | n
 export function yieldOf(hit: RuleHit): HitYield {
   let y = valueHitYields.get(hit.captures);
   if (y === undefined) {
-    y = yieldOnce(hit);
-    // Only a cached value hit's captures are its own (never a host's): its yield is kept with them.
-    if (isSharedMatch(hit.matched[0])) valueHitYields.set(hit.captures, y);
+    // Without captures, a hit yields what its rule says: the same for every host.
+    const bare = !hasCaptures(hit.captures);
+    y = bare ? bareYields.get(hit.rule) : undefined;
+    if (y === undefined) {
+      y = yieldOnce(hit);
+      // Only a cached value hit's captures are its own (never a host's): its yield is kept with them.
+      if (bare) bareYields.set(hit.rule, y);
+      else if (isSharedMatch(hit.matched[0])) valueHitYields.set(hit.captures, y);
+    }
   }
   return y;
+}
+
+/** Each rule's yield on a hit without captures. */
+const bareYields = new WeakMap<FingerprintRule, HitYield>();
+
+function hasCaptures(captures: Record<string, string>): boolean {
+  for (const _name in captures) return true;
+  return false;
 }
 
 function yieldOnce(hit: RuleHit): HitYield {

@@ -319,7 +319,11 @@ export function isSharedMatch(m: ConditionMatch): boolean {
 /** Hits' yields computed once per cached value hit (by its captures, which are its own). */
 const valueHitYields = new WeakMap<Record<string, string>, HitYield>();
 
-/** The hits of `rules` on one observation, in the rules' order, each with its rule's position. */
+/**
+ * The hits of `rules` on one observation, in the rules' order, each with its rule's position. A
+ * hit's captures and condition matches may be shared with other hosts' hits (the value cache):
+ * read them, never change them.
+ */
 export function matchRules(rules: readonly FingerprintRule[], obs: Observation): { hit: RuleHit; order: number }[] {
   const table = compiledTable(rules);
   const values = indexed(obs);

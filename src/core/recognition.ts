@@ -23,6 +23,7 @@ import {
   FIELD_INFO,
   FINGERPRINT_RULES,
   confidenceOf,
+  isSharedMatch,
   matchRules,
   yieldOf,
   type ConditionMatch,
@@ -314,7 +315,69 @@ export function recognise(input: RecognitionInput, rules: readonly FingerprintRu
     source: FIELD_INFO[hit.matched[0].field].source,
     order,
   }));
+  // What the hits conclude depends only on which rules hit, what each yields, its source and its
+  // weight: hosts of one model conclude alike, so the conclusion is worked out once per such set
+  // (each host's own sentences, which quote its values, are filled in afterwards).
+  let memo = conclusions.get(rules);
+  if (!memo) conclusions.set(rules, (memo = new Map<string, Conclusion>()));
+  const key = scored.map((s) => `${s.order}:${yieldId(s.yields)}:${s.source}:${s.hit.weight}`).join(' ');
+  let c = memo.get(key);
+  if (c === undefined) {
+    c = conclude(scored);
+    if (memo.size >= CONCLUSIONS_KEPT) memo.clear();
+    memo.set(key, c);
+  }
+  const details: string[] = [];
+  return {
+    ...c.fields,
+    confidence: { ...c.fields.confidence },
+    cpes: [...c.fields.cpes],
+    evidence: c.evidence.map(({ hit, field, value, confidence }) => ({
+      field,
+      value,
+      source: scored[hit].source,
+      detail: (details[hit] ??= detailOf(scored[hit].hit)),
+      confidence,
+      rule: scored[hit].hit.rule.id,
+    })),
+  };
+}
 
+/** Conclusions kept per table (bounded: cleared when full). */
+const CONCLUSIONS_KEPT = 4096;
+
+/** What a set of hits concludes: the fields, and the evidence in order, each naming its hit (its position in the hits). */
+interface Conclusion {
+  fields: Omit<Recognition, 'evidence'>;
+  evidence: { hit: number; field: YieldField; value: string; confidence: number }[];
+}
+
+const conclusions = new WeakMap<readonly FingerprintRule[], Map<string, Conclusion>>();
+
+/**
+ * A number per distinct yield (by content: the same yield from another value or another host has
+ * the same number). Numbers are never reused, so a yield keeps meaning one content.
+ */
+const yieldNumbers = new WeakMap<HitYield, number>();
+const yieldByContent = new Map<string, number>();
+let nextYieldNumber = 0;
+
+function yieldId(y: HitYield): number {
+  let n = yieldNumbers.get(y);
+  if (n === undefined) {
+    const content = JSON.stringify(y);
+    n = yieldByContent.get(content);
+    if (n === undefined) {
+      n = nextYieldNumber++;
+      if (yieldByContent.size >= 10_000) yieldByContent.clear();
+      yieldByContent.set(content, n);
+    }
+    yieldNumbers.set(y, n);
+  }
+  return n;
+}
+
+function conclude(scored: readonly Scored[]): Conclusion {
   const type = contest(
     'device_type',
     offersOf(scored, 'device_type', (y) => y.device_type),
@@ -351,19 +414,21 @@ export function recognise(input: RecognitionInput, rules: readonly FingerprintRu
   );
 
   return {
-    device_type: type ? (type.value as DeviceType) : 'unknown',
-    type_confidence: type?.confidence ?? 0,
-    vendor: vendor?.value ?? null,
-    model: model?.value ?? null,
-    os_name: os?.value ?? null,
-    os_version: osVersion?.value ?? null,
-    confidence: {
-      vendor: vendor?.confidence ?? 0,
-      model: model?.confidence ?? 0,
-      os_name: os?.confidence ?? 0,
-      os_version: osVersion?.confidence ?? 0,
+    fields: {
+      device_type: type ? (type.value as DeviceType) : 'unknown',
+      type_confidence: type?.confidence ?? 0,
+      vendor: vendor?.value ?? null,
+      model: model?.value ?? null,
+      os_name: os?.value ?? null,
+      os_version: osVersion?.value ?? null,
+      confidence: {
+        vendor: vendor?.confidence ?? 0,
+        model: model?.confidence ?? 0,
+        os_name: os?.confidence ?? 0,
+        os_version: osVersion?.confidence ?? 0,
+      },
+      cpes,
     },
-    cpes,
     evidence: evidenceOf(scored),
   };
 }
@@ -396,27 +461,33 @@ function describeCondition(m: ConditionMatch): string {
 
 /** `SNMP sysDescr "Linux DiskStation 4.4.302+" matches Synology DSM`. */
 export function detailOf(hit: RuleHit): string {
+  // A hit on a value many hosts offer has the same sentence on each: made once (fingerprints.ts isSharedMatch).
+  const only = hit.matched.length === 1 && isSharedMatch(hit.matched[0]) ? hit.matched[0] : null;
+  let detail = only && sharedDetails.get(only);
+  if (!detail) {
+    detail = detailOnce(hit);
+    if (only) sharedDetails.set(only, detail);
+  }
+  return detail;
+}
+
+/** Sentences of hits on shared condition matches (each match is one rule's, on one value, at one `where`). */
+const sharedDetails = new WeakMap<ConditionMatch, string>();
+
+function detailOnce(hit: RuleHit): string {
   const parts = hit.matched.map(describeCondition);
   const plural = parts.length > 1 || (hit.matched[0].field === 'ports' && hit.matched[0].value.includes(','));
   const text = `${parts.join(' and ')} ${plural ? 'match' : 'matches'} ${hit.rule.label}`;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-function evidenceOf(scored: readonly Scored[]): RecognitionEvidence[] {
-  const out: (RecognitionEvidence & { order: number })[] = [];
-  for (const s of scored) {
-    const detail = detailOf(s.hit);
+/** The evidence of the hits in the order it is shown, each naming its hit (its position in `scored`); the sentences are the host's own. */
+function evidenceOf(scored: readonly Scored[]): Conclusion['evidence'] {
+  const out: (Conclusion['evidence'][number] & { order: number })[] = [];
+  scored.forEach((s, hit) => {
     const push = (field: YieldField, value: string | null): void => {
       if (value === null) return;
-      out.push({
-        field,
-        value,
-        source: s.source,
-        detail,
-        confidence: Math.round(confidenceOf(s.hit.rule, field) * s.hit.weight),
-        rule: s.hit.rule.id,
-        order: s.order,
-      });
+      out.push({ hit, field, value, confidence: Math.round(confidenceOf(s.hit.rule, field) * s.hit.weight), order: s.order });
     };
     push('device_type', s.yields.device_type);
     push('vendor', s.yields.vendor);
@@ -424,7 +495,7 @@ function evidenceOf(scored: readonly Scored[]): RecognitionEvidence[] {
     push('os_name', s.yields.os_name);
     push('os_version', s.yields.os_version);
     for (const c of s.yields.cpes) push('cpe', c);
-  }
+  });
   out.sort(
     (a, b) =>
       EVIDENCE_FIELDS.indexOf(a.field) - EVIDENCE_FIELDS.indexOf(b.field) ||

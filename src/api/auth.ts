@@ -107,7 +107,7 @@ export class Authenticator {
 
   /** Records the key's use (`last_used_at`), at most once per TOUCH_INTERVAL_MS. */
   private touchKey(request: FastifyRequest, match: ApiKeyRow, digest: string, nowMs: number, now: string): void {
-    if (!match.last_used_at || nowMs - Date.parse(match.last_used_at) > TOUCH_INTERVAL_MS) {
+    if (!match.last_used_at || nowMs - lastUsedMs(match, match.last_used_at) > TOUCH_INTERVAL_MS) {
       this.keys.noteUsed(digest, now);
       this.store.apiKeys.markUsed(match.id, now).catch((err) => request.log.warn({ err }, 'could not record API key use'));
     }
@@ -139,6 +139,20 @@ export class Authenticator {
       success: false,
     });
   }
+}
+
+/**
+ * `Date.parse(row.last_used_at)`, parsed once per row: the cache replaces a row when its use is
+ * noted (ApiKeyCache.noteUsed), so a row's `last_used_at` never changes while it is a key here.
+ */
+const lastUsedParsed = new WeakMap<ApiKeyRow, number>();
+function lastUsedMs(row: ApiKeyRow, lastUsedAt: string): number {
+  let ms = lastUsedParsed.get(row);
+  if (ms === undefined) {
+    ms = Date.parse(lastUsedAt);
+    lastUsedParsed.set(row, ms);
+  }
+  return ms;
 }
 
 function presentedApiKey(request: FastifyRequest): string | undefined {

@@ -56,7 +56,12 @@ export function routerErrorOf(request: FastifyRequest): RouterError | undefined 
 
 /** The path the client asked for, without the query: for logs and messages. */
 export function requestedPath(request: FastifyRequest): string {
-  return routerErrors.get(request.raw)?.path ?? request.url.split('?')[0];
+  const routerError = routerErrors.get(request.raw);
+  if (routerError) return routerError.path;
+  // The path before any query (as split('?')[0], without the array: every request's log line asks).
+  const url = request.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /**

@@ -1,6 +1,6 @@
 import Ajv, { type Options } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchemaCompiler, preParsingHookHandler } from 'fastify';
 import { HttpError } from './errors.js';
 
 const common: Options = {
@@ -69,7 +69,18 @@ export function checkJsonTextForNul(request: FastifyRequest, text: string): void
 }
 
 /** preValidation hook: every path parameter, query parameter and body string, however deep, is free of NUL. */
-export async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
+export function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  // A callback hook rather than an async one: every request passes here, and most have nothing to refuse.
+  let err: Error | undefined;
+  try {
+    checkNulCharacters(request);
+  } catch (caught) {
+    err = caught as Error;
+  }
+  done(err);
+}
+
+function checkNulCharacters(request: FastifyRequest): void {
   const parts: Array<[unknown, string]> = [
     [request.params, 'path'],
     [request.query, 'query'],
@@ -91,12 +102,14 @@ export function declaredCharset(contentType: string | undefined): string | undef
 }
 
 /** preParsing hook: a body declared in a charset other than UTF-8 gets 415 before it is parsed as UTF-8. */
-export async function rejectForeignCharsets(request: FastifyRequest): Promise<void> {
+export const rejectForeignCharsets: preParsingHookHandler = (request, _reply, _payload, done) => {
+  // A callback hook rather than an async one, as rejectNulCharacters.
   const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
   // Without a body the declared charset describes nothing.
-  if ((length === undefined || length === '0') && encoding === undefined) return;
+  if ((length === undefined || length === '0') && encoding === undefined) return done();
   const charset = declaredCharset(request.headers['content-type']);
   if (charset !== undefined && charset !== 'utf-8') {
-    throw new HttpError('NW_UNSUPPORTED_MEDIA_TYPE', `body: charset ${charset} is not supported; send JSON encoded as UTF-8`);
+    return done(new HttpError('NW_UNSUPPORTED_MEDIA_TYPE', `body: charset ${charset} is not supported; send JSON encoded as UTF-8`));
   }
-}
+  done();
+};

@@ -180,6 +180,14 @@ export class Store {
     return this.dataVersion + this.sharedVersion;
   }
 
+  /**
+   * What currentDataVersion would answer, when it needs no reading of the shared row (read less than
+   * SHARED_VERSION_RECHECK_MS ago); undefined otherwise. Lets a cached answer be served without a promise.
+   */
+  dataVersionIfFresh(): number | undefined {
+    return Date.now() - this.sharedReadAt < SHARED_VERSION_RECHECK_MS ? this.dataVersion + this.sharedVersion : undefined;
+  }
+
   get db() {
     return this.handle.db;
   }

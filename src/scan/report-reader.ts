@@ -3,6 +3,10 @@
  * process: a large report is read in a worker thread, so the instance keeps answering requests
  * and running scans while it parses (a 50 MiB report takes seconds). Small reports, and code not
  * compiled to JavaScript (the tests run the TypeScript sources), are read in this thread.
+ *
+ * A report received as bytes (the HTTP body) goes to the thread as they are: its memory is
+ * handed over, not copied, and decoded from UTF-8 there, so this thread neither decodes nor
+ * copies the text of a large report.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,21 +17,26 @@ import { ReportRejectedError, planImport, type ImportPlan } from '../core/nmap-i
 export const WORKER_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
 /**
- * What a thread runs: with `part` 'one-pass', planOnePass (the plan, or null for a report it does
- * not read); with 'plan', the reading without the well-formedness check (planWellFormed); with
- * 'check', the safety and well-formedness checks alone.
+ * What a thread runs on `report` (a string, or the bytes of one as UTF-8, decoded as Fastify
+ * decodes a text body): with `part` 'one-pass', planOnePass (the plan, or null for a report it
+ * does not read, handing the bytes back for the next threads); with 'plan', the reading without
+ * the well-formedness check (planWellFormed); with 'check', the safety and well-formedness checks alone.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 import(workerData.module).then((m) => {
   try {
-    const { part, xml } = workerData;
+    const { part, report } = workerData;
+    const xml = typeof report === 'string' ? report : Buffer.from(report).toString('utf8');
     if (part === 'check') {
       m.checkReportSafety(xml);
       m.checkWellFormed(xml);
       parentPort.postMessage({ plan: null });
-    } else if (part === 'one-pass') parentPort.postMessage({ plan: m.planOnePass(xml) });
-    else parentPort.postMessage({ plan: m.planWellFormed(xml) });
+    } else if (part === 'one-pass') {
+      const plan = m.planOnePass(xml);
+      if (plan === null && typeof report !== 'string') parentPort.postMessage({ plan, report }, [report]);
+      else parentPort.postMessage({ plan });
+    } else parentPort.postMessage({ plan: m.planWellFormed(xml) });
   } catch (err) {
     parentPort.postMessage({ error: { message: err.message, rejected: err instanceof m.ReportRejectedError } });
   }
@@ -48,27 +57,57 @@ function compiledModule(): URL | null {
  * (after the same safety checks, so no document with a DTD reaches the parser); a document that
  * is not well-formed is refused with the checker's message, as planImport refuses it before
  * reading, and the reader's answer counts only once the checker passed it.
+ *
+ * `report` given as bytes (UTF-8) is read as the text Fastify would decode from them; their
+ * memory may be handed to a thread (the caller must not use them afterwards).
  */
-export async function readNmapReport(xml: string, threshold = WORKER_THRESHOLD_BYTES): Promise<ImportPlan> {
+export async function readNmapReport(report: string | Uint8Array, threshold = WORKER_THRESHOLD_BYTES): Promise<ImportPlan> {
   const compiled = compiledModule();
-  if (xml.length < threshold || compiled === null) return planImport(xml);
-  const onePass = await inThread(compiled, xml, 'one-pass');
-  if (onePass !== null) return onePass;
-  const check = inThread(compiled, xml, 'check');
-  const plan = inThread(compiled, xml, 'plan');
+  const size = typeof report === 'string' ? report.length : report.byteLength;
+  if (size < threshold || compiled === null) return planImport(typeof report === 'string' ? report : decodeUtf8(report));
+  const onePass = await inThread(compiled, typeof report === 'string' ? report : ownBuffer(report), 'one-pass');
+  if (onePass.plan !== null) return onePass.plan;
+  // Bytes handed to the one-pass thread came back with its answer.
+  const text = onePass.report ?? (report as string);
+  // The checker gets a copy of bytes, the reader the bytes themselves.
+  const check = inThread(compiled, typeof text === 'string' ? text : text.slice(0), 'check');
+  const plan = inThread(compiled, text, 'plan');
   // The reader's failure waits for the checker's verdict: refusing as malformed comes first.
   plan.catch(() => {});
   await check;
-  return (await plan)!;
+  return (await plan).plan!;
 }
 
-function inThread(compiled: URL, xml: string, part: 'one-pass' | 'check' | 'plan'): Promise<ImportPlan | null> {
-  return new Promise<ImportPlan | null>((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: compiled.href, xml, part } });
+/** UTF-8 text as Fastify decodes a body (invalid sequences as U+FFFD, a byte order mark kept). */
+function decodeUtf8(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** An ArrayBuffer holding exactly `bytes`, to hand to a thread: their own when they fill it, else a copy. */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const { buffer } = bytes;
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) return buffer;
+  // (A Buffer's slice is a view into the same memory: copied through a new array.)
+  return new Uint8Array(bytes).buffer;
+}
+
+interface ThreadAnswer {
+  plan: ImportPlan | null;
+  /** The bytes a one-pass thread hands back with a null plan. */
+  report?: ArrayBuffer;
+}
+
+function inThread(compiled: URL, report: string | ArrayBuffer, part: 'one-pass' | 'check' | 'plan'): Promise<ThreadAnswer> {
+  return new Promise<ThreadAnswer>((resolve, reject) => {
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { module: compiled.href, report, part },
+      transferList: typeof report === 'string' ? [] : [report],
+    });
     let settled = false;
-    worker.once('message', (message: { plan?: ImportPlan | null; error?: { message: string; rejected: boolean } }) => {
+    worker.once('message', (message: { plan?: ImportPlan | null; report?: ArrayBuffer; error?: { message: string; rejected: boolean } }) => {
       settled = true;
-      if (message.error === undefined) resolve(message.plan ?? null);
+      if (message.error === undefined) resolve({ plan: message.plan ?? null, report: message.report });
       else if (message.error.rejected) reject(new ReportRejectedError(message.error.message));
       else reject(new Error(`could not read the report: ${message.error.message ?? 'unknown error'}`));
       void worker.terminate();

@@ -82,6 +82,38 @@ describe('readNmapReport', () => {
     expect(plan.hosts.map((h) => h.ip)).toEqual(['127.0.0.20', '127.0.0.21', '127.0.0.22', '127.0.0.23']);
   });
 
+  it("reads a report's bytes as the text they decode to, handing them to the thread (in one pass, in two threads, refused)", async () => {
+    const base = fixture('loopback-sv-1.xml');
+    // A byte order mark and a hostname beyond ASCII: decoded as Fastify decodes a text body.
+    const accented = `\ufeff${base.replace('<runstats>', '<!-- café --><runstats>')}`;
+    const cut = base.slice(0, 1500);
+    for (const xml of [base, accented, cut, '<html/>']) {
+      const expected = await Promise.resolve()
+        .then(() => planImport(xml))
+        .then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+      // The bytes alone in their memory (handed over: detached afterwards), and a view into a larger one (copied).
+      const own = new Uint8Array(Buffer.from(xml, 'utf8'));
+      const view = Buffer.from(`...${xml}...`, 'utf8').subarray(3, 3 + Buffer.byteLength(xml));
+      for (const bytes of [own, view]) {
+        const got = await compiled.readNmapReport(bytes, 0).then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+        expect(got, xml.slice(0, 40)).toEqual(expected);
+      }
+      expect(own.byteLength).toBe(0);
+      // Read here below the threshold, from the sources too.
+      const here = await sourceReader.readNmapReport(Buffer.from(xml, 'utf8')).then(
+        (plan) => ({ plan }),
+        (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+      );
+      expect(here).toEqual(expected);
+    }
+  });
+
   it('reads small reports and the TypeScript sources in this thread', async () => {
     expect(await sourceReader.readNmapReport(fixture('loopback-sn.xml'), 0)).toEqual(planImport(fixture('loopback-sn.xml')));
     expect(sourceReader.WORKER_THRESHOLD_BYTES).toBe(2 * 1024 * 1024);

@@ -6,6 +6,7 @@ import { ScanRecord } from '../../schemas/scan.js';
 import { toScanRecord } from '../../store/scans.js';
 import { HttpError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
+import { checkBytesForNul } from '../validation.js';
 import { scanRequesterOf } from './scans.js';
 
 const XML_TYPES = ['application/xml', 'text/xml'];
@@ -48,8 +49,17 @@ function mediaTypeOf(request: FastifyRequest): string {
 export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { scans } = app.services;
 
-  // Only this plugin reads XML bodies: the report as text, parsed after the safety checks.
-  app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit: NMAP_REPORT_MAX_BYTES }, (_request, body, done) => done(null, body));
+  // Only this plugin reads XML bodies: the report as its bytes, decoded as UTF-8 where it is read
+  // (scan/report-reader.ts: in a worker thread for a large one, so this thread neither decodes nor
+  // copies it), parsed after the safety checks. No NUL, as in every other body (api/validation.ts).
+  app.addContentTypeParser(XML_TYPES, { parseAs: 'buffer', bodyLimit: NMAP_REPORT_MAX_BYTES }, (request, body, done) => {
+    try {
+      checkBytesForNul(request, body as Buffer);
+      done(null, body);
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
 
   app.post(
     '/api/scans/import',
@@ -64,6 +74,11 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
           );
         }
       },
+      // The body is the report's bytes (above), which the schema below describes as the text they are.
+      validatorCompiler:
+        ({ httpPart }) =>
+        (data: unknown) =>
+          httpPart !== 'body' || Buffer.isBuffer(data),
       schema: {
         tags: ['scans'],
         summary: 'Import an nmap XML report as a completed scan',
@@ -82,9 +97,11 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const xml = request.body as string;
-      const plan = await readNmapReport(xml);
-      const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes: Buffer.byteLength(xml) });
+      const report = request.body as Buffer;
+      const bytes = report.byteLength;
+      // The bytes may be handed to the thread that reads them: not used after this.
+      const plan = await readNmapReport(report);
+      const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes });
       return reply.code(201).send(toScanRecord(scan));
     },
   );

@@ -16,7 +16,7 @@ const compiled = (await import(new URL('../../dist/scan/report-reader.js', impor
 describe('readNmapReport', () => {
   it('gives in a thread exactly the plan planImport gives here', async () => {
     for (const name of ['loopback-sv-1.xml', 'lab-sv.xml', 'loopback-a.xml', 'mixed-ipv6.xml']) {
-      expect(await compiled.readNmapReport(fixture(name), 0), name).toEqual(planImport(fixture(name)));
+      expect(await compiled.readNmapReport(fixture(name), 0), name).toStrictEqual(planImport(fixture(name)));
     }
   });
 
@@ -102,7 +102,7 @@ describe('readNmapReport', () => {
           (plan) => ({ plan }),
           (err: Error) => ({ error: `${err.name}: ${err.message}` }),
         );
-        expect(got, xml.slice(0, 40)).toEqual(expected);
+        expect(got, xml.slice(0, 40)).toStrictEqual(expected);
       }
       expect(own.byteLength).toBe(0);
       // Read here below the threshold, from the sources too.
@@ -112,6 +112,29 @@ describe('readNmapReport', () => {
       );
       expect(here).toEqual(expected);
     }
+  }, 120_000);
+
+  it('reads with a thread started before the report is there, in one pass or in two threads; an unused one is discarded', async () => {
+    const base = fixture('loopback-sv-1.xml');
+    for (const xml of [base, base.replace('<runstats>', '<!-- hosts end here --><runstats>'), base.slice(0, 1500)]) {
+      const expected = await Promise.resolve()
+        .then(() => planImport(xml))
+        .then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+      const thread = compiled.ReportThread.start();
+      expect(thread).not.toBeNull();
+      const got = await compiled.readNmapReport(new Uint8Array(Buffer.from(xml, 'utf8')), 0, thread).then(
+        (plan) => ({ plan }),
+        (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+      );
+      expect(got).toStrictEqual(expected);
+    }
+    // Discarded unused, and below the threshold (the report read here): nothing left running.
+    compiled.ReportThread.start()!.discard();
+    expect(await compiled.readNmapReport(Buffer.from(base, 'utf8'), undefined, compiled.ReportThread.start())).toStrictEqual(planImport(base));
+    expect(sourceReader.ReportThread.start()).toBeNull();
   });
 
   it('reads small reports and the TypeScript sources in this thread', async () => {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { NMAP_REPORT_MAX_BYTES } from '../../core/limits.js';
-import { readNmapReport } from '../../scan/report-reader.js';
+import { ReportThread, WORKER_THRESHOLD_BYTES, readNmapReport } from '../../scan/report-reader.js';
 import { ScanRecord } from '../../schemas/scan.js';
 import { toScanRecord } from '../../store/scans.js';
 import { HttpError } from '../errors.js';
@@ -61,6 +61,13 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   });
 
+  // The thread each large report's request started while its body arrives (ReportThread), until the handler takes it.
+  const threads = new WeakMap<FastifyRequest, ReportThread>();
+  const discardThread = async (request: FastifyRequest) => {
+    threads.get(request)?.discard();
+    threads.delete(request);
+  };
+
   app.post(
     '/api/scans/import',
     {
@@ -74,6 +81,18 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
           );
         }
       },
+      // Authenticated, and of an accepted type: a report large enough to be read in a thread gets
+      // its thread now, which loads the reader while the body arrives.
+      preParsing: async (request) => {
+        const length = Number(request.headers['content-length']);
+        if (length >= WORKER_THRESHOLD_BYTES && length <= NMAP_REPORT_MAX_BYTES) {
+          const thread = ReportThread.start();
+          if (thread !== null) threads.set(request, thread);
+        }
+      },
+      // A request that ends without the handler taking its thread (refused, aborted) ends it.
+      onResponse: discardThread,
+      onRequestAbort: discardThread,
       // The body is the report's bytes (above), which the schema below describes as the text they are.
       validatorCompiler:
         ({ httpPart }) =>
@@ -100,7 +119,9 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const report = request.body as Buffer;
       const bytes = report.byteLength;
       // The bytes may be handed to the thread that reads them: not used after this.
-      const plan = await readNmapReport(report);
+      const thread = threads.get(request) ?? null;
+      threads.delete(request);
+      const plan = await readNmapReport(report, WORKER_THRESHOLD_BYTES, thread);
       const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes });
       return reply.code(201).send(toScanRecord(scan));
     },

@@ -68,6 +68,16 @@ export function checkJsonTextForNul(request: FastifyRequest, text: string): void
   nulFreeBodies.add(request);
 }
 
+/**
+ * For a body parser that keeps the bytes of a UTF-8 text body (the import's nmap report): refuses
+ * (400) bytes holding NUL, as the walk of the decoded text would (in UTF-8 only U+0000 has a zero
+ * byte, and no invalid sequence decodes to it), and spares the request that walk.
+ */
+export function checkBytesForNul(request: FastifyRequest, bytes: Uint8Array): void {
+  if (bytes.includes(0)) throw new HttpError('NW_VALIDATION', 'body: must not contain the NUL character');
+  nulFreeBodies.add(request);
+}
+
 /** preValidation hook: every path parameter, query parameter and body string, however deep, is free of NUL. */
 export function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   // A callback hook rather than an async one: every request passes here, and most have nothing to refuse.

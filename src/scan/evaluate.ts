@@ -136,19 +136,19 @@ export class ScanEvaluator {
     // Ports are read only for the devices that need them: those to assess again, and those whose
     // ports do not hash as in their baseline snapshot. The others have the snapshot's ports.
     const before = new Map((baseline ?? []).map((b) => [b.deviceId, b]));
-    const stale = (d: EvaluationDevice) =>
-      !incremental || d.assessedWith !== fingerprint || d.assessedInput === null || d.assessedInput !== inputKey(d);
-    const unchangedSince = (d: EvaluationDevice) => incremental && d.portsHash !== null && before.get(d.state.deviceId)?.portsHash === d.portsHash;
-    const portsOf = await this.store.evaluation.portsOfDevices(devices.filter((d) => stale(d) || !unchangedSince(d)).map((d) => d.state.deviceId));
-    const current = devices.map((d) =>
-      portsOf.has(d.state.deviceId) || !unchangedSince(d)
+    // Each device's two questions answered once (its input key is a hash of what it is assessed from).
+    const stale = devices.map((d) => !incremental || d.assessedWith !== fingerprint || d.assessedInput === null || d.assessedInput !== inputKey(d));
+    const unchanged = devices.map((d) => incremental && d.portsHash !== null && before.get(d.state.deviceId)?.portsHash === d.portsHash);
+    const portsOf = await this.store.evaluation.portsOfDevices(devices.filter((_d, i) => stale[i] || !unchanged[i]).map((d) => d.state.deviceId));
+    const current = devices.map((d, i) =>
+      portsOf.has(d.state.deviceId) || !unchanged[i]
         ? withPorts(d, portsOf.get(d.state.deviceId) ?? []).state
         : { ...d.state, ports: before.get(d.state.deviceId)!.ports },
     );
     const riskChanged: RiskChange[] = [];
     await this.assessInputs(
       ctx.scan.id,
-      devices.filter(stale).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
+      devices.filter((_d, i) => stale[i]).map((d) => withPorts(d, portsOf.get(d.state.deviceId) ?? [])),
       rules,
       policies,
       riskChanged,

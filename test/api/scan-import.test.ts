@@ -269,6 +269,19 @@ describe.each(testDatabases())('nmap report import ($kind)', (database) => {
     }
   });
 
+  it('refuses a report holding a NUL character with 400 and records nothing, as any body', async () => {
+    const before = await scanCount();
+    const res = await importXml(fixture('loopback-sv-1.xml').replace('<runstats>', '<!-- \u0000 --><runstats>'));
+    expect(res.status).toBe(400);
+    expect(await readJson(res)).toMatchObject({ code: 'NW_VALIDATION', detail: 'body: must not contain the NUL character' });
+    expect(await scanCount()).toBe(before);
+  });
+
+  it('reads a report with a byte order mark as the same report', async () => {
+    const scan = await imported(`\ufeff${fixture('loopback-a.xml')}`);
+    expect(scan.status).toBe('completed');
+  });
+
   it('refuses a report beyond 50 MiB with 413 naming the limit', async () => {
     const base = fixture('loopback-sn.xml');
     const padding = `<!-- ${'x'.repeat(51 * 1024 * 1024)} -->`;

@@ -16,7 +16,7 @@ const compiled = (await import(new URL('../../dist/scan/report-reader.js', impor
 describe('readNmapReport', () => {
   it('gives in a thread exactly the plan planImport gives here', async () => {
     for (const name of ['loopback-sv-1.xml', 'lab-sv.xml', 'loopback-a.xml', 'mixed-ipv6.xml']) {
-      expect(await compiled.readNmapReport(fixture(name), 0), name).toEqual(planImport(fixture(name)));
+      expect(await compiled.readNmapReport(fixture(name), 0), name).toStrictEqual(planImport(fixture(name)));
     }
   });
 
@@ -80,6 +80,61 @@ describe('readNmapReport', () => {
     clearInterval(hereTimer);
     expect(inline).toBe(0);
     expect(plan.hosts.map((h) => h.ip)).toEqual(['127.0.0.20', '127.0.0.21', '127.0.0.22', '127.0.0.23']);
+  });
+
+  it("reads a report's bytes as the text they decode to, handing them to the thread (in one pass, in two threads, refused)", async () => {
+    const base = fixture('loopback-sv-1.xml');
+    // A byte order mark and a hostname beyond ASCII: decoded as Fastify decodes a text body.
+    const accented = `\ufeff${base.replace('<runstats>', '<!-- café --><runstats>')}`;
+    const cut = base.slice(0, 1500);
+    for (const xml of [base, accented, cut, '<html/>']) {
+      const expected = await Promise.resolve()
+        .then(() => planImport(xml))
+        .then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+      // The bytes alone in their memory (handed over: detached afterwards), and a view into a larger one (copied).
+      const own = new Uint8Array(Buffer.from(xml, 'utf8'));
+      const view = Buffer.from(`...${xml}...`, 'utf8').subarray(3, 3 + Buffer.byteLength(xml));
+      for (const bytes of [own, view]) {
+        const got = await compiled.readNmapReport(bytes, 0).then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+        expect(got, xml.slice(0, 40)).toStrictEqual(expected);
+      }
+      expect(own.byteLength).toBe(0);
+      // Read here below the threshold, from the sources too.
+      const here = await sourceReader.readNmapReport(Buffer.from(xml, 'utf8')).then(
+        (plan) => ({ plan }),
+        (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+      );
+      expect(here).toEqual(expected);
+    }
+  }, 120_000);
+
+  it('reads with a thread started before the report is there, in one pass or in two threads; an unused one is discarded', async () => {
+    const base = fixture('loopback-sv-1.xml');
+    for (const xml of [base, base.replace('<runstats>', '<!-- hosts end here --><runstats>'), base.slice(0, 1500)]) {
+      const expected = await Promise.resolve()
+        .then(() => planImport(xml))
+        .then(
+          (plan) => ({ plan }),
+          (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+        );
+      const thread = compiled.ReportThread.start();
+      expect(thread).not.toBeNull();
+      const got = await compiled.readNmapReport(new Uint8Array(Buffer.from(xml, 'utf8')), 0, thread).then(
+        (plan) => ({ plan }),
+        (err: Error) => ({ error: `${err.name}: ${err.message}` }),
+      );
+      expect(got).toStrictEqual(expected);
+    }
+    // Discarded unused, and below the threshold (the report read here): nothing left running.
+    compiled.ReportThread.start()!.discard();
+    expect(await compiled.readNmapReport(Buffer.from(base, 'utf8'), undefined, compiled.ReportThread.start())).toStrictEqual(planImport(base));
+    expect(sourceReader.ReportThread.start()).toBeNull();
   });
 
   it('reads small reports and the TypeScript sources in this thread', async () => {

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { NMAP_REPORT_MAX_BYTES } from '../../core/limits.js';
-import { readNmapReport } from '../../scan/report-reader.js';
+import { ReportThread, WORKER_THRESHOLD_BYTES, readNmapReport } from '../../scan/report-reader.js';
 import { ScanRecord } from '../../schemas/scan.js';
 import { toScanRecord } from '../../store/scans.js';
 import { HttpError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
+import { checkBytesForNul } from '../validation.js';
 import { scanRequesterOf } from './scans.js';
 
 const XML_TYPES = ['application/xml', 'text/xml'];
@@ -48,8 +49,24 @@ function mediaTypeOf(request: FastifyRequest): string {
 export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { scans } = app.services;
 
-  // Only this plugin reads XML bodies: the report as text, parsed after the safety checks.
-  app.addContentTypeParser(XML_TYPES, { parseAs: 'string', bodyLimit: NMAP_REPORT_MAX_BYTES }, (_request, body, done) => done(null, body));
+  // Only this plugin reads XML bodies: the report as its bytes, decoded as UTF-8 where it is read
+  // (scan/report-reader.ts: in a worker thread for a large one, so this thread neither decodes nor
+  // copies it), parsed after the safety checks. No NUL, as in every other body (api/validation.ts).
+  app.addContentTypeParser(XML_TYPES, { parseAs: 'buffer', bodyLimit: NMAP_REPORT_MAX_BYTES }, (request, body, done) => {
+    try {
+      checkBytesForNul(request, body as Buffer);
+      done(null, body);
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  // The thread each large report's request started while its body arrives (ReportThread), until the handler takes it.
+  const threads = new WeakMap<FastifyRequest, ReportThread>();
+  const discardThread = async (request: FastifyRequest) => {
+    threads.get(request)?.discard();
+    threads.delete(request);
+  };
 
   app.post(
     '/api/scans/import',
@@ -64,6 +81,23 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
           );
         }
       },
+      // Authenticated, and of an accepted type: a report large enough to be read in a thread gets
+      // its thread now, which loads the reader while the body arrives.
+      preParsing: async (request) => {
+        const length = Number(request.headers['content-length']);
+        if (length >= WORKER_THRESHOLD_BYTES && length <= NMAP_REPORT_MAX_BYTES) {
+          const thread = ReportThread.start();
+          if (thread !== null) threads.set(request, thread);
+        }
+      },
+      // A request that ends without the handler taking its thread (refused, aborted) ends it.
+      onResponse: discardThread,
+      onRequestAbort: discardThread,
+      // The body is the report's bytes (above), which the schema below describes as the text they are.
+      validatorCompiler:
+        ({ httpPart }) =>
+        (data: unknown) =>
+          httpPart !== 'body' || Buffer.isBuffer(data),
       schema: {
         tags: ['scans'],
         summary: 'Import an nmap XML report as a completed scan',
@@ -82,9 +116,13 @@ export const scanImportRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const xml = request.body as string;
-      const plan = await readNmapReport(xml);
-      const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes: Buffer.byteLength(xml) });
+      const report = request.body as Buffer;
+      const bytes = report.byteLength;
+      // The bytes may be handed to the thread that reads them: not used after this.
+      const thread = threads.get(request) ?? null;
+      threads.delete(request);
+      const plan = await readNmapReport(report, WORKER_THRESHOLD_BYTES, thread);
+      const scan = await scans.importReport(plan, { actor: scanRequesterOf(request).actor, bytes });
       return reply.code(201).send(toScanRecord(scan));
     },
   );

@@ -62,16 +62,31 @@ export class PortMatrixReader {
    * table for one subnet's matrix.
    */
   async groups(filters: PortMatrixFilters): Promise<{ groups: PortGroup[]; total: number }> {
-    const ids = this.devices(filters).select('devices.id');
+    const columns = ['devices.zone', 'ports.port', 'ports.protocol', 'ports.service', sql<number>`count(*)`.as('n')] as const;
+    const groupBy = ['devices.zone', 'ports.port', 'ports.protocol', 'ports.service'] as const;
+    const grouped =
+      this.dialect === 'postgres'
+        ? // PostgreSQL: from the matching devices to their open ports. Joining the ports to every device row (the form
+          // below) made it read the whole devices table to learn the zone of one zone's devices (EXPLAIN, 100,000 devices).
+          this.devices(filters)
+            .innerJoin('ports', 'ports.device_id', 'devices.id')
+            .where('ports.state', '=', 'open')
+            .select(columns)
+            .groupBy(groupBy)
+            .execute()
+        : // SQLite: the ports reached from the matching devices' ids, read from the partial index on open ports alone
+          // (it holds every column asked for). The planner prefers ports_device_state_port, which holds neither the
+          // protocol nor the service (a row read per port: one zone of the bench's 100,000 devices took about 40 ms more CPU), and can use a partial
+          // index only when the query names its condition as a literal: hence `indexed by` and the literal 'open'.
+          sql<{ zone: string | null; port: number; protocol: string; service: string | null; n: number }>`
+            select devices.zone, ports.port, ports.protocol, ports.service, count(*) as n
+            from ports indexed by ports_open_device inner join devices on devices.id = ports.device_id
+            where ports.device_id in ${this.devices(filters).select('devices.id')} and ports.state = ${sql.lit('open')}
+            group by devices.zone, ports.port, ports.protocol, ports.service`
+            .execute(this.db)
+            .then((r) => r.rows);
     const [rows, count] = await Promise.all([
-      this.db
-        .selectFrom('ports')
-        .innerJoin('devices', 'devices.id', 'ports.device_id')
-        .where('ports.device_id', 'in', ids)
-        .where('ports.state', '=', 'open')
-        .select(['devices.zone', 'ports.port', 'ports.protocol', 'ports.service', (eb) => eb.fn.countAll<number>().as('n')])
-        .groupBy(['devices.zone', 'ports.port', 'ports.protocol', 'ports.service'])
-        .execute(),
+      grouped,
       this.devices(filters)
         .where(hasOpenPort())
         .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -9,6 +9,7 @@ import { DatabaseUnavailableError } from './errors.js';
 import { withSchemaIntrospection } from './schema-introspection.js';
 import { migrationProvider, type Dialect } from './migrations/index.js';
 import type { Database } from './schema.js';
+import { backgroundCheckpoints } from './sqlite-checkpoint.js';
 import { resilientSqliteDialect, type LockRetry } from './sqlite-driver.js';
 import { isPostgresUrl } from '../util/database-url.js';
 
@@ -85,10 +86,12 @@ function openSqlite(file: string, lockRetry: Partial<LockRetry> = {}): DatabaseH
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   const watch = onDisk ? watchFile(file) : null;
+  const checkpoints = onDisk ? backgroundCheckpoints(sqlite, file) : null;
   const dialect = resilientSqliteDialect({
     sqlite,
     retry: { ...DEFAULT_LOCK_RETRY, ...lockRetry },
     beforeWrite: () => watch?.check(1000),
+    afterWrite: checkpoints ? () => checkpoints.afterCommit() : undefined,
   });
   const db = new Kysely<Database>({ dialect });
   return {
@@ -97,7 +100,11 @@ function openSqlite(file: string, lockRetry: Partial<LockRetry> = {}): DatabaseH
     description: `sqlite:${file}`,
     check: () => watch?.check(0),
     postgres: null,
-    close: () => db.destroy(),
+    // The checkpointing thread closes its connection first: the last connection to close checkpoints and removes the log.
+    close: async () => {
+      await checkpoints?.close();
+      await db.destroy();
+    },
   };
 }
 

@@ -42,6 +42,8 @@ export interface ResilientSqliteOptions {
   retry: LockRetry;
   /** Called before anything writes; throws when writing would be lost (the file was deleted). */
   beforeWrite(): void;
+  /** Called after a write was committed (a transaction's COMMIT, or a write outside a transaction). */
+  afterWrite?(): void;
   /** Prepared statements kept, by SQL text. */
   statementCacheSize?: number;
 }
@@ -104,6 +106,7 @@ class ResilientSqliteDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    this.options.afterWrite?.();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -202,12 +205,21 @@ class Lease implements DatabaseConnection {
     await this.hold();
     try {
       const statement = this.driver.prepare(compiledQuery.sql);
-      if (!statement.readonly) this.driver.options.beforeWrite();
-      return await this.driver.retryWhileBusy(
+      if (statement.readonly) {
+        return await this.driver.retryWhileBusy(
+          () => run<R>(statement, parameters),
+          () => this.letGo(),
+          () => this.hold(),
+        );
+      }
+      this.driver.options.beforeWrite();
+      const result = await this.driver.retryWhileBusy(
         () => run<R>(statement, parameters),
         () => this.letGo(),
         () => this.hold(),
       );
+      this.driver.options.afterWrite?.();
+      return result;
     } finally {
       this.letGo();
     }

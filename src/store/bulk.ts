@@ -106,6 +106,7 @@ export async function insertMany(db: Kysely<Database>, table: string, columns: B
 /** Inserts rows given as tuples, their values in the order of `columns`. */
 export async function insertTuples(db: Kysely<Database>, table: string, columns: BulkColumns, tuples: readonly Tuple[]): Promise<void> {
   for (const statement of insertStatements(db, table, columns, tuples, '')) await db.executeQuery(statement);
+  await keepStatistics(db, table, tuples.length);
 }
 
 /** Inserts `rows` with a trailing clause (`on conflict …`, `returning …`: SQL text from the code); returns what RETURNING gave. */
@@ -114,7 +115,51 @@ export async function insertManyWith<R>(db: Kysely<Database>, table: string, col
   for (const statement of insertStatements(db, table, columns, toTuples(Object.keys(columns), rows), tail)) {
     out.push(...(await db.executeQuery<R>(statement)).rows);
   }
+  await keepStatistics(db, table, rows.length);
   return out;
+}
+
+/**
+ * PostgreSQL plans a statement from the table's statistics, which only ANALYZE (or autovacuum's,
+ * a minute or more later, if it runs at all) gathers. A first import grows tables from nothing to
+ * hundreds of thousands of rows in a few seconds, batch by batch; planned from no statistics (or
+ * from those of a table a tenth its size), each batch's `where device_id in (…)` read and delete
+ * scanned the whole table (risk_findings, cve_matches, ports: measured 0.6 s of the server's CPU
+ * for each table's deletes of a first import of 10,000 hosts, which deleted nothing). So a table
+ * written in bulk is analysed once the rows written to it since its last analysis reach its size
+ * then (at least MIN_ROWS_TO_ANALYZE): a few times while it grows, rarely once it is large.
+ *
+ * In the writer's transaction, so its own new rows are sampled and its next statements are planned
+ * with them; `skip_locked`, so it never waits (a writer holding row locks must not queue behind
+ * another's analysis). Rows written are counted per database (the adapter of its Kysely instance)
+ * in this process; a restarted process analyses a table once more, after MIN_ROWS_TO_ANALYZE rows.
+ */
+const MIN_ROWS_TO_ANALYZE = 5_000;
+
+interface TableStatistics {
+  /** Rows written since the last analysis, by this process. */
+  written: number;
+  /** The table's rows at its last analysis (PostgreSQL's estimate); 0 before the first. */
+  analysedRows: number;
+}
+
+const statistics = new WeakMap<object, Map<string, TableStatistics>>();
+
+async function keepStatistics(db: Kysely<Database>, table: string, rows: number): Promise<void> {
+  if (rows === 0 || !isPostgres(db)) return;
+  const adapter = db.getExecutor().adapter;
+  let tables = statistics.get(adapter);
+  if (!tables) statistics.set(adapter, (tables = new Map<string, TableStatistics>()));
+  const state = tables.get(table) ?? { written: 0, analysedRows: 0 };
+  tables.set(table, state);
+  state.written += rows;
+  if (state.written < Math.max(MIN_ROWS_TO_ANALYZE, state.analysedRows)) return;
+  await db.executeQuery(CompiledQuery.raw(`analyze (skip_locked) ${quote(table)}`));
+  const { rows: found } = await db.executeQuery<{ rows: number }>(
+    CompiledQuery.raw(`select reltuples as "rows" from pg_class where oid = to_regclass($1)`, [quote(table)]),
+  );
+  state.written = 0;
+  state.analysedRows = Math.max(0, Number(found[0]?.rows ?? 0));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { insertManyWith, insertTuples, updateManyById } from '../../src/store/bulk.js';
+import { sql } from 'kysely';
+import { insertManyWith, insertTuples, isPostgres, updateManyById } from '../../src/store/bulk.js';
 import type { Store } from '../../src/store/index.js';
 import { rowsPerInsert } from '../../src/util/batches.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
@@ -71,5 +72,26 @@ describe.each(testDatabases())('bulk writes ($kind)', (database) => {
     );
     const rows = await store.db.selectFrom('devices').select(['id', 'risk_level', 'risk_score']).orderBy('id').execute();
     expect(rows).toEqual(ids.map((id, i) => ({ id, risk_level: i % 3 ? 'low' : 'high', risk_score: i })));
+  });
+
+  // PostgreSQL plans from statistics only ANALYZE gathers (store/bulk.ts keepStatistics).
+  it('gathers statistics of a table written in bulk, within the writing transaction', async () => {
+    if (!isPostgres(store.db)) return;
+    const [deviceId] = await addDevices(store, 1);
+    const analysed = sql<{ rows: number }>`select reltuples as "rows" from pg_class where oid = to_regclass('risk_findings')`;
+    const tuples = (from: number, count: number) => Array.from({ length: count }, (_, i) => [deviceId, from + i, 'low', 1, 't', 'd', 'r']);
+    await insertTuples(store.db, 'risk_findings', FINDING, tuples(0, 100));
+    // A few rows: not yet analysed (PostgreSQL's -1: never).
+    expect((await analysed.execute(store.db)).rows[0].rows).toBe(-1);
+    await store.db.transaction().execute(async (trx) => {
+      await insertTuples(trx, 'risk_findings', FINDING, tuples(100, 6000));
+      // Analysed in the transaction, its own rows counted.
+      expect((await analysed.execute(trx)).rows[0].rows).toBe(6100);
+    });
+    // Next analysed once as many rows again are written.
+    await insertTuples(store.db, 'risk_findings', FINDING, tuples(6100, 3000));
+    expect((await analysed.execute(store.db)).rows[0].rows).toBe(6100);
+    await insertTuples(store.db, 'risk_findings', FINDING, tuples(9100, 3100));
+    expect((await analysed.execute(store.db)).rows[0].rows).toBe(12200);
   });
 });

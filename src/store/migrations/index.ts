@@ -27,6 +27,7 @@ import * as m024 from './024_finding_texts.js';
 import * as m025 from './025_evidence_digest.js';
 import * as m027 from './027_port_index.js';
 import * as m029 from './029_view_zone_gateway_reads.js';
+import * as m030 from './030_hot_updates.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -58,6 +59,7 @@ const modules: Record<string, MigrationModule> = {
   '025_evidence_digest': m025,
   '027_port_index': m027,
   '029_view_zone_gateway_reads': m029,
+  '030_hot_updates': m030,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -25,6 +25,7 @@ import * as m022 from './022_port_sightings.js';
 import * as m023 from './023_device_search_tokens.js';
 import * as m024 from './024_finding_texts.js';
 import * as m025 from './025_evidence_digest.js';
+import * as m026 from './026_finding_indexes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -54,6 +55,7 @@ const modules: Record<string, MigrationModule> = {
   '023_device_search_tokens': m023,
   '024_finding_texts': m024,
   '025_evidence_digest': m025,
+  '026_finding_indexes': m026,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

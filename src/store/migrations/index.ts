@@ -25,6 +25,7 @@ import * as m022 from './022_port_sightings.js';
 import * as m023 from './023_device_search_tokens.js';
 import * as m024 from './024_finding_texts.js';
 import * as m025 from './025_evidence_digest.js';
+import * as m026 from './026_finding_indexes.js';
 import * as m027 from './027_port_index.js';
 import * as m029 from './029_view_zone_gateway_reads.js';
 import * as m030 from './030_hot_updates.js';
@@ -57,6 +58,7 @@ const modules: Record<string, MigrationModule> = {
   '023_device_search_tokens': m023,
   '024_finding_texts': m024,
   '025_evidence_digest': m025,
+  '026_finding_indexes': m026,
   '027_port_index': m027,
   '029_view_zone_gateway_reads': m029,
   '030_hot_updates': m030,

@@ -222,7 +222,7 @@ export class TopologyStore {
   /** Devices (not archived) that may be a gateway: the one at `address` (the default route's gateway), routers and firewalls. */
   async gatewayCandidates(address: string | null): Promise<TopologyDevice[]> {
     // Two reads of small indexes rather than one `or` (a pass over every device): the types from the partial index of
-    // migration 029, which a query uses only when it names the same types as literals; the address from its own index.
+    // migration 028, which a query uses only when it names the same types as literals; the address from its own index.
     const types = sql<boolean>`${sql.ref('device_type')} in (${sql.join(GATEWAY_DEVICE_TYPES.map((t) => sql.lit(t)))})`;
     const live = this.db.selectFrom('devices').select(COLUMNS).where('status', '<>', 'archived');
     const [typed, at] = await Promise.all([

@@ -27,8 +27,8 @@ import * as m024 from './024_finding_texts.js';
 import * as m025 from './025_evidence_digest.js';
 import * as m026 from './026_finding_indexes.js';
 import * as m027 from './027_port_index.js';
-import * as m029 from './029_view_zone_gateway_reads.js';
-import * as m030 from './030_hot_updates.js';
+import * as m028 from './028_view_zone_gateway_reads.js';
+import * as m029 from './029_hot_updates.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
 
@@ -60,8 +60,8 @@ const modules: Record<string, MigrationModule> = {
   '025_evidence_digest': m025,
   '026_finding_indexes': m026,
   '027_port_index': m027,
-  '029_view_zone_gateway_reads': m029,
-  '030_hot_updates': m030,
+  '028_view_zone_gateway_reads': m028,
+  '029_hot_updates': m029,
 };
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { isPostgres } from '../../src/store/bulk.js';
-import { FILLFACTOR } from '../../src/store/migrations/030_hot_updates.js';
+import { FILLFACTOR } from '../../src/store/migrations/029_hot_updates.js';
 import type { Store } from '../../src/store/index.js';
 import { freshDatabaseEachTest, testDatabases } from '../helpers/databases.js';
 
-describe.each(testDatabases())('migration 030: room for updated rows ($kind)', (database) => {
+describe.each(testDatabases())('migration 029: room for updated rows ($kind)', (database) => {
   let store: Store;
   freshDatabaseEachTest(database, (opened) => {
     store = opened.store;

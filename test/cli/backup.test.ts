@@ -313,7 +313,8 @@ describe.each(cliDatastores())('netwarden backup and restore ($kind)', ({ kind, 
     expect(await dump()).toEqual(before);
     // No safety copy is taken for a file that was refused.
     expect(readdirSync(ds.env.NETWARDEN_DATA_DIR).filter((n) => n.startsWith('netwarden-pre-restore-'))).toHaveLength(1);
-  });
+    // About ten CLI processes, each opening the datastore: 15–20 s on a quiet machine, past 30 s under CI load.
+  }, 90_000);
 
   it('writes into a directory or to standard output, and refuses a directory that does not exist', async () => {
     const into = mkdtempSync(join(dir, 'nightly-'));

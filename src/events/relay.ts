@@ -14,6 +14,12 @@
  * - Events published in one turn of the event loop go out as one notification (as many as fit).
  * - A dropped listening connection is logged and opened again (with a growing delay); events sent
  *   meanwhile are not replayed (caches then fall back to their own re-check).
+ * - Cache invalidations are acknowledged: the sender waits (at most ACK_WAIT_MS) until every other
+ *   process it knows of has said it emptied its cache, so the revocation or configuration change is
+ *   answered only when no instance can still serve the old value ("a revoked key gets 401 on its
+ *   very next request", on any instance). Processes learn of each other from a greeting sent when
+ *   they start listening (answered by everyone already there) and from every message they send; one
+ *   that says goodbye, or does not acknowledge in time (it died), is forgotten until it speaks again.
  *
  * SQLite has no notification channel: there the relay does nothing (processes sharing a file
  * hear only their own events; caches fall back to their periodic re-checks).
@@ -44,8 +50,21 @@ interface Outgoing {
   bytes: number;
 }
 
-/** What travels between processes. `i` (invalidations) are handled on arrival, events in order. */
-type Message = { t: 'events'; events: Array<{ name: EventName; data: unknown; at: string }> } | { t: 'api_keys_revoked' } | { t: 'settings_changed' };
+/** A cache invalidation: `n` numbers it among its sender's, for the acknowledgements. */
+type Invalidation = { t: 'api_keys_revoked'; n: number } | { t: 'settings_changed'; n: number };
+
+/**
+ * What travels between processes. Invalidations are handled on arrival, events in order.
+ * `hello`: a process started listening (the others answer `here` to it); `bye`: it stops;
+ * `ack`: the invalidation `n` of the process `to` took effect here.
+ */
+type Message =
+  | { t: 'events'; events: Array<{ name: EventName; data: unknown; at: string }> }
+  | Invalidation
+  | { t: 'hello' }
+  | { t: 'here'; to: string }
+  | { t: 'bye' }
+  | { t: 'ack'; to: string; n: number };
 
 const DEFAULT_RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10_000];
 /** Stored long messages are deleted this often. */
@@ -53,8 +72,15 @@ const PRUNE_EVERY_MS = 60_000;
 /** Events held for sending at most (the database is unavailable), and their data: the oldest go first. */
 const MAX_QUEUED_EVENTS = 10_000;
 const MAX_QUEUED_BYTES = 2 * EVENT_REPLAY_MAX_BYTES;
-/** How long stop() waits for queued events to be sent. */
+/** How long stop() waits for queued events (and its goodbye) to be sent. */
 const STOP_FLUSH_MS = 2000;
+/**
+ * How long an invalidation waits for the other processes' acknowledgements (a live one answers in
+ * milliseconds). Longer than the caches' own re-check of the database (auth/api-key-cache.ts
+ * RECHECK_MS, store/settings.ts CACHE_MS is 2 s but is also emptied by the message): a process that
+ * does not answer in time re-reads on its own soon after.
+ */
+const ACK_WAIT_MS = 1500;
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
 
@@ -88,6 +114,11 @@ class Relay implements EventRelay {
   private sendFailing = false;
   /** Received events not yet published (a stored message being read holds those after it). */
   private incoming: Promise<void> | undefined;
+  /** The other processes listening on this database, as far as this one knows (by their ids). */
+  private readonly peers = new Set<string>();
+  /** This process's invalidations awaiting acknowledgements: the peers that have not answered yet. */
+  private readonly awaitingAcks = new Map<number, { waiting: Set<string>; done: () => void }>();
+  private invalidations = 0;
 
   constructor(options: EventRelayOptions) {
     this.store = options.store;
@@ -98,8 +129,8 @@ class Relay implements EventRelay {
 
   async start(): Promise<void> {
     this.cleanups.push(this.bus.subscribe((event) => this.onLocalEvent(event)));
-    this.cleanups.push(this.store.apiKeys.onRevoke((origin) => (origin === 'local' ? this.sendNow({ t: 'api_keys_revoked' }) : undefined)));
-    this.cleanups.push(this.store.settings.onChange(() => this.sendNow({ t: 'settings_changed' })));
+    this.cleanups.push(this.store.apiKeys.onRevoke((origin) => (origin === 'local' ? this.invalidate('api_keys_revoked') : undefined)));
+    this.cleanups.push(this.store.settings.onChange(() => this.invalidate('settings_changed')));
     this.pruneTimer = setInterval(() => {
       this.store.relay.prune().catch((err: unknown) => this.log.debug({ err }, 'could not delete old relay messages'));
     }, PRUNE_EVERY_MS);
@@ -112,13 +143,17 @@ class Relay implements EventRelay {
     if (this.stopped) return;
     this.stopped = true;
     for (const cleanup of this.cleanups.splice(0)) cleanup();
+    for (const { done } of this.awaitingAcks.values()) done();
     clearTimeout(this.reconnectTimer);
     clearInterval(this.pruneTimer);
-    if (this.sending) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.sending, new Promise((resolve) => (timer = setTimeout(resolve, STOP_FLUSH_MS)))]);
-      clearTimeout(timer);
-    }
+    // The queued events, then a goodbye so the others stop waiting for this process's
+    // acknowledgements (best effort, briefly: it is leaving, maybe because the database is away).
+    const leaving = (this.sending ?? Promise.resolve()).then(async () => {
+      if (this.listener) await this.send({ t: 'bye' });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([leaving, new Promise((resolve) => (timer = setTimeout(resolve, STOP_FLUSH_MS)))]);
+    clearTimeout(timer);
     await this.listener?.close();
     this.listener = undefined;
   }
@@ -145,6 +180,8 @@ class Relay implements EventRelay {
       this.listener = listener;
       if (this.down) this.log.info('the event relay is listening again');
       this.down = false;
+      // Heard by every process already listening, which answer with `here`: each then knows the other.
+      await this.send({ t: 'hello' });
     } catch (err) {
       if (this.stopped) return;
       if (!this.down) this.log.warn({ err }, 'the event relay could not listen on PostgreSQL; retrying');
@@ -162,11 +199,12 @@ class Relay implements EventRelay {
 
   private onNotice(notice: RelayNotice): void {
     if (this.stopped || notice.sender === this.id) return;
+    this.peers.add(notice.sender);
     if ('body' in notice) {
       const message = parse(notice.body);
       if (!message) return;
-      // Cache invalidations take effect before anything else is read from the socket.
-      if (message.t !== 'events') return this.apply(message);
+      // Cache invalidations (and the peers' bookkeeping) take effect before anything else is read from the socket.
+      if (message.t !== 'events') return this.control(notice.sender, message);
       if (!this.incoming) return this.apply(message);
     }
     const previous = this.incoming ?? Promise.resolve();
@@ -180,7 +218,9 @@ class Relay implements EventRelay {
         return;
       }
       const message = parse(body);
-      if (message && !this.stopped) this.apply(message);
+      if (!message || this.stopped) return;
+      if (message.t === 'events') this.apply(message);
+      else this.control(notice.sender, message);
     });
     this.incoming = next;
     void next.finally(() => {
@@ -188,7 +228,40 @@ class Relay implements EventRelay {
     });
   }
 
-  private apply(message: Message): void {
+  /** A message other than events, from the process `sender`. */
+  private control(sender: string, message: Exclude<Message, { t: 'events' }>): void {
+    if (message.t === 'bye') {
+      this.peers.delete(sender);
+      this.acknowledged(sender);
+      return;
+    }
+    this.peers.add(sender);
+    switch (message.t) {
+      case 'hello':
+        void this.send({ t: 'here', to: sender });
+        return;
+      case 'here':
+        return;
+      case 'ack':
+        if (message.to === this.id) this.acknowledged(sender, message.n);
+        return;
+      case 'api_keys_revoked':
+      case 'settings_changed':
+        this.apply(message);
+        void this.send({ t: 'ack', to: sender, n: message.n });
+    }
+  }
+
+  /** `peer` acknowledged this process's invalidation `n` (every one, when `n` is not given: it left). */
+  private acknowledged(peer: string, n?: number): void {
+    for (const [number, pending] of this.awaitingAcks) {
+      if (n !== undefined && number !== n) continue;
+      pending.waiting.delete(peer);
+      if (pending.waiting.size === 0) pending.done();
+    }
+  }
+
+  private apply(message: Exclude<Message, { t: 'hello' | 'here' | 'bye' | 'ack' }>): void {
     switch (message.t) {
       case 'api_keys_revoked':
         this.store.apiKeys.revokedElsewhere();
@@ -235,21 +308,46 @@ class Relay implements EventRelay {
     }
   }
 
-  /** Sends one message now, beside the event queue; resolves when it is committed (or failed, logged). */
-  private sendNow(message: Message): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return this.send(message);
+  /**
+   * Tells the other processes to empty a cache; resolves when every one this process knows of has
+   * acknowledged it, or after ACK_WAIT_MS (those that did not answer are forgotten until they speak
+   * again), or at once when the message could not be sent or this process is not listening (its
+   * acknowledgements could not reach it).
+   */
+  private async invalidate(kind: Invalidation['t']): Promise<void> {
+    if (this.stopped) return;
+    const n = ++this.invalidations;
+    const waiting = this.listener ? new Set(this.peers) : new Set<string>();
+    let timer: NodeJS.Timeout | undefined;
+    const answered = new Promise<void>((resolve) => {
+      this.awaitingAcks.set(n, { waiting, done: resolve });
+    });
+    try {
+      const sent = await this.send({ t: kind, n });
+      if (!sent || waiting.size === 0) return;
+      await Promise.race([answered, new Promise<void>((resolve) => (timer = setTimeout(resolve, ACK_WAIT_MS)))]);
+      for (const peer of waiting) {
+        this.peers.delete(peer);
+        this.log.debug({ peer }, 'a process on this database did not acknowledge a cache invalidation; forgotten until it speaks again');
+      }
+    } finally {
+      clearTimeout(timer);
+      this.awaitingAcks.delete(n);
+    }
   }
 
-  private async send(message: Message): Promise<void> {
+  /** Sends one message; resolves true when it is committed, false when it failed (logged). */
+  private async send(message: Message): Promise<boolean> {
     try {
       await this.store.relay.send(this.id, JSON.stringify(message));
       if (this.sendFailing) this.log.info('the event relay is sending again');
       this.sendFailing = false;
+      return true;
     } catch (err) {
       // Once per failure streak: a database outage would otherwise log every event.
       if (!this.sendFailing) this.log.warn({ err, message: message.t }, 'the event relay could not send to other instances');
       this.sendFailing = true;
+      return false;
     }
   }
 }

@@ -2,8 +2,8 @@
  * The event relay (src/events/relay.ts) between processes on one PostgreSQL schema, each process
  * stood for by its own store (own pool) and own bus: events cross in order and marked remote, are
  * never echoed or sent around again, a message longer than a notification still arrives, another
- * schema hears nothing, cache invalidations arrive, and a dropped listening connection is logged
- * and opened again. On SQLite there is nothing to relay.
+ * schema hears nothing, cache invalidations are acknowledged by every other process before they
+ * are answered, and a dropped listening connection is logged and opened again. On SQLite there is nothing to relay.
  */
 import pg from 'pg';
 import pino from 'pino';
@@ -155,25 +155,63 @@ describe.skipIf(!pgUrl)('the event relay on PostgreSQL', () => {
     }
   });
 
-  it('tells the other processes at once that a key was revoked and that the configuration changed', async () => {
+  it('answers a revocation or a configuration change only once every other process has emptied its cache', async () => {
     const a = await proc();
     const b = await proc();
-    let remoteRevocations = 0;
-    b.store.apiKeys.onRevoke((origin) => {
-      if (origin === 'remote') remoteRevocations++;
-    });
-    const key = await a.store.apiKeys.create({
-      name: 'k',
-      prefix: 'svc_abcd',
-      key_hash: 'x'.repeat(64),
-      created_at: new Date().toISOString(),
-    });
-    await a.store.apiKeys.revoke(key.id);
-    await waitFor('the revocation on B', async () => remoteRevocations === 1);
+    const c = await proc();
+    const remoteRevocations = new Map<Proc, number>([
+      [b, 0],
+      [c, 0],
+    ]);
+    for (const p of [b, c]) {
+      p.store.apiKeys.onRevoke((origin) => {
+        if (origin === 'remote') remoteRevocations.set(p, (remoteRevocations.get(p) ?? 0) + 1);
+      });
+    }
+    for (let round = 1; round <= 3; round++) {
+      const key = await a.store.apiKeys.create({
+        name: `k${round}`,
+        prefix: `svc_abc${round}`,
+        key_hash: String(round).repeat(64),
+        created_at: new Date().toISOString(),
+      });
+      // No waiting: when revoke() returns, B and C have been told (they acknowledged it).
+      await a.store.apiKeys.revoke(key.id);
+      expect([...remoteRevocations.values()]).toEqual([round, round]);
+    }
 
+    // B and C read the configuration (now cached); C changes it: B's next read has the new one.
     const before = await b.store.settings.get();
-    await a.store.settings.put({ ...before, server: { ...before.server, public_url: 'https://netwarden.example' } });
-    await waitFor('the new configuration on B', async () => (await b.store.settings.get()).server.public_url === 'https://netwarden.example');
+    await c.store.settings.get();
+    await c.store.settings.put({ ...before, server: { ...before.server, public_url: 'https://netwarden.example' } });
+    expect((await b.store.settings.get()).server.public_url).toBe('https://netwarden.example');
+    expect((await a.store.settings.get()).server.public_url).toBe('https://netwarden.example');
+  });
+
+  it('does not wait for a process that left, and forgets one that stopped answering', async () => {
+    const a = await proc();
+    const b = await proc();
+    const leaving = await proc();
+    await leaving.relay.stop();
+    // A process that greeted the others and then died without a word (it never acknowledges).
+    await a.store.relay.send('a-process-that-died', JSON.stringify({ t: 'hello' }));
+    // Notifications arrive in commit order: once B's event is on A, so are the goodbye and the greeting.
+    b.bus.publish('scan_started', scanRecord(14));
+    await waitFor('B’s event on A', async () => a.seen.some((e) => e.remote && e.name === 'scan_started'));
+    let remote = 0;
+    b.store.apiKeys.onRevoke((origin) => {
+      if (origin === 'remote') remote++;
+    });
+    const key = await a.store.apiKeys.create({ name: 'k', prefix: 'svc_abcd', key_hash: 'x'.repeat(64), created_at: new Date().toISOString() });
+    await a.store.apiKeys.revoke(key.id);
+    expect(remote).toBe(1);
+    // Only the dead one was waited for (the one that left said so) and then forgotten.
+    expect(a.lines.filter((l) => /did not acknowledge a cache invalidation/.test(l.msg))).toHaveLength(1);
+    // Forgotten: the next revocation does not wait for it again (and logs nothing more).
+    const second = await a.store.apiKeys.create({ name: 'k2', prefix: 'svc_abce', key_hash: 'y'.repeat(64), created_at: new Date().toISOString() });
+    await a.store.apiKeys.revoke(second.id);
+    expect(remote).toBe(2);
+    expect(a.lines.filter((l) => /did not acknowledge a cache invalidation/.test(l.msg))).toHaveLength(1);
   });
 
   it('logs a dropped listening connection and listens again', async () => {

@@ -169,15 +169,13 @@ export function reportLocator(n: number): HostLocator {
   };
 }
 
-/** Checks every host of one list of an upload (`hosts`, `ports`), naming entries by their JSON path; returns it with hostnames cleaned. */
-export function checkUploadedHosts<H extends { ip: string; hostname: string | null; mac: string | null; ports?: readonly PortInput[] }>(
-  name: string,
-  list: readonly H[],
-): H[] {
-  return list.map((host, i) => {
-    checkHostInput({ ...host, hostnames: [host.hostname] }, jsonLocator(`${name}.${i}`));
-    return { ...host, hostname: cleanHostname(host.hostname) };
-  });
+/** A host of an upload, as its lists (`hosts`, `ports`) carry it. */
+type UploadedHost = { ip: string; hostname: string | null; mac: string | null; ports?: readonly PortInput[] };
+
+/** Checks host `i` of one list of an upload (`hosts`, `ports`), naming its entries by their JSON path; returns it with its hostname cleaned. */
+export function checkUploadedHost<H extends UploadedHost>(name: string, host: H, i: number): H {
+  checkHostInput({ ...host, hostnames: [host.hostname] }, jsonLocator(`${name}.${i}`));
+  return { ...host, hostname: cleanHostname(host.hostname) };
 }
 
 /**

@@ -4,13 +4,13 @@
  * scan overwrites (migration 015). Scans write through recordRecognition (src/scan/identify.ts);
  * the API reads through get (GET /api/devices/{id}/identity).
  */
-import { hash } from 'node:crypto';
 import { type Kysely, type Transaction, type Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
-import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
+import type { Database, DevicesTable } from './schema.js';
+import { evidenceDigest, evidenceItems, evidenceText, type EvidenceItem } from './evidence.js';
 import { insertMany, insertTuples, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
@@ -44,8 +44,10 @@ export interface IdentityKeyRecord {
   last_seen: string;
 }
 
-/** One hit of the device's latest recognition, as stored. */
-export type EvidenceRecord = Omit<DeviceEvidenceTable, 'id' | 'device_id'>;
+/** One hit of the device's latest recognition, as stored (src/store/evidence.ts), with when it was read. */
+export interface EvidenceRecord extends EvidenceItem {
+  observed_at: string;
+}
 
 export interface DecisionRecord {
   scan_id: number | null;
@@ -136,12 +138,7 @@ export class IdentityStore {
         .where('device_id', '=', deviceId)
         .orderBy('id')
         .execute(),
-      this.db
-        .selectFrom('device_evidence')
-        .select(['field', 'value', 'source', 'detail', 'confidence', 'observed_at'])
-        .where('device_id', '=', deviceId)
-        .orderBy('id')
-        .execute(),
+      this.db.selectFrom('device_evidence').select(['evidence', 'observed_at']).where('device_id', '=', deviceId).orderBy('id').execute(),
       this.db
         .selectFrom('identity_decisions')
         .select(['scan_id', 'rule', 'explanation', 'at'])
@@ -173,7 +170,7 @@ export class IdentityStore {
       });
     return {
       keys: [...keys].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)),
-      evidence: [...user, ...evidence],
+      evidence: [...user, ...evidence.flatMap((row) => evidenceItems(row.evidence).map((e) => ({ ...e, observed_at: row.observed_at })))],
       decisions,
     };
   }
@@ -289,9 +286,10 @@ export class IdentityStore {
       for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
     }
     /**
-     * How many evidence rows each device has stored; what they hold is the device's evidence_digest
-     * (written with them): no row is read (reading them, even packed by the database, cost more than
-     * the rest of a rescan's recording, profiled). The count also catches rows a merge moved in.
+     * How many evidence rows each device has stored (one per recognition, src/store/evidence.ts);
+     * what its one row holds is the device's evidence_digest (written with it): no row is read
+     * (reading them cost more than the rest of a rescan's recording, profiled). The count catches
+     * rows a merge moved in.
      */
     const storedEvidence = new Map<number, number>();
     for (const part of chunks(seenIds, IDS_PER_STATEMENT)) {
@@ -309,7 +307,7 @@ export class IdentityStore {
     /** Keys seen again as they are stored: only their time changes. */
     const keysSeenAgain: number[] = [];
     const keyInserts: KeyRow[] = [];
-    /** Devices whose evidence is read again as stored (its time changes), and those whose evidence is replaced. */
+    /** Devices whose evidence is read again as stored (its time changes), and those whose evidence is replaced (its one row, if any, to insert). */
     const evidenceSeenAgain: number[] = [];
     const evidenceReplaced: number[] = [];
     const evidence: Tuple[] = [];
@@ -356,12 +354,13 @@ export class IdentityStore {
         if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
       const stored = storedEvidence.get(deviceId) ?? 0;
-      const digest = evidenceDigest(record.evidence);
-      if (stored === record.evidence.length && (stored === 0 || device.evidence_digest === digest)) {
+      const text = evidenceText(record.evidence);
+      const digest = evidenceDigest(text);
+      if (text === null ? stored === 0 : stored === 1 && device.evidence_digest === digest) {
         if (stored > 0) evidenceSeenAgain.push(deviceId);
       } else {
         if (stored > 0) evidenceReplaced.push(deviceId);
-        for (const e of record.evidence) evidence.push([deviceId, e.field, e.value, e.source, e.detail, Math.round(e.confidence), at]);
+        if (text !== null) evidence.push([deviceId, text, at]);
       }
 
       const patch = recognisedPatch(device, record.fields);
@@ -460,15 +459,11 @@ export class IdentityStore {
     }
 
     await trx.deleteFrom('device_evidence').where('device_id', '=', deviceId).execute();
-    if (record.evidence.length > 0) {
-      await trx
-        .insertInto('device_evidence')
-        .values(record.evidence.map((e) => ({ device_id: deviceId, ...e, confidence: Math.round(e.confidence), observed_at: at })))
-        .execute();
-    }
+    const text = evidenceText(record.evidence);
+    if (text !== null) await trx.insertInto('device_evidence').values({ device_id: deviceId, evidence: text, observed_at: at }).execute();
 
     const patch = recognisedPatch(device, record.fields);
-    patch.evidence_digest = evidenceDigest(record.evidence);
+    patch.evidence_digest = evidenceDigest(text);
     const before = device as Record<string, unknown>;
     const changed = Object.entries(patch)
       .filter(([k, v]) => before[k] !== v)
@@ -532,15 +527,14 @@ export class IdentityStore {
    * stored evidence for it, or null.
    */
   async discoveredValue(deviceId: number, field: 'device_type'): Promise<{ value: string; confidence: number } | null> {
-    const row = await this.db
-      .selectFrom('device_evidence')
-      .select(['value', 'confidence'])
-      .where('device_id', '=', deviceId)
-      .where('field', '=', field)
-      .orderBy('confidence', 'desc')
-      .orderBy('id')
-      .executeTakeFirst();
-    return row ?? null;
+    const rows = await this.db.selectFrom('device_evidence').select('evidence').where('device_id', '=', deviceId).orderBy('id').execute();
+    let best: { value: string; confidence: number } | null = null;
+    for (const row of rows) {
+      for (const e of evidenceItems(row.evidence)) {
+        if (e.field === field && (best === null || e.confidence > best.confidence)) best = { value: e.value, confidence: e.confidence };
+      }
+    }
+    return best;
   }
 }
 
@@ -616,21 +610,6 @@ class PairMap<T> {
 /** A key row recordBatch inserts. */
 type KeyRow = Record<keyof typeof KEY_COLUMNS, string | number>;
 
-/**
- * The digest of a device's evidence (devices.evidence_digest): sha256 of each row's compared
- * columns (field, value, source, detail, rounded confidence) in turn as `<length>:<text>`, so two
- * different lists never pack alike (each text says where it ends). Empty evidence: null.
- */
-function evidenceDigest(evidence: DeviceRecognitionRecord['evidence']): string | null {
-  if (evidence.length === 0) return null;
-  let out = '';
-  for (const e of evidence) {
-    for (const v of [e.field, e.value, e.source, e.detail, String(Math.round(e.confidence))]) out += `${v.length}:${v}`;
-  }
-  // One-shot: no Hash object per device (10,000 of them per scan; same digest as createHash's).
-  return hash('sha256', out, 'base64');
-}
-
 /** Columns of the bulk writes of recordBatch (tuples are in this order). */
 const KEY_COLUMNS = {
   device_id: 'integer',
@@ -641,15 +620,7 @@ const KEY_COLUMNS = {
   first_seen: 'text',
   last_seen: 'text',
 } as const;
-const EVIDENCE_COLUMNS = {
-  device_id: 'integer',
-  field: 'text',
-  value: 'text',
-  source: 'text',
-  detail: 'text',
-  confidence: 'integer',
-  observed_at: 'text',
-} as const;
+const EVIDENCE_COLUMNS = { device_id: 'integer', evidence: 'text', observed_at: 'text' } as const;
 const DECISION_COLUMNS = { device_id: 'integer', scan_id: 'integer', rule: 'text', explanation: 'text', at: 'text' } as const;
 const PATCH_TYPES: Record<string, BulkType> = {
   device_type: 'text',

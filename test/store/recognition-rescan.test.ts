@@ -68,8 +68,13 @@ describe.each(testDatabases())('recognition on a rescan ($kind)', (database) => 
     // A row moved in (as a merge moves the merged device's evidence): replaced by what was read.
     await store.db
       .insertInto('device_evidence')
-      .values({ device_id: d.id, field: 'name', value: 'old', source: 'mdns', detail: 'moved', confidence: 70, observed_at: T(3) })
+      .values({ device_id: d.id, evidence: JSON.stringify([['name', 'old', 'mdns', 'moved', 70]]), observed_at: T(1) })
       .execute();
+    // Shown after the device's own, with its own time.
+    expect(await evidence(d.id)).toEqual([
+      ...E2.map((e) => ({ ...e, observed_at: T(3) })),
+      { field: 'name', value: 'old', source: 'mdns', detail: 'moved', confidence: 70, observed_at: T(1) },
+    ]);
     await both(E2, T(4));
     expect(await evidence(d.id)).toEqual(E2.map((e) => ({ ...e, observed_at: T(4) })));
     // A digest not known (a device recognised before migration 025), rows as stored: written again, the same.
@@ -84,7 +89,8 @@ describe.each(testDatabases())('recognition on a rescan ($kind)', (database) => 
     await store.identity.recordRecognition(null, [record(d.id, E1), record(d.id, E2)], T(7));
     expect(await evidence(d.id)).toEqual(E2.map((e) => ({ ...e, observed_at: T(7) })));
     await both(E2, T(8));
-    expect(await rowIds(d.id)).toHaveLength(2);
+    // One row per recognition (migration 032).
+    expect(await rowIds(d.id)).toHaveLength(1);
   });
 
   it('the keys the resolution read, handed over, record the same rows as reading them again', async () => {

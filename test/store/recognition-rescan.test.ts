@@ -93,6 +93,30 @@ describe.each(testDatabases())('recognition on a rescan ($kind)', (database) => 
     expect(await rowIds(d.id)).toHaveLength(1);
   });
 
+  it('keysOfHolders gives the same keys, in the same order, whether it looks them up or reads every key', async () => {
+    // More devices than one statement's chunk, each with keys written in two rounds (their ids interleave).
+    const devices: number[] = [];
+    for (let i = 0; i < 620; i++) devices.push((await add(`10.9.${10 + (i >> 8)}.${i & 255}`)).id);
+    const mdns = (v: string): IdentityKey => ({ kind: 'mdns_name', value: v, source: 'mdns', strength: 'medium', reason: 'name' });
+    await store.identity.recordRecognition(
+      null,
+      devices.map((id, i) => record(id, [], [ssh(`d${i}`)])),
+      T(1),
+    );
+    await store.identity.recordRecognition(
+      null,
+      devices.map((id, i) => record(id, [], [ssh(`d${i}`), mdns(i % 5 ? 'shared.local' : `n${i}.local`)])),
+      T(2),
+    );
+    // A few devices' keys: looked up one by one.
+    const some = devices.flatMap((_id, i) => (i % 10 === 0 ? [ssh(`d${i}`)] : i === 1 ? [mdns('shared.local')] : []));
+    const lookedUp = await store.identity.keysOfHolders(some);
+    expect(new Set(lookedUp.map((k) => k.deviceId)).size).toBeGreaterThan(500);
+    // The same with as many keys again that nobody holds: every key read once.
+    const absent = Array.from({ length: 2 * devices.length }, (_v, i) => ssh(`absent${i}`));
+    expect(await store.identity.keysOfHolders([...some, ...absent])).toEqual(lookedUp);
+  });
+
   it('the keys the resolution read, handed over, record the same rows as reading them again', async () => {
     const outcome = async (handOver: boolean) => {
       const net = handOver ? '10.9.2' : '10.9.1';

@@ -277,19 +277,26 @@ export class IdentityStore {
         if (k.strength === 'strong' && ownKey(r.deviceId, k.kind, k.value)?.strength === 'strong') strong.set(k.kind, k.value, r.deviceId);
     }
     const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(k.kind, k.value) !== r.deviceId));
-    const values = [...new Set(strongKeys.map((k) => k.value))];
-    // With the kinds too, so the (kind, value) index serves the lookup.
-    const kinds = [...new Set(strongKeys.map((k) => k.kind))];
-    for (const part of chunks(values, IDS_PER_STATEMENT)) {
-      const rows = await trx
-        .selectFrom('device_identity_keys')
-        .select(['device_id', 'kind', 'value'])
-        .where('strength', '=', 'strong')
-        .where('kind', 'in', kinds)
-        .where('value', 'in', part)
-        .orderBy('id')
-        .execute();
-      for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
+    // By kind, so that each (kind, value) is one probe of the index (a list of kinds and one of
+    // values probed every pairing: five times the probes, most of a first scan's lookups).
+    const valuesOf = new Map<string, Set<string>>();
+    for (const k of strongKeys) {
+      const set = valuesOf.get(k.kind);
+      if (set) set.add(k.value);
+      else valuesOf.set(k.kind, new Set([k.value]));
+    }
+    for (const [kind, values] of valuesOf) {
+      for (const part of chunks([...values], IDS_PER_STATEMENT)) {
+        const rows = await trx
+          .selectFrom('device_identity_keys')
+          .select(['device_id', 'value'])
+          .where('strength', '=', 'strong')
+          .where('kind', '=', kind)
+          .where('value', 'in', part)
+          .orderBy('id')
+          .execute();
+        for (const r of rows) if (strong.get(kind, r.value) === undefined) strong.set(kind, r.value, r.device_id);
+      }
     }
     /**
      * How many evidence rows each device has stored (one per recognition, src/store/evidence.ts);

@@ -367,12 +367,12 @@ export class IdentityStore {
         if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
       const stored = storedEvidence.get(deviceId) ?? 0;
-      const text = evidenceText(record.evidence);
-      const digest = evidenceDigest(text);
-      if (text === null ? stored === 0 : stored === 1 && device.evidence_digest === digest) {
+      const digest = evidenceDigest(record.evidence);
+      if (record.evidence.length === 0 ? stored === 0 : stored === 1 && device.evidence_digest === digest) {
         if (stored > 0) evidenceSeenAgain.push(deviceId);
       } else {
         if (stored > 0) evidenceReplaced.push(deviceId);
+        const text = evidenceText(record.evidence);
         if (text !== null) evidence.push([deviceId, text, at]);
       }
 
@@ -476,7 +476,7 @@ export class IdentityStore {
     if (text !== null) await trx.insertInto('device_evidence').values({ device_id: deviceId, evidence: text, observed_at: at }).execute();
 
     const patch = recognisedPatch(device, record.fields);
-    patch.evidence_digest = evidenceDigest(text);
+    patch.evidence_digest = evidenceDigest(record.evidence);
     const before = device as Record<string, unknown>;
     const changed = Object.entries(patch)
       .filter(([k, v]) => before[k] !== v)

@@ -1,8 +1,8 @@
 /**
  * Migration 032 (recognition evidence as one row per recognition, src/store/evidence.ts) over a
  * database written before it: every device shows the same evidence, in the same order, with the
- * same times; rows a merge moved in stay apart with their own times; a device with one row gets
- * the digest of its stored text, so the next scan reading the same evidence only dates it.
+ * same times; rows a merge moved in stay apart with their own times; a device's evidence digest
+ * (of its hits, migration 025) still holds, so the next scan reading the same evidence only dates it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { knownMigrations, migrateThrough } from '../../src/store/backup-tables.js';
 import { dropPgSchema, ensurePgSchema, openDatabase } from '../../src/store/db.js';
+import { evidenceDigest } from '../../src/store/evidence.js';
 import { openStore } from '../../src/store/index.js';
 import { testDatabases } from '../helpers/databases.js';
 
@@ -55,7 +56,7 @@ for (const database of testDatabases()) {
         });
         await sql`insert into devices (identity, ip_address, ip_sort, first_seen, last_seen, evidence_digest)
           values ('ip:10.66.0.5', '10.66.0.5', 172097541, ${T0}, ${T1}, 'old digest'),
-                 ('ip:10.66.0.6', '10.66.0.6', 172097542, ${T0}, ${T1}, 'old digest'),
+                 ('ip:10.66.0.6', '10.66.0.6', 172097542, ${T0}, ${T1}, ${evidenceDigest(OLD.filter((r) => r[0] === 2).map(item))}),
                  ('ip:10.66.0.7', '10.66.0.7', 172097543, ${T0}, ${T1}, null)`.execute(old.db);
         for (const [device_id, field, value, source, detail, confidence, observed_at] of OLD) {
           await sql`insert into device_evidence (device_id, field, value, source, detail, confidence, observed_at)
@@ -80,7 +81,7 @@ for (const database of testDatabases()) {
           expect(await store.identity.discoveredValue(1, 'device_type')).toEqual({ value: 'nas', confidence: 90 });
           expect((await store.evaluation.cpesOf([1, 2])).get(1)).toEqual([{ cpe: 'cpe:/o:synology:dsm', source: 'snmp', detail: 'sysDescr' }]);
 
-          // Read again as stored, device 2's one row only gets its time (its digest is that of its text).
+          // Read again as stored, device 2's one row only gets its time.
           const again = (deviceId: number, evidence: { field: string; value: string; source: string; detail: string; confidence: number }[]) => ({
             deviceId,
             keys: [],

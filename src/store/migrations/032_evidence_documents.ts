@@ -8,12 +8,10 @@
  * The rows are converted as they stand: a device's consecutive rows (by id) with the same
  * `observed_at` (one recognition; a merge moves another device's rows in with their own times) become
  * one row, with the id of the first and its hits in id order, so every device shows the same
- * evidence in the same order with the same times. `devices.evidence_digest` (migration 025) becomes
- * the digest of the stored text (sha256 of it, base64) for each device with one row; a device with
- * none or several keeps its own, which the next recognition's comparison (by digest and row count)
- * does not trust: it writes the evidence again.
+ * evidence in the same order with the same times. `devices.evidence_digest` (migration 025) is a
+ * digest of the hits, not of how they are stored: it stays. A device left with several rows (a
+ * merge moved rows in) has its evidence written again by its next recognition, as before.
  */
-import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { MigrationContext } from './context.js';
 
@@ -42,7 +40,6 @@ export async function up(db: Kysely<unknown>, { dialect }: MigrationContext): Pr
     from device_evidence order by device_id, id`.execute(db);
   const kept: { id: number; text: string }[] = [];
   const dropped: number[] = [];
-  const docsOf = new Map<number, string[]>();
   for (let i = 0; i < rows.length;) {
     const first = rows[i];
     const items: unknown[] = [];
@@ -54,9 +51,6 @@ export async function up(db: Kysely<unknown>, { dialect }: MigrationContext): Pr
     }
     const text = JSON.stringify(items);
     kept.push({ id: Number(first.id), text });
-    const docs = docsOf.get(first.device_id) ?? [];
-    docs.push(text);
-    docsOf.set(first.device_id, docs);
     i = j;
   }
   for (let i = 0; i < kept.length; i += PER_STATEMENT) {
@@ -70,18 +64,6 @@ export async function up(db: Kysely<unknown>, { dialect }: MigrationContext): Pr
   for (let i = 0; i < dropped.length; i += PER_STATEMENT) {
     await sql`delete from device_evidence where id in (${sql.join(dropped.slice(i, i + PER_STATEMENT))})`.execute(db);
   }
-  const digests = [...docsOf]
-    .filter(([, docs]) => docs.length === 1)
-    .map(([deviceId, [text]]) => ({ deviceId, digest: hash('sha256', text, 'base64') }));
-  for (let i = 0; i < digests.length; i += PER_STATEMENT) {
-    const part = digests.slice(i, i + PER_STATEMENT);
-    const cases = sql.join(
-      part.map((d) => sql`when ${d.deviceId} then ${d.digest}`),
-      sql` `,
-    );
-    await sql`update devices set evidence_digest = case id ${cases} end where id in (${sql.join(part.map((d) => d.deviceId))})`.execute(db);
-  }
-
   for (const column of ['field', 'value', 'source', 'detail', 'confidence']) {
     await db.schema.alterTable('device_evidence').dropColumn(column).execute();
   }

@@ -232,6 +232,13 @@ export class IdentityStore {
             'discovered_name',
             'user_fields',
             'evidence_digest',
+            // How many evidence rows the device has stored (below).
+            (eb) =>
+              eb
+                .selectFrom('device_evidence')
+                .select(eb.fn.countAll<number | string>().as('n'))
+                .whereRef('device_evidence.device_id', '=', 'devices.id')
+                .as('evidence_rows'),
           ])
           .where('id', 'in', ids)
           .execute()
@@ -299,22 +306,12 @@ export class IdentityStore {
       }
     }
     /**
-     * How many evidence rows each device has stored (one per recognition, src/store/evidence.ts);
-     * what its one row holds is the device's evidence_digest (written with it): no row is read
-     * (reading them cost more than the rest of a rescan's recording, profiled). The count catches
-     * rows a merge moved in.
+     * How many evidence rows each device has stored (one per recognition, src/store/evidence.ts;
+     * read with the device): what its one row holds is the device's evidence_digest (written with
+     * it), so no row is read (reading them cost more than the rest of a rescan's recording,
+     * profiled). The count catches rows a merge moved in.
      */
-    const storedEvidence = new Map<number, number>();
-    for (const part of chunks(seenIds, IDS_PER_STATEMENT)) {
-      for (const e of await trx
-        .selectFrom('device_evidence')
-        .select((eb) => ['device_id', eb.fn.countAll<number | string>().as('rows')])
-        .where('device_id', 'in', part)
-        .groupBy('device_id')
-        .execute()) {
-        storedEvidence.set(e.device_id, Number(e.rows));
-      }
-    }
+    const storedEvidence = (deviceId: number) => Number(devices.get(deviceId)?.evidence_rows ?? 0);
 
     const keyUpdates: { id: number; last_seen: string; source: string; strength: string }[] = [];
     /** Keys seen again as they are stored: only their time changes. */
@@ -366,7 +363,7 @@ export class IdentityStore {
         }
         if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
-      const stored = storedEvidence.get(deviceId) ?? 0;
+      const stored = storedEvidence(deviceId);
       const digest = evidenceDigest(record.evidence);
       if (record.evidence.length === 0 ? stored === 0 : stored === 1 && device.evidence_digest === digest) {
         if (stored > 0) evidenceSeenAgain.push(deviceId);

@@ -13,7 +13,7 @@ import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } fr
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
-import { evidenceItems, fieldPattern, type EvidenceItem } from './evidence.js';
+import { evidenceOfField, fieldPattern, type EvidenceItem } from './evidence.js';
 import { parseSegments, segmentsCoverage, storedCoverage, type CoverageSegment, type PortCoverage } from '../core/coverage.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
@@ -230,7 +230,7 @@ export class EvaluationStore {
       for (const r of rows) {
         let list = hits.get(r.device_id);
         if (!list) hits.set(r.device_id, (list = []));
-        for (const e of evidenceItems(r.evidence)) if (e.field === 'cpe') list.push(e);
+        list.push(...evidenceOfField(r.evidence, 'cpe'));
       }
       for (const [deviceId, list] of hits) {
         if (list.length === 0) continue;

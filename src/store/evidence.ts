@@ -66,6 +66,49 @@ export function evidenceItems(text: string): EvidenceItem[] {
   return out;
 }
 
+/** A JSON string as evidenceText writes it (JSON.stringify: no space anywhere), and a number. */
+const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+const JSON_NUMBER = String.raw`-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+const itemPatterns = new Map<string, RegExp>();
+
+/**
+ * The hits of one field in a stored text, in order: as evidenceItems(text) filtered by field, without
+ * parsing the rest (the evaluation reads every device's CPEs; parsing every text cost it about
+ * 0.03 s of CPU per 10,000 devices, measured). The field's name, quoted as JSON, appears unescaped
+ * only as a whole string of the text; each item of the field starts `["<field>",`: when the items
+ * read so account for every such string, none was missed, and otherwise (a value that is the
+ * field's name, or a text written otherwise) the text is parsed whole.
+ */
+export function evidenceOfField(text: string, field: string): EvidenceItem[] {
+  const quoted = JSON.stringify(field);
+  const head = `[${quoted},`;
+  let at = text.indexOf(quoted);
+  if (at === -1) return [];
+  let pattern = itemPatterns.get(field);
+  if (!pattern) {
+    const escaped = head.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    pattern = new RegExp(`${escaped}(${JSON_STRING}),(${JSON_STRING}),(${JSON_STRING}),(${JSON_NUMBER})\\]`, 'y');
+    itemPatterns.set(field, pattern);
+  }
+  const out: EvidenceItem[] = [];
+  let quotes = 0;
+  for (; at !== -1; at = text.indexOf(quoted, at + quoted.length)) {
+    quotes++;
+    if (text[at - 1] !== '[') continue;
+    pattern.lastIndex = at - 1;
+    const m = pattern.exec(text);
+    if (!m) continue;
+    out.push({
+      field,
+      value: JSON.parse(m[1]) as string,
+      source: JSON.parse(m[2]) as string,
+      detail: JSON.parse(m[3]) as string,
+      confidence: Number(m[4]),
+    });
+  }
+  return out.length === quotes ? out : evidenceItems(text).filter((e) => e.field === field);
+}
+
 /**
  * A prefilter for SQL `like`: only rows whose text holds this can have a hit of `field` (the
  * field's name as JSON quotes it). Rows found are still read item by item.

@@ -9,7 +9,7 @@ import type { DiscoveredHost, FactSource, ScannedHost, ScannedPort } from '../co
 import type { Database } from './schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portColumns, portsHash, type PortColumns } from './port-rows.js';
-import { evidenceItems, fieldPattern } from './evidence.js';
+import { evidenceOfField, fieldPattern } from './evidence.js';
 
 export interface SeenDevice {
   deviceId: number;
@@ -64,7 +64,7 @@ async function recognisedVendors(
       .where('evidence', 'like', fieldPattern('vendor'))
       .execute();
     for (const r of rows) {
-      if (evidenceItems(r.evidence).some((e) => e.field === 'vendor' && e.value === candidates.get(r.device_id))) out.add(r.device_id);
+      if (evidenceOfField(r.evidence, 'vendor').some((e) => e.value === candidates.get(r.device_id))) out.add(r.device_id);
     }
   }
   return out;

@@ -13,6 +13,7 @@ import type { Database, EvaluationStateRow, EvaluationStateTable, NewChange } fr
 import { groupBy } from '../util/group-by.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portFromRow } from './port-rows.js';
+import { evidenceOfField, fieldPattern, type EvidenceItem } from './evidence.js';
 import { parseSegments, segmentsCoverage, storedCoverage, type CoverageSegment, type PortCoverage } from '../core/coverage.js';
 
 /** A device as risk assessment sees it: its OS and its current ports. */
@@ -218,17 +219,26 @@ export class EvaluationStore {
     for (const ids of chunks(deviceIds, IDS_PER_STATEMENT)) {
       const rows = await this.db
         .selectFrom('device_evidence')
-        .select(['device_id', 'value', 'source', 'detail'])
+        .select(['device_id', 'evidence'])
         .where('device_id', 'in', ids)
-        .where('field', '=', 'cpe')
+        .where('evidence', 'like', fieldPattern('cpe'))
         .orderBy('device_id')
-        .orderBy('confidence', 'desc')
         .orderBy('id')
         .execute();
+      // Each device's CPE hits in stored order, then strongest first (a stable sort: ties keep that order).
+      const hits = new Map<number, EvidenceItem[]>();
       for (const r of rows) {
-        let list = out.get(r.device_id);
-        if (!list) out.set(r.device_id, (list = []));
-        if (!list.some((c) => c.cpe === r.value)) list.push({ cpe: r.value, source: r.source, detail: r.detail });
+        let list = hits.get(r.device_id);
+        if (!list) hits.set(r.device_id, (list = []));
+        list.push(...evidenceOfField(r.evidence, 'cpe'));
+      }
+      for (const [deviceId, list] of hits) {
+        if (list.length === 0) continue;
+        const cpes: HostCpe[] = [];
+        for (const e of list.sort((x, y) => y.confidence - x.confidence)) {
+          if (!cpes.some((c) => c.cpe === e.value)) cpes.push({ cpe: e.value, source: e.source, detail: e.detail });
+        }
+        out.set(deviceId, cpes);
       }
     }
     return out;

@@ -4,13 +4,13 @@
  * scan overwrites (migration 015). Scans write through recordRecognition (src/scan/identify.ts);
  * the API reads through get (GET /api/devices/{id}/identity).
  */
-import { hash } from 'node:crypto';
 import { type Kysely, type Transaction, type Updateable } from 'kysely';
 import { isDeviceType } from '../core/device-types.js';
 import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
-import type { Database, DeviceEvidenceTable, DevicesTable } from './schema.js';
+import type { Database, DevicesTable } from './schema.js';
+import { evidenceDigest, evidenceItems, evidenceText, type EvidenceItem } from './evidence.js';
 import { insertMany, insertTuples, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
@@ -44,8 +44,10 @@ export interface IdentityKeyRecord {
   last_seen: string;
 }
 
-/** One hit of the device's latest recognition, as stored. */
-export type EvidenceRecord = Omit<DeviceEvidenceTable, 'id' | 'device_id'>;
+/** One hit of the device's latest recognition, as stored (src/store/evidence.ts), with when it was read. */
+export interface EvidenceRecord extends EvidenceItem {
+  observed_at: string;
+}
 
 export interface DecisionRecord {
   scan_id: number | null;
@@ -99,6 +101,12 @@ export interface HeldKeys {
   changed: Iterable<number>;
 }
 
+/**
+ * keysOfHolders reads every stored key when it looks for at least one in this many of them (the
+ * keys of a scan of most of the inventory), and looks each up otherwise.
+ */
+const WHOLE_READ_SHARE = 4;
+
 /** How many decisions are kept per device: the oldest go first. */
 const DECISIONS_KEPT = 200;
 
@@ -136,12 +144,7 @@ export class IdentityStore {
         .where('device_id', '=', deviceId)
         .orderBy('id')
         .execute(),
-      this.db
-        .selectFrom('device_evidence')
-        .select(['field', 'value', 'source', 'detail', 'confidence', 'observed_at'])
-        .where('device_id', '=', deviceId)
-        .orderBy('id')
-        .execute(),
+      this.db.selectFrom('device_evidence').select(['evidence', 'observed_at']).where('device_id', '=', deviceId).orderBy('id').execute(),
       this.db
         .selectFrom('identity_decisions')
         .select(['scan_id', 'rule', 'explanation', 'at'])
@@ -173,7 +176,7 @@ export class IdentityStore {
       });
     return {
       keys: [...keys].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)),
-      evidence: [...user, ...evidence],
+      evidence: [...user, ...evidence.flatMap((row) => evidenceItems(row.evidence).map((e) => ({ ...e, observed_at: row.observed_at })))],
       decisions,
     };
   }
@@ -229,6 +232,13 @@ export class IdentityStore {
             'discovered_name',
             'user_fields',
             'evidence_digest',
+            // How many evidence rows the device has stored (below).
+            (eb) =>
+              eb
+                .selectFrom('device_evidence')
+                .select(eb.fn.countAll<number | string>().as('n'))
+                .whereRef('device_evidence.device_id', '=', 'devices.id')
+                .as('evidence_rows'),
           ])
           .where('id', 'in', ids)
           .execute()
@@ -274,42 +284,40 @@ export class IdentityStore {
         if (k.strength === 'strong' && ownKey(r.deviceId, k.kind, k.value)?.strength === 'strong') strong.set(k.kind, k.value, r.deviceId);
     }
     const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(k.kind, k.value) !== r.deviceId));
-    const values = [...new Set(strongKeys.map((k) => k.value))];
-    // With the kinds too, so the (kind, value) index serves the lookup.
-    const kinds = [...new Set(strongKeys.map((k) => k.kind))];
-    for (const part of chunks(values, IDS_PER_STATEMENT)) {
-      const rows = await trx
-        .selectFrom('device_identity_keys')
-        .select(['device_id', 'kind', 'value'])
-        .where('strength', '=', 'strong')
-        .where('kind', 'in', kinds)
-        .where('value', 'in', part)
-        .orderBy('id')
-        .execute();
-      for (const r of rows) if (strong.get(r.kind, r.value) === undefined) strong.set(r.kind, r.value, r.device_id);
+    // By kind, so that each (kind, value) is one probe of the index (a list of kinds and one of
+    // values probed every pairing: five times the probes, most of a first scan's lookups).
+    const valuesOf = new Map<string, Set<string>>();
+    for (const k of strongKeys) {
+      const set = valuesOf.get(k.kind);
+      if (set) set.add(k.value);
+      else valuesOf.set(k.kind, new Set([k.value]));
     }
-    /**
-     * How many evidence rows each device has stored; what they hold is the device's evidence_digest
-     * (written with them): no row is read (reading them, even packed by the database, cost more than
-     * the rest of a rescan's recording, profiled). The count also catches rows a merge moved in.
-     */
-    const storedEvidence = new Map<number, number>();
-    for (const part of chunks(seenIds, IDS_PER_STATEMENT)) {
-      for (const e of await trx
-        .selectFrom('device_evidence')
-        .select((eb) => ['device_id', eb.fn.countAll<number | string>().as('rows')])
-        .where('device_id', 'in', part)
-        .groupBy('device_id')
-        .execute()) {
-        storedEvidence.set(e.device_id, Number(e.rows));
+    for (const [kind, values] of valuesOf) {
+      for (const part of chunks([...values], IDS_PER_STATEMENT)) {
+        const rows = await trx
+          .selectFrom('device_identity_keys')
+          .select(['device_id', 'value'])
+          .where('strength', '=', 'strong')
+          .where('kind', '=', kind)
+          .where('value', 'in', part)
+          .orderBy('id')
+          .execute();
+        for (const r of rows) if (strong.get(kind, r.value) === undefined) strong.set(kind, r.value, r.device_id);
       }
     }
+    /**
+     * How many evidence rows each device has stored (one per recognition, src/store/evidence.ts;
+     * read with the device): what its one row holds is the device's evidence_digest (written with
+     * it), so no row is read (reading them cost more than the rest of a rescan's recording,
+     * profiled). The count catches rows a merge moved in.
+     */
+    const storedEvidence = (deviceId: number) => Number(devices.get(deviceId)?.evidence_rows ?? 0);
 
     const keyUpdates: { id: number; last_seen: string; source: string; strength: string }[] = [];
     /** Keys seen again as they are stored: only their time changes. */
     const keysSeenAgain: number[] = [];
     const keyInserts: KeyRow[] = [];
-    /** Devices whose evidence is read again as stored (its time changes), and those whose evidence is replaced. */
+    /** Devices whose evidence is read again as stored (its time changes), and those whose evidence is replaced (its one row, if any, to insert). */
     const evidenceSeenAgain: number[] = [];
     const evidenceReplaced: number[] = [];
     const evidence: Tuple[] = [];
@@ -355,13 +363,14 @@ export class IdentityStore {
         }
         if (key.strength === 'strong') strong.set(key.kind, key.value, deviceId);
       }
-      const stored = storedEvidence.get(deviceId) ?? 0;
+      const stored = storedEvidence(deviceId);
       const digest = evidenceDigest(record.evidence);
-      if (stored === record.evidence.length && (stored === 0 || device.evidence_digest === digest)) {
+      if (record.evidence.length === 0 ? stored === 0 : stored === 1 && device.evidence_digest === digest) {
         if (stored > 0) evidenceSeenAgain.push(deviceId);
       } else {
         if (stored > 0) evidenceReplaced.push(deviceId);
-        for (const e of record.evidence) evidence.push([deviceId, e.field, e.value, e.source, e.detail, Math.round(e.confidence), at]);
+        const text = evidenceText(record.evidence);
+        if (text !== null) evidence.push([deviceId, text, at]);
       }
 
       const patch = recognisedPatch(device, record.fields);
@@ -460,12 +469,8 @@ export class IdentityStore {
     }
 
     await trx.deleteFrom('device_evidence').where('device_id', '=', deviceId).execute();
-    if (record.evidence.length > 0) {
-      await trx
-        .insertInto('device_evidence')
-        .values(record.evidence.map((e) => ({ device_id: deviceId, ...e, confidence: Math.round(e.confidence), observed_at: at })))
-        .execute();
-    }
+    const text = evidenceText(record.evidence);
+    if (text !== null) await trx.insertInto('device_evidence').values({ device_id: deviceId, evidence: text, observed_at: at }).execute();
 
     const patch = recognisedPatch(device, record.fields);
     patch.evidence_digest = evidenceDigest(record.evidence);
@@ -487,17 +492,55 @@ export class IdentityStore {
 
   /**
    * Every stored key of every device that holds one of `keys` (any strength): what the identity
-   * resolver (core/resolver.ts) compares a scan's hosts with.
+   * resolver (core/resolver.ts) compares a scan's hosts with. In the order of the devices, by
+   * chunks of IDS_PER_STATEMENT devices, each chunk's keys in the order of their ids.
    */
   async keysOfHolders(keys: readonly { kind: string; value: string }[]): Promise<HeldKey[]> {
-    // By kind, so that the (kind, value) index serves each lookup (by value alone, every statement
-    // read the whole table: most of a rescan's resolution of 10,000 devices, profiled).
     const valuesOf = new Map<string, Set<string>>();
     for (const k of keys) {
       const set = valuesOf.get(k.kind);
       if (set) set.add(k.value);
       else valuesOf.set(k.kind, new Set([k.value]));
     }
+    let wanted = 0;
+    for (const values of valuesOf.values()) wanted += values.size;
+    if (wanted === 0) return [];
+    // Looking up this many keys one by one costs more than reading every key once (a rescan of
+    // 10,000 devices looks up the 38,000 keys it read, nearly every stored one; profiled: 0.19 s
+    // of CPU one by one, 0.11 s read whole); a scan of a few hosts in a large inventory looks up.
+    const { stored } = await this.db
+      .selectFrom('device_identity_keys')
+      .select((eb) => eb.fn.countAll<number | string>().as('stored'))
+      .executeTakeFirstOrThrow();
+    if (wanted * WHOLE_READ_SHARE >= Number(stored)) return this.keysOfHoldersRead(valuesOf);
+    return this.keysOfHoldersLookedUp(valuesOf);
+  }
+
+  /** keysOfHolders by reading every stored key once. */
+  private async keysOfHoldersRead(valuesOf: ReadonlyMap<string, ReadonlySet<string>>): Promise<HeldKey[]> {
+    const rows = await this.db
+      .selectFrom('device_identity_keys')
+      .select(['id', 'device_id', 'kind', 'value', 'strength', 'source'])
+      .orderBy('id')
+      .execute();
+    const holders = new Set<number>();
+    for (const r of rows) if (valuesOf.get(r.kind)?.has(r.value)) holders.add(r.device_id);
+    // The chunk of devices each holder would be read with (keysOfHoldersLookedUp): the same order.
+    const chunkOf = new Map<number, number>();
+    [...holders].sort((a, b) => a - b).forEach((id, i) => chunkOf.set(id, Math.floor(i / IDS_PER_STATEMENT)));
+    const byChunk: HeldKey[][] = [];
+    for (const r of rows) {
+      const chunk = chunkOf.get(r.device_id);
+      if (chunk === undefined) continue;
+      (byChunk[chunk] ??= []).push({ deviceId: r.device_id, kind: r.kind, value: r.value, strength: r.strength, id: r.id, source: r.source });
+    }
+    return byChunk.flat();
+  }
+
+  /** keysOfHolders by looking up each key, then reading the holders' keys. */
+  private async keysOfHoldersLookedUp(valuesOf: ReadonlyMap<string, ReadonlySet<string>>): Promise<HeldKey[]> {
+    // By kind, so that the (kind, value) index serves each lookup (by value alone, every statement
+    // read the whole table: most of a rescan's resolution of 10,000 devices, profiled).
     const holders = new Set<number>();
     for (const [kind, values] of valuesOf) {
       for (const part of chunks([...values], IDS_PER_STATEMENT)) {
@@ -532,15 +575,14 @@ export class IdentityStore {
    * stored evidence for it, or null.
    */
   async discoveredValue(deviceId: number, field: 'device_type'): Promise<{ value: string; confidence: number } | null> {
-    const row = await this.db
-      .selectFrom('device_evidence')
-      .select(['value', 'confidence'])
-      .where('device_id', '=', deviceId)
-      .where('field', '=', field)
-      .orderBy('confidence', 'desc')
-      .orderBy('id')
-      .executeTakeFirst();
-    return row ?? null;
+    const rows = await this.db.selectFrom('device_evidence').select('evidence').where('device_id', '=', deviceId).orderBy('id').execute();
+    let best: { value: string; confidence: number } | null = null;
+    for (const row of rows) {
+      for (const e of evidenceItems(row.evidence)) {
+        if (e.field === field && (best === null || e.confidence > best.confidence)) best = { value: e.value, confidence: e.confidence };
+      }
+    }
+    return best;
   }
 }
 
@@ -616,21 +658,6 @@ class PairMap<T> {
 /** A key row recordBatch inserts. */
 type KeyRow = Record<keyof typeof KEY_COLUMNS, string | number>;
 
-/**
- * The digest of a device's evidence (devices.evidence_digest): sha256 of each row's compared
- * columns (field, value, source, detail, rounded confidence) in turn as `<length>:<text>`, so two
- * different lists never pack alike (each text says where it ends). Empty evidence: null.
- */
-function evidenceDigest(evidence: DeviceRecognitionRecord['evidence']): string | null {
-  if (evidence.length === 0) return null;
-  let out = '';
-  for (const e of evidence) {
-    for (const v of [e.field, e.value, e.source, e.detail, String(Math.round(e.confidence))]) out += `${v.length}:${v}`;
-  }
-  // One-shot: no Hash object per device (10,000 of them per scan; same digest as createHash's).
-  return hash('sha256', out, 'base64');
-}
-
 /** Columns of the bulk writes of recordBatch (tuples are in this order). */
 const KEY_COLUMNS = {
   device_id: 'integer',
@@ -641,15 +668,7 @@ const KEY_COLUMNS = {
   first_seen: 'text',
   last_seen: 'text',
 } as const;
-const EVIDENCE_COLUMNS = {
-  device_id: 'integer',
-  field: 'text',
-  value: 'text',
-  source: 'text',
-  detail: 'text',
-  confidence: 'integer',
-  observed_at: 'text',
-} as const;
+const EVIDENCE_COLUMNS = { device_id: 'integer', evidence: 'text', observed_at: 'text' } as const;
 const DECISION_COLUMNS = { device_id: 'integer', scan_id: 'integer', rule: 'text', explanation: 'text', at: 'text' } as const;
 const PATCH_TYPES: Record<string, BulkType> = {
   device_type: 'text',

@@ -9,6 +9,7 @@ import type { DiscoveredHost, FactSource, ScannedHost, ScannedPort } from '../co
 import type { Database } from './schema.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import { portColumns, portsHash, type PortColumns } from './port-rows.js';
+import { evidenceOfField, fieldPattern } from './evidence.js';
 
 export interface SeenDevice {
   deviceId: number;
@@ -58,11 +59,13 @@ async function recognisedVendors(
   for (const part of chunks([...candidates.keys()], IDS_PER_STATEMENT)) {
     const rows = await trx
       .selectFrom('device_evidence')
-      .select(['device_id', 'value'])
+      .select(['device_id', 'evidence'])
       .where('device_id', 'in', part)
-      .where('field', '=', 'vendor')
+      .where('evidence', 'like', fieldPattern('vendor'))
       .execute();
-    for (const r of rows) if (candidates.get(r.device_id) === r.value) out.add(r.device_id);
+    for (const r of rows) {
+      if (evidenceOfField(r.evidence, 'vendor').some((e) => e.value === candidates.get(r.device_id))) out.add(r.device_id);
+    }
   }
   return out;
 }

@@ -210,15 +210,13 @@ export interface DeviceIdentityKeysTable {
   last_seen: string;
 }
 
-/** One hit of the device's latest recognition (migration 015). */
+/** One recognition of a device: its hits (migrations 015, 032). */
 export interface DeviceEvidenceTable {
   id: Generated<number>;
   device_id: number;
-  field: string;
-  value: string;
-  source: string;
-  detail: string;
-  confidence: number;
+  /** The hits of one recognition of the device, as JSON (src/store/evidence.ts; migration 032). */
+  evidence: string;
+  /** When they were last read. */
   observed_at: string;
 }
 

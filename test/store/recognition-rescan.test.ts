@@ -68,8 +68,13 @@ describe.each(testDatabases())('recognition on a rescan ($kind)', (database) => 
     // A row moved in (as a merge moves the merged device's evidence): replaced by what was read.
     await store.db
       .insertInto('device_evidence')
-      .values({ device_id: d.id, field: 'name', value: 'old', source: 'mdns', detail: 'moved', confidence: 70, observed_at: T(3) })
+      .values({ device_id: d.id, evidence: JSON.stringify([['name', 'old', 'mdns', 'moved', 70]]), observed_at: T(1) })
       .execute();
+    // Shown after the device's own, with its own time.
+    expect(await evidence(d.id)).toEqual([
+      ...E2.map((e) => ({ ...e, observed_at: T(3) })),
+      { field: 'name', value: 'old', source: 'mdns', detail: 'moved', confidence: 70, observed_at: T(1) },
+    ]);
     await both(E2, T(4));
     expect(await evidence(d.id)).toEqual(E2.map((e) => ({ ...e, observed_at: T(4) })));
     // A digest not known (a device recognised before migration 025), rows as stored: written again, the same.
@@ -84,7 +89,32 @@ describe.each(testDatabases())('recognition on a rescan ($kind)', (database) => 
     await store.identity.recordRecognition(null, [record(d.id, E1), record(d.id, E2)], T(7));
     expect(await evidence(d.id)).toEqual(E2.map((e) => ({ ...e, observed_at: T(7) })));
     await both(E2, T(8));
-    expect(await rowIds(d.id)).toHaveLength(2);
+    // One row per recognition (migration 032).
+    expect(await rowIds(d.id)).toHaveLength(1);
+  });
+
+  it('keysOfHolders gives the same keys, in the same order, whether it looks them up or reads every key', async () => {
+    // More devices than one statement's chunk, each with keys written in two rounds (their ids interleave).
+    const devices: number[] = [];
+    for (let i = 0; i < 620; i++) devices.push((await add(`10.9.${10 + (i >> 8)}.${i & 255}`)).id);
+    const mdns = (v: string): IdentityKey => ({ kind: 'mdns_name', value: v, source: 'mdns', strength: 'medium', reason: 'name' });
+    await store.identity.recordRecognition(
+      null,
+      devices.map((id, i) => record(id, [], [ssh(`d${i}`)])),
+      T(1),
+    );
+    await store.identity.recordRecognition(
+      null,
+      devices.map((id, i) => record(id, [], [ssh(`d${i}`), mdns(i % 5 ? 'shared.local' : `n${i}.local`)])),
+      T(2),
+    );
+    // A few devices' keys: looked up one by one.
+    const some = devices.flatMap((_id, i) => (i % 10 === 0 ? [ssh(`d${i}`)] : i === 1 ? [mdns('shared.local')] : []));
+    const lookedUp = await store.identity.keysOfHolders(some);
+    expect(new Set(lookedUp.map((k) => k.deviceId)).size).toBeGreaterThan(500);
+    // The same with as many keys again that nobody holds: every key read once.
+    const absent = Array.from({ length: 2 * devices.length }, (_v, i) => ssh(`absent${i}`));
+    expect(await store.identity.keysOfHolders([...some, ...absent])).toEqual(lookedUp);
   });
 
   it('the keys the resolution read, handed over, record the same rows as reading them again', async () => {

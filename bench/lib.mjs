@@ -1,7 +1,7 @@
 // Pieces the benchmarks share: whether dist/ is older than src/ (and rebuilding it), sanity-check
 // bookkeeping, and writing bench/results/<name>.json and .md. Each bench keeps its own measuring code.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -111,3 +111,57 @@ export function anchorBuild(log) {
 
 /** The build under test: this checkout's dist/. */
 export const ownBuild = { commit: null, short: 'this', root, dist: pathToFileURL(join(root, 'dist') + '/') };
+
+/**
+ * CPU time (ms, by process id) of the PostgreSQL server processes serving this process's TCP
+ * connections, read from /proc: the server's backends on this machine whose client port is one of
+ * this process's sockets. Empty where that cannot be read (another machine, a Unix socket, no
+ * /proc). Clock ticks of 10 ms; a backend that ends between two readings takes its time with it.
+ */
+export function postgresBackendCpu() {
+  const out = new Map();
+  try {
+    const inodes = new Set();
+    for (const fd of readdirSync('/proc/self/fd')) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+        if (m) inodes.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+    const ports = new Set();
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      if (!existsSync(table)) continue;
+      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f.length > 9 && inodes.has(f[9])) ports.add(parseInt(f[1].split(':').at(-1), 16));
+      }
+    }
+    const tick = 1000 / 100;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        const m = /^postgres: .*\((\d+)\)/.exec(cmd);
+        if (!m || !ports.has(Number(m[1]))) continue;
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(pid, (Number(fields[11]) + Number(fields[12])) * tick);
+      } catch {
+        // ended meanwhile, or not ours to read
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return out;
+}
+
+/** The CPU time (ms) PostgreSQL's backends of this process spent between two readings of postgresBackendCpu, or null without them. */
+export function postgresCpuBetween(before, after) {
+  if (after.size === 0) return null;
+  let ms = 0;
+  for (const [pid, t] of after) ms += t - (before.get(pid) ?? 0);
+  return ms;
+}

@@ -29,6 +29,7 @@ import * as m026 from './026_finding_indexes.js';
 import * as m027 from './027_port_index.js';
 import * as m028 from './028_view_zone_gateway_reads.js';
 import * as m029 from './029_hot_updates.js';
+import * as m031 from './031_bulk_references.js';
 import * as m032 from './032_evidence_documents.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, ctx: MigrationContext): Promise<void> };
@@ -63,6 +64,7 @@ const modules: Record<string, MigrationModule> = {
   '027_port_index': m027,
   '028_view_zone_gateway_reads': m028,
   '029_hot_updates': m029,
+  '031_bulk_references': m031,
   '032_evidence_documents': m032,
 };
 

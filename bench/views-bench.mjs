@@ -192,7 +192,8 @@ async function serveApp(distUrl, store) {
     store,
     logger: createLogger('silent'),
     version: 'bench',
-    appOptions: { logger: false },
+    // No limit on a plugin's start: the seeded devices' re-evaluation runs beside it (on a loaded machine past Fastify's 10 s).
+    appOptions: { logger: false, pluginTimeout: 0 },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}`;

@@ -77,9 +77,10 @@ export class TopologyStore {
    * a write by any other connection moves `PRAGMA data_version`, and then everything is read again.
    * PostgreSQL: a row's `xmin` is the transaction that wrote it; rows written by a transaction that
    * had not ended at the mark's snapshot (running then, or started after) are the changed ones.
-   * Deletions are not seen: the caller compares counts (countDevices).
+   * Deletions are not seen: the caller compares counts (countDevices; on PostgreSQL `count`, the devices not archived
+   * counted in the same pass over the table as the changes).
    */
-  async changesSince(mark: ChangeMark | null): Promise<{ mark: ChangeMark; ids: number[] | null }> {
+  async changesSince(mark: ChangeMark | null): Promise<{ mark: ChangeMark; ids: number[] | null; count?: number }> {
     if (this.dialect === 'postgres') {
       // 'xmin:xmax:xip,…': transactions from xmax on had not started, those listed were running; every other one had ended.
       const { rows } = await sql<{ snapshot: string }>`select pg_current_snapshot()::text as snapshot`.execute(this.db);
@@ -89,9 +90,12 @@ export class TopologyStore {
       if (!mark || mark.kind !== 'postgres' || next.xmax - mark.xmax >= XID_SPAN / 2n) return { mark: next, ids: null };
       // A row written by a transaction that had ended at the mark was read then; the others are the changed ones.
       const running = `{${mark.running.map((x) => (x % XID_SPAN).toString()).join(',')}}`;
-      const changed = await sql<{ id: number }>`
-        select id from devices where age(xmin) <= age(${(mark.xmax % XID_SPAN).toString()}::xid) or xmin = any(${running}::xid[])`.execute(this.db);
-      return { mark: next, ids: changed.rows.map((r) => Number(r.id)) };
+      // One pass over the table for both: the changed rows and how many devices are not archived.
+      const changed = await sql<{ ids: (number | string)[]; live: number | string }>`
+        select coalesce(array_agg(id) filter (where age(xmin) <= age(${(mark.xmax % XID_SPAN).toString()}::xid) or xmin = any(${running}::xid[])), '{}') as ids,
+          count(*) filter (where status <> 'archived') as live
+        from devices`.execute(this.db);
+      return { mark: next, ids: changed.rows[0].ids.map((id) => Number(id)), count: Number(changed.rows[0].live) };
     }
     const version = await sql<{ data_version: number }>`pragma data_version`.execute(this.db);
     const dataVersion = Number(version.rows[0].data_version);

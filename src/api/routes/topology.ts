@@ -388,7 +388,7 @@ class KeptDevices {
 
   private async update(): Promise<void> {
     try {
-      const { mark, ids } = await this.topology.changesSince(this.mark);
+      const { mark, ids, count } = await this.topology.changesSince(this.mark);
       let members = false;
       let changed = false;
       if (ids === null) {
@@ -409,7 +409,7 @@ class KeptDevices {
           if (had !== (device !== undefined)) members = true;
         }
       }
-      if ((await this.topology.countDevices()) !== this.devices.size) {
+      if ((count ?? (await this.topology.countDevices())) !== this.devices.size) {
         // A device deleted (PostgreSQL), or written while this was read: settle by the ids.
         const present = await this.topology.deviceIds();
         const set = new Set(present);

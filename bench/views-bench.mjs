@@ -13,7 +13,11 @@
 //
 //   topology          GET /api/visualization/topology: the whole map (100,000 devices), asked again unchanged
 //                     (the server sends the answer it kept for this data version)
-//   topology_cold     the same after a write each time (the data version moved: read and serialized afresh)
+//   topology_cold     the same after a write each time (a device's notes: the data version moved, so the answer kept
+//                     for it is not sent; the devices written since are read again and, as nothing drawn changed, the
+//                     answer kept for the same devices is sent again)
+//   topology_redrawn  the same after a write of a field the map draws each time (a device's label: the map is built
+//                     again from the kept devices, only that device's node written again); reported
 //   topology_overview the overview the Map page draws first (?detail=subnets: no device, per-subnet counts)
 //   topology_overview_cold  the same after a write each time
 //   topology_subnet   the same for one subnet (?subnet=10.7.0.0/21: about 2,000 devices), after a write each time
@@ -37,10 +41,12 @@
 // Environment: BENCH_DEVICES (100000), BENCH_SUBNETS (50), BENCH_COMPARE_DEVICES (10000),
 // BENCH_MAP_DEVICES (10000), BENCH_RUNS (20), BENCH_ONLY_CASES (comma-separated case names),
 // BENCH_RESULTS_NAME (views), BENCH_ANCHOR (an older commit: its build serves the same store on a second port and
-// every http case is measured on it right after this build's, reported as `<store>@<commit>`).
+// every http case is measured on it right after this build's, reported as `<store>@<commit>`; then both answer the same
+// request once more, with no write between, and their bodies must be the same byte for byte).
 // Results: bench/results/<BENCH_RESULTS_NAME>.json and .md.
 /* global document, window, requestAnimationFrame -- functions given to page.evaluate run in the browser */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +79,14 @@ const AIM = { http_p99_ms: 300, first_render_ms: 2000, long_task_ms: 200 };
 const CASES = [
   { name: 'topology', kind: 'http', label: 'Map, whole network, unchanged', path: () => '/api/visualization/topology', before: settled },
   { name: 'topology_cold', kind: 'http', label: 'Map, whole network, after a write', path: () => '/api/visualization/topology', before: changeOne },
+  {
+    name: 'topology_redrawn',
+    kind: 'http',
+    label: 'Map, whole network, after a write of a drawn field',
+    path: () => '/api/visualization/topology',
+    before: relabelOne,
+    aim: false,
+  },
   {
     name: 'topology_overview',
     kind: 'http',
@@ -147,6 +161,12 @@ async function changeOne(server) {
   await server.store.devices.update(device.id, { notes: `bench change ${++changes}` });
 }
 
+/** A write of a field the map draws (a device's label) before a request: its node and its subnet's counts are drawn again. */
+async function relabelOne(server) {
+  const device = await server.store.db.selectFrom('devices').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
+  await server.store.devices.update(device.id, { label: `bench label ${++changes}` });
+}
+
 /**
  * Waits (up to 3 minutes) until the inventory stops changing: after the seed the server's background
  * re-evaluation rewrites risk levels for a while (on PostgreSQL well into the measurements), and
@@ -192,7 +212,8 @@ async function serveApp(distUrl, store) {
     store,
     logger: createLogger('silent'),
     version: 'bench',
-    appOptions: { logger: false },
+    // No limit on a plugin's start: the seeded devices' re-evaluation runs beside it (on a loaded machine past Fastify's 10 s).
+    appOptions: { logger: false, pluginTimeout: 0 },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${app.server.address().port}`;
@@ -391,6 +412,14 @@ async function timeGet(server, path) {
   return { ms, cpuMs, bytes: body.byteLength, chunked: res.headers.get('transfer-encoding') === 'chunked' };
 }
 
+/** The SHA-256 of the body of GET `path`. */
+async function bodyHash(server, path) {
+  const res = await fetch(`${server.base}${path}`, { headers: { Cookie: server.cookie } });
+  return createHash('sha256')
+    .update(Buffer.from(await res.arrayBuffer()))
+    .digest('hex');
+}
+
 async function httpCase(testCase, server, ctx) {
   const path = testCase.path(ctx);
   const before = testCase.before ?? (async () => {});
@@ -554,6 +583,11 @@ try {
             const name = `${kind}@${anchor.short}`;
             results.http[name] ??= {};
             results.http[name][testCase.name] = await httpCase(testCase, { ...server.anchor, kind: name }, ctx);
+            // The same data for both (no write between the two requests): the bodies must be the same, byte for byte.
+            const path = testCase.path(ctx);
+            const [own, theirs] = [await bodyHash(server, path), await bodyHash(server.anchor, path)];
+            results.http[kind][testCase.name].same_as_anchor = own === theirs;
+            check(`${kind} ${testCase.name}: the same body as ${anchor.short}`, own === theirs, `${own} vs ${theirs}`);
           }
         }
       } finally {
@@ -631,6 +665,12 @@ function markdown(r) {
       m.js_heap_mb === null ? '' : `- JS heap after: ${m.js_heap_mb} MiB.`,
     );
   }
+  const compared = Object.values(r.http).flatMap((cases) => Object.values(cases).filter((c) => c.same_as_anchor !== undefined));
+  if (compared.length > 0)
+    lines.push(
+      '',
+      `Bodies compared with the anchor's (the same request to both, no write between): ${compared.filter((c) => c.same_as_anchor).length} of ${compared.length} the same byte for byte.`,
+    );
   lines.push('', r.failures.length === 0 ? 'All sanity checks passed.' : `Failed checks:\n${r.failures.map((f) => `- ${f}`).join('\n')}`, '');
   return lines.join('\n');
 }

@@ -62,6 +62,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'] | FastifyServerOptions['loggerInstance'];
   /** Folder of the built web UI (default dist/web/ of this package). */
   webRoot?: string;
+  /** Fastify's limit on a plugin's start, in ms (default Fastify's 10 s; 0: none). The benches, which start apps beside heavy work, lift it. */
+  pluginTimeout?: number;
   /** Interval of the keep-alive comment on /api/events streams (default 15 s; tests shorten it). */
   eventKeepAliveMs?: number;
   /** Longest an agent's long poll waits, whatever it asks (default AGENT_POLL_WAIT_SECONDS; the fuzzer shortens it). */
@@ -116,6 +118,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const app: FastifyInstance = Fastify({
     ...loggerOption,
     bodyLimit: BODY_LIMIT,
+    ...(options.pluginTimeout !== undefined ? { pluginTimeout: options.pluginTimeout } : {}),
     genReqId: () => randomUUID(),
     // request.log is made when something logs through it (LazyRequestLogger), not for every request.
     childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),

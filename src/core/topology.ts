@@ -61,15 +61,6 @@ export interface TopologyNode {
   risk_counts?: Record<RiskLevel, number>;
 }
 
-/** Devices of one /256 block of addresses with the same risk level and presence, counted by the store (the overview). */
-export interface TopologyDeviceGroup {
-  /** The block: the address as an integer divided by 256. */
-  block: number;
-  risk_level: RiskLevel;
-  online: boolean;
-  count: number;
-}
-
 /** Per risk level, all zero. */
 export const noRiskCounts = (): Record<RiskLevel, number> => Object.fromEntries(RISK_LEVELS.map((l) => [l, 0])) as Record<RiskLevel, number>;
 
@@ -401,32 +392,7 @@ export class TopologyBuilder {
     this.indexOf(subnet);
   }
 
-  /** The ids of the devices drawn as gateways (never counted or drawn as devices). */
-  gatewayDeviceIdList(): number[] {
-    return [...this.gatewayDeviceIds];
-  }
-
-  /**
-   * The /256 blocks (address / 256) where a known network narrower than /24 lies: their devices
-   * may belong to different subnets, so the overview counts them one by one (`countDevices`).
-   */
-  splitBlocks(): Set<number> {
-    const blocks = new Set<number>();
-    for (const subnet of this.narrowKnown) for (let b = Math.floor(subnet.low / 256); b <= Math.floor(subnet.high / 256); b++) blocks.add(b);
-    return blocks;
-  }
-
-  /**
-   * The overview: devices counted into their subnets without a node or edge of their own.
-   * `countGroups` takes the store's counts per block (never a block of `splitBlocks()`, never a
-   * gateway device); `countDevices` takes devices one by one (those blocks, the gateway devices).
-   */
-  countGroups(groups: readonly TopologyDeviceGroup[]): void {
-    for (const group of groups) {
-      if (group.count > 0) this.tally(this.subnetOf(group.block * 256), group.risk_level, group.online, group.count);
-    }
-  }
-
+  /** The overview: devices counted into their subnets without a node or edge of their own (a gateway device only draws its subnet). */
   countDevices(devices: readonly TopologyDevice[]): void {
     for (const device of devices) {
       const subnet = this.subnetOf(device.ip_sort);

@@ -142,11 +142,18 @@ export class DeviceLinkStore {
    */
   async list(below?: LinkFilters): Promise<StoredLink[]> {
     let query = this.db.selectFrom('device_links as l').selectAll('l').orderBy('l.device_id').orderBy('l.source');
-    if (below) {
+    if (below && (below.range || below.zone !== undefined)) {
+      // The devices the filters keep first (a subnet's or a zone's from their index), then their links.
       let devices = this.db.selectFrom('devices').select('id').where('status', '<>', 'archived');
       if (below.range) devices = devices.where('ip_sort', '>=', below.range.low).where('ip_sort', '<=', below.range.high);
       if (below.zone !== undefined) devices = devices.where('zone', '=', below.zone);
       query = query.where('l.device_id', 'in', devices);
+    } else if (below) {
+      // Every device not archived: the links first, each one's device looked up by its key (an `in (…)` over every
+      // device made SQLite list 100,000 ids for a table of a few links).
+      query = query.where((eb) =>
+        eb.exists(eb.selectFrom('devices as d').select('d.id').whereRef('d.id', '=', 'l.device_id').where('d.status', '<>', 'archived')),
+      );
     }
     const rows = await query.execute();
     return rows

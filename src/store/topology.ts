@@ -1,10 +1,11 @@
 /**
- * What the network map (core/topology.ts) reads: the devices (not archived) a page at a time in
- * address order, the devices that may be gateways, the subnets completed scans targeted, and the
- * switch layer (which device hangs off which switch or access point, store/device-links.ts).
+ * What the network map (core/topology.ts) reads: the devices (not archived) a page at a time, the
+ * devices changed since a mark (the API keeps the devices and reads again only those), the subnets
+ * completed scans targeted, and the switch layer (which device hangs off which switch or access
+ * point, store/device-links.ts).
  */
 import { sql, type Kysely } from 'kysely';
-import { GATEWAY_DEVICE_TYPES, type Attachment, type TopologyDevice, type TopologyDeviceGroup } from '../core/topology.js';
+import type { Attachment, TopologyDevice } from '../core/topology.js';
 import { DeviceLinkStore } from './device-links.js';
 import type { RiskLevel } from '../core/severity.js';
 import type { Database } from './schema.js';
@@ -76,9 +77,10 @@ export class TopologyStore {
    * a write by any other connection moves `PRAGMA data_version`, and then everything is read again.
    * PostgreSQL: a row's `xmin` is the transaction that wrote it; rows written by a transaction that
    * had not ended at the mark's snapshot (running then, or started after) are the changed ones.
-   * Deletions are not seen: the caller compares counts (countDevices).
+   * Deletions are not seen: the caller compares counts (countDevices; on PostgreSQL `count`, the devices not archived
+   * counted in the same pass over the table as the changes).
    */
-  async changesSince(mark: ChangeMark | null): Promise<{ mark: ChangeMark; ids: number[] | null }> {
+  async changesSince(mark: ChangeMark | null): Promise<{ mark: ChangeMark; ids: number[] | null; count?: number }> {
     if (this.dialect === 'postgres') {
       // 'xmin:xmax:xip,…': transactions from xmax on had not started, those listed were running; every other one had ended.
       const { rows } = await sql<{ snapshot: string }>`select pg_current_snapshot()::text as snapshot`.execute(this.db);
@@ -88,9 +90,12 @@ export class TopologyStore {
       if (!mark || mark.kind !== 'postgres' || next.xmax - mark.xmax >= XID_SPAN / 2n) return { mark: next, ids: null };
       // A row written by a transaction that had ended at the mark was read then; the others are the changed ones.
       const running = `{${mark.running.map((x) => (x % XID_SPAN).toString()).join(',')}}`;
-      const changed = await sql<{ id: number }>`
-        select id from devices where age(xmin) <= age(${(mark.xmax % XID_SPAN).toString()}::xid) or xmin = any(${running}::xid[])`.execute(this.db);
-      return { mark: next, ids: changed.rows.map((r) => Number(r.id)) };
+      // One pass over the table for both: the changed rows and how many devices are not archived.
+      const changed = await sql<{ ids: (number | string)[]; live: number | string }>`
+        select coalesce(array_agg(id) filter (where age(xmin) <= age(${(mark.xmax % XID_SPAN).toString()}::xid) or xmin = any(${running}::xid[])), '{}') as ids,
+          count(*) filter (where status <> 'archived') as live
+        from devices`.execute(this.db);
+      return { mark: next, ids: changed.rows[0].ids.map((id) => Number(id)), count: Number(changed.rows[0].live) };
     }
     const version = await sql<{ data_version: number }>`pragma data_version`.execute(this.db);
     const dataVersion = Number(version.rows[0].data_version);
@@ -197,41 +202,6 @@ export class TopologyStore {
     if (filters.zone !== undefined) base = base.where('zone', '=', filters.zone);
     if (filters.ids) base = base.where('id', 'in', [...filters.ids]);
     return base;
-  }
-
-  /**
-   * The devices matching the filters (but those of `exclude`) counted per /256 block of addresses,
-   * risk level and presence: what the overview draws, without reading the devices one by one.
-   */
-  async blockCounts(filters: TopologyFilters, exclude: readonly number[]): Promise<TopologyDeviceGroup[]> {
-    let query = this.filtered(filters);
-    if (exclude.length > 0) query = query.where('id', 'not in', [...exclude]);
-    const block = sql<number | string>`${sql.ref('ip_sort')} / 256`;
-    const rows = await query
-      .select([block.as('block'), 'risk_level', 'online', (eb) => eb.fn.countAll<number | string>().as('count')])
-      .groupBy([block, 'risk_level', 'online'])
-      .execute();
-    return rows.map((r) => ({
-      block: Math.floor(Number(r.block)),
-      risk_level: r.risk_level as RiskLevel,
-      online: Number(r.online) === 1,
-      count: Number(r.count),
-    }));
-  }
-
-  /** Devices (not archived) that may be a gateway: the one at `address` (the default route's gateway), routers and firewalls. */
-  async gatewayCandidates(address: string | null): Promise<TopologyDevice[]> {
-    // Two reads of small indexes rather than one `or` (a pass over every device): the types from the partial index of
-    // migration 028, which a query uses only when it names the same types as literals; the address from its own index.
-    const types = sql<boolean>`${sql.ref('device_type')} in (${sql.join(GATEWAY_DEVICE_TYPES.map((t) => sql.lit(t)))})`;
-    const live = this.db.selectFrom('devices').select(COLUMNS).where('status', '<>', 'archived');
-    const [typed, at] = await Promise.all([
-      live.where(types).orderBy('ip_sort').orderBy('id').execute() as Promise<Row[]>,
-      address ? (live.where('ip_address', '=', address).execute() as Promise<Row[]>) : Promise.resolve([]),
-    ]);
-    const byId = new Map<number, Row>();
-    for (const row of [...typed, ...at]) byId.set(row.id, row);
-    return [...byId.values()].map(toDevice).sort((a, b) => a.ip_sort - b.ip_sort || a.id - b.id);
   }
 
   /** The distinct subnets completed network scans targeted. */

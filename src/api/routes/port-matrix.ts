@@ -4,8 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { ZONE_NAME_MAX_LENGTH } from '../../core/limits.js';
 import { ipv4ToInt, parseIpv4Network } from '../../core/net.js';
 import { RARE_RULE, combinationKey, forbiddenCombinations, matrixPorts } from '../../core/port-matrix.js';
-import { PortMatrix, type MatrixDeviceRecord } from '../../schemas/port-matrix.js';
-import { PortMatrixReader, type PortMatrixFilters } from '../../store/port-matrix.js';
+import { PortMatrix } from '../../schemas/port-matrix.js';
+import { PortMatrixReader, type MatrixDeviceRow, type PortMatrixFilters } from '../../store/port-matrix.js';
 import { VersionedCache } from '../../store/versioned-cache.js';
 import { badRequest } from '../errors.js';
 import { errorResponses } from '../schemas.js';
@@ -39,6 +39,28 @@ function byteLength(chunks: readonly Buffer[]): number {
   let n = 0;
   for (const c of chunks) n += c.length;
   return n;
+}
+
+const jsonText = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
+/** A number as JSON.stringify writes it (a finite number as String gives it; anything else as JSON.stringify would). */
+const jsonNumber = (value: number): string =>
+  typeof value === 'number' && Number.isFinite(value) ? String(value) : (JSON.stringify(value) ?? 'null');
+
+/**
+ * A device of the matrix as JSON: byte for byte JSON.stringify of its MatrixDeviceRecord (the schema's fields in its
+ * order, each port with `forbidden` for this device), written as text (a whole network's matrix writes 100,000 of them;
+ * several times faster than building the records and stringifying them).
+ */
+function deviceJson(d: MatrixDeviceRow, forbidden: ReadonlySet<string>): string {
+  let ports = '';
+  for (const p of d.ports) {
+    const isForbidden = forbidden.size > 0 && forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service));
+    ports += `${ports === '' ? '' : ','}{"port":${jsonNumber(p.port)},"protocol":${jsonText(p.protocol)},"service":${jsonText(p.service)},"forbidden":${isForbidden}}`;
+  }
+  return (
+    `{"device_id":${jsonNumber(d.id)},"name":${jsonText(d.name)},"ip_address":${jsonText(d.ip_address)},"zone":${jsonText(d.zone)},` +
+    `"device_type":${jsonText(d.device_type)},"online":${d.online},"risk_level":${jsonText(d.risk_level)},"risk_score":${jsonNumber(d.risk_score)},"ports":[${ports}]}`
+  );
 }
 
 export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -123,19 +145,7 @@ export const portMatrixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         let first = true;
         try {
           for (let next = await firstPage; !next.done; next = await pages.next()) {
-            const page = next.value;
-            const items = page.map((d): MatrixDeviceRecord => ({
-              device_id: d.id,
-              name: d.name,
-              ip_address: d.ip_address,
-              zone: d.zone,
-              device_type: d.device_type,
-              online: d.online,
-              risk_level: d.risk_level,
-              risk_score: d.risk_score,
-              ports: d.ports.map((p) => ({ ...p, forbidden: forbidden.has(combinationKey(d.zone, p.port, p.protocol, p.service)) })),
-            }));
-            const text = items.map((item) => JSON.stringify(item)).join(',\n');
+            const text = next.value.map((d) => deviceJson(d, forbidden)).join(',\n');
             yield first ? `\n${text}` : `,\n${text}`;
             first = false;
           }

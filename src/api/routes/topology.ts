@@ -12,6 +12,7 @@ import {
   TopologyBuilder,
   WIDEST_SUBNET_PREFIX,
   defaultGatewayFromProcRoute,
+  type DevicePlacement,
   type TopologyContext,
   type TopologyDevice,
   type TopologyEdge,
@@ -77,18 +78,17 @@ const DESCRIPTION = [
   '',
   '**`detail=subnets`** (the overview) answers the same graph without device nodes and their edges: internet, gateways, agents',
   'and subnets, each subnet node with `device_count`, `online_count` and `risk_counts` of the devices matching the filters, counted',
-  "by the database per block of addresses rather than read one by one. A client draws it first and asks for one subnet's devices",
+  "from the devices the server keeps (below) rather than read again. A client draws it first and asks for one subnet's devices",
   '(`subnet=<its CIDR>`, the same `zone`) when it is opened, as the web UI does: it never needs the whole graph. `detail=devices`',
   '(the default) is the whole graph.',
   '',
-  'The answer is streamed as it is read (devices a page at a time: for a `subnet` in address order, walking the address index over',
-  'its range only; else in id order; only the subnets and one reference per device are held), so its size is bounded by the',
-  'inventory, not by memory. It',
-  'is also kept as sent while the inventory, the scanned subnets, the agents and the routing table are unchanged (up to a minute;',
-  'about 80 MiB of answers at most), so the same map asked again is sent from memory. The whole graph (no filter) is also kept',
-  'up to date after a write: the server keeps its devices and their nodes as sent, reads again only the devices written since',
-  "(each device's node is written again only when it changed), and answers byte for byte what a fresh reading would. With",
-  '100,000 devices the whole graph is about 30 MiB (bench/results/views.md); the overview is a few kilobytes.',
+  'The answer is streamed (for a `subnet` in address order, else in id order). The server keeps the devices the map draws (the',
+  'fields it draws, not archived) and their nodes as sent, and before each answer reads again only the devices written since (each',
+  "device's node is written again only when it changed): the whole graph, a subnet, a zone and the overview are drawn from them,",
+  'byte for byte what a fresh reading would give. Answers are also kept as sent (up to a minute; about 80 MiB of answers at most),',
+  'so the same map asked again is sent from memory while the inventory, the scanned subnets, the agents and the routing table are',
+  'unchanged, and also after a write that changed nothing the map draws (a note, ports, last seen) or its switch layer. With 100,000',
+  'devices the whole graph is about 30 MiB (bench/results/views.md); the overview is a few kilobytes.',
 ].join('\n');
 
 /** The server's own networks: its interfaces' (virtual ones left out), as GET /api/network/detect reports them. */
@@ -156,11 +156,6 @@ async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<st
   yield '\n]}\n';
 }
 
-/** The nodes of the devices the store reads, page by page, as JSON. */
-async function* nodePages(builder: TopologyBuilder, pages: AsyncIterable<TopologyDevice[]>): AsyncGenerator<string[]> {
-  for await (const page of pages) yield builder.deviceNodes(page).map(nodeJson);
-}
-
 /** The devices that may be gateways among `devices`, as TopologyStore.gatewayCandidates reads them: in address order, then id. */
 function gatewayCandidatesOf(devices: Iterable<TopologyDevice>, address: string | null): TopologyDevice[] {
   const types: readonly string[] = GATEWAY_DEVICE_TYPES;
@@ -178,6 +173,75 @@ interface KeptNode {
   json: string;
   /** `subnet:<cidr>` → the device, as JSON: its edge unless a switch or access point is drawn above it. */
   edge: string;
+}
+
+/** The device's node (and its edge up to its subnet) as kept, written again only when the device or its placement changed. */
+function keptNode(builder: TopologyBuilder, nodes: Map<number, KeptNode>, device: TopologyDevice, placed: DevicePlacement): KeptNode {
+  let node = nodes.get(device.id);
+  if (!node || node.device !== device || node.subnet !== placed.subnet || node.kind !== placed.kind) {
+    node = {
+      device,
+      subnet: placed.subnet,
+      kind: placed.kind,
+      json: nodeJson(builder.deviceNode(device, placed)),
+      edge: edgeJson({ source: `subnet:${placed.subnet}`, target: `device:${device.id}`, kind: 'l2', evidence: 'inferred' }),
+    };
+    nodes.set(device.id, node);
+  }
+  return node;
+}
+
+/**
+ * The kept devices matching a subnet or zone filter; `ordered`: in the order the store reads them (TopologyStore.iterate),
+ * with an address range by address, then id, else by id.
+ */
+function matchingDevices(
+  devices: ReadonlyMap<number, TopologyDevice>,
+  order: readonly number[],
+  filters: TopologyFilters,
+  ordered: boolean,
+): TopologyDevice[] {
+  const { range, zone } = filters;
+  const out: TopologyDevice[] = [];
+  for (const id of order) {
+    const d = devices.get(id)!;
+    if (range && (d.ip_sort < range.low || d.ip_sort > range.high)) continue;
+    if (zone !== undefined && d.zone !== zone) continue;
+    out.push(d);
+  }
+  if (range && ordered) out.sort((a, b) => a.ip_sort - b.ip_sort || a.id - b.id);
+  return out;
+}
+
+/**
+ * A filtered map (a subnet, a zone) or the overview from the kept devices: the same bytes as topologyChunks over the
+ * store's pages, with the nodes of devices unchanged since they were last written taken as kept.
+ */
+function filteredMap(
+  context: TopologyContext,
+  detail: (typeof DETAILS)[number],
+  filters: TopologyFilters,
+  devices: ReadonlyMap<number, TopologyDevice>,
+  order: readonly number[],
+  nodes: Map<number, KeptNode>,
+): AsyncGenerator<string> {
+  const builder = new TopologyBuilder(context);
+  const matching = matchingDevices(devices, order, filters, detail === 'devices');
+  if (detail === 'subnets') {
+    // The overview: every matching device counted into its subnet (a gateway device only draws its subnet).
+    builder.countDevices(matching);
+    return topologyChunks(builder, []);
+  }
+  const pages: string[][] = [];
+  for (let i = 0; i < matching.length; i += PAGE_SIZE) {
+    const page: string[] = [];
+    for (const device of matching.slice(i, i + PAGE_SIZE)) {
+      const placed = builder.place(device);
+      if (placed) page.push(keptNode(builder, nodes, device, placed).json);
+    }
+    pages.push(page);
+  }
+  return topologyChunks(builder, pages);
 }
 
 /** Kept device nodes go together in blocks of ids (id / 2^11): a write re-joins only its devices' blocks. */
@@ -210,17 +274,7 @@ function wholeMap(
     const device = devices.get(id)!;
     const placed = builder.place(device);
     if (!placed) continue;
-    let node = nodes.get(id);
-    if (!node || node.device !== device || node.subnet !== placed.subnet || node.kind !== placed.kind) {
-      node = {
-        device,
-        subnet: placed.subnet,
-        kind: placed.kind,
-        json: nodeJson(builder.deviceNode(device, placed)),
-        edge: edgeJson({ source: `subnet:${placed.subnet}`, target: `device:${id}`, kind: 'l2', evidence: 'inferred' }),
-      };
-      nodes.set(id, node);
-    }
+    const node = keptNode(builder, nodes, device, placed);
     const block = Math.floor(id / BLOCK_IDS);
     const last = placedBlocks.at(-1);
     if (last && last.block === block) last.entries.push(node);
@@ -270,35 +324,78 @@ function wholeMap(
   return chunks;
 }
 
+/** Whether two readings of a device draw the same (every field of TopologyDevice). */
+function sameDevice(a: TopologyDevice, b: TopologyDevice): boolean {
+  return (
+    a.id === b.id &&
+    a.ip_address === b.ip_address &&
+    a.ip_sort === b.ip_sort &&
+    a.name === b.name &&
+    a.hostname === b.hostname &&
+    a.device_type === b.device_type &&
+    a.risk_level === b.risk_level &&
+    a.online === b.online &&
+    a.zone === b.zone
+  );
+}
+
+/** What KeptDevices.with gives: the devices (not archived) in id order, their kept nodes and blocks, and their generation. */
+interface KeptView {
+  devices: ReadonlyMap<number, TopologyDevice>;
+  order: readonly number[];
+  nodes: Map<number, KeptNode>;
+  blocks: Map<number, KeptBlock>;
+  /** Moves whenever a device was added, removed or read again with another value in a field the map draws; else stays. */
+  generation: number;
+}
+
 class KeptDevices {
   private devices = new Map<number, TopologyDevice>();
   private order: number[] = [];
   private mark: ChangeMark | null = null;
   private readonly nodes = new Map<number, KeptNode>();
   private readonly blocks = new Map<number, KeptBlock>();
+  private generation = 0;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly topology: TopologyStore) {}
 
+  /** The generation now, without bringing the devices up to date (for a kept answer's check once it was sent). */
+  currentGeneration(): Promise<number> {
+    return Promise.resolve(this.generation);
+  }
+
   /** Brings the devices up to date, then gives them (in id order, as the store's pages) to `use`, before any other update. */
-  with<T>(
-    use: (devices: ReadonlyMap<number, TopologyDevice>, order: readonly number[], nodes: Map<number, KeptNode>, blocks: Map<number, KeptBlock>) => T,
-  ): Promise<T> {
+  with<T>(use: (kept: KeptView) => T): Promise<T> {
     const run = this.queue.then(async () => {
       await this.update();
-      return use(this.devices, this.order, this.nodes, this.blocks);
+      return use({ devices: this.devices, order: this.order, nodes: this.nodes, blocks: this.blocks, generation: this.generation });
     });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
+  /** Keeps `device` as read now: the object kept before when it draws the same (its node stays valid). False: nothing changed. */
+  private keep(device: TopologyDevice, into: Map<number, TopologyDevice>): boolean {
+    const before = this.devices.get(device.id);
+    if (before && sameDevice(before, device)) {
+      into.set(device.id, before);
+      return false;
+    }
+    into.set(device.id, device);
+    return true;
+  }
+
   private async update(): Promise<void> {
     try {
-      const { mark, ids } = await this.topology.changesSince(this.mark);
+      const { mark, ids, count } = await this.topology.changesSince(this.mark);
       let members = false;
+      let changed = false;
       if (ids === null) {
         const all = new Map<number, TopologyDevice>();
-        for await (const page of this.topology.iterate({}, PAGE_SIZE)) for (const d of page) all.set(d.id, d);
+        for await (const page of this.topology.iterate({}, PAGE_SIZE)) for (const d of page) if (this.keep(d, all)) changed = true;
+        if (all.size !== this.devices.size) changed = true;
+        else for (const id of this.devices.keys()) if (!all.has(id)) changed = true;
         this.devices = all;
         members = true;
       } else if (ids.length > 0) {
@@ -306,12 +403,13 @@ class KeptDevices {
         for (const id of ids) {
           const device = now.get(id);
           const had = this.devices.has(id);
-          if (device) this.devices.set(id, device);
-          else if (had) this.devices.delete(id);
+          if (device) {
+            if (this.keep(device, this.devices)) changed = true;
+          } else if (had) this.devices.delete(id);
           if (had !== (device !== undefined)) members = true;
         }
       }
-      if ((await this.topology.countDevices()) !== this.devices.size) {
+      if ((count ?? (await this.topology.countDevices())) !== this.devices.size) {
         // A device deleted (PostgreSQL), or written while this was read: settle by the ids.
         const present = await this.topology.deviceIds();
         const set = new Set(present);
@@ -319,15 +417,18 @@ class KeptDevices {
         const missing = present.filter((id) => !this.devices.has(id));
         for (const d of await this.topology.devicesById(missing)) this.devices.set(d.id, d);
         members = true;
+        changed = true;
       }
       if (members) {
         this.order = [...this.devices.keys()].sort((a, b) => a - b);
         for (const id of [...this.nodes.keys()]) if (!this.devices.has(id)) this.nodes.delete(id);
       }
+      if (members || changed) this.generation++;
       this.mark = mark;
     } catch (err) {
       // Not known where it stopped: read everything next time.
       this.mark = null;
+      this.generation++;
       throw err;
     }
   }
@@ -372,25 +473,6 @@ function coalesce(chunks: Buffer[]): Buffer[] {
   return out;
 }
 
-/**
- * The overview's counts: devices per block of addresses from the database, and one by one those
- * that need it (gateways, which are no device node; blocks a network narrower than /24 splits).
- */
-async function countOverview(builder: TopologyBuilder, topology: TopologyStore, filters: TopologyFilters): Promise<void> {
-  const split = builder.splitBlocks();
-  const gatewayIds = builder.gatewayDeviceIdList();
-  const groups = await topology.blockCounts(filters, gatewayIds);
-  builder.countGroups(groups.filter((g) => !split.has(g.block)));
-  const unsplit = (page: TopologyDevice[]) => page.filter((d) => !split.has(Math.floor(d.ip_sort / 256)));
-  for await (const page of topology.iterate({ ...filters, ids: gatewayIds }, PAGE_SIZE)) builder.countDevices(unsplit(page));
-  for (const block of [...split].sort((a, b) => a - b)) {
-    const low = Math.max(block * 256, filters.range?.low ?? 0);
-    const high = Math.min(block * 256 + 255, filters.range?.high ?? Number.MAX_SAFE_INTEGER);
-    if (low > high) continue;
-    for await (const page of topology.iterate({ ...filters, range: { low, high } }, PAGE_SIZE)) builder.countDevices(page);
-  }
-}
-
 export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { store } = app.services;
   const topology = new TopologyStore(store.db, store.dialect);
@@ -410,12 +492,16 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       defaultGateway: gateway,
     };
   };
-  // The devices that may be gateways (a scan of the devices' types) kept at the data version they were read at, as the
-  // answers; the interfaces, routing table, scanned subnets and agents' presence (which moves with time) are cheap and
-  // read again after SURROUNDINGS_MS.
-  const candidates = new VersionedCache<TopologyDevice[]>(() => store.currentDataVersion(), ANSWER_CACHE_MS, 4);
+  // The interfaces, routing table, scanned subnets and agents' presence (which moves with time) are cheap and read again
+  // after SURROUNDINGS_MS or a write.
   const surroundings = new VersionedCache<Surroundings>(() => store.currentDataVersion(), SURROUNDINGS_MS, 1);
   const answers = new VersionedCache<Answer>(() => store.currentDataVersion(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
+    of: (answer) => answer.bytes,
+    max: ANSWER_CACHE_BYTES,
+  });
+  // The same answers kept by the kept devices' generation (and the switch layer, in the key) rather than the data
+  // version: sent again after a write that changed nothing drawn. Mostly the same buffers as `answers`.
+  const drawn = new VersionedCache<Answer>(() => kept.currentGeneration(), ANSWER_CACHE_MS, ANSWER_CACHE_ENTRIES, Date.now, {
     of: (answer) => answer.bytes,
     max: ANSWER_CACHE_BYTES,
   });
@@ -488,35 +574,36 @@ export const topologyRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
       // Which device hangs off which switch or access point: stored rows, so the data version covers them.
       const attachments = await topology.attachments(filters);
-      let chunks: AsyncIterable<string | Buffer> | Iterable<string | Buffer>;
-      if (detail === 'devices' && filters.range === undefined && filters.zone === undefined) {
-        // The whole map: from the kept devices, brought up to date; only the nodes of changed devices are written again.
-        chunks = await kept.with((devices, order, nodes, blocks) =>
-          wholeMap(
-            { ...around, gatewayDevices: gatewayCandidatesOf(devices.values(), around.defaultGateway), attachments, showEmptyNetworks, within },
-            devices,
-            order,
-            nodes,
-            blocks,
-          ),
-        );
-      } else {
+      const whole = filters.range === undefined && filters.zone === undefined;
+      // The same answer at the same kept devices (none added, removed or drawn differently since) and switch layer: a
+      // write that changed nothing the map draws (notes, ports, last seen) leaves the answer as it was.
+      const drawnKey = `${key}\u0000${JSON.stringify(attachments)}`;
+      // From the kept devices, brought up to date (only the devices written since are read again): the whole map with only
+      // the nodes of changed devices written again; a subnet, a zone or the overview picked and counted from them in memory.
+      const built = await kept.with(({ devices, order, nodes, blocks, generation }) => {
+        const same = drawn.peek(drawnKey, generation);
+        if (same) return { same, chunks: null, generation };
         const context: TopologyContext = {
           ...around,
-          gatewayDevices: await candidates.get(around.defaultGateway ?? '', () => topology.gatewayCandidates(around.defaultGateway), version),
+          gatewayDevices: gatewayCandidatesOf(devices.values(), around.defaultGateway),
           attachments,
           showEmptyNetworks,
           within,
         };
-        const builder = new TopologyBuilder(context);
-        let pages: AsyncIterable<string[]> | Iterable<string[]>;
-        if (detail === 'subnets') {
-          await countOverview(builder, topology, filters);
-          pages = [];
-        } else pages = nodePages(builder, topology.iterate(filters, PAGE_SIZE));
-        chunks = topologyChunks(builder, pages);
+        const chunks: AsyncIterable<string | Buffer> | Iterable<string | Buffer> =
+          detail === 'devices' && whole
+            ? wholeMap(context, devices, order, nodes, blocks)
+            : filteredMap(context, detail, filters, devices, order, nodes);
+        return { same: null, chunks, generation };
+      });
+      if (built.same) {
+        void answers.set(key, version, built.same);
+        return reply.send(Readable.from(built.same.chunks, { objectMode: false }));
       }
-      const sending = keeping(chunks, ANSWER_CACHE_BYTES, (answer) => void answers.set(key, version, answer));
+      const sending = keeping(built.chunks, ANSWER_CACHE_BYTES, (answer) => {
+        void answers.set(key, version, answer);
+        void drawn.set(drawnKey, built.generation, answer);
+      });
       return reply.send(Readable.from(sending, { objectMode: false }));
     },
   );

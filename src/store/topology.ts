@@ -77,8 +77,8 @@ export class TopologyStore {
    * a write by any other connection moves `PRAGMA data_version`, and then everything is read again.
    * PostgreSQL: a row's `xmin` is the transaction that wrote it; rows written by a transaction that
    * had not ended at the mark's snapshot (running then, or started after) are the changed ones.
-   * Deletions are not seen: the caller compares counts (countDevices; on PostgreSQL `count`, the devices not archived
-   * counted in the same pass over the table as the changes).
+   * On PostgreSQL deletions are not seen: `count`, the devices not archived counted in the same pass over the table as
+   * the changes, lets the caller notice them (SQLite's delete trigger notes them, and it answers no count).
    */
   async changesSince(mark: ChangeMark | null): Promise<{ mark: ChangeMark; ids: number[] | null; count?: number }> {
     if (this.dialect === 'postgres') {
@@ -147,16 +147,6 @@ export class TopologyStore {
       for (const row of rows) out.push(toDevice(row));
     }
     return out;
-  }
-
-  /** How many devices are not archived. */
-  async countDevices(): Promise<number> {
-    const row = await this.db
-      .selectFrom('devices')
-      .select((eb) => eb.fn.countAll<number | string>().as('count'))
-      .where('status', '<>', 'archived')
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
   }
 
   /** The ids of the devices not archived. */

@@ -170,7 +170,7 @@ export function reportLocator(n: number): HostLocator {
 }
 
 /** A host of an upload, as its lists (`hosts`, `ports`) carry it. */
-type UploadedHost = { ip: string; hostname: string | null; mac: string | null; ports?: readonly PortInput[] };
+export type UploadedHost = { ip: string; hostname: string | null; mac: string | null; ports?: readonly PortInput[] };
 
 /** Checks host `i` of one list of an upload (`hosts`, `ports`), naming its entries by their JSON path; returns it with its hostname cleaned. */
 export function checkUploadedHost<H extends UploadedHost>(name: string, host: H, i: number): H {

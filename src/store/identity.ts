@@ -10,7 +10,7 @@ import type { IdentityKey } from '../core/identity-keys.js';
 import type { StoredKey } from '../core/resolver.js';
 import { IDS_PER_STATEMENT, chunks } from '../util/batches.js';
 import type { Database, DevicesTable } from './schema.js';
-import { evidenceDigest, evidenceItems, evidenceText, type EvidenceItem } from './evidence.js';
+import { evidenceDigest, evidenceItems, evidenceOfField, evidenceText, fieldPattern, type EvidenceItem } from './evidence.js';
 import { insertMany, insertTuples, updateManyById, type BulkType, type Tuple } from './bulk.js';
 
 /** Fields a person may set on a device that discovery also fills; `name` is the device's label. */
@@ -286,13 +286,7 @@ export class IdentityStore {
     const strongKeys = seen.flatMap((r) => r.keys.filter((k) => k.strength === 'strong' && strong.get(k.kind, k.value) !== r.deviceId));
     // By kind, so that each (kind, value) is one probe of the index (a list of kinds and one of
     // values probed every pairing: five times the probes, most of a first scan's lookups).
-    const valuesOf = new Map<string, Set<string>>();
-    for (const k of strongKeys) {
-      const set = valuesOf.get(k.kind);
-      if (set) set.add(k.value);
-      else valuesOf.set(k.kind, new Set([k.value]));
-    }
-    for (const [kind, values] of valuesOf) {
+    for (const [kind, values] of valuesByKind(strongKeys)) {
       for (const part of chunks([...values], IDS_PER_STATEMENT)) {
         const rows = await trx
           .selectFrom('device_identity_keys')
@@ -496,12 +490,7 @@ export class IdentityStore {
    * chunks of IDS_PER_STATEMENT devices, each chunk's keys in the order of their ids.
    */
   async keysOfHolders(keys: readonly { kind: string; value: string }[]): Promise<HeldKey[]> {
-    const valuesOf = new Map<string, Set<string>>();
-    for (const k of keys) {
-      const set = valuesOf.get(k.kind);
-      if (set) set.add(k.value);
-      else valuesOf.set(k.kind, new Set([k.value]));
-    }
+    const valuesOf = valuesByKind(keys);
     let wanted = 0;
     for (const values of valuesOf.values()) wanted += values.size;
     if (wanted === 0) return [];
@@ -575,11 +564,17 @@ export class IdentityStore {
    * stored evidence for it, or null.
    */
   async discoveredValue(deviceId: number, field: 'device_type'): Promise<{ value: string; confidence: number } | null> {
-    const rows = await this.db.selectFrom('device_evidence').select('evidence').where('device_id', '=', deviceId).orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('device_evidence')
+      .select('evidence')
+      .where('device_id', '=', deviceId)
+      .where('evidence', 'like', fieldPattern(field))
+      .orderBy('id')
+      .execute();
     let best: { value: string; confidence: number } | null = null;
     for (const row of rows) {
-      for (const e of evidenceItems(row.evidence)) {
-        if (e.field === field && (best === null || e.confidence > best.confidence)) best = { value: e.value, confidence: e.confidence };
+      for (const e of evidenceOfField(row.evidence, field)) {
+        if (best === null || e.confidence > best.confidence) best = { value: e.value, confidence: e.confidence };
       }
     }
     return best;
@@ -653,6 +648,17 @@ class PairMap<T> {
   delete(kind: string, value: string): void {
     this.byKind.get(kind)?.delete(value);
   }
+}
+
+/** The distinct values of `keys` per kind: one lookup of the (kind, value) index per kind and value. */
+function valuesByKind(keys: Iterable<{ kind: string; value: string }>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const k of keys) {
+    const set = out.get(k.kind);
+    if (set) set.add(k.value);
+    else out.set(k.kind, new Set([k.value]));
+  }
+  return out;
 }
 
 /** A key row recordBatch inserts. */

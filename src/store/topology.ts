@@ -14,8 +14,6 @@ export interface TopologyFilters {
   /** Only addresses in [low, high] (a subnet filter). */
   range?: { low: number; high: number };
   zone?: string;
-  /** Only these devices. */
-  ids?: readonly number[];
 }
 
 const COLUMNS = ['id', 'ip_address', 'ip_sort', 'label', 'discovered_name', 'hostname', 'device_type', 'risk_level', 'online', 'zone'] as const;
@@ -156,42 +154,20 @@ export class TopologyStore {
   }
 
   /**
-   * The devices (archived left out) matching the filters, `pageSize` at a time, so only one page is
-   * held at a time. With an address range (a subnet) in address order: keyset pages on the address
-   * index over that range only. Without one, in id order: keyset pages on the primary key, which
-   * reads the whole table at about half the cost of walking the address index and looking each row up.
+   * Every device (archived left out), `pageSize` at a time in id order (keyset pages on the primary key), so only one
+   * page is held at a time.
    */
-  async *iterate(filters: TopologyFilters, pageSize: number): AsyncGenerator<TopologyDevice[]> {
-    if (filters.ids && filters.ids.length === 0) return;
-    const base = this.filtered(filters);
-    const byAddress = filters.range !== undefined;
-    let after: { ipSort: number; id: number } | null = null;
+  async *iterate(pageSize: number): AsyncGenerator<TopologyDevice[]> {
+    let after: number | null = null;
     for (;;) {
-      let page = base.select(COLUMNS);
-      if (after && byAddress) {
-        // The next page starts after the last one's (address, id): a range on the (ip_sort, id) index, written
-        // without a row value so both stores walk the index from there.
-        const { ipSort, id } = after;
-        page = page.where((eb) => eb.or([eb('ip_sort', '>', ipSort), eb.and([eb('ip_sort', '=', ipSort), eb('id', '>', id)])]));
-        page = page.where('ip_sort', '>=', ipSort);
-      } else if (after) page = page.where('id', '>', after.id);
-      page = byAddress ? page.orderBy('ip_sort').orderBy('id') : page.orderBy('id');
-      const rows = (await page.limit(pageSize).execute()) as Row[];
+      let page = this.db.selectFrom('devices').select(COLUMNS).where('status', '<>', 'archived');
+      if (after !== null) page = page.where('id', '>', after);
+      const rows = (await page.orderBy('id').limit(pageSize).execute()) as Row[];
       if (rows.length === 0) return;
       yield rows.map(toDevice);
       if (rows.length < pageSize) return;
-      const last = rows[rows.length - 1];
-      after = { ipSort: Number(last.ip_sort), id: last.id };
+      after = rows[rows.length - 1].id;
     }
-  }
-
-  /** Devices not archived matching the filters (a subnet is a range of the address index). */
-  private filtered(filters: TopologyFilters) {
-    let base = this.db.selectFrom('devices').where('status', '<>', 'archived');
-    if (filters.range) base = base.where('ip_sort', '>=', filters.range.low).where('ip_sort', '<=', filters.range.high);
-    if (filters.zone !== undefined) base = base.where('zone', '=', filters.zone);
-    if (filters.ids) base = base.where('id', 'in', [...filters.ids]);
-    return base;
   }
 
   /** The distinct subnets completed network scans targeted. */

@@ -1,8 +1,10 @@
 import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { dropPgSchema, ensurePgSchema } from '../../src/store/db.js';
+import { knownMigrations, migrateThrough } from '../../src/store/backup-tables.js';
+import { dropPgSchema, ensurePgSchema, openDatabase, type DatabaseHandle } from '../../src/store/db.js';
 import { afterEach, beforeEach } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { TEST_RUN, TEST_SCHEMA_POOL, testSchemaPrefix, testTemplateDir } from './test-run.js';
@@ -218,4 +220,35 @@ export function freshDatabaseEachTest(database: TestDatabase, use: (opened: Open
     await opened?.cleanup();
     opened = undefined;
   });
+}
+
+/**
+ * For a test of one migration over data written before it: a database of `database`'s kind (a SQLite file in a
+ * directory of its own, or a PostgreSQL schema of its own) migrated through every migration before `migration`.
+ * `use` gets it open as `old` (write the old rows, then close it) and the `url` and `pgSchema` to open the store
+ * with, which applies the rest. Removed afterwards.
+ */
+export async function withDatabaseBefore(
+  database: TestDatabase,
+  migration: string,
+  use: (old: DatabaseHandle, at: { url: string; pgSchema?: string }) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), `netwarden-m${migration}-`));
+  const pgSchema = database.kind === 'postgres' ? `nw_m${migration}_${process.pid}_${Date.now()}` : undefined;
+  const url = pgSchema ? process.env.TEST_DATABASE_URL! : join(dir, 'netwarden.db');
+  if (pgSchema) await ensurePgSchema(url, pgSchema);
+  try {
+    const old = openDatabase({ url, pgSchema });
+    const before = (await knownMigrations()).filter((m) => m < migration);
+    // In a transaction on one connection, as restore runs them (migration 009 takes a savepoint on PostgreSQL).
+    await old.db.connection().execute(async (conn) => {
+      await sql`begin`.execute(conn);
+      await migrateThrough(conn as unknown as Kysely<unknown>, old.dialect, before, pgSchema);
+      await sql`commit`.execute(conn);
+    });
+    await use(old, { url, pgSchema });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    if (pgSchema) await dropPgSchema(url, pgSchema);
+  }
 }

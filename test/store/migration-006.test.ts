@@ -4,33 +4,21 @@
  * id the dataset no longer has still answers, and the background re-evaluation then assesses
  * every device once with the current rules and data.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CveDatabase } from '../../src/cve/dataset.js';
 import { Reevaluator } from '../../src/scan/reevaluate.js';
-import { knownMigrations, migrateThrough } from '../../src/store/backup-tables.js';
-import { dropPgSchema, ensurePgSchema, openDatabase } from '../../src/store/db.js';
 import { openStore } from '../../src/store/index.js';
-import { testDatabases } from '../helpers/databases.js';
+import { testDatabases, withDatabaseBefore } from '../helpers/databases.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
 for (const database of testDatabases()) {
   describe(`migration 006 (${database.kind})`, () => {
     it('keeps CVE matches readable as references, and the re-evaluation then assesses every device once', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'netwarden-m006-'));
-      const pgSchema = database.kind === 'postgres' ? `nw_m006_${process.pid}_${Date.now()}` : undefined;
-      const url = pgSchema ? process.env.TEST_DATABASE_URL! : join(dir, 'netwarden.db');
-      if (pgSchema) await ensurePgSchema(url, pgSchema);
-      try {
+      await withDatabaseBefore(database, '006', async (old, { url, pgSchema }) => {
         // The database as the release before migration 006 left it.
-        const old = openDatabase({ url, pgSchema });
-        const before = (await knownMigrations()).filter((m) => m < '006');
-        await migrateThrough(old.db as unknown as Kysely<unknown>, old.dialect, before, pgSchema);
         await sql`insert into scans (status, profile, subnet, scan_type, created_at, devices_found) values ('completed', 'normal', '10.66.0.0/24', 'network', ${AT}, 1)`.execute(
           old.db,
         );
@@ -104,10 +92,7 @@ for (const database of testDatabases()) {
         } finally {
           await store.close();
         }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-        if (pgSchema) await dropPgSchema(url, pgSchema);
-      }
+      });
     });
   });
 }

@@ -3,15 +3,10 @@
  * scans get the port list they most likely examined (the configured port_range for normal scans,
  * every port for intensive ones, none for quick or unfinished ones), and ports read as not guessed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { knownMigrations, migrateThrough } from '../../src/store/backup-tables.js';
-import { dropPgSchema, ensurePgSchema, openDatabase } from '../../src/store/db.js';
 import { openStore } from '../../src/store/index.js';
-import { testDatabases } from '../helpers/databases.js';
+import { testDatabases, withDatabaseBefore } from '../helpers/databases.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -21,19 +16,7 @@ for (const database of testDatabases()) {
       ['the configured port_range', JSON.stringify({ scanning: { port_range: '1-2000, 8443' } }), '1-2000,8443'],
       ['the former default without a stored configuration', null, '1-1000'],
     ])('gives completed scans %s', async (_case, config, expected) => {
-      const dir = mkdtempSync(join(tmpdir(), 'netwarden-m013-'));
-      const pgSchema = database.kind === 'postgres' ? `nw_m013_${process.pid}_${Date.now()}` : undefined;
-      const url = pgSchema ? process.env.TEST_DATABASE_URL! : join(dir, 'netwarden.db');
-      if (pgSchema) await ensurePgSchema(url, pgSchema);
-      try {
-        const old = openDatabase({ url, pgSchema });
-        const before = (await knownMigrations()).filter((m) => m < '013');
-        // In a transaction, as restore runs them: migration 009 takes a savepoint on PostgreSQL.
-        await old.db.connection().execute(async (conn) => {
-          await sql`begin`.execute(conn);
-          await migrateThrough(conn as unknown as Kysely<unknown>, old.dialect, before, pgSchema);
-          await sql`commit`.execute(conn);
-        });
+      await withDatabaseBefore(database, '013', async (old, { url, pgSchema }) => {
         if (config !== null) await sql`insert into settings (key, value, updated_at) values ('config', ${config}, ${AT})`.execute(old.db);
         await sql`insert into scans (status, profile, subnet, scan_type, created_at)
           values ('completed', 'normal', '10.66.0.0/24', 'network', ${AT}),
@@ -60,10 +43,7 @@ for (const database of testDatabases()) {
         } finally {
           await store.close();
         }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-        if (pgSchema) await dropPgSchema(url, pgSchema);
-      }
+      });
     });
   });
 }

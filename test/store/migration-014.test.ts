@@ -3,15 +3,10 @@
  * is the port list of the latest completed port scan that saw it, its ports count as verified by
  * that scan at their last sighting, and completed port scans count their devices as examined.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { knownMigrations, migrateThrough } from '../../src/store/backup-tables.js';
-import { dropPgSchema, ensurePgSchema, openDatabase } from '../../src/store/db.js';
 import { openStore } from '../../src/store/index.js';
-import { testDatabases } from '../helpers/databases.js';
+import { testDatabases, withDatabaseBefore } from '../helpers/databases.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const LATER = '2026-01-02T00:00:00.000Z';
@@ -19,18 +14,7 @@ const LATER = '2026-01-02T00:00:00.000Z';
 for (const database of testDatabases()) {
   describe(`migration 014 (${database.kind})`, () => {
     it('gives devices the coverage of their latest completed port scan, and their ports its verification', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'netwarden-m014-'));
-      const pgSchema = database.kind === 'postgres' ? `nw_m014_${process.pid}_${Date.now()}` : undefined;
-      const url = pgSchema ? process.env.TEST_DATABASE_URL! : join(dir, 'netwarden.db');
-      if (pgSchema) await ensurePgSchema(url, pgSchema);
-      try {
-        const old = openDatabase({ url, pgSchema });
-        const before = (await knownMigrations()).filter((m) => m < '014');
-        await old.db.connection().execute(async (conn) => {
-          await sql`begin`.execute(conn);
-          await migrateThrough(conn as unknown as Kysely<unknown>, old.dialect, before, pgSchema);
-          await sql`commit`.execute(conn);
-        });
+      await withDatabaseBefore(database, '014', async (old, { url, pgSchema }) => {
         // Scan 1: normal, completed; scan 2: a later quick scan; scan 3: a normal scan that failed.
         await sql`insert into scans (status, profile, subnet, scan_type, created_at, completed_at, devices_found, port_list)
           values ('completed', 'normal', '10.66.0.0/24', 'network', ${AT}, ${AT}, 2, '1-1000,8080'),
@@ -71,10 +55,7 @@ for (const database of testDatabases()) {
         } finally {
           await store.close();
         }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-        if (pgSchema) await dropPgSchema(url, pgSchema);
-      }
+      });
     });
   });
 }

@@ -4,16 +4,11 @@
  * same times; rows a merge moved in stay apart with their own times; a device's evidence digest
  * (of its hits, migration 025) still holds, so the next scan reading the same evidence only dates it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { knownMigrations, migrateThrough } from '../../src/store/backup-tables.js';
-import { dropPgSchema, ensurePgSchema, openDatabase } from '../../src/store/db.js';
 import { evidenceDigest } from '../../src/store/evidence.js';
 import { openStore } from '../../src/store/index.js';
-import { testDatabases } from '../helpers/databases.js';
+import { testDatabases, withDatabaseBefore } from '../helpers/databases.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-02T00:00:00.000Z';
@@ -42,18 +37,7 @@ const item = ([, field, value, source, detail, confidence, observed_at]: (typeof
 for (const database of testDatabases()) {
   describe(`migration 032 (${database.kind})`, () => {
     it('keeps every device’s evidence, order and times; one row per recognition', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'netwarden-m032-'));
-      const pgSchema = database.kind === 'postgres' ? `nw_m032_${process.pid}_${Date.now()}` : undefined;
-      const url = pgSchema ? process.env.TEST_DATABASE_URL! : join(dir, 'netwarden.db');
-      if (pgSchema) await ensurePgSchema(url, pgSchema);
-      try {
-        const old = openDatabase({ url, pgSchema });
-        const before = (await knownMigrations()).filter((m) => m < '032');
-        await old.db.connection().execute(async (conn) => {
-          await sql`begin`.execute(conn);
-          await migrateThrough(conn as unknown as Kysely<unknown>, old.dialect, before, pgSchema);
-          await sql`commit`.execute(conn);
-        });
+      await withDatabaseBefore(database, '032', async (old, { url, pgSchema }) => {
         await sql`insert into devices (identity, ip_address, ip_sort, first_seen, last_seen, evidence_digest)
           values ('ip:10.66.0.5', '10.66.0.5', 172097541, ${T0}, ${T1}, 'old digest'),
                  ('ip:10.66.0.6', '10.66.0.6', 172097542, ${T0}, ${T1}, ${evidenceDigest(OLD.filter((r) => r[0] === 2).map(item))}),
@@ -106,10 +90,7 @@ for (const database of testDatabases()) {
         } finally {
           await store.close();
         }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-        if (pgSchema) await dropPgSchema(url, pgSchema);
-      }
+      });
     });
   });
 }

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AGENT_POLL_WAIT_SECONDS, AGENT_UPLOAD_MAX_BYTES } from '../../core/limits.js';
 import { networkContains, parseIpv4Network } from '../../core/net.js';
-import { ForeignMacs, checkUploadedHost } from '../../core/scan-input.js';
+import { ForeignMacs, checkUploadedHost, type UploadedHost } from '../../core/scan-input.js';
 import { AgentEnd, AgentJob, AgentPoll, AgentProgressAnswer, AgentProgressReport, AgentUpload } from '../../schemas/agent.js';
 import { ScanRecord } from '../../schemas/scan.js';
 import { UploadInProgressError } from '../../scan/errors.js';
@@ -327,7 +327,7 @@ function yieldToEventLoop(): Promise<void> {
 const PORTS_CHECKED_PER_TURN = 20_000;
 
 /** checkUploadedHost for every host of one list of an upload, giving the event loop a turn every PORTS_CHECKED_PER_TURN ports. */
-async function checkYielding<H extends Parameters<typeof checkUploadedHost>[1]>(name: string, list: readonly H[]): Promise<H[]> {
+async function checkYielding<H extends UploadedHost>(name: string, list: readonly H[]): Promise<H[]> {
   const checked: H[] = [];
   let sinceTurn = 0;
   for (const [i, host] of list.entries()) {

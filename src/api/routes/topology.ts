@@ -324,19 +324,10 @@ function wholeMap(
   return chunks;
 }
 
-/** Whether two readings of a device draw the same (every field of TopologyDevice). */
+/** Whether two readings of a device draw the same: every field of TopologyDevice (all plain values) equal. */
 function sameDevice(a: TopologyDevice, b: TopologyDevice): boolean {
-  return (
-    a.id === b.id &&
-    a.ip_address === b.ip_address &&
-    a.ip_sort === b.ip_sort &&
-    a.name === b.name &&
-    a.hostname === b.hostname &&
-    a.device_type === b.device_type &&
-    a.risk_level === b.risk_level &&
-    a.online === b.online &&
-    a.zone === b.zone
-  );
+  for (const field of Object.keys(a) as (keyof TopologyDevice)[]) if (a[field] !== b[field]) return false;
+  return true;
 }
 
 /** What KeptDevices.with gives: the devices (not archived) in id order, their kept nodes and blocks, and their generation. */
@@ -393,11 +384,10 @@ class KeptDevices {
       let changed = false;
       if (ids === null) {
         const all = new Map<number, TopologyDevice>();
-        for await (const page of this.topology.iterate({}, PAGE_SIZE)) for (const d of page) if (this.keep(d, all)) changed = true;
-        if (all.size !== this.devices.size) changed = true;
-        else for (const id of this.devices.keys()) if (!all.has(id)) changed = true;
+        for await (const page of this.topology.iterate(PAGE_SIZE)) for (const d of page) if (this.keep(d, all)) changed = true;
+        // Read again whole (another process wrote): the same devices keep their order and nodes.
+        members = all.size !== this.devices.size || [...this.devices.keys()].some((id) => !all.has(id));
         this.devices = all;
-        members = true;
       } else if (ids.length > 0) {
         const now = new Map((await this.topology.devicesById(ids)).map((d) => [d.id, d]));
         for (const id of ids) {

@@ -156,7 +156,7 @@ async function* topologyChunks(builder: TopologyBuilder, pages: AsyncIterable<st
   yield '\n]}\n';
 }
 
-/** The devices that may be gateways among `devices`, as TopologyStore.gatewayCandidates reads them: in address order, then id. */
+/** The devices that may be gateways among `devices` (the one at the default gateway's address, routers and firewalls): in address order, then id. */
 function gatewayCandidatesOf(devices: Iterable<TopologyDevice>, address: string | null): TopologyDevice[] {
   const types: readonly string[] = GATEWAY_DEVICE_TYPES;
   const out: TopologyDevice[] = [];
